@@ -1,0 +1,68 @@
+# yagent — developer entry points. `make test` is the README's test command and what CI runs.
+#   make test   idempotent set-up (.venv, editable install with dev extras, system packages) + check
+#   make check  format, lint, types, tests with coverage gates, architecture gate, docsync
+#   make bench  benchmarks (installs the bench extra), one JSON line per figure
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+# Per-package coverage exemptions, as PKG=reason words; an exemption that is no longer needed fails.
+PKG_COV_EXEMPT :=
+COV_MIN_TOTAL := 85
+COV_MIN_PACKAGE := 75
+
+.PHONY: test setup system check fmt fmt-check lint typecheck cover archcheck docsync bench clean
+
+test: setup
+	$(MAKE) check
+
+setup: system $(STAMP)
+
+system:
+	bash scripts/setup-system.sh
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "yagent needs Python >= 3.11")'
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+check: fmt-check lint typecheck cover archcheck docsync
+
+fmt:
+	$(PY) -m ruff format src tests bench
+	$(PY) -m ruff check --fix src tests bench
+
+fmt-check:
+	$(PY) -m ruff format --check src tests bench
+
+lint:
+	$(PY) -m ruff check src tests bench
+
+typecheck:
+	$(PY) -m mypy --strict src
+
+cover:
+	rm -f .coverage .coverage.* coverage.json
+	$(PY) -m coverage run -m pytest
+	$(PY) -m coverage combine --quiet
+	$(PY) -m coverage report --fail-under=$(COV_MIN_TOTAL) | tail -n 1
+	$(PY) -m coverage json --quiet -o coverage.json
+	$(PY) -m yagent.kernel.archcheck pkgcov coverage.json --min $(COV_MIN_PACKAGE) \
+		$(foreach e,$(PKG_COV_EXEMPT),--exempt $(e))
+
+archcheck:
+	$(PY) -m yagent.kernel.archcheck
+
+docsync:
+	$(PY) -m yagent.kernel.archcheck docsync
+
+bench: setup
+	$(PY) -m pip install --quiet -e '.[bench]'
+	$(PY) bench/run.py
+
+clean:
+	rm -rf $(VENV) .coverage .coverage.* coverage.json .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs the Debian packages yagent's tests need, when they are missing and we are root.
+# Idempotent: does nothing when every package is present. Not root and something missing:
+# says exactly what to install and fails, rather than letting tests fail obscurely later.
+set -euo pipefail
+# package:command-that-proves-it pairs; later issues add bubblewrap, chromium, postgresql, redis.
+NEEDED=(
+  "git:git"
+  "make:make"
+)
+missing=()
+for pair in "${NEEDED[@]}"; do
+  pkg=${pair%%:*}
+  cmd=${pair#*:}
+  command -v "$cmd" >/dev/null 2>&1 || missing+=("$pkg")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+  echo "setup-system: missing Debian packages: ${missing[*]}" >&2
+  echo "setup-system: install them with: sudo apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi
+echo "setup-system: installing ${missing[*]}"
+DEBIAN_FRONTEND=noninteractive apt-get update -q
+DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,3 @@
+"""yagent: a multi-agent coding agent for the terminal, on the domain-free kernel `yagent.kernel`."""
+
+__version__ = "0.1.0"
