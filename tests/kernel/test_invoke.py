@@ -164,3 +164,67 @@ def test_deny_retryable_defaults_to_table() -> None:
     assert not Verdict.deny("x", kind=toolfail.Kind.FORBIDDEN).retryable
     assert not Verdict.deny("x", kind=toolfail.Kind.NOT_LOADED, retryable=False).retryable
     assert isinstance(FuncStage("n", recording("n", Verdict.allow(), []).fn), Stage)
+
+
+@pytest.mark.anyio
+async def test_approval_continues_with_the_next_stage() -> None:
+    seen: list[str] = []
+    asked: list[str] = []
+
+    async def approve(call: Call, verdict: Verdict) -> bool:
+        asked.append(verdict.stage)
+        return True
+
+    async def execute(call: Call) -> str:
+        return "ran"
+
+    chain = Chain(
+        [
+            recording("boundary", Verdict.prompt("outside the workspace"), seen),
+            recording("danger", Verdict.prompt("dangerous"), seen),
+            recording("hooks", Verdict.allow(), seen),
+        ]
+    )
+    out = await chain.invoke(CALL, execute, approve=approve)
+    assert out.executed
+    assert out.result == "ran"
+    assert asked == ["boundary", "danger"]
+    assert seen == ["boundary", "danger", "hooks"]
+
+
+@pytest.mark.anyio
+async def test_approval_never_skips_a_later_deny() -> None:
+    async def approve(call: Call, verdict: Verdict) -> bool:
+        return True
+
+    async def execute(call: Call) -> str:
+        raise AssertionError("must not run")
+
+    chain = Chain(
+        [
+            recording("boundary", Verdict.prompt("outside"), []),
+            recording("hooks", Verdict.deny("hook says no"), []),
+        ]
+    )
+    out = await chain.invoke(CALL, execute, approve=approve)
+    assert not out.executed
+    assert out.verdict.stage == "hooks"
+
+
+@pytest.mark.anyio
+async def test_refusal_is_a_permission_deny_in_the_trace() -> None:
+    async def refuse(call: Call, verdict: Verdict) -> bool:
+        return False
+
+    async def execute(call: Call) -> str:
+        raise AssertionError("must not run")
+
+    out = await Chain([recording("danger", Verdict.prompt("rm -rf"), [])]).invoke(
+        CALL, execute, approve=refuse
+    )
+    assert not out.executed
+    assert out.verdict.decision is Decision.DENY
+    assert out.verdict.kind is toolfail.Kind.PERMISSION
+    assert out.verdict.stage == "danger"
+    assert "did not approve" in out.verdict.reason
+    assert [v.decision for v in out.judgement.trace] == [Decision.PROMPT, Decision.DENY]

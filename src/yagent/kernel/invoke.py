@@ -7,7 +7,9 @@ Contract:
   verdict's `cause` and the stage named; it is never an ALLOW. Cancellation is not an exception of
   the stage: it propagates unchanged.
 - `Chain.invoke(call, execute)` runs `execute` only when every stage allowed; otherwise it returns
-  the verdict without executing, so the caller can run its approval loop on PROMPT.
+  the verdict without executing. Given an `approve` callback, a PROMPT is put to it: approval
+  continues with the next stage (an approval never skips the stages after the one that asked),
+  refusal is a DENY of kind `permission`; both are kept in the trace.
 - Stages are async (they may wait on I/O, e.g. a hook process); pure judgements just return.
 The chain knows no tool names and no domain: what each stage judges is the host's business.
 """
@@ -95,6 +97,9 @@ class Verdict:
 
 _ALLOWS: dict[str, Verdict] = {}
 
+Approver = Callable[[Call, Verdict], Awaitable[bool]]
+"""Asked when a stage says PROMPT: True means a person approved the call."""
+
 
 @runtime_checkable
 class Stage(Protocol):
@@ -148,18 +153,41 @@ class Chain:
         stages = (stage, *self._stages) if first else (*self._stages, stage)
         return Chain(stages)
 
-    async def judge(self, call: Call) -> Judgement:
+    async def judge(self, call: Call, *, approve: Approver | None = None) -> Judgement:
+        """Judge `call` without executing it (see `invoke` for what `approve` does)."""
         trace: list[Verdict] = []
         for stage in self._stages:
             verdict = await _judge_one(stage, call)
             trace.append(verdict)
-            if not verdict.allowed:
-                return Judgement(verdict, tuple(trace))
+            if verdict.allowed:
+                continue
+            if verdict.decision is Decision.PROMPT and approve is not None:
+                if await approve(call, verdict):
+                    continue
+                refusal = Verdict.deny(
+                    f"the user did not approve this call ({verdict.reason})",
+                    kind=toolfail.Kind.PERMISSION,
+                    stage=verdict.stage,
+                )
+                trace.append(refusal)
+                return Judgement(refusal, tuple(trace))
+            return Judgement(verdict, tuple(trace))
         return Judgement(_CHAIN_ALLOW, tuple(trace))
 
-    async def invoke(self, call: Call, execute: Callable[[Call], Awaitable[T]]) -> Outcome[T]:
-        """Judge `call`; run `execute(call)` only when every stage allowed it."""
-        judgement = await self.judge(call)
+    async def invoke(
+        self,
+        call: Call,
+        execute: Callable[[Call], Awaitable[T]],
+        *,
+        approve: Approver | None = None,
+    ) -> Outcome[T]:
+        """Judge `call`; run `execute(call)` only when every stage allowed it.
+
+        Without `approve`, a PROMPT ends the judgement unexecuted (the caller runs its own
+        approval loop). With `approve`, a PROMPT is put to it: True continues with the *next*
+        stage (later stages still judge), False ends in a DENY attributed to the prompting stage.
+        """
+        judgement = await self.judge(call, approve=approve)
         if not judgement.verdict.allowed:
             return Outcome(judgement, executed=False)
         return Outcome(judgement, executed=True, result=await execute(call))

@@ -22,7 +22,6 @@ Left to the host: how a call maps to an `Op` (`op_of`), who the person reviewing
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 import functools
 import math
@@ -273,15 +272,18 @@ class AuditGate:
         deny_at: float | None = None,
         review_mutating: bool | None = None,
     ) -> Snapshot:
-        """Change only the named fields, based on the thresholds current at the time."""
-        changes: dict[str, float | bool] = {}
-        if prompt_at is not None:
-            changes["prompt_at"] = prompt_at
-        if deny_at is not None:
-            changes["deny_at"] = deny_at
-        if review_mutating is not None:
-            changes["review_mutating"] = review_mutating
-        return self.lower_with(lambda current: dataclasses.replace(current, **changes))
+        """Change the named fields, based on the thresholds current at the time of the change."""
+
+        def mutate(current: Thresholds) -> Thresholds:
+            deny = current.deny_at if deny_at is None else deny_at
+            # Lowering deny_at alone drags prompt_at down with it: stricter, same meaning.
+            return Thresholds(
+                min(current.prompt_at, deny) if prompt_at is None else prompt_at,
+                deny,
+                current.review_mutating if review_mutating is None else review_mutating,
+            )
+
+        return self.lower_with(mutate)
 
     def decide(self, op: object) -> Audit:
         """Judge one op; anything that is not a well-formed `Op` is denied."""

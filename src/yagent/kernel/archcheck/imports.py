@@ -29,7 +29,7 @@ class ImportRef:
 
 
 def module_name(rel_to_source_root: str) -> str:
-    """`yagent/kernel/invoke.py` → `yagent.kernel.invoke`; a package's `__init__.py` → the package."""
+    """`a/b/c.py` → `a.b.c`; a package's `__init__.py` → the package itself."""
     parts = rel_to_source_root.removesuffix(".py").split("/")
     if parts[-1] == "__init__":
         parts.pop()

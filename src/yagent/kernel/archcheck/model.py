@@ -50,3 +50,10 @@ class Violation:
 
     def render(self) -> str:
         return f"{self.rule}: {self.path}:{self.line}: {self.message}"
+
+
+def parse_error(path: str, exc: SyntaxError) -> Violation:
+    """The one wording for a file the gate cannot parse (and therefore cannot judge)."""
+    return Violation(
+        path, exc.lineno or 0, PARSE_ERROR, f"cannot parse, so cannot judge: {exc.msg}"
+    )

@@ -215,6 +215,12 @@ def parse_policy(data: object, source: str = "<policy>") -> Policy:
         problems.append("version: required key is missing")
     source_root = _clean_dir(doc.text("source_root"))
     modules = _modules(doc, problems)
+    for index, module in enumerate(modules):
+        problems.extend(
+            f"modules[{index}].roots: {root!r} does not lie under source_root {source_root!r}"
+            for root in module.roots
+            if source_root and root != source_root and not root.startswith(source_root + "/")
+        )
     kernel = None
     section = doc.section("kernel")
     if section is not None:

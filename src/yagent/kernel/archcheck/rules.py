@@ -41,7 +41,8 @@ class Rule:
 
     def example_problems(self, where: str) -> list[str]:
         problems = [
-            f"{where} ({self.id}): match example {example!r} is not matched by {self.regex.pattern!r}"
+            f"{where} ({self.id}): match example {example!r} is not matched by "
+            f"{self.regex.pattern!r}"
             for example in self.match
             if not any(self.hits(example))
         ]
@@ -72,5 +73,7 @@ def judge_rules(root: Path, rules: tuple[Rule, ...]) -> list[Violation]:
             continue
         text = read_text(root, path)
         for rule in applicable:
-            violations.extend(Violation(path, line, rule.id, rule.message) for line in rule.hits(text))
+            violations.extend(
+                Violation(path, line, rule.id, rule.message) for line in rule.hits(text)
+            )
     return violations

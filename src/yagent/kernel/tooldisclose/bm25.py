@@ -25,11 +25,11 @@ STOPWORDS: frozenset[str] = frozenset(
     my me i we our us you your can could please want wants need needs some any into at as do does
     did how what which when where who whom will would should shall there their them then than so
     just also about up out via let lets get got give show tell find make sure one all every each
-    """.split()
+    """.split()  # noqa: SIM905 - a word list reads better as text
 )
 
 _RUN = re.compile(r"[^\W_]+")
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+_CAMEL = re.compile(r"[A-Z0-9]+(?=[A-Z][a-z])|[A-Z]?[a-z0-9]+|[A-Z0-9]+")
 _VOWEL = re.compile(r"[aeiouy]")
 _DOUBLE = frozenset("bdgmnprt")
 
@@ -40,9 +40,7 @@ def stem(word: str) -> str:
         return word
     if word.endswith("ies") and len(word) > 4:
         word = word[:-3] + "y"
-    elif word.endswith("sses"):
-        word = word[:-2]
-    elif word.endswith(("ches", "shes", "xes", "zes")):
+    elif word.endswith(("sses", "ches", "shes", "xes", "zes")):
         word = word[:-2]
     elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
         word = word[:-1]
@@ -73,7 +71,7 @@ def words(text: str) -> list[str]:
 class Index:
     """BM25 over documents of weighted fields: `docs[i]` is a sequence of `(text, weight)`."""
 
-    __slots__ = ("_b", "_avg", "_df", "_k1", "_lengths", "_n", "_tf")
+    __slots__ = ("_avg", "_b", "_df", "_k1", "_lengths", "_n", "_tf")
 
     def __init__(
         self, docs: Sequence[Sequence[tuple[str, float]]], *, k1: float = 1.2, b: float = 0.75

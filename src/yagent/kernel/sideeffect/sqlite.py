@@ -1,0 +1,263 @@
+"""sideeffect SQLite store: the embedded default, safe across processes on one machine.
+
+Contract:
+- Every operation is one SQLite transaction: writes begin with `BEGIN IMMEDIATE` (the database
+  write lock is taken before anything is read, so two processes can never both judge the same
+  rows as free), reads with a deferred `BEGIN`. The clock is read after the lock is held. A
+  refused judgement rolls back; nothing is half-written.
+- The database runs in WAL mode with a busy timeout: a process that finds the lock taken waits up
+  to `busy_timeout` seconds, then gets a `StoreError` (nothing changed) — never a wrong answer.
+- `synchronous` is FULL by default: a committed intent survives power loss, not just a killed
+  process. NORMAL is accepted (survives process crashes, may lose the last commits on power
+  loss); OFF is refused, because an intent that can vanish leaves no trace to reconcile.
+- The schema is created idempotently (`CREATE … IF NOT EXISTS` in one transaction), in tables
+  prefixed `sideeffect_`, so the file may be shared with other stores. A schema version this code
+  does not know is refused rather than misread; so is a row whose state it does not know.
+- One connection per store object, used from worker threads (`anyio.to_thread`) behind a lock;
+  do not share a store object across `fork()`: open one per process.
+Not offered: safety across machines (SQLite locking is only as good as the filesystem's; use a
+networked store for that) and protection against wall-clock jumps (leases expire by `time.time`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from types import TracebackType
+from typing import Any, TypeVar
+
+import anyio.to_thread
+
+from yagent.kernel.sideeffect import rules
+from yagent.kernel.sideeffect.errors import InvalidArgumentError, StoreError
+from yagent.kernel.sideeffect.store import RowStore, Tx
+from yagent.kernel.sideeffect.types import Clock, RetrySafety, State
+
+T = TypeVar("T")
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS sideeffect_schema (version INTEGER NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS sideeffect_keys (
+        key TEXT PRIMARY KEY,
+        state TEXT NOT NULL,
+        resource TEXT NOT NULL,
+        fence INTEGER NOT NULL,
+        holder TEXT NOT NULL,
+        expires_at REAL NOT NULL,
+        retry_safety TEXT NOT NULL,
+        released INTEGER NOT NULL,
+        result BLOB,
+        reason TEXT NOT NULL
+    )""",
+    "CREATE INDEX IF NOT EXISTS sideeffect_keys_state ON sideeffect_keys (state, key)",
+    """CREATE TABLE IF NOT EXISTS sideeffect_gates (
+        resource TEXT PRIMARY KEY,
+        fence INTEGER NOT NULL,
+        key TEXT,
+        holder TEXT,
+        expires_at REAL NOT NULL
+    )""",
+)
+
+_KEY_COLUMNS = (
+    "key, state, resource, fence, holder, expires_at, retry_safety, released, result, reason"
+)
+_SYNC_MODES = frozenset({"FULL", "EXTRA", "NORMAL"})
+
+
+def _key_row(values: Sequence[Any]) -> rules.KeyRow:
+    key, state, resource, fence, holder, expires_at, safety, released, result, reason = values
+    try:
+        return rules.KeyRow(
+            key=key,
+            state=State(state),
+            resource=resource,
+            fence=int(fence),
+            holder=holder,
+            expires_at=float(expires_at),
+            retry_safety=RetrySafety(safety),
+            released=bool(released),
+            result=None if result is None else bytes(result),
+            reason=reason,
+        )
+    except ValueError as exc:
+        raise StoreError(f"sideeffect: unreadable row for key {key!r}: {exc}") from exc
+
+
+class _SqliteTx:
+    __slots__ = ("_conn",)
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def key(self, key: str) -> rules.KeyRow | None:
+        row = self._conn.execute(
+            f"SELECT {_KEY_COLUMNS} FROM sideeffect_keys WHERE key = ?", (key,)
+        ).fetchone()
+        return None if row is None else _key_row(row)
+
+    def gate(self, resource: str) -> rules.GateRow | None:
+        row = self._conn.execute(
+            "SELECT resource, fence, key, holder, expires_at FROM sideeffect_gates"
+            " WHERE resource = ?",
+            (resource,),
+        ).fetchone()
+        if row is None:
+            return None
+        return rules.GateRow(row[0], int(row[1]), row[2], row[3], float(row[4]))
+
+    def put(self, write: rules.Write) -> None:
+        if write.key is not None:
+            k = write.key
+            self._conn.execute(
+                f"INSERT OR REPLACE INTO sideeffect_keys ({_KEY_COLUMNS})"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    k.key,
+                    k.state.value,
+                    k.resource,
+                    k.fence,
+                    k.holder,
+                    k.expires_at,
+                    k.retry_safety.value,
+                    int(k.released),
+                    k.result,
+                    k.reason,
+                ),
+            )
+        if write.gate is not None:
+            g = write.gate
+            self._conn.execute(
+                "INSERT OR REPLACE INTO sideeffect_gates (resource, fence, key, holder, expires_at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (g.resource, g.fence, g.key, g.holder, g.expires_at),
+            )
+
+    def open_keys(self) -> Sequence[rules.KeyRow]:
+        rows = self._conn.execute(
+            f"SELECT {_KEY_COLUMNS} FROM sideeffect_keys WHERE state IN (?, ?) ORDER BY key",
+            (State.IN_FLIGHT.value, State.UNCERTAIN.value),
+        ).fetchall()
+        return [_key_row(row) for row in rows]
+
+
+class SqliteStore(RowStore):
+    """A `ClockedStore` in one SQLite file (see the module docstring for the guarantees)."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        clock: Clock | None = None,
+        busy_timeout: float = 10.0,
+        synchronous: str = "FULL",
+    ) -> None:
+        super().__init__(clock)
+        mode = str(synchronous).upper()
+        if mode not in _SYNC_MODES:
+            raise InvalidArgumentError(
+                f"sideeffect: synchronous must be one of {sorted(_SYNC_MODES)}, got {synchronous!r}"
+            )
+        if isinstance(busy_timeout, bool) or not isinstance(busy_timeout, int | float):
+            raise InvalidArgumentError(
+                f"sideeffect: busy_timeout must be seconds, got {busy_timeout!r}"
+            )
+        if busy_timeout < 0:
+            raise InvalidArgumentError(
+                f"sideeffect: busy_timeout must be >= 0, got {busy_timeout!r}"
+            )
+        self.path = os.fspath(path)
+        self._lock = threading.Lock()
+        try:
+            self._conn: sqlite3.Connection | None = sqlite3.connect(
+                self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+            )
+            self._setup(mode)
+        except sqlite3.Error as exc:
+            self.close()
+            raise StoreError(f"sideeffect: cannot open {self.path!r}: {exc}") from exc
+        except StoreError:
+            self.close()
+            raise
+
+    def _setup(self, mode: str) -> None:
+        conn = self._connection()
+        journal = str(conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]).lower()
+        if journal != "wal" and not (self.path == ":memory:" and journal == "memory"):
+            raise StoreError(f"sideeffect: {self.path!r} cannot run in WAL mode (got {journal})")
+        conn.execute(f"PRAGMA synchronous={mode}")
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in _SCHEMA:
+                conn.execute(statement)
+            row = conn.execute("SELECT version FROM sideeffect_schema").fetchone()
+            if row is None:
+                conn.execute(
+                    "INSERT INTO sideeffect_schema (version) VALUES (?)", (SCHEMA_VERSION,)
+                )
+            elif row[0] != SCHEMA_VERSION:
+                raise StoreError(
+                    f"sideeffect: {self.path!r} has schema version {row[0]}, "
+                    f"this code knows {SCHEMA_VERSION}"
+                )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise StoreError(f"sideeffect: store {self.path!r} is closed")
+        return self._conn
+
+    def close(self) -> None:
+        """Close the connection; later operations raise `StoreError`. Idempotent."""
+        with self._lock:
+            conn, self._conn = getattr(self, "_conn", None), None
+        if conn is not None:
+            conn.close()
+
+    def __enter__(self) -> SqliteStore:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    async def _transact(self, fn: Callable[[Tx, float], T], *, write: bool) -> T:
+        # The worker thread is never abandoned on cancellation: the caller learns the committed
+        # outcome (cancellation is delivered at its next checkpoint) instead of losing it.
+        return await anyio.to_thread.run_sync(self._run, fn, write)
+
+    def _run(self, fn: Callable[[Tx, float], T], write: bool) -> T:
+        with self._lock:
+            conn = self._connection()
+            try:
+                conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            except sqlite3.Error as exc:
+                raise StoreError(f"sideeffect: cannot begin a transaction: {exc}") from exc
+            try:
+                result = fn(_SqliteTx(conn), self._clock.now())
+                conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                _rollback(conn)
+                raise StoreError(f"sideeffect: transaction failed: {exc}") from exc
+            except BaseException:
+                _rollback(conn)
+                raise
+            return result
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    # A failed COMMIT may already have ended the transaction; the rollback is then a no-op error.
+    with contextlib.suppress(sqlite3.Error):
+        conn.execute("ROLLBACK")

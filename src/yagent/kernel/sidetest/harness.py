@@ -1,0 +1,185 @@
+"""sidetest harness: the fake clock, the assertions and the ways a host runs the cases.
+
+Contract: a case fails by raising `ContractViolation` (an `AssertionError` that survives `python
+-O`: no bare `assert`); nothing here ever skips. A store that does not implement `ClockedStore` is
+itself a violation — without an injected clock no expiry case could trigger and the suite would be
+a set of empty assertions. Each case gets a fresh store from the host's factory, given a scratch
+directory of its own; the store is closed afterwards when it has a `close()`.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from yagent.kernel.sideeffect import (
+    Action,
+    ClockedStore,
+    Grant,
+    Lease,
+    LeaseError,
+    Outcome,
+    RetrySafety,
+)
+
+TTL = 10.0
+START = 1_000_000.0
+
+StoreFactory = Callable[[Path], ClockedStore]
+"""Gives a fresh, empty store; the path is a scratch directory owned by this one case."""
+
+
+class ContractViolation(AssertionError):
+    """A store broke the sideeffect contract; the message names the case and the clause."""
+
+
+class FakeClock:
+    """A clock that moves only when told to."""
+
+    def __init__(self, start: float = START) -> None:
+        self._now = float(start)
+
+    def now(self) -> float:
+        return self._now
+
+    def advance(self, seconds: float) -> None:
+        if seconds < 0:
+            raise ValueError("a FakeClock never runs backwards")
+        self._now += seconds
+
+
+CaseFn = Callable[[ClockedStore, FakeClock], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One named clause of the contract."""
+
+    name: str
+    family: str
+    fn: CaseFn
+
+
+def expect(condition: bool, message: str) -> None:
+    if not condition:
+        raise ContractViolation(message)
+
+
+def action(key: str, resource: str = "res", safety: RetrySafety = RetrySafety.UNDECLARED) -> Action:
+    return Action(key, resource, safety)
+
+
+def safe(key: str, resource: str = "res") -> Action:
+    return Action(key, resource, RetrySafety.SAFE)
+
+
+async def grant(store: ClockedStore, act: Action, holder: str, ttl: float = TTL) -> Lease:
+    """Acquire and insist on a grant."""
+    got = await store.acquire(act, holder, ttl)
+    lease = got.lease
+    if got.outcome is not Outcome.GRANTED or lease is None:
+        raise ContractViolation(
+            f"acquire of {act.key!r} by {holder} should be GRANTED, got {got.outcome} "
+            f"({got.reason})"
+        )
+    expect(
+        (lease.key, lease.resource, lease.holder) == (act.key, act.resource, holder),
+        f"granted lease {lease} does not name the action and holder",
+    )
+    return lease
+
+
+async def outcome(store: ClockedStore, act: Action, holder: str, want: Outcome, why: str) -> Grant:
+    """Acquire and insist on a given outcome."""
+    got = await store.acquire(act, holder, TTL)
+    expect(got.outcome is want, f"{why}: acquire of {act.key!r} gave {got.outcome}, want {want}")
+    expect(
+        (got.lease is not None) == (want is Outcome.GRANTED),
+        f"acquire gave {got.outcome} with lease {got.lease}: only a grant carries a lease",
+    )
+    return got
+
+
+async def refused(what: str, call: Awaitable[Any]) -> None:
+    """Insist that a store operation is refused with a `LeaseError`."""
+    try:
+        await call
+    except LeaseError:
+        return
+    raise ContractViolation(f"{what} was accepted; the contract refuses it")
+
+
+def _named(case: Case | str, cases: Sequence[Case]) -> Case:
+    if isinstance(case, Case):
+        return case
+    for known in cases:
+        if known.name == case:
+            return known
+    raise ValueError(f"sidetest: no case named {case!r}")
+
+
+def run_case(
+    case: Case | str, factory: StoreFactory, scratch: Path | None = None, *, cases: Sequence[Case]
+) -> None:
+    """Run one case on a fresh store; raises `ContractViolation` naming the case on failure."""
+    chosen = _named(case, cases)
+    if scratch is None:
+        with tempfile.TemporaryDirectory(prefix="sidetest-") as tmp:
+            run_case(chosen, factory, Path(tmp), cases=cases)
+        return
+    store = factory(scratch)
+    try:
+        if not isinstance(store, ClockedStore):
+            raise ContractViolation(
+                f"{type(store).__name__} is not a ClockedStore: without an injected clock the "
+                f"expiry clauses cannot be checked"
+            )
+        clock = FakeClock()
+        store.set_clock(clock)
+        anyio.run(chosen.fn, store, clock)
+    except ContractViolation as exc:
+        raise ContractViolation(f"sidetest {chosen.name}: {exc}") from exc
+    finally:
+        close = getattr(store, "close", None)
+        if callable(close):
+            close()
+
+
+def run_all(factory: StoreFactory, *, cases: Sequence[Case]) -> None:
+    """Run every case (all of them, not up to the first failure); one violation lists them all."""
+    failures: list[str] = []
+    for case in cases:
+        try:
+            run_case(case, factory, cases=cases)
+        except ContractViolation as exc:
+            failures.append(str(exc))
+    if failures:
+        raise ContractViolation(
+            f"{len(failures)} of {len(cases)} cases failed:\n" + "\n".join(failures)
+        )
+
+
+def suite(factory: StoreFactory, *, cases: Sequence[Case], name: str) -> type:
+    """A test class with one `test_<case>` method per case, for pytest to collect.
+
+    Each method takes pytest's `tmp_path` fixture as the case's scratch directory. Assign the class
+    to a module-level name starting with `Test`.
+    """
+    namespace: dict[str, object] = {"__doc__": f"The sideeffect contract suite on {name}."}
+    for case in cases:
+        namespace[f"test_{case.name}"] = _method(case, factory, cases)
+    return type(f"Test{name}", (), namespace)
+
+
+def _method(case: Case, factory: StoreFactory, cases: Sequence[Case]) -> Callable[..., None]:
+    def test(self: object, tmp_path: Path) -> None:
+        run_case(case, factory, tmp_path, cases=cases)
+
+    test.__name__ = f"test_{case.name}"
+    test.__doc__ = f"[{case.family}] {case.name.replace('_', ' ')}"
+    return test

@@ -1,0 +1,184 @@
+"""Adapter.call: the one way a tool call runs (spec 000, constraint 9).
+
+Contract — four steps, in this order:
+1. JSON-parse the arguments. A failure is not an error: the raw string becomes `{"input": raw}`
+   (tools that take free text live on this).
+2. Workspace boundary, 3. dangerous-operation authorization — both are rings of the Surface's
+   `invoke` chain (after the host stages and the tooldisclose gate); a PROMPT is put to the
+   person through the authorization loop, and an approval's scope becomes a standing permission.
+4. Execution: arguments validated against the tool's model, the executor run, the result
+   serialised with `json.dumps`. An executor returning something unserialisable is an error
+   result, never an empty one. Failures are classified with `toolfail`; the model reads the kind,
+   whether to retry, and the table's guidance.
+Every call gets exactly one `ToolResult`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from yagent.kernel import toolfail
+from yagent.kernel.invoke import Call, Judgement, Verdict
+from yagent.tools.confirm import Scope, UserConfirm
+from yagent.tools.surface import Surface
+from yagent.toolspec import SkillSource, Spec
+
+Executor = Callable[["ToolContext", Any], Awaitable[Any]]
+
+
+@dataclass(slots=True)
+class ToolContext:
+    """What an executor may use. One per run; executors never reach around it."""
+
+    workspace: Path
+    surface: Surface
+    session_id: str = ""
+    delegation_id: str = ""
+    confirm: UserConfirm | None = None
+    skills: SkillSource | None = None
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    call_id: str
+    name: str
+    ok: bool
+    content: str
+    kind: toolfail.Kind | None = None
+    data: Any = None
+    judgement: Judgement | None = None
+
+
+def parse_arguments(raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
+    """Step 1: a JSON object, or `{"input": raw}` when the text is not one."""
+    if raw is None or raw == "":
+        return {}
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    try:
+        value = json.loads(raw)
+    except (json.JSONDecodeError, TypeError):
+        return {"input": raw}
+    return value if isinstance(value, dict) else {"input": raw}
+
+
+def failure_content(kind: toolfail.Kind, message: str, **extra: Any) -> str:
+    body = {
+        "error": message,
+        "kind": kind.value,
+        "retryable": toolfail.retryable(kind),
+        "guidance": toolfail.guidance(kind),
+        **extra,
+    }
+    return json.dumps(body, ensure_ascii=False)
+
+
+class Adapter:
+    def __init__(self, ctx: ToolContext, executors: Mapping[str, Executor]) -> None:
+        self.ctx = ctx
+        self._executors = dict(executors)
+
+    @property
+    def surface(self) -> Surface:
+        return self.ctx.surface
+
+    async def call(
+        self,
+        name: str,
+        raw_args: str | Mapping[str, Any] | None,
+        call_id: str = "",
+        *,
+        caller: str = "",
+        depth: int = 0,
+    ) -> ToolResult:
+        args = parse_arguments(raw_args)
+        call = Call(name, args, call_id=call_id, caller=caller, depth=depth)
+        outcome = await self.surface.chain.invoke(call, self._execute, approve=self._approve)
+        if not outcome.executed:
+            verdict = outcome.verdict
+            kind = verdict.kind or toolfail.Kind.PERMISSION
+            content = failure_content(kind, verdict.reason, stage=verdict.stage)
+            return ToolResult(call_id, name, False, content, kind, judgement=outcome.judgement)
+        result = outcome.result
+        assert result is not None  # _execute always returns a ToolResult
+        return ToolResult(
+            call_id,
+            name,
+            result.ok,
+            result.content,
+            result.kind,
+            result.data,
+            outcome.judgement,
+        )
+
+    async def _approve(self, call: Call, verdict: Verdict) -> bool:
+        confirm = self.ctx.confirm
+        spec = self.surface.spec(call.tool)
+        if confirm is None or spec is None:
+            return False
+        answer = await confirm.ask(
+            "authorization",
+            {"tool": call.tool, "args": dict(call.args), "reason": verdict.reason},
+            delegation_id=self.ctx.delegation_id,
+        )
+        if answer.approved:
+            self._remember(spec, answer.scope)
+        return answer.approved
+
+    def _remember(self, spec: Spec, scope: Scope) -> None:
+        guard = self.surface.guard
+        if scope is Scope.TOOL:
+            guard.allow_tool_for_session(spec.name)
+        elif scope is Scope.SESSION:
+            guard.skip_all_for_session()
+        elif scope is Scope.PROJECT and guard.settings is not None:
+            guard.settings.authorize_project(guard.workspace)
+
+    async def _execute(self, call: Call) -> ToolResult:
+        spec = self.surface.spec(call.tool)
+        executor = self._executors.get(call.tool)
+        if spec is None or executor is None:
+            kind = toolfail.Kind.FORBIDDEN
+            return ToolResult(
+                call.call_id,
+                call.tool,
+                False,
+                failure_content(kind, f"no executor for tool {call.tool!r}"),
+                kind,
+            )
+        try:
+            args: Any = spec.model.model_validate(dict(call.args)) if spec.model else call.args
+        except ValidationError as exc:
+            kind = toolfail.Kind.INVALID_ARGS
+            errors = [
+                f"{'.'.join(map(str, e['loc'])) or '(args)'}: {e['msg']}" for e in exc.errors()
+            ]
+            msg = f"invalid arguments for {call.tool}: " + "; ".join(errors)
+            return ToolResult(call.call_id, call.tool, False, failure_content(kind, msg), kind)
+        try:
+            data = await executor(self.ctx, args)
+        except Exception as exc:
+            kind = toolfail.classify(exc)
+            msg = f"{call.tool} failed: {type(exc).__name__}: {exc}"
+            return ToolResult(call.call_id, call.tool, False, failure_content(kind, msg), kind)
+        return serialise(call.call_id, call.tool, data)
+
+
+def serialise(call_id: str, name: str, data: Any) -> ToolResult:
+    """Step 4's last part: `json.dumps` the executor's result; unserialisable is an error."""
+    if isinstance(data, BaseModel):
+        data = data.model_dump(mode="json")
+    try:
+        content = json.dumps(data, ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        kind = toolfail.Kind.INTERNAL
+        msg = f"{name} returned a result that cannot be serialised ({exc})"
+        return ToolResult(call_id, name, False, failure_content(kind, msg), kind)
+    return ToolResult(call_id, name, True, content, None, data)

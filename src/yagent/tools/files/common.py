@@ -1,0 +1,115 @@
+"""files.common: what every file executor shares — resolving paths, refusing the wrong kind of
+file, recognising binary content, and writing atomically.
+
+Contract:
+- Every path goes through the guard's `resolve` (realpath: symlinks followed, `..` collapsed), so
+  the executor acts on exactly the file the guard judged.
+- Results name a file by `shown_path`: workspace-relative when inside the workspace, the resolved
+  absolute path otherwise — one spelling per file, so evidence sets do not count `./a` and `a`
+  as two files.
+- Failures are `ToolFailure`s with a kind from `toolfail` and a message that says what to do
+  instead (missing → NOT_FOUND, wrong kind of file or binary content → INVALID_ARGS).
+- `atomic_write` never leaves a half-written file: it writes a temporary file beside the target,
+  fsyncs it and `os.replace`s it over the target. An existing target keeps its permission bits;
+  a new file gets the usual `0o666 & ~umask`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+from yagent.kernel.toolfail import Kind, ToolFailure
+from yagent.tools.adapter import ToolContext
+
+# Git's heuristic: a NUL byte in the first 8 KiB means binary.
+BINARY_SNIFF_BYTES = 8192
+
+
+def resolve(ctx: ToolContext, path: str) -> Path:
+    return Path(ctx.surface.guard.resolve(path))
+
+
+def shown_path(ctx: ToolContext, resolved: Path) -> str:
+    workspace = ctx.surface.guard.workspace
+    try:
+        rel = resolved.relative_to(workspace)
+    except ValueError:
+        return str(resolved)
+    return rel.as_posix() or "."
+
+
+def stat_regular_file(resolved: Path, given: str) -> os.stat_result:
+    """The stat of an existing regular file, or a ToolFailure saying what `given` is instead."""
+    try:
+        st = resolved.stat()
+    except FileNotFoundError:
+        raise ToolFailure(Kind.NOT_FOUND, f"{given}: no such file") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise ToolFailure(
+            Kind.INVALID_ARGS, f"{given} is a directory; use list_dir or print_dir_tree"
+        )
+    if not stat.S_ISREG(st.st_mode):
+        # FIFOs and devices could block forever or never end; only regular files are read.
+        raise ToolFailure(Kind.INVALID_ARGS, f"{given} is not a regular file")
+    return st
+
+
+def stat_directory(resolved: Path, given: str) -> None:
+    try:
+        st = resolved.stat()
+    except FileNotFoundError:
+        raise ToolFailure(Kind.NOT_FOUND, f"{given}: no such directory") from None
+    if not stat.S_ISDIR(st.st_mode):
+        raise ToolFailure(Kind.INVALID_ARGS, f"{given} is not a directory; use read_file")
+
+
+def looks_binary(head: bytes) -> bool:
+    return b"\0" in head[:BINARY_SNIFF_BYTES]
+
+
+def binary_refusal(given: str) -> ToolFailure:
+    return ToolFailure(
+        Kind.INVALID_ARGS,
+        f"{given} is a binary file (NUL byte in its first {BINARY_SNIFF_BYTES} bytes); "
+        "it is not shown as text — inspect it with run_bash (e.g. `file`, `xxd | head`)",
+    )
+
+
+def not_utf8_refusal(given: str, line: int) -> ToolFailure:
+    return ToolFailure(
+        Kind.INVALID_ARGS,
+        f"{given} is not UTF-8 text (line {line} does not decode); it is not shown with altered "
+        "bytes — inspect or convert it with run_bash (e.g. `file`, `iconv`)",
+    )
+
+
+def _umask() -> int:
+    # os.umask can only be read by setting it; set it back at once.
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def atomic_write(target: Path, data: bytes) -> bool:
+    """Replace `target` with `data` atomically; True when the file did not exist before."""
+    try:
+        mode: int | None = stat.S_IMODE(target.stat().st_mode)
+    except FileNotFoundError:
+        mode = None
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(tmp, mode if mode is not None else 0o666 & ~_umask())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    return mode is None

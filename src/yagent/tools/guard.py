@@ -1,0 +1,167 @@
+"""The workspace guard: which calls need a person's authorization (spec 000, c. 2, 3, 11, 12).
+
+Contract:
+- Judged by a spec's declared facts (`Effect`, `path_args`, `command_arg`, `danger_flag`), never by
+  tool name.
+- Paths are judged after `realpath` (symlinks resolved, `..` collapsed). The workspace directory
+  itself counts as outside for destructive (write) operations on it (`rel == "."`).
+- The shell has no blacklist. Defence is: the model's own danger flag, plus any absolute-path token
+  (also `~`, `--opt=/path`, redirect targets) outside the workspace needs authorization, except the
+  one `SAFE_SYSTEM_PATHS` allow-list below; `/` itself is always dangerous. A command line that
+  cannot be tokenised needs authorization.
+- The only enforcement is "ask the person": the guard returns a reason, never a hard refusal.
+  Standing permissions skip the question: session (per tool, or all), project (persisted
+  `authorized_projects`), YOLO (`-y`: everything, including paths outside the workspace).
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import shlex
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from yagent.tools.settings import Settings, SettingsError
+from yagent.toolspec import Effect, Spec
+
+# The one allow-list of system paths a command may name without asking. `/` is never safe.
+SAFE_SYSTEM_PATHS: tuple[str, ...] = (
+    "/dev/null",
+    "/dev/stdin",
+    "/dev/stdout",
+    "/dev/stderr",
+    "/dev/zero",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+    "/dev/fd",
+    "/proc/self",
+    "/bin",
+    "/sbin",
+    "/usr/bin",
+    "/usr/sbin",
+    "/usr/local/bin",
+    "/usr/lib",
+    "/usr/local/lib",
+    "/usr/include",
+    "/usr/share",
+    "/etc/os-release",
+    "/tmp",
+)
+
+_DESTRUCTIVE = frozenset({Effect.WRITE})
+
+
+class Yolo(enum.IntEnum):
+    OFF = 0
+    YOLO = 1  # -y: every authorization bypassed, outside-workspace paths included
+    FULL = 2  # -Y: implies -y; also removes ask_user_for_help and adds the autonomy instruction
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def is_safe_system_path(resolved: str) -> bool:
+    if resolved == "/":
+        return False
+    return any(_under(resolved, safe) for safe in SAFE_SYSTEM_PATHS)
+
+
+def _path_tokens(command: str) -> list[str] | None:
+    """Absolute or home-relative path tokens of a command line; None when it cannot be tokenised."""
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|<>()")
+    lexer.whitespace_split = True
+    try:
+        tokens = list(lexer)
+    except ValueError:
+        return None
+    out: list[str] = []
+    for token in tokens:
+        candidates = [token]
+        if "=" in token:
+            candidates.append(token.split("=", 1)[1])
+        out.extend(cand for cand in candidates if cand.startswith(("/", "~")))
+    return out
+
+
+class WorkspaceGuard:
+    def __init__(
+        self,
+        workspace: Path,
+        *,
+        settings: Settings | None = None,
+        yolo: Yolo = Yolo.OFF,
+    ) -> None:
+        self.workspace = Path(os.path.realpath(workspace))
+        self.settings = settings
+        self.yolo = yolo
+        self._session_tools: set[str] = set()
+        self._skip_all = False
+
+    # -- standing permissions -------------------------------------------------------------
+    def standing(self, spec: Spec) -> bool:
+        """True when a standing permission lets `spec` through without asking."""
+        if self.yolo >= Yolo.YOLO or self._skip_all or spec.name in self._session_tools:
+            return True
+        if self.settings is None:
+            return False
+        try:
+            return self.settings.is_project_authorized(self.workspace)
+        except SettingsError:
+            return False  # a broken settings file grants nothing (and is reported elsewhere)
+
+    def allow_tool_for_session(self, name: str) -> None:
+        self._session_tools.add(name)
+
+    def skip_all_for_session(self) -> None:
+        self._skip_all = True
+
+    # -- judgements ------------------------------------------------------------------------
+    def resolve(self, path: str) -> str:
+        expanded = os.path.expanduser(path)
+        joined = expanded if os.path.isabs(expanded) else os.path.join(self.workspace, expanded)
+        return os.path.realpath(joined)
+
+    def in_workspace(self, path: str, *, destructive: bool = False) -> bool:
+        resolved = self.resolve(path)
+        rel = os.path.relpath(resolved, self.workspace)
+        if rel == ".":
+            return not destructive
+        return not (rel == ".." or rel.startswith("../"))
+
+    def boundary(self, spec: Spec, args: Mapping[str, Any]) -> str | None:
+        """Why this call's path arguments need authorization, or None."""
+        destructive = spec.effect in _DESTRUCTIVE
+        outside = [
+            p for p in spec.arg_paths_of(args) if not self.in_workspace(p, destructive=destructive)
+        ]
+        if not outside:
+            return None
+        where = ", ".join(f"{p} → {self.resolve(p)}" for p in outside)
+        if destructive and any(self.resolve(p) == str(self.workspace) for p in outside):
+            return f"{spec.name} would act on the workspace directory itself ({where})"
+        return f"{spec.name} reaches outside the workspace {self.workspace}: {where}"
+
+    def danger(self, spec: Spec, args: Mapping[str, Any]) -> str | None:
+        """Why this call is a dangerous operation needing authorization, or None."""
+        reasons: list[str] = []
+        if spec.danger_flag and args.get(spec.danger_flag) is True:
+            reasons.append("the model marked this command as dangerous")
+        command = args.get(spec.command_arg) if spec.command_arg else None
+        if isinstance(command, str):
+            tokens = _path_tokens(command)
+            if tokens is None:
+                reasons.append("the command line cannot be tokenised (unclosed quote?)")
+            else:
+                for token in tokens:
+                    resolved = self.resolve(token)
+                    if resolved == "/":
+                        reasons.append("the command names the filesystem root /")
+                    elif not self.in_workspace(token) and not is_safe_system_path(resolved):
+                        reasons.append(f"the command names {token} outside the workspace")
+        elif spec.command_arg and command is not None:
+            reasons.append(f"{spec.command_arg} is not a string")
+        return "; ".join(dict.fromkeys(reasons)) or None

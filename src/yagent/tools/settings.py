@@ -1,0 +1,82 @@
+"""Persistent user settings (`~/.yagent/settings.json`): the project-level standing permission.
+
+Contract: the file is written atomically (temp file in the same directory, fsync, `os.replace`);
+a file that cannot be parsed is reported with `SettingsError` and never overwritten — a person's
+settings are not silently replaced by defaults. Paths are stored resolved (`realpath`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+
+class SettingsError(Exception):
+    """The settings file exists but cannot be used; it was left untouched."""
+
+
+def default_home() -> Path:
+    return Path(os.environ.get("YAGENT_HOME") or Path.home() / ".yagent")
+
+
+class Settings:
+    def __init__(self, home: Path | None = None) -> None:
+        self.path = (home or default_home()) / "settings.json"
+        self._lock = threading.Lock()
+
+    def load(self) -> dict[str, Any]:
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return {}
+        except OSError as exc:
+            raise SettingsError(f"cannot read {self.path}: {exc}") from exc
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise SettingsError(
+                f"{self.path} is not valid JSON ({exc}); fix or remove it — yagent will not "
+                "overwrite it"
+            ) from exc
+        if not isinstance(data, dict):
+            raise SettingsError(f"{self.path} must hold a JSON object, not {type(data).__name__}")
+        return data
+
+    def save(self, data: dict[str, Any]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".settings.", dir=self.path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(data, fh, indent=2, sort_keys=True)
+                fh.write("\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, self.path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def authorized_projects(self) -> frozenset[str]:
+        value = self.load().get("authorized_projects", [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise SettingsError(f"{self.path}: authorized_projects must be a list of paths")
+        return frozenset(value)
+
+    def is_project_authorized(self, project: Path) -> bool:
+        return os.path.realpath(project) in self.authorized_projects()
+
+    def authorize_project(self, project: Path) -> None:
+        """Add `project` to authorized_projects (read-modify-write under a lock, atomic write)."""
+        with self._lock:
+            data = self.load()
+            current = data.get("authorized_projects", [])
+            if not isinstance(current, list):
+                raise SettingsError(f"{self.path}: authorized_projects must be a list of paths")
+            resolved = os.path.realpath(project)
+            if resolved not in current:
+                data["authorized_projects"] = [*current, resolved]
+                self.save(data)

@@ -1,0 +1,198 @@
+"""The Surface: the only source of tools for a run (spec 000, constraints 1, 2, 4, 5, 8, 10).
+
+Contract:
+- Assembled in one `rebuild()` from the registry for a profile plus external (MCP) specs. A
+  same-name external tool loses to the static one and is listed in `skipped()`; external tools
+  are always Cold and filtered by the profile's grants like every other tool.
+- Deferred loading belongs to the Surface (`deferred=True` in its options): then Hot tools are
+  always visible, Warm ones too unless demoted, and Cold ones wait in the catalog for `load_tool`.
+  A registry or caller that merely *contains* `load_tool` does not switch deferral on; with
+  deferral off every granted tool is visible and `load_tool` is not offered.
+- Budget demotion moves Warm tools (largest schema first, then by name) to the deferred catalog
+  until the visible schemas fit; Hot tools are never demoted.
+- `-Y` (Yolo.FULL) removes `ask_user_for_help` from the surface.
+- The catalog brief is: adapter brief > spec brief > first sentence of the description.
+- The judgement ring is assembled here, once per rebuild: host stages first (hooks, audit gate…),
+  then the tooldisclose gate, the workspace boundary and the authorization stage.
+- `tool_defs()` is name-sorted and `tool_defs_hash()` hashes exactly that list.
+- `is_parallelizable(name)` is the one parallel-admission predicate: read-only and not serial.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from yagent.kernel import tooldisclose
+from yagent.kernel.invoke import Chain, Stage
+from yagent.tools.guard import WorkspaceGuard, Yolo
+from yagent.tools.stages import AuthorizationStage, BoundaryStage
+from yagent.toolspec import Profile, Spec, Tier, first_sentence, sort_tool_defs, tool_defs_hash
+
+LOAD_TOOL = "load_tool"
+ASK_USER = "ask_user_for_help"
+
+
+@dataclass(frozen=True, slots=True)
+class SurfaceOptions:
+    deferred: bool = True
+    schema_budget: int | None = None  # estimated tokens for the visible schemas
+    yolo: Yolo = Yolo.OFF
+    host_stages: tuple[Stage, ...] = ()
+    briefs: Mapping[str, str] = field(default_factory=dict)  # adapter-provided briefs
+
+
+def schema_tokens(spec: Spec) -> int:
+    """A deterministic token estimate of one tool definition (about 4 characters a token)."""
+    return max(1, len(json.dumps(spec.tool_def(), sort_keys=True)) // 4)
+
+
+class Surface:
+    def __init__(
+        self,
+        registry: Sequence[Spec],
+        profile: Profile,
+        guard: WorkspaceGuard,
+        *,
+        external: Sequence[Spec] = (),
+        options: SurfaceOptions | None = None,
+    ) -> None:
+        self._registry = tuple(registry)
+        self._external = tuple(external)
+        self.profile = profile
+        self.guard = guard
+        self.options = options or SurfaceOptions()
+        self._specs: dict[str, Spec] = {}
+        self._skipped: list[tuple[str, str]] = []
+        self._demoted: tuple[str, ...] = ()
+        self.disclosure = tooldisclose.Disclosure(tooldisclose.Catalog([]))
+        self.chain = Chain([])
+        self.rebuild()
+
+    # -- assembly -------------------------------------------------------------------------
+    def rebuild(self, *, external: Sequence[Spec] | None = None) -> None:
+        if external is not None:
+            self._external = tuple(external)
+        loaded = self.disclosure.snapshot() if self._specs else None
+        specs: dict[str, Spec] = {}
+        skipped: list[tuple[str, str]] = []
+        for spec in self._registry:
+            if self.profile.grants(spec) and self._admitted(spec):
+                specs[spec.name] = spec
+        static_names = {spec.name for spec in self._registry}
+        for spec in self._external:
+            if spec.name in static_names:
+                skipped.append((spec.name, "a built-in tool has this name"))
+                continue
+            if spec.name in specs:
+                skipped.append((spec.name, "duplicate external tool"))
+                continue
+            cold = dataclasses.replace(spec, tier=Tier.COLD, external=True)
+            if self.profile.grants(cold):
+                specs[cold.name] = cold
+            else:
+                skipped.append((spec.name, f"not granted to profile {self.profile.name}"))
+        if not self.options.deferred:
+            specs.pop(LOAD_TOOL, None)
+        self._specs = specs
+        self._skipped = skipped
+        always = self._always_visible(specs)
+        entries = [self._entry(spec) for spec in specs.values()]
+        self.disclosure = tooldisclose.Disclosure(tooldisclose.Catalog(entries), always=always)
+        if loaded is not None:
+            self.disclosure.restore(loaded)
+        self.chain = Chain(
+            [
+                *self.options.host_stages,
+                tooldisclose.Stage(tooldisclose.Gate(self.disclosure)),
+                BoundaryStage(self),
+                AuthorizationStage(self),
+            ]
+        )
+
+    def _admitted(self, spec: Spec) -> bool:
+        return not (spec.name == ASK_USER and self.options.yolo >= Yolo.FULL)
+
+    def _always_visible(self, specs: Mapping[str, Spec]) -> list[str]:
+        if not self.options.deferred:
+            self._demoted = ()
+            return list(specs)
+        visible = {n: s for n, s in specs.items() if s.tier in (Tier.HOT, Tier.WARM)}
+        demoted: list[str] = []
+        budget = self.options.schema_budget
+        if budget is not None:
+            total = sum(schema_tokens(s) for s in visible.values())
+            warm = sorted(
+                (s for s in visible.values() if s.tier is Tier.WARM),
+                key=lambda s: (-schema_tokens(s), s.name),
+            )
+            for spec in warm:
+                if total <= budget:
+                    break
+                total -= schema_tokens(spec)
+                demoted.append(spec.name)
+                del visible[spec.name]
+        self._demoted = tuple(sorted(demoted))
+        return list(visible)
+
+    def _entry(self, spec: Spec) -> tooldisclose.ToolEntry:
+        props = spec.parameters.get("properties", {})
+        required = set(spec.parameters.get("required", ()))
+        params = tuple(
+            tooldisclose.Param(
+                name, name in required, str(dict(props[name]).get("description", ""))
+            )
+            for name in props
+            if isinstance(props.get(name), Mapping)
+        )
+        return tooldisclose.ToolEntry(
+            spec.name, self.catalog_brief(spec), spec.description, params, tuple(sorted(spec.tags))
+        )
+
+    # -- questions the loop asks ----------------------------------------------------------
+    def catalog_brief(self, spec: Spec) -> str:
+        return self.options.briefs.get(spec.name) or spec.brief or first_sentence(spec.description)
+
+    def spec(self, name: str) -> Spec | None:
+        return self._specs.get(name)
+
+    def specs(self) -> tuple[Spec, ...]:
+        return tuple(self._specs[n] for n in sorted(self._specs))
+
+    def skipped(self) -> tuple[tuple[str, str], ...]:
+        return tuple(self._skipped)
+
+    def demoted(self) -> tuple[str, ...]:
+        return self._demoted
+
+    def deferred_names(self) -> tuple[str, ...]:
+        visible = set(self.disclosure.visible())
+        return tuple(n for n in sorted(self._specs) if n not in visible)
+
+    def visible_specs(self) -> tuple[Spec, ...]:
+        return tuple(self._specs[n] for n in self.disclosure.visible() if n in self._specs)
+
+    def tool_defs(self) -> list[dict[str, Any]]:
+        return sort_tool_defs(spec.tool_def() for spec in self.visible_specs())
+
+    def tool_defs_hash(self) -> str:
+        return tool_defs_hash(self.tool_defs())
+
+    def catalog_text(self) -> str:
+        """The deferred catalog for the system prompt ("name — brief" lines), or ""."""
+        names = self.deferred_names()
+        entries = [e for n in names if (e := self.disclosure.catalog.get(n)) is not None]
+        return tooldisclose.render_catalog(entries) if entries else ""
+
+    def is_parallelizable(self, name: str) -> bool:
+        spec = self._specs.get(name)
+        return spec is not None and spec.read_only and not spec.serial
+
+    def materialized(self) -> dict[str, Any]:
+        return self.disclosure.snapshot().to_dict()
+
+    def restore_materialized(self, data: Mapping[str, Any]) -> tooldisclose.LoadResult:
+        return self.disclosure.restore(tooldisclose.Snapshot.from_dict(data))

@@ -1,0 +1,182 @@
+"""toolspec.builtin: the built-in tools' specs — the registry's static part.
+
+Effects, tiers and serial flags here are the only place these facts live: the Surface, the guard
+and the scheduler read them from the Spec, never from a tool's name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from yagent.toolspec import params as p
+from yagent.toolspec.spec import Effect, Spec, Tier, make_spec
+
+
+def _paths(key: str) -> Any:
+    def read(result: Any) -> list[str]:
+        if isinstance(result, Mapping):
+            value = result.get(key)
+            if isinstance(value, str):
+                return [value]
+            if isinstance(value, list):
+                return [v for v in value if isinstance(v, str)]
+        return []
+
+    return read
+
+
+def _match_files(result: Any) -> list[str]:
+    if not isinstance(result, Mapping):
+        return []
+    seen: dict[str, None] = {}
+    for match in result.get("matches", ()) or ():
+        if isinstance(match, Mapping) and isinstance(match.get("path"), str):
+            seen.setdefault(match["path"], None)
+    return list(seen)
+
+
+BUILTIN: tuple[Spec, ...] = (
+    make_spec(
+        "read_file",
+        "Read a text file. Returns numbered lines from `offset`; each call returns at most a "
+        "line budget and a byte budget, and says when more remains. Binary files are refused.",
+        p.ReadFileArgs,
+        Effect.READ,
+        Tier.HOT,
+        brief="Read a text file (paged).",
+        path_args=("path",),
+        result_paths=_paths("path"),
+    ),
+    make_spec(
+        "write_file",
+        "Create or overwrite a file with the complete given content.",
+        p.WriteFileArgs,
+        Effect.WRITE,
+        Tier.HOT,
+        brief="Create or overwrite a file.",
+        path_args=("path",),
+        result_paths=_paths("path"),
+    ),
+    make_spec(
+        "search_replace_in_file",
+        "Replace one exact, unique occurrence of old_string with new_string in a file. "
+        "Line endings of the file are preserved.",
+        p.SearchReplaceArgs,
+        Effect.WRITE,
+        Tier.HOT,
+        brief="Edit a file by exact unique replacement.",
+        path_args=("path",),
+        result_paths=_paths("path"),
+    ),
+    make_spec(
+        "list_dir",
+        "List a directory's entries (directories end with '/').",
+        p.ListDirArgs,
+        Effect.READ,
+        Tier.HOT,
+        brief="List a directory.",
+        path_args=("path",),
+    ),
+    make_spec(
+        "print_dir_tree",
+        "Print the directory tree below a path, respecting .gitignore, up to max_depth levels.",
+        p.DirTreeArgs,
+        Effect.READ,
+        Tier.WARM,
+        brief="Show the directory tree.",
+        path_args=("path",),
+    ),
+    make_spec(
+        "run_bash",
+        "Run a bash command line in the workspace. Foreground runs are bounded by a timeout and "
+        "own their whole process group; use is_background for servers and watchers.",
+        p.RunBashArgs,
+        Effect.EXEC,
+        Tier.HOT,
+        serial=True,
+        brief="Run a shell command.",
+        command_arg="command",
+        danger_flag="is_dangerous",
+    ),
+    make_spec(
+        "search",
+        "Search file contents with a regular expression (ripgrep), respecting .gitignore. "
+        "Returns matching lines with paths and line numbers, capped at max_results.",
+        p.SearchArgs,
+        Effect.READ,
+        Tier.HOT,
+        brief="Search file contents (regex).",
+        path_args=("path",),
+        result_paths=_match_files,
+    ),
+    make_spec(
+        "find_definitions",
+        "Find where a symbol (function, class, method, type) is defined, using real parsers "
+        "for Python, JavaScript/TypeScript and Go.",
+        p.SymbolArgs,
+        Effect.READ,
+        Tier.WARM,
+        brief="Find a symbol's definitions.",
+        path_args=("path",),
+        result_paths=_match_files,
+    ),
+    make_spec(
+        "find_references",
+        "Find references to and calls of a symbol (callers), using real parsers for Python, "
+        "JavaScript/TypeScript and Go.",
+        p.SymbolArgs,
+        Effect.READ,
+        Tier.WARM,
+        brief="Find a symbol's references and callers.",
+        path_args=("path",),
+        result_paths=_match_files,
+    ),
+    make_spec(
+        "think",
+        "Write down reasoning before acting. Nothing is executed.",
+        p.ThinkArgs,
+        Effect.COGNITIVE,
+        Tier.HOT,
+        brief="Think step by step.",
+    ),
+    make_spec(
+        "agent_exit",
+        "Finish your work and hand back the result. Call it exactly once, at the end.",
+        p.AgentExitArgs,
+        Effect.FLOW,
+        Tier.HOT,
+        serial=True,
+        brief="Finish and hand back.",
+    ),
+    make_spec(
+        "ask_user_for_help",
+        "Ask the user a question and wait for the answer. Use it when you are blocked.",
+        p.AskUserArgs,
+        Effect.FLOW,
+        Tier.HOT,
+        serial=True,
+        brief="Ask the user.",
+    ),
+    make_spec(
+        "load_tool",
+        "Load the full schemas of catalog tools, by name or by describing what you need.",
+        p.LoadToolArgs,
+        Effect.META,
+        Tier.HOT,
+        serial=True,
+        brief="Load catalog tools.",
+    ),
+    make_spec(
+        "use_skill",
+        "Open a skill: its instructions and the files it bundles.",
+        p.UseSkillArgs,
+        Effect.READ,
+        Tier.WARM,
+        brief="Open a skill.",
+    ),
+)
+
+
+def builtin_by_name() -> dict[str, Spec]:
+    return {spec.name: spec for spec in BUILTIN}

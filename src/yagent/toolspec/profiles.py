@@ -1,0 +1,88 @@
+"""toolspec.profiles: who may use what — the only place it is decided.
+
+A `Profile` grants tools by effect and by name, denies by name (a denial always wins), and says
+whether external (MCP) tools may be used at all and which servers. The Surface asks `grants(spec)`
+and nothing else; no other module keeps lists of tools per agent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from yagent.toolspec.spec import Effect, Spec
+
+FLOW_NAMES = frozenset({"think", "agent_exit", "ask_user_for_help", "load_tool"})
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    name: str
+    effects: frozenset[Effect] = frozenset()
+    names: frozenset[str] = frozenset()
+    deny: frozenset[str] = frozenset()
+    external: bool = False
+    servers: frozenset[str] | None = None  # None: every configured server, when external
+
+    def grants(self, spec: Spec) -> bool:
+        if spec.name in self.deny:
+            return False
+        if spec.external:
+            if not self.external:
+                return False
+            server = spec.name.split("__", 1)[0]
+            return self.servers is None or server in self.servers
+        return spec.effect in self.effects or spec.name in self.names
+
+    def with_names(self, extra: Iterable[str]) -> Profile:
+        return Profile(
+            self.name,
+            self.effects,
+            self.names | frozenset(extra),
+            self.deny,
+            self.external,
+            self.servers,
+        )
+
+
+_READ = frozenset({Effect.READ, Effect.COGNITIVE})
+_FLOW = frozenset({Effect.FLOW, Effect.META})
+
+CODING = Profile("coding", _READ | _FLOW | {Effect.WRITE, Effect.EXEC}, external=True)
+REPO = Profile("repo", _READ | _FLOW, external=True)
+CHAT = Profile(
+    "chat",
+    frozenset({Effect.COGNITIVE}) | _FLOW,
+    names=frozenset({"read_file", "list_dir", "search"}),
+)
+DEVOPS = Profile(
+    "devops", _READ | _FLOW | {Effect.WRITE, Effect.EXEC, Effect.NETWORK}, external=True
+)
+BROWSER = Profile("browser", _READ | _FLOW | {Effect.BROWSER, Effect.NETWORK})
+DIRECTOR = Profile("director", _READ | _FLOW)
+META = Profile("meta", _READ | _FLOW)
+
+PROFILES: dict[str, Profile] = {
+    p.name: p for p in (CODING, REPO, CHAT, DEVOPS, BROWSER, DIRECTOR, META)
+}
+
+
+class UnknownProfileError(KeyError):
+    pass
+
+
+def profile(name: str) -> Profile:
+    """A named profile; an unknown name is an error, never a fallback to another profile."""
+    try:
+        return PROFILES[name]
+    except KeyError:
+        raise UnknownProfileError(
+            f"unknown tool profile {name!r}; known: {', '.join(sorted(PROFILES))}"
+        ) from None
+
+
+def custom(
+    name: str, *, tools: Iterable[str], deny: Iterable[str] = (), external: bool = False
+) -> Profile:
+    """A custom agent's profile: exactly the named tools plus flow control."""
+    return Profile(name, frozenset(), frozenset(tools) | FLOW_NAMES, frozenset(deny), external)

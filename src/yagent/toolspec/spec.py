@@ -1,0 +1,133 @@
+"""toolspec.spec: what a tool is, declaratively — name, schema, effect, tier, paths.
+
+Contract:
+- A `Spec` never executes anything; it says what a tool takes (a JSON Schema, from a pydantic model
+  for built-in tools or given verbatim for external ones), what kind of effect it has (`Effect`),
+  how eagerly its schema is shown (`Tier`), whether it must run alone (`serial`), and how to read
+  file paths from its arguments and its results.
+- `read_only` is derived from the effect; the parallel-admission predicate is read-only and not
+  serial, asked through the Surface (one truth).
+- `tool_defs()` are always sorted by name, and `tool_defs_hash()` is the first 8 bytes of the sha256
+  of that sorted list: one function for every consumer, so a provider's prefix cache never breaks
+  because two places ordered tools differently.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+
+class Effect(enum.StrEnum):
+    READ = "read"
+    COGNITIVE = "cognitive"
+    WRITE = "write"
+    EXEC = "exec"
+    NETWORK = "network"
+    BROWSER = "browser"
+    FLOW = "flow"
+    META = "meta"
+
+
+READ_ONLY_EFFECTS: frozenset[Effect] = frozenset({Effect.READ, Effect.COGNITIVE})
+
+
+class Tier(enum.IntEnum):
+    """How eagerly a tool's schema is shown. Hot is never deferred or demoted."""
+
+    HOT = 0
+    WARM = 1
+    COLD = 2
+
+
+ResultPaths = Callable[[Any], Sequence[str]]
+
+
+@dataclass(frozen=True, slots=True)
+class Spec:
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    effect: Effect
+    tier: Tier
+    brief: str = ""
+    serial: bool = False
+    tags: frozenset[str] = frozenset()
+    path_args: tuple[str, ...] = ()
+    command_arg: str = ""  # the argument holding a shell command line, judged token by token
+    danger_flag: str = ""  # the boolean argument the model sets when it judges the call dangerous
+    result_paths: ResultPaths | None = field(default=None, compare=False)
+    model: type[BaseModel] | None = field(default=None, compare=False)
+    external: bool = False
+
+    @property
+    def read_only(self) -> bool:
+        return self.effect in READ_ONLY_EFFECTS
+
+    def arg_paths_of(self, args: Mapping[str, Any]) -> tuple[str, ...]:
+        """The file paths this call's arguments name (strings only, in declared order)."""
+        out: list[str] = []
+        for key in self.path_args:
+            value = args.get(key)
+            if isinstance(value, str):
+                out.append(value)
+            elif isinstance(value, list):
+                out.extend(v for v in value if isinstance(v, str))
+        return tuple(out)
+
+    def result_paths_of(self, result: Any) -> tuple[str, ...]:
+        """The file paths this call's result names (used for evidence sets)."""
+        if self.result_paths is None:
+            return ()
+        return tuple(self.result_paths(result))
+
+    def tool_def(self) -> dict[str, Any]:
+        """The provider-facing definition (OpenAI function shape)."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "parameters": dict(self.parameters),
+        }
+
+
+def make_spec(
+    name: str,
+    description: str,
+    model: type[BaseModel],
+    effect: Effect,
+    tier: Tier,
+    **extra: Any,
+) -> Spec:
+    """A built-in spec whose schema comes from a pydantic model."""
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    return Spec(name, description, schema, effect, tier, model=model, **extra)
+
+
+_SENTENCE = re.compile(r"^(.+?[.!?])(\s|$)", re.S)
+
+
+def first_sentence(text: str, limit: int = 120) -> str:
+    """The first sentence of `text` on one line, cut at `limit` characters with a visible '…'."""
+    flat = " ".join(text.split())
+    match = _SENTENCE.match(flat)
+    sentence = match.group(1) if match else flat
+    return sentence if len(sentence) <= limit else sentence[: limit - 1] + "…"
+
+
+def sort_tool_defs(defs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Tool definitions sorted by name: the only order they are ever sent in."""
+    return sorted((dict(d) for d in defs), key=lambda d: str(d.get("name", "")))
+
+
+def tool_defs_hash(defs: Iterable[Mapping[str, Any]]) -> str:
+    """First 8 bytes (16 hex chars) of sha256 over the name-sorted definitions."""
+    payload = json.dumps(sort_tool_defs(defs), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(payload.encode()).digest()[:8].hex()

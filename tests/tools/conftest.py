@@ -1,0 +1,40 @@
+"""Fixtures for the tool layer: a real workspace, the real guard, the real surface assembly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from yagent.tools.guard import WorkspaceGuard, Yolo
+from yagent.tools.settings import Settings
+from yagent.tools.surface import Surface, SurfaceOptions
+from yagent.toolspec import BUILTIN, profile
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("hello\n")
+    return ws
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    h = tmp_path / "home"
+    h.mkdir()
+    return h
+
+
+def make_surface(
+    workspace: Path,
+    home: Path,
+    *,
+    profile_name: str = "coding",
+    yolo: Yolo = Yolo.OFF,
+    **options: object,
+) -> Surface:
+    guard = WorkspaceGuard(workspace, settings=Settings(home), yolo=yolo)
+    opts = SurfaceOptions(yolo=yolo, **options)  # type: ignore[arg-type]
+    return Surface(BUILTIN, profile(profile_name), guard, options=opts)

@@ -1,0 +1,119 @@
+"""Workspace guard (spec 000 constraints 3, 11, 12): realpath judgement, the shell's defence."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from yagent.tools.guard import SAFE_SYSTEM_PATHS, WorkspaceGuard, Yolo, is_safe_system_path
+from yagent.tools.settings import Settings, SettingsError
+from yagent.toolspec import builtin_by_name
+
+SPECS = builtin_by_name()
+READ, WRITE, BASH = SPECS["read_file"], SPECS["write_file"], SPECS["run_bash"]
+
+
+def test_workspace_itself_is_outside_for_destructive_ops(workspace: Path) -> None:
+    guard = WorkspaceGuard(workspace)
+    assert guard.in_workspace(".")
+    assert not guard.in_workspace(".", destructive=True)
+    assert guard.boundary(WRITE, {"path": "."}) is not None
+    assert "workspace directory itself" in (guard.boundary(WRITE, {"path": str(workspace)}) or "")
+    assert guard.boundary(WRITE, {"path": "a.txt"}) is None
+    assert guard.boundary(READ, {"path": "."}) is None
+
+
+def test_paths_judged_after_realpath(workspace: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "secret"
+    outside.mkdir()
+    (workspace / "link").symlink_to(outside)
+    guard = WorkspaceGuard(workspace)
+    assert guard.boundary(READ, {"path": "link/x"}) is not None
+    assert guard.boundary(READ, {"path": "sub/../../secret/x"}) is not None
+    assert guard.boundary(READ, {"path": "sub/../a.txt"}) is None
+    assert guard.boundary(READ, {"path": str(outside / "x")}) is not None
+    assert guard.boundary(READ, {"path": "~/.ssh/id_rsa"}) is not None
+
+
+def test_workspace_given_through_a_symlink(tmp_path: Path, workspace: Path) -> None:
+    alias = tmp_path / "alias"
+    alias.symlink_to(workspace)
+    guard = WorkspaceGuard(alias)
+    assert guard.boundary(READ, {"path": str(workspace / "a.txt")}) is None
+
+
+def test_shell_has_no_blacklist_but_flags_and_outside_paths(workspace: Path) -> None:
+    guard = WorkspaceGuard(workspace)
+    assert guard.danger(BASH, {"command": "rm -rf build"}) is None  # no blacklist by design
+    assert "marked" in (guard.danger(BASH, {"command": "rm -rf build", "is_dangerous": True}) or "")
+    assert guard.danger(BASH, {"command": "cat /etc/shadow"}) is not None
+    assert guard.danger(BASH, {"command": "cp x ~/.bashrc"}) is not None
+    assert guard.danger(BASH, {"command": "tool --out=/etc/x"}) is not None
+    assert guard.danger(BASH, {"command": "echo hi >/etc/passwd"}) is not None
+    assert guard.danger(BASH, {"command": f"cat {workspace}/a.txt"}) is None
+    assert guard.danger(BASH, {"command": "ls > /dev/null 2>&1"}) is None
+    assert guard.danger(BASH, {"command": "/usr/bin/python3 -V"}) is None
+    assert "unclosed" in (guard.danger(BASH, {"command": "echo 'oops"}) or "")
+    assert guard.danger(BASH, {"command": 42}) is not None
+
+
+def test_root_is_always_dangerous(workspace: Path) -> None:
+    guard = WorkspaceGuard(workspace)
+    assert "root" in (guard.danger(BASH, {"command": "rm -rf /"}) or "")
+    assert "root" in (guard.danger(BASH, {"command": "ls /tmp/../"}) or "")
+    assert not is_safe_system_path("/")
+    assert is_safe_system_path("/dev/null")
+    assert not is_safe_system_path("/devx")
+    assert all(p.startswith("/") and p != "/" for p in SAFE_SYSTEM_PATHS)
+
+
+def test_yolo_bypasses_everything_including_outside(workspace: Path) -> None:
+    assert WorkspaceGuard(workspace, yolo=Yolo.YOLO).standing(BASH)
+    assert WorkspaceGuard(workspace, yolo=Yolo.FULL).standing(READ)
+    assert not WorkspaceGuard(workspace).standing(BASH)
+
+
+def test_session_permissions(workspace: Path) -> None:
+    guard = WorkspaceGuard(workspace)
+    guard.allow_tool_for_session("run_bash")
+    assert guard.standing(BASH)
+    assert not guard.standing(WRITE)
+    guard.skip_all_for_session()
+    assert guard.standing(WRITE)
+
+
+def test_project_permission_persisted_atomically(workspace: Path, home: Path) -> None:
+    settings = Settings(home)
+    guard = WorkspaceGuard(workspace, settings=settings)
+    assert not guard.standing(BASH)
+    settings.authorize_project(workspace)
+    settings.authorize_project(workspace)  # idempotent
+    assert guard.standing(BASH)
+    data = json.loads((home / "settings.json").read_text())
+    assert data["authorized_projects"] == [os.path.realpath(workspace)]
+    assert not list(home.glob(".settings.*")), "no temp file left behind"
+
+
+def test_corrupt_settings_reported_never_overwritten(workspace: Path, home: Path) -> None:
+    path = home / "settings.json"
+    path.write_text("{not json")
+    settings = Settings(home)
+    with pytest.raises(SettingsError, match="will not overwrite"):
+        settings.authorize_project(workspace)
+    assert path.read_text() == "{not json"
+    assert not WorkspaceGuard(workspace, settings=settings).standing(BASH)
+    path.write_text("[1]")
+    with pytest.raises(SettingsError, match="JSON object"):
+        settings.load()
+    path.write_text('{"authorized_projects": "x"}')
+    with pytest.raises(SettingsError, match="list of paths"):
+        settings.authorized_projects()
+    with pytest.raises(SettingsError, match="list of paths"):
+        settings.authorize_project(workspace)
+
+
+def test_settings_missing_file_is_empty(home: Path) -> None:
+    assert Settings(home / "nowhere").load() == {}
