@@ -188,6 +188,7 @@ def test_relevance_mapping_is_monotonic_and_capped() -> None:
     assert relevance(-3.0) == 0.0
     assert 0 < relevance(1.0) < relevance(2.0) < relevance(1e9) <= sd.RELEVANCE_CAP
     assert relevance(float("inf")) == sd.RELEVANCE_CAP
+    assert relevance(float("nan")) == 0.0
     assert sd.RELEVANCE_CAP < sd.RESOURCE < sd.NAMED
     assert sd.RESOURCE + sd.RELEVANCE_CAP < sd.NAMED
 
@@ -211,3 +212,27 @@ def test_a_named_skill_always_comes_first(
     )
     assert selection.names[0] == chosen
     assert all(p.score < sd.NAMED for p in selection.picks[1:])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.randoms(use_true_random=False))
+def test_selection_does_not_depend_on_listing_order(rnd: random.Random) -> None:
+    shuffled = [*ALL, GREEDY]
+    rnd.shuffle(shuffled)
+    kwargs = {
+        "named": {"release-notes"},
+        "touched_resources": ["infra/main.tf", "docs/a.pdf"],
+        "task_text": "apply terraform migrations and fill the pdf form",
+        "budget": 4,
+    }
+    baseline = select([*ALL, GREEDY], **kwargs)  # type: ignore[arg-type]
+    again = select(shuffled, **kwargs)  # type: ignore[arg-type]
+    assert [(p.name, p.score) for p in again.picks] == [(p.name, p.score) for p in baseline.picks]
+    assert again.dropped == baseline.dropped
+
+
+def test_nothing_relevant_without_unknown_names_lists_none() -> None:
+    selection = select(ALL, touched_resources=["src/app.py"], budget=3)
+    assert selection.empty is Empty.NOTHING_RELEVANT
+    assert selection.unknown_named == ()
+    assert "do not exist" not in selection.reason

@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 from yagent.kernel import toolname
 from yagent.kernel.tooldisclose import (
     CallFormError,
+    Catalog,
+    Disclosure,
     IdentCollisionError,
     Param,
     ToolEntry,
@@ -120,3 +122,11 @@ def test_positional_mapping_property(names: list[str], data: st.DataObject) -> N
     assert all(p.name in args for p in entry.required)
     assert list(args) == [p for p in form.params if p in args]
     assert form.signature.count("?") == len(names) - n_required
+
+
+def test_forms_of_a_runs_visible_tools() -> None:
+    catalog = Catalog([SEARCH, ToolEntry("ping"), ToolEntry("unused")])
+    disclosure = Disclosure(catalog, always={"ping"})
+    disclosure.load(["search-issues"])
+    forms = call_forms(disclosure.visible_entries())
+    assert [f.signature for f in forms] == ["ping()", "search_issues(query, repo, limit?, state?)"]

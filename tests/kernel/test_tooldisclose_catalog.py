@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from yagent.kernel.tooldisclose import (
     Catalog,
     DuplicateToolError,
+    Hit,
     InvalidEntryError,
     Param,
     TooldiscloseError,
@@ -154,12 +155,18 @@ def test_empty_results_say_why() -> None:
 def test_name_matches_weigh_more_than_description_matches() -> None:
     # Same words, once in the name and once in the description; the name one must win even
     # though it sorts after the other by name (so a tie would put it second).
-    in_name = tool("zz_rotate_keys", "", "Do a thing.")
+    in_name = tool("zz_rotate_keys", "", "Do a thing with several more words in its text.")
     in_desc = tool("aa_other", "", "Rotate keys. Do a thing.")
     assert Catalog([in_name, in_desc]).search("rotate keys", 2).names == (
         "zz_rotate_keys",
         "aa_other",
     )
+
+
+def test_rank_orders_by_score_then_name() -> None:
+    a, b, c = tool("a_x"), tool("b_x"), tool("c_x")
+    ranked = catalog_mod.rank([Hit(c, 1.0), Hit(b, 2.0), Hit(a, 1.0)])
+    assert [h.name for h in ranked] == ["b_x", "a_x", "c_x"]
 
 
 def test_equal_scores_are_ordered_by_name() -> None:

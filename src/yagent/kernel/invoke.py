@@ -25,6 +25,7 @@ from yagent.kernel import toolfail
 
 T = TypeVar("T")
 
+
 class Decision(enum.StrEnum):
     ALLOW = "allow"
     PROMPT = "prompt"
@@ -90,9 +91,7 @@ class Verdict:
             return self
         if self.decision is Decision.ALLOW and self.cause is None:
             return Verdict.allow(stage)
-        return Verdict(
-            self.decision, self.reason, self.retryable, self.kind, stage, self.cause
-        )
+        return Verdict(self.decision, self.reason, self.retryable, self.kind, stage, self.cause)
 
 
 _ALLOWS: dict[str, Verdict] = {}

@@ -153,13 +153,13 @@ def relevance(score: float) -> float:
     return min(RELEVANCE_CAP * score / (score + RELEVANCE_HALF), RELEVANCE_CAP)
 
 
-def _canonical(skills: Iterable[Skill]) -> tuple[Skill, ...]:
+def _unique(skills: Iterable[Skill]) -> tuple[Skill, ...]:
     by_name: dict[str, Skill] = {}
     for skill in skills:
         if skill.name in by_name:
             raise DuplicateSkillError(f"skill {skill.name!r} appears twice")
         by_name[skill.name] = skill
-    return tuple(by_name[n] for n in sorted(by_name))
+    return tuple(by_name.values())
 
 
 def _empty_reason(empty: Empty, checked: int, unknown: Sequence[str]) -> str:
@@ -189,7 +189,7 @@ def select(
     """Choose the skills to show (see the module contract)."""
     if budget < 0:
         raise ValueError(f"select: budget must be 0 or more, got {budget}")
-    catalog = _canonical(skills)
+    catalog = _unique(skills)
     wanted = {n for n in named if n}
     unknown = tuple(sorted(wanted - {s.name for s in catalog}))
     touched = [r for r in touched_resources if r]

@@ -42,6 +42,7 @@ class ToolContext:
     delegation_id: str = ""
     confirm: UserConfirm | None = None
     skills: SkillSource | None = None
+    state_dir: Path | None = None  # per-session scratch (background logs…); None: a temp dir
     extras: dict[str, Any] = field(default_factory=dict)
 
 

@@ -30,10 +30,16 @@ from yagent.kernel import tooldisclose
 from yagent.kernel.invoke import Chain, Stage
 from yagent.tools.guard import WorkspaceGuard, Yolo
 from yagent.tools.stages import AuthorizationStage, BoundaryStage
-from yagent.toolspec import Profile, Spec, Tier, first_sentence, sort_tool_defs, tool_defs_hash
-
-LOAD_TOOL = "load_tool"
-ASK_USER = "ask_user_for_help"
+from yagent.toolspec import (
+    ASKS_USER,
+    LOADS_TOOLS,
+    Profile,
+    Spec,
+    Tier,
+    first_sentence,
+    sort_tool_defs,
+    tool_defs_hash,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +102,7 @@ class Surface:
             else:
                 skipped.append((spec.name, f"not granted to profile {self.profile.name}"))
         if not self.options.deferred:
-            specs.pop(LOAD_TOOL, None)
+            specs = {n: s for n, s in specs.items() if LOADS_TOOLS not in s.tags}
         self._specs = specs
         self._skipped = skipped
         always = self._always_visible(specs)
@@ -114,7 +120,7 @@ class Surface:
         )
 
     def _admitted(self, spec: Spec) -> bool:
-        return not (spec.name == ASK_USER and self.options.yolo >= Yolo.FULL)
+        return not (ASKS_USER in spec.tags and self.options.yolo >= Yolo.FULL)
 
     def _always_visible(self, specs: Mapping[str, Spec]) -> list[str]:
         if not self.options.deferred:

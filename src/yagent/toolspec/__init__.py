@@ -1,7 +1,7 @@
 """yagent.toolspec: the tool registry — one `Spec` per tool, and the profiles that say who may use
 what. Declarative only: nothing here executes a tool (that is `yagent.tools`)."""
 
-from yagent.toolspec.builtin import BUILTIN, builtin_by_name
+from yagent.toolspec.builtin import ASKS_USER, BUILTIN, FINISHES, LOADS_TOOLS, builtin_by_name
 from yagent.toolspec.profiles import PROFILES, Profile, UnknownProfileError, custom, profile
 from yagent.toolspec.skills import SkillDoc, SkillSource
 from yagent.toolspec.spec import (
@@ -16,6 +16,9 @@ from yagent.toolspec.spec import (
 )
 
 __all__ = [
+    "ASKS_USER",
+    "FINISHES",
+    "LOADS_TOOLS",
     "BUILTIN",
     "PROFILES",
     "READ_ONLY_EFFECTS",

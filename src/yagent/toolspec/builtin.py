@@ -12,6 +12,11 @@ from typing import Any
 from yagent.toolspec import params as p
 from yagent.toolspec.spec import Effect, Spec, Tier, make_spec
 
+# Capability tags: the facts other layers ask about instead of comparing tool names.
+FINISHES = "finishes-run"  # a successful call hands back the deliverable and may end the run
+ASKS_USER = "asks-user"  # waits for a person; removed from the surface under -Y
+LOADS_TOOLS = "loads-tools"  # the deferred-catalog loader; offered only when deferral is on
+
 
 def _paths(key: str) -> Any:
     def read(result: Any) -> list[str]:
@@ -148,6 +153,7 @@ BUILTIN: tuple[Spec, ...] = (
         Tier.HOT,
         serial=True,
         brief="Finish and hand back.",
+        tags=frozenset({FINISHES}),
     ),
     make_spec(
         "ask_user_for_help",
@@ -157,6 +163,7 @@ BUILTIN: tuple[Spec, ...] = (
         Tier.HOT,
         serial=True,
         brief="Ask the user.",
+        tags=frozenset({ASKS_USER}),
     ),
     make_spec(
         "load_tool",
@@ -166,6 +173,7 @@ BUILTIN: tuple[Spec, ...] = (
         Tier.HOT,
         serial=True,
         brief="Load catalog tools.",
+        tags=frozenset({LOADS_TOOLS}),
     ),
     make_spec(
         "use_skill",

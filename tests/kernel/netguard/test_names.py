@@ -86,6 +86,12 @@ def test_scheme_allow_list(url: str) -> None:
         "http://" + "a" * 64 + ".com/",
         "http://" + ".".join(["abcdefgh"] * 30) + "/",
         "http://xn--/",
+        "http://xn--99999999999/",
+        "http://xn--zzzzzzzzzzzzzzz/",
+        "http://xn--ab-/",
+        "http://\ufffd.com/",
+        "http://\u00ad.com/",
+        "http://" + "x" * 70 + "\u00e9.com/",
         "http://" + "x" * 17000,
     ],
 )

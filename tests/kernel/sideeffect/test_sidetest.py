@@ -18,15 +18,16 @@ from yagent.kernel.sideeffect import (
     Action,
     Clock,
     Grant,
+    Lease,
     LeaseExpiredError,
     MemoryStore,
     Outcome,
+    Resolution,
     RetrySafety,
     SqliteStore,
     State,
     rules,
 )
-from yagent.kernel.sidetest import harness
 
 Mutant = Callable[[pytest.MonkeyPatch], None]
 ORIGINAL = {name: getattr(rules, name) for name in dir(rules) if not name.startswith("__")}
@@ -48,7 +49,7 @@ def _forget_fence(name: str) -> Mutant:
     def patch(mp: pytest.MonkeyPatch) -> None:
         def op(row: Any, gate: Any, lease: Any, *rest: Any) -> Any:
             if row is not None:
-                row = replace(row, fence=lease.fence, resource=lease.resource)
+                row = replace(row, fence=lease.fence, resource=lease.resource, holder=lease.holder)
             return ORIGINAL[name](row, gate, lease, *rest)
 
         mp.setattr(rules, name, op)
@@ -101,6 +102,12 @@ def _renew_new_token(row: Any, gate: Any, lease: Any, ttl: float, now: float) ->
     return replace(renewed, fence=renewed.fence + 1), write
 
 
+def _renew_token_only(row: Any, gate: Any, lease: Any, ttl: float, now: float) -> Any:
+    """Judges only the key row's token: neither the gate's current holder nor its expiry."""
+    seen = rules.GateRow(lease.resource, lease.fence, lease.key, lease.holder, float("inf"))
+    return ORIGINAL["renew"](row, seen, lease, ttl, now)
+
+
 def _resolve_always(row: Any, applied: bool, result: Any, now: float) -> Any:
     if row is not None:
         row = replace(row, state=State.UNCERTAIN)
@@ -141,7 +148,7 @@ MUTANTS: dict[str, tuple[Mutant, str]] = {
         "contention_before_expiry",
     ),
     "no_takeover": (
-        _wrap_acquire(lambda r, g, a, h, t, n: (r, g and replace(g, key=g.key or "x"), a, h, t, n)),
+        _wrap_acquire(lambda r, g, *a: (r, g and replace(g, key="x", expires_at=float("inf")), *a)),
         "takeover_after_expiry",
     ),
     "fence_reused": (_set("acquire", _fence_reused), "tokens_monotonic"),
@@ -153,14 +160,14 @@ MUTANTS: dict[str, tuple[Mutant, str]] = {
         "release_is_not_completion",
     ),
     "renew_new_token": (_set("renew", _renew_new_token), "renew_extends_keeps_token"),
-    "renew_after_handover": (_forget_fence("renew"), "renew_refused_after_handover"),
+    "renew_token_only": (_set("renew", _renew_token_only), "renew_refused_after_handover"),
     "release_unchecked": (_holding_without("released"), "renew_refused_after_release"),
     "uncertain_ignored": (
         _wrap_acquire(lambda r, *a: (None if r and r.state is State.UNCERTAIN else r, *a)),
         "uncertain_forbids_reexecution",
     ),
     "resolve_ignored": (
-        _set("resolve", lambda r, a, res, n: (harness_resolution(), rules.NOTHING)),
+        _set("resolve", lambda r, a, res, n: (Resolution(True, None, "pretend"), rules.NOTHING)),
         "resolved_not_applied_allows_retry",
     ),
     "resolve_drops_result": (
@@ -175,16 +182,13 @@ MUTANTS: dict[str, tuple[Mutant, str]] = {
         "expired_unresolved_needs_reconciliation",
     ),
     "safe_never_regranted": (_wrap_acquire(_as(RetrySafety.UNSAFE)), "safe_regranted_after_expiry"),
-    "abandon_keeps_intent": (_set("abandon", _abandon_keeps_intent), "abandon_makes_executable_again"),
+    "abandon_keeps_intent": (
+        _set("abandon", _abandon_keeps_intent),
+        "abandon_makes_executable_again",
+    ),
     "release_withdraws": (_set("release", _release_withdraws), "release_does_not_withdraw_intent"),
     "abandon_without_fence": (_forget_fence("abandon"), "abandon_only_this_attempt"),
 }
-
-
-def harness_resolution() -> Any:
-    from yagent.kernel.sideeffect import Resolution
-
-    return Resolution(True, None, "pretended")
 
 
 def test_every_case_has_a_mutant() -> None:
@@ -296,7 +300,7 @@ def test_outcome_helper_refuses_a_lease_on_a_non_grant() -> None:
         async def acquire(self, action: Action, holder: str, ttl: float) -> Grant:
             got = await super().acquire(action, holder, ttl)
             if got.outcome is Outcome.ALREADY_DONE:
-                lease = harness.Lease(action.key, action.resource, 1, holder, 0.0)
+                lease = Lease(action.key, action.resource, 1, holder, 0.0)
                 return replace(got, lease=lease)
             return got
 

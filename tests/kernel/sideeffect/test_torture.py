@@ -165,7 +165,10 @@ def test_sigkill_torture(tmp_path: Path) -> None:
             assert record.state is State.COMPLETED, f"retry-safe {act.key} left {record}"
         assert record.needs_reconciliation == (act.key in pending)
         assert record.state is not State.WITHDRAWN or not applied[act.key]
-    assert unrecorded >= len(DOOMED), f"only {unrecorded} effect-then-die cases were exercised"
+    # A doomed key's first application dies unrecorded; an earlier death (a kill by the test,
+    # a lease lost to a stall) leaves it uncertain too. It can never complete in this phase.
+    assert set(DOOMED) <= pending, f"doomed keys not all pending: {sorted(pending)}"
+    assert unrecorded >= 1, "no kill landed between an effect and its bookkeeping"
 
     assert anyio.run(_reconcile, tmp_path / "store.db", applied) == len(pending)
     _run_phase(tmp_path, rng, workers=2, kills=0, chance=0.0)

@@ -6,7 +6,7 @@ transaction that compares the fence. The worker kills itself with SIGKILL at ran
 acquiring, before the effect, and between the effect and the bookkeeping — and, for the keys listed
 in `die_after_effect`, deterministically the first time anyone applies them (an O_EXCL marker file
 says who was first). It exits 0 once every key is settled from its point of view (done or needing
-reconciliation), 3 when it runs past its deadline.
+reconciliation; anything else is retried), 3 when it runs past its deadline.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from yagent.kernel.sideeffect import (
     fence_accepts,
 )
 
-SETTLED = {Outcome.APPLIED, Outcome.ALREADY_DONE, Outcome.UNCERTAIN, Outcome.UNRECORDED}
+DONE = {Outcome.APPLIED, Outcome.ALREADY_DONE}
 
 
 def actions(count: int, resources: int, safe_from: int) -> list[Action]:
@@ -108,9 +108,10 @@ async def work(cfg: dict[str, Any]) -> int:
     ttl: float = cfg["ttl"]
     deadline = time.monotonic() + cfg["budget"]
 
-    async def prepare(lease: Lease) -> None:
-        if rng.random() < chance:
-            die()  # holding a lease and an intent, before the effect
+    def maybe_die(act: Action) -> None:
+        # Doomed keys are spared the random kills so that they reach their deterministic one.
+        if act.key not in doomed and rng.random() < chance:
+            die()
 
     pending = list(acts)
     while pending:
@@ -118,9 +119,11 @@ async def work(cfg: dict[str, Any]) -> int:
             return 3
         act = rng.choice(pending)
 
+        async def prepare(lease: Lease, act: Action = act) -> None:
+            maybe_die(act)  # holding a lease and an intent, before the effect
+
         async def apply(lease: Lease, act: Action = act) -> bytes:
-            if rng.random() < chance:
-                die()  # before the effect
+            maybe_die(act)  # before the effect
             sink.write(lease, worker, dedup=act.retry_safety is RetrySafety.SAFE)
             if act.key in doomed:
                 try:
@@ -129,12 +132,11 @@ async def work(cfg: dict[str, Any]) -> int:
                     pass
                 else:
                     die()  # the first application of a doomed key: effect done, no bookkeeping
-            if rng.random() < chance:
-                die()  # between the effect and the bookkeeping
+            maybe_die(act)  # between the effect and the bookkeeping
             return f"{act.key}@{worker}".encode()
 
         done = await execute_with(store, act, prepare, apply, holder=worker, ttl=ttl)
-        if done.outcome in SETTLED:
+        if done.outcome in DONE or done.needs_reconciliation:
             pending.remove(act)
         else:
             await anyio.sleep(rng.uniform(0.005, 0.03))

@@ -16,6 +16,7 @@ Leaves to the host: where rules come from, asking the human on prompt, and runni
 (a sandbox still bounds what an allowed command can do: see docs/security.md for the limits).
 """
 
+from yagent.kernel.cmdpolicy import decide
 from yagent.kernel.cmdpolicy.decide import CommandVerdict, Verdict, decide_command
 from yagent.kernel.cmdpolicy.errors import (
     CmdPolicyError,
@@ -50,6 +51,7 @@ __all__ = [
     "UnclosedQuoteError",
     "UnjudgeableError",
     "Verdict",
+    "decide",
     "decide_command",
     "scan",
     "split_commands",

@@ -18,11 +18,13 @@ Leaves to the host: asking the human on prompt, and what "forbidden" costs the c
 
 from __future__ import annotations
 
+import fnmatch
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from yagent.kernel import invoke, toolfail
-from yagent.kernel.cmdpolicy import syntax, wrappers
+from yagent.kernel.cmdpolicy import git, syntax, wrappers
 from yagent.kernel.cmdpolicy.errors import TooLargeError
 from yagent.kernel.cmdpolicy.model import NO_STDIN, Arg, Decision, Signal, SignalKind, Stdin
 from yagent.kernel.cmdpolicy.rules import Rule
@@ -33,6 +35,8 @@ if TYPE_CHECKING:
 MAX_LINE_BYTES = 16 * 1024
 MAX_AST_NODES = 20_000
 MAX_NESTING = 8
+# Steering variables whose value is a command line the program runs: the value is judged too.
+COMMAND_VALUED_ENV = ("*_COMMAND", "*PAGER", "*EDITOR", "VISUAL", "BROWSER", "*ASKPASS")
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +48,7 @@ class CommandVerdict:
     rule: Rule | None
     signals: tuple[Signal, ...] = ()
     via: tuple[str, ...] = ()
+    exact: bool = True  # every word is static: `argv` is exactly what runs
 
     def describe(self) -> str:
         where = f" (via {' > '.join(self.via)})" if self.via else ""
@@ -116,14 +121,24 @@ class _Judge:
         facts = syntax.parse(text, MAX_AST_NODES - self._nodes)
         self._nodes += facts.nodes
         self._signals.extend(facts.signals)
-        self._assigned(facts.assigned, "")
+        self._assigned(facts.assigned, "", via, depth)
         for inv in facts.invocations:
             self.invocation(inv.args, False, inv.stdin, via, depth)
+        for inner in facts.scripts:
+            self.script(inner, (*via, "`…`"), depth + 1)
 
-    def _assigned(self, names: list[str] | tuple[str, ...], by: str) -> None:
-        for name in names:
-            if self._policy.is_steering(name):
-                self._signals.append(Signal(SignalKind.STEERING, f"{by}{name} is assigned"))
+    def _assigned(
+        self, pairs: Iterable[tuple[str, Arg]], by: str, via: tuple[str, ...], depth: int
+    ) -> None:
+        for name, value in pairs:
+            if not self._policy.is_steering(name):
+                continue
+            self._signals.append(Signal(SignalKind.STEERING, f"{by}{name} is assigned"))
+            if any(fnmatch.fnmatchcase(name, p) for p in COMMAND_VALUED_ENV):
+                if value.value is None:
+                    self._signals.append(Signal(SignalKind.DYNAMIC, f"{name}={value.source}"))
+                else:
+                    self.script(value.value, (*via, name), depth + 1)
 
     def invocation(
         self, args: tuple[Arg, ...], open_tail: bool, stdin: Stdin, via: tuple[str, ...], depth: int
@@ -138,7 +153,7 @@ class _Judge:
             self.leaf(args, open_tail, via, depth)
             return
         self._signals.extend(unwrapped.signals)
-        self._assigned(unwrapped.assigned, f"{name}: ")
+        self._assigned(unwrapped.assigned, f"{name}: ", via, depth)
         if not unwrapped.transparent or not unwrapped.runs or self._policy.names(name):
             self.leaf(args, open_tail, via, depth)
         inner_via = (*via, name)
@@ -169,7 +184,7 @@ class _Judge:
             return
         extra: list[Signal] = []
         if head.rstrip("/").rsplit("/", 1)[-1] == "git":
-            args, extra, scripts = wrappers.normalise_git(args)
+            args, extra, scripts = git.normalise_git(args)
             for script in scripts:
                 if script.value is None:
                     extra.append(Signal(SignalKind.DYNAMIC, f"git runs {script.source}"))
@@ -188,7 +203,8 @@ class _Judge:
         via: tuple[str, ...],
     ) -> None:
         argv = tuple(a.shown for a in args)
-        self._commands.append(CommandVerdict(argv, decision, rule, signals, via))
+        exact = all(a.value is not None for a in args)
+        self._commands.append(CommandVerdict(argv, decision, rule, signals, via, exact))
 
     def verdict(self, line: str) -> Verdict:
         commands = tuple(self._commands)

@@ -65,7 +65,7 @@ class SignalKind(enum.StrEnum):
     CONFIG = "config"  # a per-invocation configuration override (git -c …)
     PATH = "path"  # a path-qualified command matched by its basename
     AMBIGUOUS = "ambiguous"  # a run-time argument could make a stricter rule match
-    OPAQUE = "opaque"  # a wrapper's options were not understood
+    OPAQUE = "opaque"  # something not read exactly: unknown wrapper option, bare CR
 
 
 @dataclass(frozen=True, slots=True)

@@ -59,10 +59,11 @@ class Policy:
             raise PolicyError(
                 "default must be prompt or forbidden: an allow default is a deny-list"
             )
-        ordered = tuple(sorted(rules, key=lambda r: r.name))
-        for rule in ordered:
+        given = tuple(rules)
+        for rule in given:
             if not isinstance(rule, Rule):
                 raise PolicyError(f"not a Rule: {rule!r}")
+        ordered = tuple(sorted(given, key=lambda r: r.name))
         names = [r.name for r in ordered]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:

@@ -19,7 +19,6 @@ Leaves to the caller: what the commands mean (wrappers, rules) — this module o
 
 from __future__ import annotations
 
-import re
 import shlex
 import threading
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from dataclasses import dataclass, field
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
+from yagent.kernel.cmdpolicy import words
 from yagent.kernel.cmdpolicy.errors import (
     ShellSyntaxError,
     TooLargeError,
@@ -39,15 +39,43 @@ _LANGUAGE = Language(tree_sitter_bash.language())
 _LOCAL = threading.local()
 
 # Node types a static word may be made of; anything else (any expansion, $'…', $"…") is run time.
-_STATIC_PARTS = frozenset({"word", "string", "raw_string", "concatenation", "number", '"'})
-_STATIC_PARTS_ALL = _STATIC_PARTS | {"string_content"}
 _WRITE_OPS = frozenset({">", ">>", "&>", "&>>", ">|", "<>"})
 _DUP_OPS = frozenset({">&", "<&"})
 _CLOSE_OPS = frozenset({">&-", "<&-", "<"})
 _SAFE_SINKS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
-_BRACE = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
-_ESCAPED = re.compile(r"\\.", re.DOTALL)
 _QUOTES = frozenset("\"'`")
+# Text-bearing nodes where bash still performs backtick substitution.
+_TEXTUAL = frozenset({"word", "string_content"})
+_REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+_PASS_THROUGH = frozenset({"pipeline", "list", "negated_command", "redirected_statement"})
+_LITERAL = frozenset(
+    {"raw_string", "string_content", "ansi_c_string", "heredoc_content", "comment"}
+)
+# Unquoted in command position these are syntax to bash; the grammar naming a command so misread.
+_RESERVED = frozenset(
+    [
+        "!",
+        "{",
+        "}",
+        "[[",
+        "]]",
+        "case",
+        "do",
+        "done",
+        "elif",
+        "else",
+        "esac",
+        "fi",
+        "for",
+        "function",
+        "if",
+        "in",
+        "select",
+        "then",
+        "until",
+        "while",
+    ]
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +90,8 @@ class Invocation:
 class Facts:
     invocations: list[Invocation] = field(default_factory=list)
     signals: list[Signal] = field(default_factory=list)
-    assigned: list[str] = field(default_factory=list)
+    assigned: list[tuple[str, Arg]] = field(default_factory=list)  # (variable, value)
+    scripts: list[str] = field(default_factory=list)  # backtick bodies, re-read as bash reads them
     nodes: int = 0
 
 
@@ -100,7 +129,7 @@ def _syntax_error(data: bytes, root: Node) -> UnjudgeableError:
         if node.is_error or node.is_missing:
             snippet = data[node.start_byte : node.start_byte + 40].decode("utf-8", "replace")
             where = f"at byte {node.start_byte}: {snippet!r}"
-            if (node.is_missing and node.type in _QUOTES) or snippet[:1] in _QUOTES:
+            if (node.is_missing and node.type in _QUOTES) or snippet.lstrip()[:1] in _QUOTES:
                 return UnclosedQuoteError(f"unclosed quote {where}")
             what = f"missing {node.type!r}" if node.is_missing else "syntax error"
             return ShellSyntaxError(f"bash {what} {where}")
@@ -109,11 +138,13 @@ def _syntax_error(data: bytes, root: Node) -> UnjudgeableError:
 
 
 class _Walker:
-    __slots__ = ("_data", "_facts")
+    __slots__ = ("_data", "_facts", "_holders", "_literal")
 
     def __init__(self, data: bytes) -> None:
         self._data = data
         self._facts = Facts()
+        self._literal: list[tuple[int, int]] = []  # byte ranges where a CR is plain text
+        self._holders: dict[int, list[Node]] = {}  # command id → statements redirecting it
 
     def text(self, node: Node) -> str:
         return self._data[node.start_byte : node.end_byte].decode("utf-8")
@@ -123,60 +154,178 @@ class _Walker:
         while stack:
             node = stack.pop()
             kind = node.type
+            if kind == "command_substitution" and self._data[node.start_byte] == ord("`"):
+                # bash un-escapes \$, \` and \\ inside backticks before parsing: re-read it.
+                self._backquoted(self.text(node))
+                continue
+            if kind in _TEXTUAL:
+                self._backquoted(self.text(node))
+            elif kind == "heredoc_body" and self._expands(node):
+                self._expanding_body(self.text(node))
             if kind == "command":
                 self._command(node)
+            elif kind == "redirected_statement":
+                self._attach(node)
             elif kind in ("command_substitution", "process_substitution"):
                 self._signal(SignalKind.DYNAMIC, f"{kind.replace('_', ' ')} {self.text(node)}")
             elif kind == "file_redirect":
                 self._redirect(node)
             elif kind == "variable_assignment":
-                self._assigned(node.child_by_field_name("name"))
+                self._assigned(node.child_by_field_name("name"), node.child_by_field_name("value"))
             elif kind == "for_statement":
-                self._assigned(node.child_by_field_name("variable"))
+                self._assigned(node.child_by_field_name("variable"), None)
+            elif kind == "heredoc_redirect":
+                self._heredoc_end(node)
+            if b"\r" in self._data and (
+                kind in _LITERAL or (kind == "heredoc_body" and not node.named_child_count)
+            ):
+                self._literal.append((node.start_byte, node.end_byte))
             stack.extend(reversed(node.children))
+        self._bare_cr()
         return self._facts
+
+    def _heredoc_end(self, node: Node) -> None:
+        """bash ends a heredoc only at a line that is exactly its delimiter: did the grammar?"""
+        start = next((c for c in node.children if c.type == "heredoc_start"), None)
+        end = next((c for c in node.children if c.type == "heredoc_end"), None)
+        if start is None or end is None:
+            return
+        try:
+            delimiter = shlex.split(self.text(start))
+        except ValueError:
+            delimiter = []
+        line_start = self._data.rfind(b"\n", 0, end.start_byte) + 1
+        line_end = self._data.find(b"\n", end.end_byte)
+        before = self._data[line_start : end.start_byte]
+        after = self._data[end.end_byte : len(self._data) if line_end < 0 else line_end]
+        strip_tabs = any(c.type == "<<-" for c in node.children)
+        if (
+            delimiter != [self.text(end)]
+            or after
+            or (before.strip(b"\t") if strip_tabs else before)
+        ):
+            raise ShellSyntaxError(
+                f"heredoc end {self.text(end)!r} at byte {end.start_byte} is not its own line"
+            )
+
+    def _bare_cr(self) -> None:
+        """bash keeps a bare CR inside the neighbouring word; the grammar takes it for a blank."""
+        at = self._data.find(b"\r")
+        while at >= 0:
+            if not any(start <= at < end for start, end in self._literal):
+                detail = f"bare carriage return at byte {at}: bash keeps it in the word"
+                self._signal(SignalKind.OPAQUE, detail)
+                return
+            at = self._data.find(b"\r", at + 1)
+
+    def _backquoted(self, text: str) -> None:
+        """Judge every backtick substitution in `text` (the grammar may have left it as text)."""
+        for body in words.backtick_bodies(text):
+            self._signal(SignalKind.DYNAMIC, f"command substitution `{body}`")
+            self._facts.scripts.append(words.unescape_backtick(body))
+
+    def _expanding_body(self, text: str) -> None:
+        """An unquoted heredoc body is expanded like a double-quoted string: judge what it runs.
+
+        The grammar's reading of such bodies is not reliable, so the text itself decides the
+        DYNAMIC fact, and the body is re-read as the double-quoted string it is equivalent to.
+        """
+        if "$(" not in text and "`" not in text:
+            return
+        self._signal(SignalKind.DYNAMIC, f"heredoc body runs substitutions: {text}")
+        self._facts.scripts.append(f'_="{words.as_double_quoted(text)}"')
+
+    def _expands(self, body: Node) -> bool:
+        start = body.prev_named_sibling
+        while start is not None and start.type != "heredoc_start":
+            start = start.prev_named_sibling
+        return start is None or not any(ch in self.text(start) for ch in "\"'\\")
 
     def _signal(self, kind: SignalKind, detail: str) -> None:
         self._facts.signals.append(Signal(kind, _clip(detail)))
 
-    def _assigned(self, name: Node | None) -> None:
+    def _assigned(self, name: Node | None, value: Node | None) -> None:
         if name is not None:
-            self._facts.assigned.append(self.text(name))
+            arg = Arg.of("") if value is None else words.word_arg(self._data, value)
+            self._facts.assigned.append((self.text(name), arg))
 
     def _command(self, node: Node) -> None:
-        args: list[Arg] = []
-        scripts: list[str | None] = []
-        last_end = -1
+        """One simple command, with the parts bash gives it (the grammar hangs some elsewhere)."""
+        holders = self._holders.get(node.id, [])
+        parts: list[Node] = []
+        redirects: list[Node] = []
+        comment = False
         for i, child in enumerate(node.children):
             part = node.field_name_for_child(i)
+            if comment and child.is_named:
+                # A comment runs to the end of its line in bash, and the newline ends the command.
+                raise ShellSyntaxError("the grammar continued a command past a comment")
+            comment = child.type == "comment"
             if part in ("name", "argument"):
-                word = child
-                if child.type == "command_name" and child.named_child_count == 1:
-                    word = child.named_children[0]
-                arg = self.arg(word)
-                if args and _glued(self._data[last_end : child.start_byte]):
-                    # `a\<newline>b` is one word to bash but two to the grammar.
-                    prev = args.pop()
-                    arg = Arg(None, prev.source + "\\\n" + arg.source)
-                args.append(arg)
-                last_end = child.end_byte
-            elif child.type == "herestring_redirect":
-                scripts.append(self._herestring(child))
-        holder = node.parent
-        if holder is not None and holder.type == "redirected_statement":
-            body = holder.child_by_field_name("body")
-            if body is not None and body.id == node.id:
-                scripts.extend(self._stdin_of(holder))
-        self._facts.invocations.append(Invocation(tuple(args), Stdin(tuple(scripts))))
+                named = child.named_children
+                parts.append(
+                    named[0] if child.type == "command_name" and len(named) == 1 else child
+                )
+            elif child.type in _REDIRECTS:
+                redirects.append(child)
+        for holder in holders:
+            redirects.extend(c for c in holder.children if c.type in _REDIRECTS)
+        for redirect in redirects:
+            parts.extend(self._trailing_words(redirect))
+        parts.sort(key=lambda w: w.start_byte)
+        args = self._args([w for w in parts if not self._fd_number(w)], redirects)
+        scripts = [self._herestring(r) for r in redirects if r.type == "herestring_redirect"]
+        scripts += [self._heredoc(r) for r in redirects if r.type == "heredoc_redirect"]
+        self._facts.invocations.append(Invocation(args, Stdin(tuple(scripts))))
 
-    def _stdin_of(self, holder: Node) -> list[str | None]:
-        out: list[str | None] = []
-        for child in holder.children:
-            if child.type == "heredoc_redirect":
-                out.append(self._heredoc(child))
-            elif child.type == "herestring_redirect":
-                out.append(self._herestring(child))
-        return out
+    def _args(self, parts: list[Node], redirects: list[Node]) -> tuple[Arg, ...]:
+        heredocs = [span for r in redirects if (span := words.heredoc_span(r)) is not None]
+        args: list[Arg] = []
+        last_end = -1
+        for word in parts:
+            arg = words.word_arg(self._data, word)
+            if not args and arg.source in _RESERVED:
+                raise ShellSyntaxError(f"the grammar took the keyword {arg.source!r} for a command")
+            gap = words.cut(self._data, last_end, word.start_byte, heredocs) if args else b""
+            if words.bare_newline(gap) or words.bare_newline(words.unquoted(self._data, word)):
+                # bash ends a command at a bare newline; the grammar did not: it misread.
+                raise ShellSyntaxError(
+                    f"the grammar joined lines bash keeps apart near byte {word.start_byte}"
+                )
+            if args and words.glued(gap):
+                # `a\<newline>b` is one word to bash but two to the grammar.
+                prev = args.pop()
+                arg = Arg(None, prev.source + gap.decode("utf-8") + arg.source)
+            args.append(arg)
+            last_end = word.end_byte
+        return tuple(args)
+
+    def _trailing_words(self, redirect: Node) -> list[Node]:
+        """Words the grammar hangs on a redirection that bash passes to the command."""
+        if redirect.type == "herestring_redirect":
+            return redirect.named_children[1:]
+        field = "destination" if redirect.type == "file_redirect" else "argument"
+        hung = redirect.children_by_field_name(field)
+        return hung[1:] if field == "destination" else hung
+
+    def _attach(self, statement: Node) -> None:
+        """Give a statement's redirections to the command bash gives them to (the rightmost)."""
+        redirects = [c for c in statement.children if c.type in _REDIRECTS]
+        node = statement.child_by_field_name("body")
+        while node is not None and node.type in _PASS_THROUGH:
+            if node.type == "redirected_statement":
+                node = node.child_by_field_name("body")
+                continue
+            named = [c for c in node.named_children if c.type != "comment"]
+            node = named[-1] if named else None
+        if node is not None and node.type == "command":
+            self._holders.setdefault(node.id, []).append(statement)
+        elif any(self._trailing_words(r) for r in redirects):
+            raise ShellSyntaxError("words after the redirection of a compound command")
+
+    def _fd_number(self, word: Node) -> bool:
+        text = self._data[word.start_byte : word.end_byte]
+        return text.isdigit() and self._data[word.end_byte : word.end_byte + 1] in (b"<", b">")
 
     def _heredoc(self, node: Node) -> str | None:
         start = next((c for c in node.children if c.type == "heredoc_start"), None)
@@ -188,17 +337,17 @@ class _Walker:
         return text
 
     def _herestring(self, node: Node) -> str | None:
-        words = node.named_children
-        if len(words) != 1:
+        named = node.named_children
+        if len(named) != 1:
             return None
-        return self.arg(words[0]).value
+        return words.word_arg(self._data, named[0]).value
 
     def _redirect(self, node: Node) -> None:
         op = next((c.type for c in node.children if not c.is_named), "")
         dest = node.child_by_field_name("destination")
         if op in _CLOSE_OPS:
             return
-        target = self.arg(dest) if dest is not None else None
+        target = words.word_arg(self._data, dest) if dest is not None else None
         if op in _DUP_OPS and (
             target is None or (dest is not None and dest.type == "number") or target.value == "-"
         ):
@@ -206,41 +355,6 @@ class _Walker:
         if op in _WRITE_OPS and target is not None and target.value in _SAFE_SINKS:
             return
         self._signal(SignalKind.WRITE, self.text(node))
-
-    def arg(self, node: Node) -> Arg:
-        """The word under `node`: its literal value, or None when only run time knows it."""
-        source = self.text(node)
-        stack = [node]
-        words: list[str] = []
-        while stack:
-            part = stack.pop()
-            if part.type not in _STATIC_PARTS_ALL:
-                return Arg(None, source)
-            if part.type == "word":
-                words.append(self.text(part))
-            elif part.type in _STATIC_PARTS:
-                stack.extend(part.children)
-        if "\\\n" in source or "\\$" in source or "\\`" in source:
-            return Arg(None, source)
-        if any(_is_pattern(w) for w in words) or _BRACE.search(_ESCAPED.sub("_", source)):
-            return Arg(None, source)
-        try:
-            tokens = shlex.split(source)
-        except ValueError:
-            return Arg(None, source)
-        if len(tokens) != 1:
-            return Arg(None, source)
-        return Arg(tokens[0], source)
-
-
-def _is_pattern(word: str) -> bool:
-    """An unescaped glob character in an unquoted word: bash may replace the word by file names."""
-    bare = _ESCAPED.sub("_", word)
-    return any(ch in bare for ch in "*?[")
-
-
-def _glued(gap: bytes) -> bool:
-    return bool(gap) and not gap.replace(b"\\\n", b"")
 
 
 def _clip(text: str, limit: int = 120) -> str:

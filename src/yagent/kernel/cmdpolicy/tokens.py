@@ -7,8 +7,8 @@ Guarantees:
 - Operators (`;`, `&&`, `||`, `|`, `&`, newline, redirections, parentheses) are tokens of their own
   and are merged only when their characters touch (`a & & b` is two `&`, never `&&`). A quoted or
   escaped operator (`'&&'`, `\\;`) is a word, not an operator.
-- `split_commands` cuts on `;`, `&&`, `||`, `|`, `|&`, `&` and newlines; each segment's text is
-  rebuilt with `shlex.quote`, so re-tokenising it gives back exactly its tokens (the round trip).
+- `split_commands` cuts on `;`, `&&`, `||`, `|`, `|&`, `&`, newlines and case ends (`;;`); each
+  segment's text is rebuilt with `shlex.quote`, so re-tokenising it gives back exactly its tokens.
 Refuses: an unclosed quote or a trailing escape (`UnclosedQuoteError`).
 Leaves to `decide_command`: the meaning of the line — this view knows no substitutions, heredocs
 or compound statements, so the judgement is made on the bash AST, not here.
@@ -29,7 +29,7 @@ _OPERATORS = (
     "&&", "||", ";;", ";&", "|&", ">>", "&>", ">&", "<&", ">|", "<>", "<<",
     ";", "&", "|", "<", ">", "(", ")", "\n",
 )  # fmt: skip
-SEPARATORS = frozenset({";", "&&", "||", "|", "|&", "&", "\n"})
+SEPARATORS = frozenset({";", "&&", "||", "|", "|&", "&", "\n", ";;", ";&", ";;&"})
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,7 @@ Guarantees: a recognised wrapper (by the basename of its static first word) yiel
 executes — an argv (env, timeout, nice, nohup, stdbuf, time, command, exec, builtin, sudo, doas,
 setsid, ionice, taskset, flock, unbuffer, coproc, busybox, toybox, xargs, find -exec/-execdir/
 -ok/-okdir, watch -x) or a shell script to parse (sh/bash/zsh/… -c, a heredoc or here-string fed to
-a shell, eval, alias values, watch, parallel, su -c, flock -c, env -S, git -c command-valued keys).
+a shell, eval, alias values, watch, parallel, su -c, flock -c, env -S). git is in `git`.
 Options are parsed from each tool's documented option table; an option not in the table is an
 OPAQUE signal (the guess of where the command starts may be wrong, so the line cannot be allowed).
 Privilege changes (sudo, doas, su) are PRIVILEGE signals; a shell that reads code nobody can see
@@ -15,7 +15,6 @@ transparent (a shell running a script file, eval, alias, find, su without -c…)
 
 from __future__ import annotations
 
-import fnmatch
 from dataclasses import dataclass, field
 
 from yagent.kernel.cmdpolicy.model import Arg, Signal, SignalKind, Stdin
@@ -34,7 +33,7 @@ class Run:
 class Unwrapped:
     runs: tuple[Run, ...]
     signals: tuple[Signal, ...] = ()
-    assigned: tuple[str, ...] = ()
+    assigned: tuple[tuple[str, Arg], ...] = ()  # NAME=VALUE words given to the command
     transparent: bool = True  # its own argv is judged only by rules written for it
     pass_stdin: bool = True
 
@@ -59,7 +58,7 @@ class Parsed:
     rest: tuple[Arg, ...] = ()
     seen: dict[str, Arg | None] = field(default_factory=dict)
     signals: list[Signal] = field(default_factory=list)
-    assigned: list[str] = field(default_factory=list)
+    assigned: list[tuple[str, Arg]] = field(default_factory=list)
 
 
 def _opts(
@@ -149,16 +148,6 @@ _SHELL = _opts(
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _FIND_WRITES = frozenset({"-delete", "-fprint", "-fprint0", "-fprintf", "-fls"})
 _PRIVILEGED = frozenset({"sudo", "doas", "su"})
-# git configuration keys whose value is a command git runs (alias/credential values with `!`).
-_GIT_COMMAND_KEYS = (
-    "core.pager", "core.editor", "core.sshcommand", "core.fsmonitor", "core.askpass",
-    "sequence.editor", "diff.external", "diff.*.command", "diff.*.textconv", "difftool.*.cmd",
-    "mergetool.*.cmd", "merge.*.driver", "filter.*.clean", "filter.*.smudge", "filter.*.process",
-    "credential.helper", "credential.*.helper", "alias.*", "pager.*", "gpg.program",
-    "gpg.*.program", "uploadpack.packobjectshook", "remote.*.uploadpack", "remote.*.receivepack",
-    "sendemail.*cmd", "web.browser", "browser.*.cmd", "man.*.cmd",
-)  # fmt: skip
-_GIT_WITH_ARG = frozenset({"-C", "--git-dir", "--work-tree", "--namespace"})
 
 
 def parse_options(name: str, spec: Options, args: tuple[Arg, ...]) -> Parsed:
@@ -173,7 +162,8 @@ def parse_options(name: str, spec: Options, args: tuple[Arg, ...]) -> Parsed:
             i += 1
             break
         if spec.assignments and _is_assignment(value):
-            out.assigned.append(value.split("=", 1)[0])
+            variable, _, assigned = value.partition("=")
+            out.assigned.append((variable, Arg(assigned, args[i].source)))
             i += 1
         elif value.startswith("--") and len(value) > 2:
             key, eq, attached = value[2:].partition("=")
@@ -265,8 +255,11 @@ def _runs(
     if name == "env" and ("S" in seen or "split-string" in seen):
         split = seen.get("S") or seen.get("split-string")
         return (Run(script=_joined((split or Arg(None, "-S"), *rest))),), True
-    if name in ("su", "flock") and ("c" in seen or "command" in seen):
-        return (Run(script=seen.get("c") or seen.get("command") or Arg(None, "-c")),), name != "su"
+    if name in ("su", "flock"):
+        # Both permute their arguments (getopt), so -c may follow the user or the lock file.
+        script = seen.get("c") or seen.get("command") or _late_command(rest)
+        if script is not None or "c" in seen or "command" in seen:
+            return (Run(script=script or Arg(None, "-c")),), name != "su"
     if name == "su":
         return (), False
     if name == "watch" and not ("x" in seen or "exec" in seen):
@@ -281,6 +274,15 @@ def _runs(
     if name == "xargs":
         return _xargs(rest, seen), True
     return ((Run(rest, open_tail),) if rest else ()), True
+
+
+def _late_command(rest: tuple[Arg, ...]) -> Arg | None:
+    for i, word in enumerate(rest):
+        if word.value in ("-c", "--command"):
+            return rest[i + 1] if i + 1 < len(rest) else Arg(None, "-c")
+        if word.value is not None and word.value.startswith("--command="):
+            return Arg.of(word.value.partition("=")[2])
+    return None
 
 
 def _xargs(rest: tuple[Arg, ...], seen: dict[str, Arg | None]) -> tuple[Run, ...]:
@@ -329,51 +331,6 @@ def _find(tail: tuple[Arg, ...]) -> Unwrapped:
             i = end
         i += 1
     return Unwrapped(tuple(runs), tuple(signals), transparent=False)
-
-
-def normalise_git(args: tuple[Arg, ...]) -> tuple[tuple[Arg, ...], list[Signal], list[Arg]]:
-    """`git` with its global options stripped, the signals they raise and the scripts they set."""
-    signals: list[Signal] = []
-    scripts: list[Arg] = []
-    i = 1
-    while i < len(args):
-        value = args[i].value
-        if value is None or not value.startswith("-"):
-            break
-        key, eq, _ = value.partition("=")
-        nxt = args[i + 1] if i + 1 < len(args) else Arg.of("")
-        step = 1
-        if value in ("-c", "--config-env") or value.startswith("-c"):
-            setting = nxt if value in ("-c", "--config-env") else Arg.of(value[2:])
-            step = 2 if value in ("-c", "--config-env") else 1
-            signals.append(Signal(SignalKind.CONFIG, f"git {value} {setting.shown}"))
-            if value != "--config-env":
-                scripts.extend(_git_command_value(setting))
-        elif key == "--config-env" or (key == "--exec-path" and eq):
-            signals.append(Signal(SignalKind.CONFIG, f"git {value}"))
-        elif value in _GIT_WITH_ARG:
-            step = 2
-        elif key not in _GIT_WITH_ARG and key not in _GIT_FLAGS:
-            signals.append(Signal(SignalKind.OPAQUE, f"git: option {value} not understood"))
-        i += step
-    return (args[0], *args[i:]), signals, scripts
-
-
-_GIT_FLAGS = frozenset({
-    "-p", "--paginate", "-P", "--no-pager", "--bare", "--no-replace-objects", "--literal-pathspecs",
-    "--glob-pathspecs", "--noglob-pathspecs", "--icase-pathspecs", "--no-optional-locks",
-    "--no-lazy-fetch", "--no-advice", "--super-prefix", "--list-cmds", "--html-path", "--exec-path",
-    "--man-path", "--info-path", "--version", "--help",
-})  # fmt: skip
-
-
-def _git_command_value(setting: Arg) -> list[Arg]:
-    if setting.value is None:
-        return [Arg(None, setting.source)]
-    key, _, value = setting.value.partition("=")
-    if not any(fnmatch.fnmatchcase(key.lower(), p) for p in _GIT_COMMAND_KEYS):
-        return []
-    return [Arg.of(value[1:] if value.startswith("!") else value)]
 
 
 def _alias_value(word: Arg) -> Arg:

@@ -24,6 +24,7 @@ applies to new connections and to every request's screen); Allow is per transpor
 from __future__ import annotations
 
 import contextlib
+import ssl
 import typing
 from ipaddress import ip_address
 
@@ -84,13 +85,13 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
             except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
                 failure = exc
                 continue
-            await self._verify_peer(stream, str(address), target)
-            return stream
+            return await self._verified(stream, str(address), target)
         raise failure
 
-    async def _verify_peer(
+    async def _verified(
         self, stream: httpcore.AsyncNetworkStream, judged: str, target: Target
-    ) -> None:
+    ) -> httpcore.AsyncNetworkStream:
+        """`stream` if its real peer is exactly the judged address and passes; else closed."""
         peer = _peer_address(stream)
         try:
             if peer is None:
@@ -111,6 +112,7 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
         except BaseException:
             await stream.aclose()
             raise
+        return stream
 
     async def connect_unix_socket(
         self,
@@ -146,7 +148,7 @@ class GuardedTransport(httpx.AsyncHTTPTransport):
         *,
         resolver: Resolver | None = None,
         policy: PolicyStore | None = None,
-        verify: bool | str = True,
+        verify: ssl.SSLContext | str | bool = True,
         http1: bool = True,
         http2: bool = False,
         limits: httpx.Limits = DEFAULT_LIMITS,

@@ -161,6 +161,8 @@ def _own_intent(row: KeyRow | None, lease: Lease) -> KeyRow:
         raise StaleLeaseError(
             f"lease fence {lease.fence} for key {lease.key!r} is not the current attempt"
         )
+    if row.holder != lease.holder:
+        raise StaleLeaseError(f"fence {lease.fence} was issued to {row.holder}, not {lease.holder}")
     return row
 
 
@@ -193,7 +195,7 @@ def renew(
     """Extend a held lease, keeping its fence. Refused once the gate changed or was released."""
     own, held = _holding(row, gate, lease, now)
     expires_at = now + ttl
-    renewed = replace(lease, holder=own.holder, expires_at=expires_at)
+    renewed = replace(lease, expires_at=expires_at)
     return renewed, Write(replace(own, expires_at=expires_at), replace(held, expires_at=expires_at))
 
 

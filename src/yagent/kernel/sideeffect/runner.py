@@ -15,9 +15,13 @@ Contract (acquire → prepare → check → apply → complete):
   cancellation, anything unclassified) ⇒ UNCERTAIN: the key is marked uncertain and refuses to run
   again until `resolve_uncertain`. Cancellation is re-raised after the bookkeeping.
 - `apply` succeeds but the store refuses or fails to record ⇒ UNRECORDED with the result: the
-  effect happened; the key is marked uncertain (or stays in flight and turns uncertain at expiry).
+  effect happened; the key is marked uncertain (or stays in flight and turns uncertain at expiry)
+  — except for a `SAFE` action, whose intent is withdrawn so that a retry (deduplicated
+  downstream) records it. `Execution.needs_reconciliation` says which.
 Bookkeeping after `apply` starts runs shielded from cancellation. Failures of the bookkeeping
-itself are said in the reason, never swallowed silently.
+itself are said in the reason, never swallowed silently. A `StoreError` from the acquire itself
+propagates: nothing ran. A `StaleFenceError` escaping `apply` is judged like any unclassified
+failure (UNCERTAIN): the runner cannot know whether `apply` wrote anything before the refusal.
 """
 
 from __future__ import annotations
@@ -57,11 +61,8 @@ class Execution:
     reason: str = ""
     kind: toolfail.Kind | None = None
     error: BaseException | None = field(default=None, compare=False)
-
-    @property
-    def needs_reconciliation(self) -> bool:
-        """The effect may (UNCERTAIN) or did (UNRECORDED) happen without being recorded."""
-        return self.outcome in (Outcome.UNCERTAIN, Outcome.UNRECORDED)
+    needs_reconciliation: bool = False
+    """The key refuses to run again until someone finds out whether the effect happened."""
 
 
 async def _settle(op: Callable[[Lease, str], Awaitable[None]], lease: Lease, reason: str) -> str:
@@ -99,25 +100,46 @@ async def _failed_apply(
         outcome = Outcome.UNCERTAIN
     if not isinstance(exc, Exception):
         raise exc
-    return Execution(outcome, lease=lease, reason=reason, kind=kind, error=exc)
+    reconcile = outcome is Outcome.UNCERTAIN
+    return Execution(
+        outcome, lease=lease, reason=reason, kind=kind, error=exc, needs_reconciliation=reconcile
+    )
 
 
-async def _record(store: Store, lease: Lease, result: object) -> Execution:
+async def _unrecorded(
+    store: Store, action: Action, lease: Lease, why: str, result: bytes | None, error: Exception
+) -> Execution:
+    """The effect happened but is not recorded: uncertain, unless a retry is harmless."""
+    if action.retry_safety is RetrySafety.SAFE:
+        note = await _settle(store.abandon, lease, why)
+        reason = f"{why}; the action is retry-safe: the key stays executable and a retry records it"
+        reconcile = False
+    else:
+        note = await _settle(store.mark_uncertain, lease, why)
+        reason = f"{why}; reconcile, then resolve_uncertain"
+        reconcile = True
+    return Execution(
+        Outcome.UNRECORDED,
+        result,
+        lease,
+        reason + note,
+        None,
+        error,
+        needs_reconciliation=reconcile,
+    )
+
+
+async def _record(store: Store, action: Action, lease: Lease, result: object) -> Execution:
     if not isinstance(result, bytes):
-        error: SideEffectError = InvalidArgumentError(
-            f"apply returned {type(result).__name__}, not bytes"
-        )
-        note = await _settle(store.mark_uncertain, lease, f"applied, but unrecordable: {error}")
-        return Execution(Outcome.UNRECORDED, lease=lease, reason=f"{error}{note}", error=error)
+        error = InvalidArgumentError(f"apply returned {type(result).__name__}, not bytes")
+        why = f"applied, but unrecordable: {error}"
+        return await _unrecorded(store, action, lease, why, None, error)
     try:
         with anyio.CancelScope(shield=True):
             await store.complete(lease, result)
     except SideEffectError as exc:
         why = f"applied, but the store did not record it ({type(exc).__name__}: {exc})"
-        note = await _settle(store.mark_uncertain, lease, why)
-        return Execution(
-            Outcome.UNRECORDED, result=result, lease=lease, reason=f"{why}{note}", error=exc
-        )
+        return await _unrecorded(store, action, lease, why, result, exc)
     return Execution(Outcome.APPLIED, result=result, lease=lease)
 
 
@@ -133,8 +155,11 @@ async def execute_with(
 ) -> Execution:
     """Run `action` at most once: see the module docstring for every path."""
     grant = await store.acquire(action, holder if holder is not None else default_holder(), ttl)
-    if grant.lease is None:
-        return Execution(grant.outcome, result=grant.result, reason=grant.reason)
+    if not grant.granted or grant.lease is None:
+        reconcile = grant.outcome is Outcome.UNCERTAIN
+        return Execution(
+            grant.outcome, result=grant.result, reason=grant.reason, needs_reconciliation=reconcile
+        )
     lease = grant.lease
     try:
         if prepare is not None:
@@ -163,7 +188,7 @@ async def execute_with(
         result = await apply(lease)
     except BaseException as exc:
         return await _failed_apply(store, action, lease, exc, classify)
-    return await _record(store, lease, result)
+    return await _record(store, action, lease, result)
 
 
 @dataclass(frozen=True, slots=True)

@@ -140,8 +140,10 @@ class _SqliteTx:
 
     def open_keys(self) -> Sequence[rules.KeyRow]:
         rows = self._conn.execute(
-            f"SELECT {_KEY_COLUMNS} FROM sideeffect_keys WHERE state IN (?, ?) ORDER BY key",
-            (State.IN_FLIGHT.value, State.UNCERTAIN.value),
+            # Everything not known to be closed: a row in a state this code does not know is
+            # read (and refused) rather than hidden from reconciliation.
+            f"SELECT {_KEY_COLUMNS} FROM sideeffect_keys WHERE state NOT IN (?, ?) ORDER BY key",
+            (State.COMPLETED.value, State.WITHDRAWN.value),
         ).fetchall()
         return [_key_row(row) for row in rows]
 

@@ -110,6 +110,11 @@ class SearchResult:
         return tuple(hit.name for hit in self.hits)
 
 
+def rank(hits: Iterable[Hit]) -> list[Hit]:
+    """Best score first; equal scores by name — the one ordering rule of search."""
+    return sorted(hits, key=lambda hit: (-hit.score, hit.name))
+
+
 def _fields(entry: ToolEntry) -> tuple[tuple[str, float], ...]:
     return (
         (entry.name, NAME_WEIGHT),
@@ -159,13 +164,12 @@ class Catalog:
             raise ValueError(f"search: k must be at least 1, got {k}")
         if not words(query):
             return SearchResult(query, (), 0, False, EMPTY_QUERY)
-        scored = [
-            (score, entry)
+        scored = rank(
+            Hit(entry, score)
             for score, entry in zip(self._index.scores(query), self._entries, strict=True)
             if score > 0.0
-        ]
-        scored.sort(key=lambda pair: (-pair[0], pair[1].name))
-        hits = tuple(Hit(entry, score) for score, entry in scored[:k])
+        )
+        hits = tuple(scored[:k])
         return SearchResult(query, hits, len(scored), len(scored) > k, "" if hits else NO_MATCH)
 
 

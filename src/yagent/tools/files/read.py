@@ -76,16 +76,16 @@ def count_lines(f: IO[bytes]) -> int:
 def skip_lines(f: IO[bytes], n: int) -> int:
     """Move `f` past `n` lines; returns how many it passed (fewer only at end of file)."""
     passed = 0
+    last = b""
     while passed < n:
         start = f.tell()
         chunk = f.read(CHUNK_BYTES)
-        if not chunk:
-            return passed
+        if not chunk:  # a tail without `\n` is one more (last) line
+            return passed + (1 if last and not last.endswith(b"\n") else 0)
+        last = chunk
         found = chunk.count(b"\n")
         if passed + found < n:
             passed += found
-            if len(chunk) < CHUNK_BYTES:  # a tail without `\n` is one more (last) line
-                return passed + (0 if chunk.endswith(b"\n") else 1)
             continue
         pos = -1
         for _ in range(n - passed):
@@ -95,14 +95,14 @@ def skip_lines(f: IO[bytes], n: int) -> int:
     return passed
 
 
-def _rest_of_line(f: IO[bytes]) -> int:
-    """Consume the rest of the current line (bounded chunks); returns the bytes consumed."""
+def _rest_of_line(f: IO[bytes]) -> tuple[int, bool]:
+    """Consume the rest of the current line in bounded chunks: (bytes consumed, ended by `\n`)."""
     total = 0
     while piece := f.readline(CHUNK_BYTES):
         total += len(piece)
         if piece.endswith(b"\n"):
-            break
-    return total
+            return total, True
+    return total, False
 
 
 def _char_boundary(raw: bytes, at: int) -> int:
@@ -144,9 +144,9 @@ def _read_page(f: IO[bytes], offset: int, limit: int | None, given: str) -> _Pag
         if not raw:
             page.eof_line = n - 1
             return page
-        body = raw[:-1] if raw.endswith(b"\n") else raw
-        whole = len(raw) <= remaining or (not page.lines and len(body) <= remaining)
-        if whole and (raw.endswith(b"\n") or len(raw) <= remaining):
+        # The first line of a page may overshoot by its `\n` alone: its content is shown whole.
+        if len(raw) <= remaining or (not page.lines and raw.endswith(b"\n")):
+            body = raw[:-1] if raw.endswith(b"\n") else raw
             page.lines.append((n, _decode(body, given, n)))
             page.used += len(raw)
             n += 1
@@ -158,12 +158,10 @@ def _read_page(f: IO[bytes], offset: int, limit: int | None, given: str) -> _Pag
         return page
 
 
-def _cut_first_line(
-    f: IO[bytes], page: _Page, raw: bytes, budget: int, n: int, given: str
-) -> None:
-    total = len(raw) + (0 if raw.endswith(b"\n") else _rest_of_line(f))
-    has_newline = raw.endswith(b"\n") or f.seek(-1, 1) >= 0 and f.read(1) == b"\n"
-    full = total - 1 if has_newline else total
+def _cut_first_line(f: IO[bytes], page: _Page, raw: bytes, budget: int, n: int, given: str) -> None:
+    # Only a line longer than the budget gets here, so `raw` holds no `\n`.
+    rest, has_newline = _rest_of_line(f)
+    full = len(raw) + rest - (1 if has_newline else 0)
     at = _char_boundary(raw, budget)
     shown = _decode(raw[:at], given, n)
     page.lines.append((n, f"{shown} … [line {n} cut: {at} of {full} bytes shown]"))
@@ -206,9 +204,7 @@ def _read_sync(resolved: Path, args: ReadFileArgs, shown: str) -> dict[str, Any]
     return _result(shown, args.offset, page, total, st.st_size)
 
 
-def _result(
-    shown: str, offset: int, page: _Page, total: int | None, size: int
-) -> dict[str, Any]:
+def _result(shown: str, offset: int, page: _Page, total: int | None, size: int) -> dict[str, Any]:
     content = "\n".join(f"{n:>6}\t{text}" for n, text in page.lines)
     result: dict[str, Any] = {
         "path": shown,

@@ -1,0 +1,116 @@
+"""The agents: their definitions, and the one function that turns a definition into a loop config.
+
+Each agent states its loop behaviour explicitly — `stop_on_finish`, `no_action_retry_limit`,
+`step_retries`, `max_steps` — there is no central default that silently applies (spec 002,
+constraint 18): `AgentDef` has no defaults for them, so forgetting one is a TypeError. Prompts live
+in `prompts/<name>.md` next to this file; their first line names the agent (scripted engines
+recognise agents by it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from yagent.toolspec import Profile, custom, profile
+
+AUTONOMY = (
+    "You run in full-autonomy mode: no person will answer questions. Make reasonable decisions "
+    "yourself, state the assumptions you made in your final report, and keep going."
+)
+
+
+def prompt_text(name: str) -> str:
+    path = resources.files("yagent.agents").joinpath("prompts").joinpath(f"{name}.md")
+    return path.read_text("utf-8")
+
+
+@dataclass(frozen=True, slots=True)
+class AgentDef:
+    name: str
+    profile: Profile
+    prompt: str
+    stop_on_finish: bool
+    no_action_retry_limit: int
+    step_retries: int
+    max_steps: int
+    no_action_reminder: str | None
+    model: str = ""  # empty: the configured default model
+
+    @property
+    def marker(self) -> str:
+        """The prompt's first line: how scripted and replay engines recognise this agent."""
+        return self.prompt.strip().splitlines()[0]
+
+
+def coding(step_retries: int) -> AgentDef:
+    return AgentDef(
+        "coding", profile("coding"), prompt_text("coding"), True, 2, step_retries, 60, None
+    )
+
+
+def chat(step_retries: int) -> AgentDef:
+    return AgentDef("chat", profile("chat"), prompt_text("chat"), True, 0, step_retries, 20, None)
+
+
+def repo(step_retries: int) -> AgentDef:
+    return AgentDef(
+        "repo",
+        profile("repo"),
+        prompt_text("repo"),
+        True,
+        1,
+        step_retries,
+        40,
+        prompt_text("repo_reminder").strip(),
+    )
+
+
+def devops(step_retries: int) -> AgentDef:
+    return AgentDef(
+        "devops", profile("devops"), prompt_text("devops"), True, 2, step_retries, 60, None
+    )
+
+
+BUILTIN_AGENTS = ("coding", "chat", "repo", "devops")
+
+
+class AgentConfigError(ValueError):
+    pass
+
+
+_CUSTOM_KEYS = {"prompt", "tools", "deny", "model", "max_steps", "external"}
+
+
+def custom_agent(name: str, spec: Mapping[str, Any], step_retries: int) -> AgentDef:
+    """A custom agent from config: `[agents.<name>]` with prompt, tools, model, max_steps."""
+    unknown = sorted(set(spec) - _CUSTOM_KEYS)
+    if unknown:
+        raise AgentConfigError(f"agent {name!r}: unknown keys {unknown}")
+    prompt = spec.get("prompt")
+    tools = spec.get("tools")
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise AgentConfigError(f"agent {name!r}: 'prompt' must be non-empty text")
+    if not isinstance(tools, list) or not all(isinstance(t, str) for t in tools):
+        raise AgentConfigError(f"agent {name!r}: 'tools' must be a list of tool names")
+    header = f"You are yagent's custom agent {name!r}."
+    return AgentDef(
+        name,
+        custom(name, tools=tools, deny=spec.get("deny", []), external=bool(spec.get("external"))),
+        f"{header}\n\n{prompt.strip()}\n\nWhen done, call agent_exit with your result.",
+        True,
+        1,
+        step_retries,
+        int(spec.get("max_steps", 40)),
+        None,
+        str(spec.get("model", "")),
+    )
+
+
+def builtin(name: str, step_retries: int) -> AgentDef:
+    factories = {"coding": coding, "chat": chat, "repo": repo, "devops": devops}
+    if name not in factories:
+        raise AgentConfigError(f"unknown agent {name!r}; built in: {', '.join(BUILTIN_AGENTS)}")
+    return factories[name](step_retries)

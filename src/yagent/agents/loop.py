@@ -1,0 +1,318 @@
+"""run_agent_loop: the shared LLM–tool loop every agent runs (spec 002).
+
+Contract:
+- Up to `max_steps` steps. Each step: the pause gate (the only one, at the step boundary), one model
+  request (with the agent's own `step_retries`), then the step's tool calls as one `toolbatch`
+  batch — read-only, non-serial calls (the Surface's one predicate) in parallel, others alone;
+  every call gets exactly one result, committed in the original order after the join.
+- Whether a call ends the run is `exitpolicy`'s decision alone; the deliverable is taken only
+  through `exitpolicy.deliverable_text`. No tool name is compared here.
+- A plain-text reply without tool calls gets a reminder (the agent's override, else the generic
+  explore/edit/run/verify one) up to the agent's `no_action_retry_limit`; past it the run ends and
+  says plainly that nothing was submitted.
+- Every published event carries the delegation id; every step with tool calls writes one
+  `sub_agent_activity` record to the rollout; a checkpoint is written once, in the termination
+  path, only when the run ends with an error (including timeouts and cancellation).
+- Idle/total timeouts come from the `activity.Monitor` and end the run as `idle_timeout` /
+  `total_timeout`, distinguishable from a person's cancel (which propagates after the checkpoint).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from yagent.agents import exitpolicy
+from yagent.agents.activity import Monitor
+from yagent.agents.pause import PauseAbandonedError, PauseGate
+from yagent.agents.results import AgentResult, Status, no_submission_note
+from yagent.agents.toolbatch import Batch
+from yagent.kernel import reminder, toolfail
+from yagent.llm import EngineError, Message, Request, StreamEvent, TextDelta, ToolCall, Usage
+from yagent.llm.retry import complete_with_retries
+from yagent.llm.types import AssistantTurn, Engine
+from yagent.tools.adapter import Adapter, ToolResult, failure_content
+
+DEFAULT_TOOL_TIMEOUT = 180.0  # seconds per tool call; tests shorten it
+GENERIC_REMINDER = (
+    "You replied without calling a tool. Keep working: explore the code, make the edit, run the "
+    "relevant command or tests, verify the result — and call agent_exit when the task is done."
+)
+
+Publish = Callable[[str, Mapping[str, Any]], None]
+Rollout = Callable[[str, Mapping[str, Any]], None]
+Checkpoint = Callable[[Mapping[str, Any]], None]
+
+
+@dataclass
+class LoopConfig:
+    """Per-agent settings. The behaviour flags have no central default: each agent sets them."""
+
+    name: str
+    system: str
+    engine: Engine
+    adapter: Adapter
+    max_steps: int
+    stop_on_finish: bool
+    no_action_retry_limit: int
+    step_retries: int
+    no_action_reminder: str | None = None
+    parallel_limit: int = 4
+    delegation_id: str = ""
+    publish: Publish | None = None
+    rollout: Rollout | None = None
+    checkpoint: Checkpoint | None = None
+    monitor: Monitor | None = None
+    pause: PauseGate | None = None
+    monitor_interval: float = 0.5
+    start_step: int = 0
+    on_turn: Callable[[AssistantTurn], None] | None = None
+    on_message: Callable[[Message], None] | None = None  # every message, as it joins the history
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class _Run:
+    cfg: LoopConfig
+    messages: list[Message]
+    usage: Usage = field(default_factory=Usage)
+    step: int = 0
+    nudges: int = 0
+    last_text: str = ""
+    exit_content: str | None = None
+
+    def add(self, message: Message) -> None:
+        self.messages.append(message)
+        if self.cfg.on_message is not None:
+            self.cfg.on_message(message)
+
+    def emit(self, kind: str, payload: Mapping[str, Any]) -> None:
+        if self.cfg.publish is not None:
+            body = {"agent": self.cfg.name, "delegation_id": self.cfg.delegation_id, **payload}
+            self.cfg.publish(kind, body)
+
+
+async def run_agent_loop(
+    cfg: LoopConfig, task: str, *, history: Sequence[Message] = ()
+) -> AgentResult:
+    run = _Run(cfg, list(history), step=cfg.start_step)
+    run.add(Message("user", task))
+    status: Status = Status.MAX_STEPS
+    error = ""
+    stop: PauseAbandonedError | EngineError | None = None
+    watch_scope = anyio.CancelScope()
+    try:
+        with watch_scope:
+            async with anyio.create_task_group() as tg:
+                if cfg.monitor is not None:
+                    tg.start_soon(_watch, cfg.monitor, watch_scope, cfg.monitor_interval)
+                try:
+                    status = await _steps(run)
+                except (PauseAbandonedError, EngineError) as exc:
+                    stop = exc  # kept out of the task group so it is not wrapped in a group
+                tg.cancel_scope.cancel()
+    except anyio.get_cancelled_exc_class():
+        _terminate(run, Status.CANCELLED, "cancelled")
+        raise
+    if watch_scope.cancelled_caught and cfg.monitor is not None and cfg.monitor.cause:
+        status, error = Status.from_timeout(cfg.monitor.cause), str(cfg.monitor.cause)
+    elif isinstance(stop, PauseAbandonedError):
+        status, error = Status.PAUSED, str(stop)
+    elif isinstance(stop, EngineError):
+        status, error = Status.ERROR, f"model call failed ({stop.kind.value}): {stop}"
+    return _terminate(run, status, error)
+
+
+async def _watch(monitor: Monitor, scope: anyio.CancelScope, interval: float) -> None:
+    await monitor.watch(scope, interval=interval)
+
+
+def _terminate(run: _Run, status: Status, error: str) -> AgentResult:
+    cfg = run.cfg
+    if status.is_error and cfg.checkpoint is not None:
+        cfg.checkpoint(
+            {
+                "agent": cfg.name,
+                "delegation_id": cfg.delegation_id,
+                "step": run.step,
+                "status": status.value,
+                "error": error,
+                "materialized": cfg.adapter.surface.materialized(),
+            }
+        )
+    deliverable = exitpolicy.deliverable_text(run.exit_content) if run.exit_content else None
+    payload = exitpolicy.exit_payload(run.exit_content) if run.exit_content else None
+    note = "" if run.exit_content else no_submission_note(cfg.name, status)
+    result = AgentResult(
+        status=status,
+        text=run.last_text,
+        deliverable=deliverable,
+        exit_payload=dict(payload) if payload is not None else None,
+        steps=run.step,
+        messages=tuple(run.messages),
+        usage=run.usage,
+        error=error,
+        note=note,
+    )
+    run.emit("run_end", {"status": status.value, "steps": run.step, "error": error, "note": note})
+    return result
+
+
+async def _steps(run: _Run) -> Status:
+    cfg = run.cfg
+    while run.step < cfg.max_steps:
+        if cfg.pause is not None:
+            await cfg.pause.wait(cfg.monitor)
+        run.step += 1
+        turn = await _ask_model(run)
+        run.add(turn.message())
+        if turn.text:
+            run.last_text = turn.text
+        if not turn.tool_calls:
+            if run.nudges >= cfg.no_action_retry_limit:
+                return Status.ANSWERED
+            run.nudges += 1
+            text = cfg.no_action_reminder or GENERIC_REMINDER
+            run.add(Message("user", reminder.wrap(text)))
+            run.emit("reminder", {"step": run.step, "text": text})
+            continue
+        if await _run_tools(run, turn.tool_calls):
+            return Status.FINISHED
+    return Status.MAX_STEPS
+
+
+async def _ask_model(run: _Run) -> AssistantTurn:
+    cfg = run.cfg
+    surface = cfg.adapter.surface
+    request = Request(
+        system=cfg.system,
+        messages=tuple(run.messages),
+        tools=tuple(surface.tool_defs()),
+        agent=cfg.name,
+    )
+    run.emit("model_request", {"step": run.step, "tool_defs_hash": surface.tool_defs_hash()})
+
+    def on_event(event: StreamEvent) -> None:
+        if cfg.monitor is not None:
+            cfg.monitor.heartbeat()
+        if isinstance(event, TextDelta):
+            run.emit("assistant_delta", {"text": event.text, "channel": event.channel})
+
+    observed = _Observed(cfg.engine, on_event)
+    turn = await complete_with_retries(observed, request, step_retries=cfg.step_retries)
+    run.usage = run.usage + turn.usage
+    if cfg.on_turn is not None:
+        cfg.on_turn(turn)
+    run.emit(
+        "assistant_turn",
+        {
+            "step": run.step,
+            "text": turn.text,
+            "tool_calls": [
+                {"id": c.id, "name": c.name, "arguments": c.arguments} for c in turn.tool_calls
+            ],
+            "usage": turn.usage.to_dict(),
+            "model": turn.model,
+        },
+    )
+    return turn
+
+
+@dataclass
+class _Observed:
+    """The agent's engine, with every stream event shown to the loop (deltas, heartbeats)."""
+
+    engine: Engine
+    on_event: Callable[[StreamEvent], None]
+
+    @property
+    def model(self) -> str:
+        return self.engine.model
+
+    async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
+        async for event in self.engine.stream(request):
+            self.on_event(event)
+            yield event
+
+
+async def _run_tools(run: _Run, calls: Sequence[ToolCall]) -> bool:
+    cfg = run.cfg
+    adapter = cfg.adapter
+    surface = adapter.surface
+    started = time.time()
+
+    async def execute(tc: ToolCall) -> ToolResult:
+        run.emit(
+            "tool_call",
+            {"step": run.step, "call_id": tc.id, "name": tc.name, "arguments": tc.arguments},
+        )
+        with anyio.fail_after(DEFAULT_TOOL_TIMEOUT):
+            result = await adapter.call(tc.name, tc.arguments, tc.id, caller=cfg.name)
+        if cfg.monitor is not None:
+            cfg.monitor.heartbeat()
+        return result
+
+    def on_error(tc: ToolCall, exc: Exception) -> ToolResult:
+        kind = toolfail.classify(exc)
+        if isinstance(exc, TimeoutError):
+            msg = f"{tc.name} did not finish within {DEFAULT_TOOL_TIMEOUT:g}s and was stopped"
+        else:
+            msg = f"{tc.name} failed: {type(exc).__name__}: {exc}"
+        return ToolResult(tc.id, tc.name, False, failure_content(kind, msg), kind)
+
+    def on_cancelled(tc: ToolCall) -> ToolResult:
+        kind = toolfail.Kind.CANCELLED
+        msg = f"{tc.name} was cancelled before it finished"
+        return ToolResult(tc.id, tc.name, False, failure_content(kind, msg), kind)
+
+    finished = False
+    committed: list[dict[str, Any]] = []
+
+    def on_commit(index: int, tc: ToolCall, result: ToolResult) -> None:
+        nonlocal finished
+        run.add(Message("tool", result.content, tool_call_id=tc.id, name=tc.name))
+        spec = surface.spec(tc.name)
+        run.emit(
+            "tool_result",
+            {
+                "step": run.step,
+                "call_id": tc.id,
+                "name": tc.name,
+                "ok": result.ok,
+                "kind": result.kind.value if result.kind else None,
+                "content": result.content,
+            },
+        )
+        committed.append({"call_id": tc.id, "name": tc.name, "ok": result.ok})
+        if exitpolicy.ends_run(spec, ok=result.ok, stop_on_finish=cfg.stop_on_finish):
+            finished = True
+            run.exit_content = result.content
+
+    batch: Batch[ToolCall, ToolResult] = Batch(
+        parallel=lambda tc: surface.is_parallelizable(tc.name),
+        execute=execute,
+        on_error=on_error,
+        on_cancelled=on_cancelled,
+        limit=cfg.parallel_limit,
+    )
+    try:
+        await batch.run(calls, on_commit)
+    finally:
+        if cfg.rollout is not None:
+            cfg.rollout(
+                "sub_agent_activity",
+                {
+                    "agent": cfg.name,
+                    "delegation_id": cfg.delegation_id,
+                    "step": run.step,
+                    "calls": committed,
+                    "started_at": started,
+                    "ended_at": time.time(),
+                    "parallel_peak": batch.peak,
+                },
+            )
+    return finished

@@ -1,0 +1,57 @@
+"""The pause gate: one place, at the step boundary, where a run may be held.
+
+Contract (spec 002, constraints 5 and 11): `wait()` is called by the loop between steps only (never
+inside a tool batch, which would leave half-done side effects). While paused it waits without
+cancelling anything and freezes the run's activity monitor; `resume()` continues in place;
+`abandon()` ends the wait with `PauseAbandonedError`, which the loop reports as "paused" — stopped
+at a step boundary with every tool call of the last batch committed, so a resume can continue.
+"""
+
+from __future__ import annotations
+
+import anyio
+
+from yagent.agents.activity import Monitor
+
+
+class PauseAbandonedError(Exception):
+    """The run was paused and then abandoned; it stopped cleanly at a step boundary."""
+
+
+class PauseGate:
+    def __init__(self) -> None:
+        self._paused = False
+        self._abandoned = False
+        self._changed = anyio.Event()
+
+    @property
+    def paused(self) -> bool:
+        return self._paused
+
+    def pause(self) -> None:
+        self._paused = True
+
+    def resume(self) -> None:
+        self._paused = False
+        self._changed.set()
+
+    def abandon(self) -> None:
+        self._abandoned = True
+        self._changed.set()
+
+    async def wait(self, monitor: Monitor | None = None) -> None:
+        if self._abandoned:
+            raise PauseAbandonedError("the run was abandoned while paused")
+        if not self._paused:
+            return
+        if monitor is not None:
+            monitor.pause()
+        try:
+            while self._paused and not self._abandoned:
+                self._changed = anyio.Event()
+                await self._changed.wait()
+        finally:
+            if monitor is not None:
+                monitor.resume()
+        if self._abandoned:
+            raise PauseAbandonedError("the run was abandoned while paused")

@@ -1,0 +1,63 @@
+"""What a run hands back: status, texts, the deliverable, and a plain note when nothing was
+submitted (spec 002, constraints 3 and 14)."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from yagent.agents.activity import ActivityTimeoutError, IdleTimeoutError
+from yagent.llm import Message, Usage
+
+
+class Status(enum.StrEnum):
+    FINISHED = "finished"  # a successful exit call ended the run
+    ANSWERED = "answered"  # ended with a plain-text reply (reminders used up); nothing submitted
+    MAX_STEPS = "max_steps"
+    ERROR = "error"
+    CANCELLED = "cancelled"
+    IDLE_TIMEOUT = "idle_timeout"
+    TOTAL_TIMEOUT = "total_timeout"
+    PAUSED = "paused"
+
+    @property
+    def is_error(self) -> bool:
+        return self in _ERRORS
+
+    @classmethod
+    def from_timeout(cls, cause: ActivityTimeoutError) -> Status:
+        return cls.IDLE_TIMEOUT if isinstance(cause, IdleTimeoutError) else cls.TOTAL_TIMEOUT
+
+
+_ERRORS = frozenset({Status.ERROR, Status.CANCELLED, Status.IDLE_TIMEOUT, Status.TOTAL_TIMEOUT})
+
+
+@dataclass(frozen=True, slots=True)
+class AgentResult:
+    status: Status
+    text: str  # the last assistant text (not necessarily the deliverable)
+    deliverable: str | None  # only from a successful exit call, via exitpolicy.deliverable_text
+    exit_payload: Mapping[str, Any] | None
+    steps: int
+    messages: tuple[Message, ...]
+    usage: Usage
+    error: str = ""
+    note: str = ""
+
+    @property
+    def submitted(self) -> bool:
+        return self.deliverable is not None
+
+    def best_text(self) -> str:
+        """The deliverable when one was submitted, else the last assistant text."""
+        return self.deliverable if self.deliverable is not None else self.text
+
+
+def no_submission_note(agent: str, status: Status) -> str:
+    """The distinguishable line for a run that did not end with a successful exit call."""
+    return (
+        f"[{agent}] no deliverable was submitted through agent_exit "
+        f"(the run ended as {status.value}); the text shown is the last reply, not a submission"
+    )

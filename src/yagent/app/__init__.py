@@ -1,0 +1,1 @@
+"""yagent.app: assembly — the only place that wires everything — configuration and settings."""

@@ -1,0 +1,245 @@
+"""Assembly: one run's parts wired together — the only place that knows all of them.
+
+`open_app()` builds, for a workspace: settings and the workspace guard (with the YOLO mode), the
+dispatcher and authorization loop, MCP servers (connected for the app's lifetime), hooks, the
+Surface per agent, the Adapter, the session store, and the engine. `App.run()` runs one task with
+one agent and records everything in the session: messages, the event rollout, tool calls and
+results, usage and cost. Events are persisted at the publish point, then shown (dispatcher).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from yagent.agents import catalog
+from yagent.agents.activity import Monitor
+from yagent.agents.catalog import AgentDef
+from yagent.agents.context import system_prompt
+from yagent.agents.loop import LoopConfig, run_agent_loop
+from yagent.agents.pause import PauseGate
+from yagent.agents.results import AgentResult
+from yagent.app.config import Config
+from yagent.app.engines import build_engine
+from yagent.kernel import hookengine
+from yagent.llm import Message
+from yagent.llm.pricing import DEFAULT_PRICES, Ledger, PriceTable
+from yagent.llm.types import AssistantTurn, Engine
+from yagent.memory import SessionStore, message_body
+from yagent.messaging import Dispatcher, Event
+from yagent.tools import hooks, registry
+from yagent.tools.adapter import Adapter, ToolContext
+from yagent.tools.confirm import UserConfirm
+from yagent.tools.guard import WorkspaceGuard, Yolo
+from yagent.tools.mcp import McpTools, ServerConfig
+from yagent.tools.settings import Settings
+from yagent.tools.skills import FolderSkillSource
+from yagent.tools.surface import Surface, SurfaceOptions
+from yagent.toolspec import BUILTIN
+
+Observer = Callable[[Event], None]
+
+
+@dataclass
+class App:
+    config: Config
+    home: Path
+    workspace: Path
+    yolo: Yolo
+    store: SessionStore
+    engine: Engine
+    mcp: McpTools
+    dispatcher: Dispatcher = field(default_factory=Dispatcher)
+    interactive: bool = True
+    pause: PauseGate = field(default_factory=PauseGate)
+    observers: list[Observer] = field(default_factory=list)
+    prices: PriceTable = DEFAULT_PRICES
+
+    def __post_init__(self) -> None:
+        self.ledger = Ledger(self.prices)
+        self.settings = Settings(self.home)
+        self.guard = WorkspaceGuard(self.workspace, settings=self.settings, yolo=self.yolo)
+        self.confirm = UserConfirm(self.dispatcher) if self.interactive else None
+        self.skills = FolderSkillSource.for_workspace(self.workspace, self.home)
+        entries = [e.model_dump(exclude_none=True) for e in self.config.hooks]
+        self.hook_engine, _ = hooks.from_config(entries, cwd=self.workspace)
+
+    # -- per agent ----------------------------------------------------------------------------
+    def agent(self, name: str) -> AgentDef:
+        retries = self.config.llm.step_retries
+        custom = self.config.agents.get(name)
+        if custom is not None:
+            return catalog.custom_agent(name, custom.model_dump(), retries)
+        return catalog.builtin(name, retries)
+
+    def surface(self, agent: AgentDef) -> Surface:
+        options = SurfaceOptions(
+            deferred=self.config.agent.deferred_tools,
+            schema_budget=self.config.agent.schema_budget,
+            yolo=self.yolo,
+            host_stages=(hookengine.stage(self.hook_engine),) if self.hook_engine.hooks else (),
+        )
+        return Surface(BUILTIN, agent.profile, self.guard, external=self.mcp.specs, options=options)
+
+    # -- sessions -----------------------------------------------------------------------------
+    def publish(self, session_id: str) -> Callable[[str, Mapping[str, Any]], None]:
+        def publish(kind: str, payload: Mapping[str, Any]) -> None:
+            delegation = str(payload.get("delegation_id", ""))
+            if kind != "assistant_delta":  # deltas are display-only; the turn is persisted
+                self.store.append_event(session_id, kind, dict(payload), delegation_id=delegation)
+            self._record_tools(session_id, kind, payload, delegation)
+            event = Event(kind, dict(payload), delegation)
+            for observer in self.observers:
+                observer(event)
+            self.dispatcher.send(event)
+
+        return publish
+
+    def _record_tools(
+        self, session_id: str, kind: str, payload: Mapping[str, Any], delegation: str
+    ) -> None:
+        if kind == "tool_call":
+            self.store.record_tool_call(
+                session_id,
+                call_id=str(payload["call_id"]),
+                name=str(payload["name"]),
+                arguments=str(payload["arguments"]),
+                delegation_id=delegation,
+                started_at=time.time(),
+            )
+        elif kind == "tool_result":
+            self.store.record_tool_result(
+                session_id,
+                str(payload["call_id"]),
+                content=str(payload["content"]),
+                ok=bool(payload["ok"]),
+                kind=payload.get("kind"),
+                ended_at=time.time(),
+            )
+
+    def _account(self, session_id: str, agent: str, turn: AssistantTurn) -> None:
+        step = self.ledger.record(turn, agent=agent)
+        self.store.add_usage(
+            session_id,
+            model=step.model or self.engine.model,
+            input_tokens=turn.usage.input_tokens,
+            output_tokens=turn.usage.output_tokens,
+            cache_read_tokens=turn.usage.cache_read_tokens,
+            cache_write_tokens=turn.usage.cache_write_tokens,
+            cost=step.cost,
+        )
+
+    def _rollout(self, session_id: str, kind: str, payload: Mapping[str, Any]) -> None:
+        self.store.append_event(session_id, kind, dict(payload))
+
+    def _checkpoint(self, session_id: str, data: Mapping[str, Any]) -> None:
+        self.store.write_checkpoint(session_id, step=int(data.get("step", 0)), data=dict(data))
+
+    def _message(self, session_id: str, agent: str, message: Message) -> None:
+        self.store.append_message(session_id, message.to_dict(), agent=agent)
+
+    async def run(
+        self, task: str, *, agent_name: str | None = None, session_id: str | None = None
+    ) -> tuple[str, AgentResult]:
+        """Run `task`; a new session unless `session_id` continues one (its messages as history)."""
+        agent = self.agent(agent_name or self.config.agent.default)
+        if session_id is None:
+            info = self.store.create_session(
+                workspace=str(self.workspace),
+                title=task[:80],
+                model=self.engine.model,
+                meta={"agent": agent.name},
+            )
+            session_id, history = info.id, []
+        else:
+            history = [Message.from_dict(message_body(m)) for m in self.store.messages(session_id)]
+        surface = self.surface(agent)
+        ctx = ToolContext(
+            self.workspace,
+            surface,
+            session_id=session_id,
+            confirm=self.confirm,
+            skills=self.skills,
+            state_dir=self.home / "state" / session_id,
+        )
+        adapter = Adapter(ctx, registry.executors(self.mcp.executors))
+        settings = self.config.agent
+        cfg = LoopConfig(
+            name=agent.name,
+            system=system_prompt(
+                agent,
+                workspace=self.workspace,
+                surface=surface,
+                task=task,
+                skills=self.skills.list(),
+                autonomous=self.yolo >= Yolo.FULL,
+            ),
+            engine=self.engine,
+            adapter=adapter,
+            max_steps=agent.max_steps,
+            stop_on_finish=agent.stop_on_finish,
+            no_action_retry_limit=agent.no_action_retry_limit,
+            step_retries=agent.step_retries,
+            no_action_reminder=agent.no_action_reminder,
+            parallel_limit=settings.max_parallel_tools,
+            publish=self.publish(session_id),
+            rollout=lambda k, p: self._rollout(session_id, k, p),
+            checkpoint=lambda data: self._checkpoint(session_id, data),
+            monitor=Monitor(idle=settings.idle_timeout, total=settings.total_timeout),
+            pause=self.pause,
+            on_turn=lambda turn: self._account(session_id, agent.name, turn),
+            on_message=lambda m: self._message(session_id, agent.name, m),
+        )
+        result = await run_agent_loop(cfg, task, history=history)
+        self.store.set_status(session_id, _session_status(result))
+        return session_id, result
+
+
+def _session_status(result: AgentResult) -> str:
+    value = result.status.value
+    if value in ("finished", "answered", "max_steps"):
+        return "finished"
+    if value == "paused":
+        return "paused"
+    if value == "cancelled":
+        return "cancelled"
+    return "failed"
+
+
+@contextlib.asynccontextmanager
+async def open_app(
+    config: Config,
+    *,
+    home: Path,
+    workspace: Path,
+    yolo: Yolo = Yolo.OFF,
+    interactive: bool = True,
+    engine: Engine | None = None,
+) -> AsyncIterator[App]:
+    store = SessionStore(home / "sessions.db")
+    servers = tuple(
+        ServerConfig.from_mapping(name, server.model_dump(exclude_none=True))
+        for name, server in sorted(config.mcp.items())
+    )
+    prices = PriceTable.from_config(
+        {k: v.model_dump() for k, v in config.llm.prices.items()}, base=DEFAULT_PRICES
+    )
+    try:
+        async with McpTools(servers) as mcp:
+            yield App(
+                config,
+                home,
+                workspace,
+                yolo,
+                store,
+                engine or await build_engine(config.llm),
+                mcp,
+                interactive=interactive,
+                prices=prices,
+            )
+    finally:
+        store.close()

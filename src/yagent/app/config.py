@@ -1,0 +1,159 @@
+"""Configuration: `~/.yagent/config.toml`, then `<workspace>/.yagent/config.toml`, then environment.
+
+Contract:
+- Later sources override earlier ones key by key (sections merge); unknown keys anywhere are
+  errors naming the file and the key — a typo never silently falls back to a default.
+- API keys come only from the environment (`api_key_env`, default by provider) or a key file
+  (`api_key_file`); a key written into config.toml is refused. Keys are `SecretStr`: never printed,
+  never in `repr`.
+- Environment overrides: YAGENT_PROVIDER, YAGENT_MODEL, YAGENT_BASE_URL.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+
+
+class ConfigError(Exception):
+    pass
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Price(Strict):
+    input: float = Field(ge=0, description="USD per million input tokens")
+    output: float = Field(ge=0)
+    cache_read: float = Field(0.0, ge=0)
+    cache_write: float = Field(0.0, ge=0)
+
+
+Provider = Literal["openai", "anthropic", "ollama"]
+DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "ollama": ""}
+
+
+class LLMConfig(Strict):
+    provider: Provider | None = None
+    model: str = ""
+    base_url: str | None = None
+    api_key_env: str | None = None
+    api_key_file: str | None = None
+    timeout: float = Field(120.0, gt=0)
+    step_retries: int = Field(2, ge=0, le=10)
+    max_tokens: int = Field(8192, gt=0)
+    prices: dict[str, Price] = Field(default_factory=dict)
+
+    def api_key(self) -> SecretStr | None:
+        if self.api_key_file:
+            path = Path(self.api_key_file).expanduser()
+            try:
+                return SecretStr(path.read_text(encoding="utf-8").strip())
+            except OSError as exc:
+                raise ConfigError(f"cannot read api_key_file {path}: {exc.strerror}") from exc
+        env = self.api_key_env or DEFAULT_KEY_ENV.get(self.provider or "", "")
+        value = os.environ.get(env) if env else None
+        return SecretStr(value) if value else None
+
+
+class AgentSettings(Strict):
+    default: str = "coding"
+    max_parallel_tools: int = Field(4, ge=1, le=32)
+    tool_timeout: float = Field(180.0, gt=0)
+    idle_timeout: float | None = Field(600.0, gt=0)
+    total_timeout: float | None = Field(None, gt=0)
+    deferred_tools: bool = True
+    schema_budget: int | None = Field(None, gt=0)
+
+
+class McpServer(Strict):
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] | None = None
+    cwd: str | None = None
+    url: str | None = None
+
+
+class HookEntry(Strict):
+    name: str | None = None
+    event: str = "pre_tool_use"
+    matcher: str = ""
+    command: str
+    blocking: bool = True
+    timeout: float = Field(30.0, gt=0)
+    on_timeout: Literal["allow", "deny"] | None = None
+
+
+class CustomAgent(Strict):
+    prompt: str
+    tools: list[str]
+    deny: list[str] = Field(default_factory=list)
+    model: str = ""
+    max_steps: int = Field(40, gt=0)
+    external: bool = False
+
+
+class Config(Strict):
+    llm: LLMConfig = LLMConfig()
+    agent: AgentSettings = AgentSettings()
+    mcp: dict[str, McpServer] = Field(default_factory=dict)
+    hooks: list[HookEntry] = Field(default_factory=list)
+    agents: dict[str, CustomAgent] = Field(default_factory=dict)
+    sources: list[str] = Field(default_factory=list, exclude=True)
+
+
+def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    llm = data.get("llm")
+    if isinstance(llm, dict) and "api_key" in llm:
+        raise ConfigError(
+            f"{path}: [llm] api_key is not allowed in a config file; put the key in an "
+            "environment variable (api_key_env) or a file (api_key_file)"
+        )
+    return data
+
+
+def load(*, home: Path, workspace: Path, env: Mapping[str, str] | None = None) -> Config:
+    env = os.environ if env is None else env
+    merged: dict[str, Any] = {}
+    sources: list[str] = []
+    for path in (home / "config.toml", workspace / ".yagent" / "config.toml"):
+        if path.is_file():
+            merged = _merge(merged, _read(path))
+            sources.append(str(path))
+    overrides = {
+        "provider": env.get("YAGENT_PROVIDER"),
+        "model": env.get("YAGENT_MODEL"),
+        "base_url": env.get("YAGENT_BASE_URL"),
+    }
+    llm_over = {k: v for k, v in overrides.items() if v}
+    if llm_over:
+        merged = _merge(merged, {"llm": llm_over})
+        sources.append("environment")
+    try:
+        config = Config.model_validate(merged)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        where = ", ".join(sources) or "defaults"
+        raise ConfigError(f"invalid configuration ({where}): {problems}") from None
+    config.sources = sources
+    return config

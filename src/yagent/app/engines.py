@@ -1,0 +1,81 @@
+"""Choosing the model engine from configuration.
+
+With a provider configured: OpenAI-compatible (`openai`, `ollama`) or Anthropic. With none: a
+local Ollama server is used if one answers on its default address; otherwise `NoProviderError`
+says exactly how to configure one. A missing API key for a provider that needs one is an error
+naming the environment variable to set.
+"""
+
+from __future__ import annotations
+
+import httpx
+
+from yagent.app.config import DEFAULT_KEY_ENV, ConfigError, LLMConfig
+from yagent.llm.anthropic_engine import AnthropicEngine
+from yagent.llm.openai_engine import OpenAIEngine
+from yagent.llm.types import Engine
+
+OLLAMA_URL = "http://127.0.0.1:11434"
+HOW_TO = """no model provider is configured and no local Ollama server answered at {url}.
+
+Configure one in ~/.yagent/config.toml (or <repo>/.yagent/config.toml), for example:
+
+    [llm]
+    provider = "openai"          # or "anthropic", or "ollama"
+    model = "gpt-4.1"
+    # base_url = "http://localhost:8000/v1"   # any OpenAI-compatible server (vLLM, llama.cpp…)
+
+and put the key in the environment: export OPENAI_API_KEY=…  (ANTHROPIC_API_KEY for Anthropic).
+Or start Ollama (`ollama serve`) and pull a model."""
+
+
+class NoProviderError(ConfigError):
+    pass
+
+
+async def ollama_models(url: str = OLLAMA_URL, *, timeout: float = 1.5) -> list[str] | None:
+    """Model names a local Ollama server offers, or None when nothing answers there."""
+    try:
+        async with httpx.AsyncClient(timeout=timeout) as client:
+            response = await client.get(f"{url}/api/tags")
+            response.raise_for_status()
+            data = response.json()
+    except (httpx.HTTPError, ValueError):
+        return None
+    models = data.get("models", []) if isinstance(data, dict) else []
+    return [str(m.get("name")) for m in models if isinstance(m, dict) and m.get("name")]
+
+
+async def build_engine(llm: LLMConfig, *, ollama_url: str = OLLAMA_URL) -> Engine:
+    provider = llm.provider
+    if provider is None:
+        models = await ollama_models(ollama_url)
+        if models is None:
+            raise NoProviderError(HOW_TO.format(url=ollama_url))
+        if not llm.model and not models:
+            raise NoProviderError(
+                f"the Ollama server at {ollama_url} has no models; run `ollama pull <model>`"
+            )
+        model = llm.model or models[0]
+        return OpenAIEngine(
+            model, base_url=f"{ollama_url}/v1", api_key="ollama", timeout=llm.timeout
+        )
+    if not llm.model:
+        raise ConfigError(f"[llm] model is required for provider {provider!r}")
+    key = llm.api_key()
+    if provider == "ollama":
+        base = llm.base_url or f"{OLLAMA_URL}/v1"
+        return OpenAIEngine(llm.model, base_url=base, api_key="ollama", timeout=llm.timeout)
+    if key is None and llm.base_url is None:
+        env = llm.api_key_env or DEFAULT_KEY_ENV[provider]
+        raise ConfigError(f"no API key for {provider}: set the environment variable {env}")
+    secret = key.get_secret_value() if key is not None else "not-needed"
+    if provider == "anthropic":
+        return AnthropicEngine(
+            llm.model,
+            base_url=llm.base_url,
+            api_key=secret,
+            timeout=llm.timeout,
+            max_tokens=llm.max_tokens,
+        )
+    return OpenAIEngine(llm.model, base_url=llm.base_url, api_key=secret, timeout=llm.timeout)

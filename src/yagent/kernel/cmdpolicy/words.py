@@ -1,0 +1,136 @@
+"""Words as bash sees them: which are static, and the text forms the grammar gets wrong.
+
+Guarantees: `word_arg` gives a word's literal value only when bash could not change it at run
+time — no expansion of any kind, no unquoted glob or brace pattern, no `\\$`/`\\``/continuation
+inside (where POSIX shlex and bash part ways); otherwise the value is None. The helpers read
+backtick bodies, heredoc text and the gaps between words the way bash does.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from tree_sitter import Node
+
+from yagent.kernel.cmdpolicy.errors import UnclosedQuoteError
+from yagent.kernel.cmdpolicy.model import Arg
+
+# Node types a static word may be made of; anything else (any expansion, $'…', $"…") is run time.
+_STATIC_PARTS = frozenset({"word", "string", "raw_string", "concatenation", "number", '"'})
+_STATIC_PARTS_ALL = _STATIC_PARTS | {"string_content"}
+_BRACE = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
+_ESCAPED = re.compile(r"\\.", re.DOTALL)
+_ESCAPED_BYTES = re.compile(rb"\\.", re.DOTALL)
+_UNESCAPE_BACKTICK = re.compile(r"\\([$`\\])")
+
+
+def unescape_backtick(body: str) -> str:
+    """bash un-escapes \\$, \\` and \\\\ inside backticks before it parses the body."""
+    return _UNESCAPE_BACKTICK.sub(r"\1", body)
+
+
+def unquoted(data: bytes, node: Node) -> bytes:
+    """The bytes of the unquoted `word` parts of a word node (quotes may hold newlines)."""
+    if node.type == "word":
+        return data[node.start_byte : node.end_byte]
+    if node.type == "concatenation":
+        return b" ".join(unquoted(data, c) for c in node.children if c.type == "word")
+    return b""
+
+
+def word_arg(data: bytes, node: Node) -> Arg:
+    """The word under `node`: its literal value, or None when only run time knows it."""
+    source = data[node.start_byte : node.end_byte].decode("utf-8")
+    stack = [node]
+    words: list[str] = []
+    while stack:
+        part = stack.pop()
+        if part.type not in _STATIC_PARTS_ALL:
+            return Arg(None, source)
+        if part.type == "word":
+            words.append(data[part.start_byte : part.end_byte].decode("utf-8"))
+        elif part.type in _STATIC_PARTS:
+            stack.extend(part.children)
+    if "\\\n" in source or "\\$" in source or "\\`" in source:
+        return Arg(None, source)
+    if any(_is_pattern(w) for w in words) or _BRACE.search(_ESCAPED.sub("_", source)):
+        return Arg(None, source)
+    try:
+        tokens = shlex.split(source)
+    except ValueError:
+        return Arg(None, source)
+    if len(tokens) != 1:
+        return Arg(None, source)
+    return Arg(tokens[0], source)
+
+
+def as_double_quoted(text: str) -> str:
+    """Heredoc text → the inside of an equivalent "…" (only `"` differs between the two)."""
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and i + 1 < len(text) and text[i + 1] in "$`\\\n":
+            out.append(text[i : i + 2])
+            i += 2
+            continue
+        out.append({"\\": "\\\\", '"': '\\"'}.get(ch, ch))
+        i += 1
+    return "".join(out)
+
+
+def backtick_bodies(text: str) -> list[str]:
+    """The raw bodies of the unescaped backtick pairs in `text`; an unpaired one is refused."""
+    bodies: list[str] = []
+    start: int | None = None
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == "`":
+            if start is None:
+                start = i + 1
+            else:
+                bodies.append(text[start:i])
+                start = None
+        i += 1
+    if start is not None:
+        raise UnclosedQuoteError(f"unclosed backtick in {text[:40]!r}")
+    return bodies
+
+
+def bare_newline(text: bytes) -> bool:
+    """A newline that is neither escaped nor part of a line continuation."""
+    return b"\n" in _ESCAPED_BYTES.sub(b"", text)
+
+
+def _is_pattern(word: str) -> bool:
+    """An unescaped glob character in an unquoted word: bash may replace the word by file names."""
+    bare = _ESCAPED.sub("_", word)
+    return any(ch in bare for ch in "*?[")
+
+
+def heredoc_span(redirect: Node) -> tuple[int, int] | None:
+    parts = [c for c in redirect.children if c.type in ("heredoc_body", "heredoc_end")]
+    return (parts[0].start_byte, parts[-1].end_byte) if parts else None
+
+
+def cut(data: bytes, start: int, end: int, holes: list[tuple[int, int]]) -> bytes:
+    """data[start:end] without the heredoc bodies inside it (their newlines are not blanks)."""
+    out = bytearray()
+    at = start
+    for hole_start, hole_end in sorted(holes):
+        if at < hole_start < end:
+            out += data[at:hole_start]
+            at = max(at, hole_end)
+    if at < end:
+        out += data[at:end]
+    return bytes(out)
+
+
+def glued(gap: bytes) -> bool:
+    """Two words with only line continuations between them are one word to bash."""
+    return bool(gap) and not gap.replace(b"\\\n", b"")

@@ -1,0 +1,57 @@
+"""Step retries for model calls, decided by the `toolfail` table.
+
+Contract:
+- `complete_with_retries` runs one model call to its end and retries it only when the failure's
+  kind is retryable in `toolfail` (rate limits, overload, timeouts, transient connection errors),
+  at most `step_retries` times, sleeping the table's backoff for that kind before each retry. A
+  non-retryable error (auth, bad request, unknown …) is raised at once, unchanged.
+- `step_retries` has no default: each agent passes its own (spec: no central default that silently
+  applies). Negative values are refused.
+- Resending a model request is always safe (it has no side effect to apply twice), so the table's
+  `resend_safe` does not restrict model retries; it governs tool calls.
+- When the retries are used up, the last error is raised with its kind and a note of how many
+  retries were made. Each retry is shown to `on_retry` (attempt, error, delay) so the host can log
+  it; a retried stream may already have emitted deltas, which the host should treat as superseded.
+- Cancellation is never retried: it is not an `EngineError` and passes straight through.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import anyio
+
+from yagent.kernel import toolfail
+from yagent.llm.types import AssistantTurn, Engine, EngineError, Request, complete
+
+Sleep = Callable[[float], Awaitable[None]]
+OnRetry = Callable[[int, EngineError, float], None]
+
+
+async def complete_with_retries(
+    engine: Engine,
+    request: Request,
+    *,
+    step_retries: int,
+    sleep: Sleep = anyio.sleep,
+    on_retry: OnRetry | None = None,
+) -> AssistantTurn:
+    """The completed turn, retrying retryable failures up to `step_retries` times."""
+    if step_retries < 0:
+        raise ValueError(f"step_retries must be >= 0, got {step_retries}")
+    attempt = 0
+    while True:
+        try:
+            return await complete(engine, request)
+        except EngineError as exc:
+            if not exc.retryable:
+                raise
+            if attempt >= step_retries:
+                if attempt == 0:
+                    raise
+                raise EngineError(exc.kind, f"{exc} (gave up after {attempt} retries)") from exc
+            attempt += 1
+            delay = toolfail.rule(exc.kind).backoff.delay(attempt)
+            if on_retry is not None:
+                on_retry(attempt, exc, delay)
+            await sleep(delay)

@@ -1,0 +1,161 @@
+"""The connection underneath every store method: one connection, one lock, one transaction each.
+
+Threads share one connection behind a re-entrant lock (SQLite serialises writers anyway, and one
+connection keeps `close()` simple and total). Processes coordinate through SQLite: every write is
+one `BEGIN IMMEDIATE` transaction — the write lock is taken up front, so a per-session sequence read
+and the insert that uses it can never interleave with another writer — and every read is one
+deferred transaction, so a multi-query read (an export) sees one snapshot. The clock is read after
+the lock is held, so timestamps follow commit order within a process. A store used from a forked
+child refuses (`StoreClosedError`): the child must open its own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+from yagent.memory.errors import (
+    SessionNotFoundError,
+    SessionStoreError,
+    StoreBusyError,
+    StoreClosedError,
+)
+from yagent.memory.records import Clock
+from yagent.memory.schema import open_database
+
+
+class SystemClock:
+    def now(self) -> float:
+        return time.time()
+
+
+class StoreBase:
+    """Connection life cycle and the transaction helpers the record-kind parts build on."""
+
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        clock: Clock | None = None,
+        busy_timeout: float = 5.0,
+        durable: bool = False,
+    ) -> None:
+        if isinstance(busy_timeout, bool) or not isinstance(busy_timeout, int | float):
+            raise TypeError(f"busy_timeout must be seconds, got {busy_timeout!r}")
+        if busy_timeout < 0:
+            raise ValueError(f"busy_timeout must be >= 0, got {busy_timeout!r}")
+        self._path = Path(path)
+        self._clock: Clock = clock if clock is not None else SystemClock()
+        self._lock = threading.RLock()
+        self._pid = os.getpid()
+        self._conn: sqlite3.Connection | None = None
+        conn, self._journal_mode = open_database(
+            self._path, busy_timeout=float(busy_timeout), durable=durable
+        )
+        self._conn = conn
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    @property
+    def journal_mode(self) -> str:
+        """ "wal" normally; a file system without shared memory may leave SQLite in another mode,
+        which is still correct (writes stay `BEGIN IMMEDIATE`), only less concurrent."""
+        return self._journal_mode
+
+    def close(self) -> None:
+        """Close the connection; later calls raise `StoreClosedError`. Idempotent."""
+        with self._lock:
+            conn, self._conn = self._conn, None
+            if conn is not None and self._pid == os.getpid():
+                conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _live(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise StoreClosedError(f"session store {str(self._path)!r} is closed")
+        if self._pid != os.getpid():
+            raise StoreClosedError(
+                f"session store {str(self._path)!r} was opened in process {self._pid}; "
+                "a forked process must open its own SessionStore"
+            )
+        return self._conn
+
+    @contextlib.contextmanager
+    def _transaction(self, begin: str) -> Iterator[tuple[sqlite3.Connection, float]]:
+        with self._lock:
+            conn = self._live()
+            try:
+                conn.execute(begin)
+            except sqlite3.OperationalError as exc:
+                raise _translate(exc) from exc
+            try:
+                yield conn, self._clock.now()
+                conn.execute("COMMIT")
+            except sqlite3.OperationalError as exc:
+                _rollback(conn)
+                raise _translate(exc) from exc
+            except BaseException:
+                _rollback(conn)
+                raise
+
+    def _write(self) -> contextlib.AbstractContextManager[tuple[sqlite3.Connection, float]]:
+        return self._transaction("BEGIN IMMEDIATE")
+
+    def _read(self) -> contextlib.AbstractContextManager[tuple[sqlite3.Connection, float]]:
+        return self._transaction("BEGIN")
+
+
+def _translate(exc: sqlite3.OperationalError) -> SessionStoreError:
+    text = str(exc)
+    if "locked" in text or "busy" in text:
+        return StoreBusyError(f"session store busy beyond the busy timeout: {text}")
+    return SessionStoreError(f"session store operation failed: {text}")
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    # A failed COMMIT may already have ended the transaction; the rollback is then a no-op error.
+    with contextlib.suppress(sqlite3.Error):
+        conn.execute("ROLLBACK")
+
+
+def touch(conn: sqlite3.Connection, session_id: str, now: float) -> None:
+    """Mark the session as written now; `SessionNotFoundError` (inside the transaction, so the
+    caller's insert rolls back with it) when there is no such session."""
+    cursor = conn.execute(
+        "UPDATE sessions SET updated_at = MAX(updated_at, ?) WHERE id = ?", (now, session_id)
+    )
+    if cursor.rowcount == 0:
+        raise SessionNotFoundError(session_id)
+
+
+def require(conn: sqlite3.Connection, session_id: str) -> None:
+    if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
+        raise SessionNotFoundError(session_id)
+
+
+def next_seq(conn: sqlite3.Connection, table: str, session_id: str) -> int:
+    # Only called inside a write transaction: the write lock makes read-then-insert atomic.
+    row = conn.execute(
+        f"SELECT COALESCE(MAX(seq), 0) + 1 FROM {table} WHERE session_id = ?", (session_id,)
+    ).fetchone()
+    seq: int = row[0]
+    return seq

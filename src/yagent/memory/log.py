@@ -1,0 +1,247 @@
+"""The conversation log: messages, the rollout (events) and tool calls with their results.
+
+Each kind has its own per-session `seq`, allocated inside the write transaction (1, 2, 3, … with no
+gaps or duplicates, whatever the number of writing threads and processes). Reads return records in
+`seq` order. A tool call is visible before its result (`ended_at is None`): a crash between the
+two leaves exactly that fact behind. A result is matched to the earliest call with its `call_id`
+that has none yet; when every such call has one, the latest is overwritten (a replayed second
+output for the same call id wins, as the model saw it).
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from yagent.memory import codec
+from yagent.memory.base import StoreBase, next_seq, require, touch
+from yagent.memory.codec import text_arg
+from yagent.memory.errors import ToolCallNotFoundError
+from yagent.memory.records import MESSAGE_META_KEYS, EventRecord, ToolCallRecord
+
+
+def time_arg(value: object, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise TypeError(f"{what} must be a finite number of seconds, got {value!r}")
+    return float(value)
+
+
+def _delegation_filter(delegation_id: str | None) -> tuple[str, tuple[str, ...]]:
+    return ("", ()) if delegation_id is None else (" AND delegation_id = ?", (delegation_id,))
+
+
+def message_body(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A row from `messages()` without the store's keys: the message as it was appended."""
+    return {key: value for key, value in row.items() if key not in MESSAGE_META_KEYS}
+
+
+def query_messages(
+    conn: sqlite3.Connection, session_id: str, delegation_id: str | None
+) -> list[dict[str, Any]]:
+    require(conn, session_id)
+    extra, params = _delegation_filter(delegation_id)
+    rows = conn.execute(
+        "SELECT seq, ts, agent, delegation_id, body FROM messages WHERE session_id = ?"
+        f"{extra} ORDER BY seq",
+        (session_id, *params),
+    )
+    return [
+        {**codec.decode_object(body), "seq": seq, "ts": ts, "agent": agent, "delegation_id": d}
+        for seq, ts, agent, d, body in rows
+    ]
+
+
+def query_events(
+    conn: sqlite3.Connection,
+    session_id: str,
+    *,
+    since: int = 0,
+    types: Iterable[str] | None = None,
+    delegation_id: str | None = None,
+) -> list[EventRecord]:
+    require(conn, session_id)
+    extra, params = _delegation_filter(delegation_id)
+    if types is not None:
+        wanted = tuple(types) if not isinstance(types, str) else (types,)
+        extra += f" AND type IN ({', '.join('?' * len(wanted))})" if wanted else " AND 0"
+        params += wanted
+    rows = conn.execute(
+        "SELECT seq, ts, type, delegation_id, payload FROM events "
+        f"WHERE session_id = ? AND seq > ?{extra} ORDER BY seq",
+        (session_id, since, *params),
+    )
+    return [
+        EventRecord(seq, ts, kind, d, codec.decode_object(payload))
+        for seq, ts, kind, d, payload in rows
+    ]
+
+
+def query_tool_calls(
+    conn: sqlite3.Connection, session_id: str, delegation_id: str | None
+) -> list[ToolCallRecord]:
+    require(conn, session_id)
+    extra, params = _delegation_filter(delegation_id)
+    rows = conn.execute(
+        "SELECT seq, call_id, name, arguments, delegation_id, started_at, ended_at, content, ok, "
+        f"kind FROM tool_calls WHERE session_id = ?{extra} ORDER BY seq",
+        (session_id, *params),
+    )
+    return [
+        ToolCallRecord(
+            seq,
+            call_id,
+            name,
+            arguments,
+            d,
+            started,
+            ended,
+            content,
+            ok=None if ok is None else bool(ok),
+            kind=kind,
+        )
+        for seq, call_id, name, arguments, d, started, ended, content, ok, kind in rows
+    ]
+
+
+class ConversationPart(StoreBase):
+    def append_message(
+        self,
+        session_id: str,
+        message: Mapping[str, Any],
+        *,
+        delegation_id: str = "",
+        agent: str = "",
+    ) -> int:
+        """Store one message (a JSON object, e.g. {"role": ..., "content": ...}); its seq."""
+        body = codec.normalise_object(message, "message")
+        reserved = sorted(set(body) & set(MESSAGE_META_KEYS))
+        if reserved:
+            raise ValueError(
+                f"message carries the store's own keys {reserved}; pass agent / delegation_id as "
+                "arguments (message_body() strips a row read back from messages())"
+            )
+        values = (text_arg(agent, "agent"), text_arg(delegation_id, "delegation_id"))
+        with self._write() as (conn, now):
+            touch(conn, session_id, now)
+            seq = next_seq(conn, "messages", session_id)
+            conn.execute(
+                "INSERT INTO messages (session_id, seq, ts, agent, delegation_id, body) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (session_id, seq, now, *values, codec.dumps(body)),
+            )
+            return seq
+
+    def messages(
+        self, session_id: str, *, delegation_id: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Messages in order, each the stored object plus `seq`, `ts`, `agent`, `delegation_id`.
+        `delegation_id=None` returns every run's messages; "" only the top-level run's."""
+        with self._read() as (conn, _):
+            return query_messages(conn, session_id, delegation_id)
+
+    def append_event(
+        self, session_id: str, type: str, payload: Mapping[str, Any], *, delegation_id: str = ""
+    ) -> int:
+        """Append one rollout record; its seq."""
+        values = (
+            text_arg(type, "event type"),
+            text_arg(delegation_id, "delegation_id"),
+            codec.encode_object(payload, "event payload"),
+        )
+        with self._write() as (conn, now):
+            touch(conn, session_id, now)
+            seq = next_seq(conn, "events", session_id)
+            conn.execute(
+                "INSERT INTO events (session_id, seq, ts, type, delegation_id, payload) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (session_id, seq, now, *values),
+            )
+            return seq
+
+    def events(
+        self,
+        session_id: str,
+        *,
+        since: int = 0,
+        types: Iterable[str] | None = None,
+        delegation_id: str | None = None,
+    ) -> list[EventRecord]:
+        """Rollout records with seq > `since`, optionally only these types (a str is one type)
+        and only this delegation ("" = the top-level run)."""
+        with self._read() as (conn, _):
+            return query_events(
+                conn, session_id, since=since, types=types, delegation_id=delegation_id
+            )
+
+    def record_tool_call(
+        self,
+        session_id: str,
+        *,
+        call_id: str,
+        name: str,
+        arguments: str,
+        delegation_id: str = "",
+        started_at: float,
+    ) -> int:
+        """Record a call before it runs (`arguments` as the model sent them); its seq."""
+        values = (
+            text_arg(call_id, "call_id"),
+            text_arg(name, "name"),
+            text_arg(arguments, "arguments"),
+            text_arg(delegation_id, "delegation_id"),
+            time_arg(started_at, "started_at"),
+        )
+        with self._write() as (conn, now):
+            touch(conn, session_id, now)
+            seq = next_seq(conn, "tool_calls", session_id)
+            conn.execute(
+                "INSERT INTO tool_calls (session_id, seq, call_id, name, arguments, "
+                "delegation_id, started_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (session_id, seq, *values),
+            )
+            return seq
+
+    def record_tool_result(
+        self,
+        session_id: str,
+        call_id: str,
+        *,
+        content: str,
+        ok: bool,
+        kind: str | None,
+        ended_at: float,
+        delegation_id: str | None = None,
+    ) -> int:
+        """Attach a result to a recorded call (see the module docstring for which); the call's
+        seq. `delegation_id` narrows the match when runs may reuse call ids."""
+        if not isinstance(ok, bool):
+            raise TypeError(f"ok must be a bool, got {ok!r}")
+        if kind is not None:
+            text_arg(kind, "kind")
+        values = (time_arg(ended_at, "ended_at"), text_arg(content, "content"), int(ok), kind)
+        extra, params = _delegation_filter(delegation_id)
+        with self._write() as (conn, now):
+            touch(conn, session_id, now)
+            row = conn.execute(
+                f"SELECT seq FROM tool_calls WHERE session_id = ? AND call_id = ?{extra} "
+                "ORDER BY ended_at IS NOT NULL, CASE WHEN ended_at IS NULL THEN seq ELSE -seq END "
+                "LIMIT 1",
+                (session_id, text_arg(call_id, "call_id"), *params),
+            ).fetchone()
+            if row is None:
+                raise ToolCallNotFoundError(session_id, call_id)
+            conn.execute(
+                "UPDATE tool_calls SET ended_at = ?, content = ?, ok = ?, kind = ? "
+                "WHERE session_id = ? AND seq = ?",
+                (*values, session_id, row[0]),
+            )
+            seq: int = row[0]
+            return seq
+
+    def tool_calls(
+        self, session_id: str, *, delegation_id: str | None = None
+    ) -> list[ToolCallRecord]:
+        with self._read() as (conn, _):
+            return query_tool_calls(conn, session_id, delegation_id)

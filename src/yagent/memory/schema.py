@@ -1,0 +1,157 @@
+"""Opening the SQLite file: refuse what is not ours, then bring the schema up to date.
+
+Order matters. The version is read *before* anything could change the file (journal mode, tables),
+so a file from a newer yagent, another program's database or a non-database is refused without a
+single byte modified. Migrations then run inside one `BEGIN IMMEDIATE` transaction that re-reads
+the version (another process may have migrated meanwhile); each step is applied once, in order,
+and the version row moves with it, so opening is idempotent and safe to race.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from pathlib import Path
+
+from yagent.memory.errors import NewerSchemaError, SchemaError, SessionStoreError
+
+# (version, statements): append a new entry to change the schema; never edit a shipped one.
+MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
+    (
+        1,
+        (
+            """CREATE TABLE sessions (
+                id TEXT PRIMARY KEY,
+                created_at REAL NOT NULL,
+                updated_at REAL NOT NULL,
+                workspace TEXT NOT NULL,
+                title TEXT NOT NULL,
+                model TEXT NOT NULL,
+                status TEXT NOT NULL
+                    CHECK (status IN ('active', 'finished', 'failed', 'cancelled', 'paused')),
+                meta TEXT NOT NULL)""",
+            "CREATE INDEX sessions_recent ON sessions (updated_at, id)",
+            """CREATE TABLE messages (
+                session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+                seq INTEGER NOT NULL, ts REAL NOT NULL,
+                agent TEXT NOT NULL, delegation_id TEXT NOT NULL, body TEXT NOT NULL,
+                PRIMARY KEY (session_id, seq)) WITHOUT ROWID""",
+            """CREATE TABLE events (
+                session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+                seq INTEGER NOT NULL, ts REAL NOT NULL,
+                type TEXT NOT NULL, delegation_id TEXT NOT NULL, payload TEXT NOT NULL,
+                PRIMARY KEY (session_id, seq)) WITHOUT ROWID""",
+            """CREATE TABLE tool_calls (
+                session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+                seq INTEGER NOT NULL, call_id TEXT NOT NULL, name TEXT NOT NULL,
+                arguments TEXT NOT NULL, delegation_id TEXT NOT NULL, started_at REAL NOT NULL,
+                ended_at REAL, content TEXT, ok INTEGER, kind TEXT,
+                PRIMARY KEY (session_id, seq)) WITHOUT ROWID""",
+            "CREATE INDEX tool_calls_by_id ON tool_calls (session_id, call_id)",
+            """CREATE TABLE usage (
+                session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+                seq INTEGER NOT NULL, ts REAL NOT NULL,
+                model TEXT NOT NULL, delegation_id TEXT NOT NULL,
+                input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL,
+                cache_read_tokens INTEGER NOT NULL, cache_write_tokens INTEGER NOT NULL,
+                cost REAL,
+                PRIMARY KEY (session_id, seq)) WITHOUT ROWID""",
+            """CREATE TABLE checkpoints (
+                session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+                seq INTEGER NOT NULL, ts REAL NOT NULL,
+                delegation_id TEXT NOT NULL, step INTEGER NOT NULL, data TEXT NOT NULL,
+                PRIMARY KEY (session_id, seq)) WITHOUT ROWID""",
+            "CREATE INDEX checkpoints_latest ON checkpoints (session_id, delegation_id, seq)",
+            """CREATE TABLE archive (
+                session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+                seq INTEGER NOT NULL, ts REAL NOT NULL,
+                kind TEXT NOT NULL, payload TEXT NOT NULL,
+                PRIMARY KEY (session_id, seq)) WITHOUT ROWID""",
+        ),
+    ),
+)
+
+
+def latest_version() -> int:
+    return MIGRATIONS[-1][0]
+
+
+def read_version(conn: sqlite3.Connection, path: str) -> int:
+    """The file's schema version (0: an empty file); refuses a file that is not ours."""
+    try:
+        names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+        if "schema_version" not in names:
+            if names:
+                raise SchemaError(
+                    f"{path!r} is an SQLite database of another program (it has tables but no "
+                    "yagent schema_version): refusing to use it as a session store"
+                )
+            return 0
+        row = conn.execute("SELECT version FROM schema_version").fetchone()
+    except sqlite3.DatabaseError as exc:
+        raise SchemaError(f"{path!r} is not a readable SQLite database: {exc}") from exc
+    if row is None or not isinstance(row[0], int):
+        raise SchemaError(f"{path!r} has a damaged schema_version table")
+    version: int = row[0]
+    if version > latest_version():
+        raise NewerSchemaError(path, version, latest_version())
+    return version
+
+
+def _migrate(conn: sqlite3.Connection, path: str) -> None:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        current = read_version(conn, path)
+        if current == 0:
+            conn.execute(
+                "CREATE TABLE schema_version (id INTEGER PRIMARY KEY CHECK (id = 1), "
+                "version INTEGER NOT NULL)"
+            )
+            conn.execute("INSERT INTO schema_version (id, version) VALUES (1, 0)")
+        for version, statements in MIGRATIONS:
+            if version <= current:
+                continue
+            for statement in statements:
+                conn.execute(statement)
+            conn.execute("UPDATE schema_version SET version = ?", (version,))
+        conn.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+        raise
+
+
+def _create_private(path: Path) -> None:
+    # Conversations can hold secrets: the directory and the file are the owner's only. SQLite gives
+    # its -wal / -shm files the main file's permissions.
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+
+
+def open_database(
+    path: Path, *, busy_timeout: float, durable: bool
+) -> tuple[sqlite3.Connection, str]:
+    """An open, migrated connection (autocommit: callers BEGIN themselves), its journal mode."""
+    where = os.fspath(path)
+    try:
+        _create_private(path)
+        conn = sqlite3.connect(
+            where, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+        )
+    except (OSError, sqlite3.Error) as exc:
+        raise SessionStoreError(f"cannot open session store {where!r}: {exc}") from exc
+    try:
+        read_version(conn, where)
+        journal = str(conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]).lower()
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
+        _migrate(conn, where)
+    except sqlite3.OperationalError as exc:
+        conn.close()
+        raise SessionStoreError(f"cannot open session store {where!r}: {exc}") from exc
+    except BaseException:
+        conn.close()
+        raise
+    return conn, journal

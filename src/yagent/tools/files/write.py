@@ -1,0 +1,60 @@
+"""files.write: `write_file` — create or overwrite a file with exactly the given content.
+
+Contract:
+- The content is written as UTF-8, byte for byte as given: no line-ending conversion, no added
+  final newline. Missing parent directories are created.
+- The write is atomic (temporary file beside the target, fsync, `os.replace`): a reader sees the
+  old file or the new one, never a mix. Overwriting keeps the file's permission bits; nothing
+  else of the old file is kept.
+- The receipt says how many bytes were written and whether the file was created or overwritten.
+- Refused: content over `MAX_WRITE_BYTES` (TOO_LARGE), a path that is a directory, a parent path
+  that is a file (INVALID_ARGS).
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import anyio.to_thread
+
+from yagent.kernel.toolfail import Kind, ToolFailure
+from yagent.tools.adapter import ToolContext
+from yagent.tools.files import common
+from yagent.toolspec.params import WriteFileArgs
+
+MAX_WRITE_BYTES = 10 * 1024 * 1024
+
+
+def _write_sync(resolved: Path, given: str, shown: str, data: bytes) -> dict[str, Any]:
+    if resolved.is_dir():
+        raise ToolFailure(Kind.INVALID_ARGS, f"{given} is a directory; give a file path")
+    try:
+        resolved.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise ToolFailure(
+            Kind.INVALID_ARGS, f"cannot create {given}: a parent of it is a file, not a directory"
+        ) from None
+    created = common.atomic_write(resolved, data)
+    return {
+        "path": shown,
+        "bytes_written": len(data),
+        "lines": data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0),
+        "created": created,
+        "action": "created" if created else "overwrote",
+    }
+
+
+async def write_file(ctx: ToolContext, args: WriteFileArgs) -> dict[str, Any]:
+    data = args.content.encode("utf-8")
+    if len(data) > MAX_WRITE_BYTES:
+        raise ToolFailure(
+            Kind.TOO_LARGE,
+            f"content is {len(data)} bytes, over the write limit of {MAX_WRITE_BYTES} bytes; "
+            "write the file in parts (write_file, then search_replace_in_file or run_bash)",
+        )
+    resolved = common.resolve(ctx, args.path)
+    shown = common.shown_path(ctx, resolved)
+    work = functools.partial(_write_sync, resolved, args.path, shown, data)
+    return await anyio.to_thread.run_sync(work)

@@ -1,0 +1,37 @@
+"""The executor registry: built-in tool name → executor. The only place names meet code.
+
+`executors()` covers every built-in `Spec` exactly (a test checks both directions); external tools
+(MCP) bring their own executors. Nothing else in yagent branches on a tool's name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from yagent.tools import bash, files, flow, search, skills
+from yagent.tools.adapter import Executor
+from yagent.tools.codegraph import find_definitions, find_references
+
+_BUILTIN: Mapping[str, Executor] = {
+    "read_file": files.read_file,
+    "write_file": files.write_file,
+    "search_replace_in_file": files.search_replace_in_file,
+    "list_dir": files.list_dir,
+    "print_dir_tree": files.print_dir_tree,
+    "run_bash": bash.run_bash,
+    "search": search.search,
+    "find_definitions": find_definitions,
+    "find_references": find_references,
+    "think": flow.think,
+    "agent_exit": flow.agent_exit,
+    "ask_user_for_help": flow.ask_user_for_help,
+    "load_tool": flow.load_tool,
+    "use_skill": skills.use_skill,
+}
+
+
+def executors(extra: Mapping[str, Executor] | None = None) -> dict[str, Executor]:
+    """Built-in executors plus `extra` (external tools); a name clash keeps the built-in."""
+    out = dict(extra or {})
+    out.update(_BUILTIN)
+    return out

@@ -1,0 +1,406 @@
+"""OpenAIEngine through the real `openai` SDK against a local chat-completions server."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import pytest
+
+from tests.llm.wire import (
+    Reply,
+    WireServer,
+    oa_chunk,
+    openai_frames,
+    pieces,
+    refused_url,
+)
+from yagent.kernel.toolfail import Kind
+from yagent.llm.openai_engine import OpenAIEngine, normalise_usage
+from yagent.llm.types import (
+    EngineError,
+    Message,
+    Request,
+    StreamEvent,
+    TextDelta,
+    ToolCall,
+    ToolCallStarted,
+    TurnDone,
+    Usage,
+    complete,
+)
+
+KEY = "sk-test-secret-0123456789"
+REQ = Request(system="You are the coding agent.", messages=(Message("user", "hi"),))
+
+
+def engine(url: str, **kw: Any) -> OpenAIEngine:
+    return OpenAIEngine("gpt-test", base_url=url, api_key=KEY, **kw)
+
+
+async def collect(eng: OpenAIEngine, request: Request = REQ) -> list[StreamEvent]:
+    return [event async for event in eng.stream(request)]
+
+
+def usage_chunk(prompt: int, completion: int, cached: int = 0) -> dict[str, Any]:
+    usage: dict[str, Any] = {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+    if cached:
+        usage["prompt_tokens_details"] = {"cached_tokens": cached}
+    return oa_chunk(None, usage=usage)
+
+
+def text_frames(text: str, *, size: int = 3) -> list[str]:
+    chunks = [oa_chunk({"role": "assistant", "content": ""})]
+    chunks += [oa_chunk({"content": part}) for part in pieces(text, size)]
+    chunks += [oa_chunk({}, finish="stop"), usage_chunk(12, 4, cached=5)]
+    return openai_frames(chunks)
+
+
+@pytest.mark.anyio
+async def test_text_streams_in_deltas_and_ends_with_the_turn_and_usage() -> None:
+    with WireServer([Reply(events=text_frames("Hello there"))]) as srv:
+        events = await collect(engine(srv.url))
+    deltas = [e.text for e in events if isinstance(e, TextDelta)]
+    assert deltas == ["Hel", "lo ", "the", "re"]
+    assert all(e.channel == "answer" for e in events if isinstance(e, TextDelta))
+    done = events[-1]
+    assert isinstance(done, TurnDone)
+    assert sum(isinstance(e, TurnDone) for e in events) == 1
+    assert done.turn.text == "Hello there"
+    assert done.turn.stop_reason == "stop"
+    assert done.turn.model == "gpt-test"
+    assert done.turn.usage == Usage(input_tokens=7, output_tokens=4, cache_read_tokens=5)
+    sent = srv.received[0]
+    assert sent.path == "/chat/completions"
+    assert sent.headers["authorization"] == f"Bearer {KEY}"
+    assert sent.body["stream"] is True
+    assert sent.body["stream_options"] == {"include_usage": True}
+    assert sent.body["messages"][0] == {"role": "system", "content": "You are the coding agent."}
+    assert sent.body["model"] == "gpt-test"
+    assert srv.received[0].headers["x-stainless-retry-count"] == "0"
+
+
+def tool_delta(index: int, *, cid: str = "", name: str = "", args: str = "") -> dict[str, Any]:
+    part: dict[str, Any] = {"index": index, "function": {}}
+    if cid:
+        part["id"] = cid
+        part["type"] = "function"
+    if name:
+        part["function"]["name"] = name
+    if args:
+        part["function"]["arguments"] = args
+    return {"tool_calls": [part]}
+
+
+@pytest.mark.anyio
+async def test_parallel_tool_calls_are_assembled_by_index_from_interleaved_deltas() -> None:
+    a_args = json.dumps({"path": "src/app.py", "start": 1})
+    b_args = json.dumps({"pattern": "def main", "glob": "*.py"})
+    chunks = [oa_chunk({"role": "assistant", "content": "Looking."})]
+    chunks.append(oa_chunk(tool_delta(0, cid="call_a", name="read_file")))
+    chunks.append(oa_chunk(tool_delta(1, cid="call_b", name="search")))
+    a_parts, b_parts = list(pieces(a_args, 4)), list(pieces(b_args, 5))
+    for i in range(max(len(a_parts), len(b_parts))):
+        if i < len(b_parts):
+            chunks.append(oa_chunk(tool_delta(1, args=b_parts[i])))
+        if i < len(a_parts):
+            chunks.append(oa_chunk(tool_delta(0, args=a_parts[i])))
+    chunks += [oa_chunk({}, finish="tool_calls"), usage_chunk(30, 20)]
+    with WireServer([Reply(events=openai_frames(chunks))]) as srv:
+        events = await collect(engine(srv.url))
+    started = [e for e in events if isinstance(e, ToolCallStarted)]
+    assert started == [
+        ToolCallStarted(0, "call_a", "read_file"),
+        ToolCallStarted(1, "call_b", "search"),
+    ]
+    done = events[-1]
+    assert isinstance(done, TurnDone)
+    assert done.turn.tool_calls == (
+        ToolCall("call_a", "read_file", a_args),
+        ToolCall("call_b", "search", b_args),
+    )
+    assert done.turn.text == "Looking."
+    assert done.turn.stop_reason == "tool_calls"
+    assert done.turn.usage == Usage(30, 20)
+
+
+@pytest.mark.anyio
+async def test_reasoning_deltas_stream_on_the_reasoning_channel_only() -> None:
+    chunks = [
+        oa_chunk({"role": "assistant", "reasoning_content": "Think "}),
+        oa_chunk({"reasoning_content": "hard."}),
+        oa_chunk({"reasoning": "More."}),  # OpenRouter / Ollama spelling
+        oa_chunk({"content": "Answer."}),
+        oa_chunk({}, finish="stop"),
+    ]
+    with WireServer([Reply(events=openai_frames(chunks))]) as srv:
+        events = await collect(engine(srv.url))
+    reasoning = [e.text for e in events if isinstance(e, TextDelta) and e.channel == "reasoning"]
+    answer = [e.text for e in events if isinstance(e, TextDelta) and e.channel == "answer"]
+    assert reasoning == ["Think ", "hard.", "More."]
+    assert answer == ["Answer."]
+    done = events[-1]
+    assert isinstance(done, TurnDone)
+    assert done.turn.text == "Answer."
+    assert done.turn.usage == Usage()  # this server sent no usage chunk
+
+
+@pytest.mark.anyio
+async def test_conversation_and_tools_are_sent_in_openai_shape() -> None:
+    tools = (
+        {"name": "read_file", "description": "Read a file", "parameters": {"type": "object"}},
+        {"name": "noop"},
+    )
+    request = Request(
+        system="sys",
+        messages=(
+            Message("user", "fix it"),
+            Message(
+                "assistant",
+                "",
+                (ToolCall("c1", "read_file", '{"path":"a"}'), ToolCall("c2", "noop", "")),
+            ),
+            Message("tool", "contents", tool_call_id="c1", name="read_file"),
+            Message("tool", "ok", tool_call_id="c2", name="noop"),
+            Message("assistant", "done"),
+        ),
+        tools=tools,
+        max_tokens=256,
+        temperature=0.2,
+    )
+    with WireServer([Reply(events=text_frames("x"))]) as srv:
+        await complete(engine(srv.url), request)
+    body = srv.received[0].body
+    assert body["messages"] == [
+        {"role": "system", "content": "sys"},
+        {"role": "user", "content": "fix it"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "read_file", "arguments": '{"path":"a"}'},
+                },
+                {"id": "c2", "type": "function", "function": {"name": "noop", "arguments": "{}"}},
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "contents"},
+        {"role": "tool", "tool_call_id": "c2", "content": "ok"},
+        {"role": "assistant", "content": "done"},
+    ]
+    assert body["tools"] == [
+        {
+            "type": "function",
+            "function": {
+                "name": "read_file",
+                "description": "Read a file",
+                "parameters": {"type": "object"},
+            },
+        },
+        {
+            "type": "function",
+            "function": {"name": "noop", "parameters": {"type": "object", "properties": {}}},
+        },
+    ]
+    assert body["max_tokens"] == 256
+    assert body["temperature"] == 0.2
+
+
+@pytest.mark.anyio
+async def test_token_limit_param_and_extra_headers_are_configurable() -> None:
+    request = Request(system="", messages=(Message("user", "hi"),), max_tokens=9)
+    with WireServer([Reply(events=text_frames("x"))]) as srv:
+        eng = engine(
+            srv.url, token_limit_param="max_completion_tokens", extra_headers={"X-Title": "yagent"}
+        )
+        await complete(eng, request)
+    body = srv.received[0].body
+    assert body["max_completion_tokens"] == 9
+    assert "max_tokens" not in body
+    assert body["messages"] == [{"role": "user", "content": "hi"}]  # no empty system message
+    assert "tools" not in body
+    assert srv.received[0].headers["x-title"] == "yagent"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("status", "kind"),
+    [
+        (429, Kind.RATE_LIMITED),
+        (503, Kind.OVERLOADED),
+        (529, Kind.OVERLOADED),
+        (401, Kind.UNAUTHORIZED),
+        (400, Kind.INVALID_ARGS),
+        (500, Kind.TRANSIENT),
+    ],
+)
+async def test_http_errors_are_classified_and_name_provider_model_and_status(
+    status: int, kind: Kind
+) -> None:
+    body = {"error": {"message": f"boom {status} for key {KEY}", "type": "x"}}
+    with WireServer([Reply(status, body=body)]) as srv:
+        with pytest.raises(EngineError) as info:
+            await complete(engine(srv.url), REQ)
+    err = info.value
+    assert err.kind is kind
+    text = str(err)
+    assert "openai-compatible" in text
+    assert "'gpt-test'" in text
+    assert f"HTTP {status}" in text
+    assert f"boom {status}" in text
+    assert KEY not in text
+    assert "[redacted]" in text
+
+
+@pytest.mark.anyio
+async def test_a_server_that_hangs_before_answering_is_a_timeout() -> None:
+    with WireServer([Reply(hang_after=0)]) as srv:
+        with pytest.raises(EngineError) as info:
+            await complete(engine(srv.url, timeout=0.3), REQ)
+    assert info.value.kind is Kind.TIMEOUT
+    assert info.value.retryable
+
+
+@pytest.mark.anyio
+async def test_a_stream_that_stalls_midway_is_a_timeout() -> None:
+    with WireServer([Reply(events=text_frames("Hello"), hang_after=2)]) as srv:
+        seen: list[StreamEvent] = []
+        with pytest.raises(EngineError) as info:
+            async for event in engine(srv.url, timeout=0.3).stream(REQ):
+                seen.append(event)
+    assert info.value.kind is Kind.TIMEOUT
+    assert not any(isinstance(e, TurnDone) for e in seen)
+
+
+@pytest.mark.anyio
+async def test_connection_refused_is_transient() -> None:
+    with pytest.raises(EngineError) as info:
+        await complete(engine(refused_url()), REQ)
+    assert info.value.kind is Kind.TRANSIENT
+    assert "gpt-test" in str(info.value)
+
+
+@pytest.mark.anyio
+async def test_a_broken_stream_is_transient() -> None:
+    with WireServer([Reply(events=text_frames("Hello world"), drop_after=2)]) as srv:
+        with pytest.raises(EngineError) as info:
+            await complete(engine(srv.url), REQ)
+    assert info.value.kind is Kind.TRANSIENT
+
+
+@pytest.mark.anyio
+async def test_a_stream_that_ends_without_finish_reason_is_an_error_not_a_short_turn() -> None:
+    frames = openai_frames([oa_chunk({"content": "Hel"})], done=True)
+    with WireServer([Reply(events=frames)]) as srv:
+        with pytest.raises(EngineError) as info:
+            await complete(engine(srv.url), REQ)
+    assert info.value.kind is Kind.TRANSIENT
+    assert "finish_reason" in str(info.value)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("error", "kind"),
+    [
+        ({"message": "slow down", "code": 429}, Kind.RATE_LIMITED),
+        ({"message": "upstream", "code": "502"}, Kind.TRANSIENT),
+        ({"message": "busy", "type": "overloaded_error"}, Kind.OVERLOADED),
+        ({"message": "???", "type": "mystery"}, Kind.UNKNOWN),
+    ],
+)
+async def test_an_error_inside_the_stream_is_classified_from_its_body(
+    error: dict[str, Any], kind: Kind
+) -> None:
+    frames = openai_frames([oa_chunk({"content": "a"}), {"error": error}])
+    with WireServer([Reply(events=frames)]) as srv:
+        with pytest.raises(EngineError) as info:
+            await complete(engine(srv.url), REQ)
+    assert info.value.kind is kind
+    assert "error in stream" in str(info.value)
+    assert error["message"] in str(info.value)
+
+
+@pytest.mark.anyio
+async def test_tool_calls_without_index_or_id_are_still_complete_turns() -> None:
+    whole = [
+        {"id": "", "function": {"name": "ls", "arguments": "{}"}},
+    ]
+    second = [{"id": "c2", "function": {"name": "pwd", "arguments": ""}}]
+    chunks = [
+        oa_chunk({"tool_calls": whole}),
+        oa_chunk({"tool_calls": second}),
+        oa_chunk({"tool_calls": [{"function": {"arguments": ""}}]}),  # continues the last call
+        oa_chunk({}, finish="tool_calls"),
+    ]
+    with WireServer([Reply(events=openai_frames(chunks))]) as srv:
+        turn = await complete(engine(srv.url), REQ)
+    first, other = turn.tool_calls
+    assert first.name == "ls"
+    assert first.id.startswith("call_")
+    assert other == ToolCall("c2", "pwd", "{}")
+
+
+@pytest.mark.anyio
+async def test_a_tool_call_without_a_name_is_refused() -> None:
+    chunks = [oa_chunk(tool_delta(0, cid="c1", args="{}")), oa_chunk({}, finish="tool_calls")]
+    with WireServer([Reply(events=openai_frames(chunks))]) as srv:
+        with pytest.raises(EngineError) as info:
+            await complete(engine(srv.url), REQ)
+    assert info.value.kind is Kind.UNKNOWN
+    assert "without a name" in str(info.value)
+
+
+@pytest.mark.anyio
+async def test_cancellation_is_honoured_before_any_request_is_sent() -> None:
+    with WireServer([Reply(events=text_frames("x"))]) as srv:
+        with anyio.CancelScope() as scope:
+            scope.cancel()
+            await complete(engine(srv.url), REQ)
+        assert scope.cancelled_caught
+        assert srv.received == []
+
+
+def test_no_key_and_no_base_url_is_unauthorized(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(EngineError) as info:
+        OpenAIEngine("gpt-test")
+    assert info.value.kind is Kind.UNAUTHORIZED
+    assert "OPENAI_API_KEY" in str(info.value)
+
+
+@pytest.mark.anyio
+async def test_a_local_server_needs_no_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with WireServer([Reply(events=text_frames("ok"))]) as srv:
+        turn = await complete(OpenAIEngine("llama3", base_url=srv.url), REQ)
+    assert turn.text == "ok"
+    assert turn.model == "llama3"
+
+
+def test_environment_key_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
+    assert OpenAIEngine("gpt-test").model == "gpt-test"
+
+
+def test_usage_normalisation_handles_deepseek_cache_hits_and_never_goes_negative() -> None:
+    class Raw:
+        prompt_tokens = 100
+        completion_tokens = 7
+        prompt_tokens_details = None
+        prompt_cache_hit_tokens = 60
+
+    assert normalise_usage(Raw()) == Usage(40, 7, 60, 0)
+
+    class Odd:
+        prompt_tokens = 3
+        completion_tokens = 1
+        prompt_tokens_details = type("D", (), {"cached_tokens": 9})()
+
+    assert normalise_usage(Odd()) == Usage(0, 1, 3, 0)

@@ -1,0 +1,60 @@
+"""Source-scanning gates over the whole product (spec 000 constraint 1, spec 002 constraint 2).
+
+No module outside the registry dispatches on a tool's name: comparisons with a built-in tool
+name (`==`, `!=`, `in (...)`), `match` cases on one, or dict keys of one. The registry
+(`yagent.toolspec`, `yagent.tools.registry`) is the only place names meet code.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from yagent.toolspec import BUILTIN
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "yagent"
+ALLOWED = {SRC / "tools" / "registry.py"}
+ALLOWED_DIRS = {SRC / "toolspec"}
+NAMES = {spec.name for spec in BUILTIN}
+
+
+def _is_name(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value in NAMES
+
+
+def offences(tree: ast.AST) -> list[int]:
+    lines: list[int] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            operands = [node.left, *node.comparators]
+            for operand in operands:
+                elts = operand.elts if isinstance(operand, ast.Tuple | ast.List | ast.Set) else []
+                if _is_name(operand) or any(_is_name(e) for e in elts):
+                    lines.append(node.lineno)
+        elif isinstance(node, ast.match_case) and any(_is_name(n) for n in ast.walk(node.pattern)):
+            lines.append(node.pattern.lineno)
+        elif isinstance(node, ast.Dict) and any(k is not None and _is_name(k) for k in node.keys):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_no_dispatch_on_tool_names_outside_the_registry() -> None:
+    found = []
+    for path in sorted(SRC.rglob("*.py")):
+        if path in ALLOWED or any(d in path.parents for d in ALLOWED_DIRS):
+            continue
+        for line in offences(ast.parse(path.read_text(), str(path))):
+            found.append(f"{path.relative_to(SRC)}:{line}")
+    assert found == [], "dispatch on tool names outside the registry: " + ", ".join(found)
+
+
+def test_the_gate_catches_each_form() -> None:
+    code = """
+if name == "run_bash": pass
+if "read_file" != x: pass
+if name in ("think", "x"): pass
+match name:
+    case "agent_exit": pass
+table = {"search": 1}
+"""
+    assert offences(ast.parse(code)) == [2, 3, 4, 6, 7]
