@@ -2,6 +2,7 @@
 #   make test   idempotent set-up (.venv, editable install with dev extras, system packages) + check
 #   make check  format, lint, types, tests with coverage gates, architecture gate, docsync
 #   make bench  benchmarks (installs the bench extra), one JSON line per figure
+#   make demo   the main job, offline: an agent fixes a failing test in a bundled project
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 PYTHON ?= python3
@@ -13,10 +14,13 @@ PKG_COV_EXEMPT :=
 COV_MIN_TOTAL := 85
 COV_MIN_PACKAGE := 75
 
-.PHONY: test setup system check fmt fmt-check lint typecheck cover archcheck docsync bench clean
+.PHONY: demo test setup system check fmt fmt-check lint typecheck cover archcheck docsync bench clean
 
 test: setup
 	$(MAKE) check
+
+demo: setup
+	$(PY) -m yagent.cli.demo demo
 
 setup: system $(STAMP)
 

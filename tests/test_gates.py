@@ -43,8 +43,8 @@ def test_no_dispatch_on_tool_names_outside_the_registry() -> None:
     for path in sorted(SRC.rglob("*.py")):
         if path in ALLOWED or any(d in path.parents for d in ALLOWED_DIRS):
             continue
-        for line in offences(ast.parse(path.read_text(), str(path))):
-            found.append(f"{path.relative_to(SRC)}:{line}")
+        tree = ast.parse(path.read_text(), str(path))
+        found.extend(f"{path.relative_to(SRC)}:{line}" for line in offences(tree))
     assert found == [], "dispatch on tool names outside the registry: " + ", ".join(found)
 
 

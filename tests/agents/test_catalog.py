@@ -12,7 +12,7 @@ from yagent.agents.catalog import AgentConfigError, AgentDef, builtin, custom_ag
 from yagent.agents.context import MAX_PROJECT_DOC_BYTES, project_doc, system_prompt
 from yagent.tools.guard import WorkspaceGuard
 from yagent.tools.surface import Surface
-from yagent.toolspec import BUILTIN, Effect, Spec, Tier, SkillDoc
+from yagent.toolspec import BUILTIN, Effect, SkillDoc, Spec, Tier
 
 EXPLICIT = (
     "stop_on_finish",
@@ -41,7 +41,8 @@ def test_every_builtin_agent(name: str) -> None:
 def test_repo_gets_one_nudge_and_its_own_reminder() -> None:
     repo = builtin("repo", 0)
     assert repo.no_action_retry_limit == 1
-    assert repo.no_action_reminder and "agent_exit" in repo.no_action_reminder
+    assert repo.no_action_reminder
+    assert "agent_exit" in repo.no_action_reminder
     assert builtin("coding", 0).no_action_reminder is None
 
 

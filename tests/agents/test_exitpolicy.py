@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+
 from yagent.agents import exitpolicy
 from yagent.toolspec import builtin_by_name
 

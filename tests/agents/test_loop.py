@@ -178,7 +178,8 @@ async def test_outside_cancel_accounts_for_every_call_and_checkpoints(ws: Path) 
     results = [p for k, p in events if k == "tool_result"]
     assert [p["call_id"] for p in results] == ["h1", "r1"]
     assert results[0]["kind"] == "cancelled"
-    assert checkpoints and checkpoints[0]["status"] == "cancelled"
+    assert checkpoints
+    assert checkpoints[0]["status"] == "cancelled"
 
 
 @pytest.mark.anyio

@@ -38,7 +38,7 @@ def test_project_overrides_user_and_env_overrides_both(tmp_path: Path) -> None:
 
 def test_unknown_keys_are_errors_naming_the_key(tmp_path: Path) -> None:
     write(tmp_path / "h" / "config.toml", "[agent]\nmax_stepz = 3\n")
-    with pytest.raises(ConfigError, match="agent.max_stepz"):
+    with pytest.raises(ConfigError, match=r"agent\.max_stepz"):
         load(home=tmp_path / "h", workspace=tmp_path / "w", env={})
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 
 import pytest
@@ -140,10 +141,15 @@ def test_ledger_is_thread_safe() -> None:
             ledger.record_usage("m", Usage(1, 1), agent=agent)
 
     pool = [threading.Thread(target=work, args=(f"a{i % 2}",)) for i in range(threads)]
-    for t in pool:
-        t.start()
-    for t in pool:
-        t.join()
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible to expose races
+    try:
+        for t in pool:
+            t.start()
+        for t in pool:
+            t.join()
+    finally:
+        sys.setswitchinterval(old)
     snap = ledger.snapshot()
     total = threads * per_thread
     assert snap.session.steps == total

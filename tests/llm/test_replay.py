@@ -47,8 +47,10 @@ async def run_loop(engine: Engine, system: str, task: str, root: Path) -> list[M
         messages.append(turn.message())
         if not turn.tool_calls:
             return messages
-        for c in turn.tool_calls:
-            messages.append(Message("tool", read_tool(root, c.arguments), tool_call_id=c.id, name=c.name))
+        messages.extend(
+            Message("tool", read_tool(root, c.arguments), tool_call_id=c.id, name=c.name)
+            for c in turn.tool_calls
+        )
     raise AssertionError("loop did not finish")
 
 
@@ -123,17 +125,18 @@ async def test_changed_tool_results_are_reported_as_divergences_and_replay_goes_
 
 
 @pytest.mark.anyio
-async def test_a_missing_or_unrecorded_result_diverges_and_normalise_ignores_volatile_text() -> None:
+async def test_a_missing_or_unrecorded_result_diverges_and_normalise_ignores_volatile_text() -> (
+    None
+):
     turn = AssistantTurn("", (ToolCall("x", "run", "{}"), ToolCall("y", "run", "{}")))
     recording = Recording()
     recording.add("coding", turn, {"x": "took 3.1s"})
     recording.add("coding", AssistantTurn("done"))
-    replay = ReplayEngine(
-        recording, normalise=lambda text: text.split("took")[0], model_name="rec"
-    )
+    replay = ReplayEngine(recording, normalise=lambda text: text.split("took")[0], model_name="rec")
     first = Request(system="coding", messages=(Message("user", "go"),))
     await complete(replay, first)
-    answered = first.messages + (
+    answered = (
+        *first.messages,
         turn.message(),
         Message("tool", "took 9.9s", tool_call_id="x"),
         Message("tool", "extra", tool_call_id="y"),
@@ -142,10 +145,14 @@ async def test_a_missing_or_unrecorded_result_diverges_and_normalise_ignores_vol
     assert done.model == "rec"
     assert replay.divergences == [Divergence("coding", 0, "y", "run", None, "extra")]
 
-    recording2 = Recording({"coding": [RecordedStep(turn, {"x": "a", "y": "b"}), RecordedStep(AssistantTurn("ok"))]})
+    recording2 = Recording(
+        {"coding": [RecordedStep(turn, {"x": "a", "y": "b"}), RecordedStep(AssistantTurn("ok"))]}
+    )
     replay2 = ReplayEngine(recording2)
     await complete(replay2, first)
-    await complete(replay2, Request(system="coding", messages=(Message("tool", "a", tool_call_id="x"),)))
+    await complete(
+        replay2, Request(system="coding", messages=(Message("tool", "a", tool_call_id="x"),))
+    )
     assert replay2.divergences == [Divergence("coding", 0, "y", "run", "b", None)]
 
 
@@ -158,7 +165,10 @@ async def test_running_past_the_recording_is_an_error_after_checking_the_last_re
     await complete(replay, req)
     assert replay.unverified() == [("coding", 0)]
     with pytest.raises(EngineError) as info:
-        await complete(replay, Request(system="coding agent", messages=(Message("tool", "bad", tool_call_id="c1"),)))
+        await complete(
+            replay,
+            Request(system="coding agent", messages=(Message("tool", "bad", tool_call_id="c1"),)),
+        )
     assert info.value.kind is Kind.INTERNAL
     assert "past the recording" in str(info.value)
     assert "'coding'" in str(info.value)
@@ -172,7 +182,11 @@ async def test_running_past_the_recording_is_an_error_after_checking_the_last_re
 @pytest.mark.anyio
 async def test_replay_streams_like_a_model_and_keeps_recorded_usage_and_model() -> None:
     turn = AssistantTurn(
-        "x" * 40, (ToolCall("a", "t1", "{}"), ToolCall("b", "t2", "{}")), Usage(5, 6, 7, 8), "tool_calls", "gpt-rec"
+        "x" * 40,
+        (ToolCall("a", "t1", "{}"), ToolCall("b", "t2", "{}")),
+        Usage(5, 6, 7, 8),
+        "tool_calls",
+        "gpt-rec",
     )
     replay = ReplayEngine(Recording({"coding": [RecordedStep(turn)]}))
     events = [e async for e in replay.stream(Request(system="coding", messages=()))]
@@ -231,7 +245,10 @@ def test_recording_round_trips_through_json(tmp_path: Path) -> None:
             "turn.tool_calls: expected a list",
         ),
         ({"version": 1, "agents": {"a": [{"turn": {"usage": {"bogus": 1}}}]}}, "turn.usage"),
-        ({"version": 1, "agents": {"a": [{"turn": {"usage": {"input_tokens": "x"}}}]}}, "turn.usage"),
+        (
+            {"version": 1, "agents": {"a": [{"turn": {"usage": {"input_tokens": "x"}}}]}},
+            "turn.usage",
+        ),
         ({"version": 1, "agents": {"a": [{"turn": {}, "results": {"c": 3}}]}}, "results['c']"),
     ],
 )

@@ -175,6 +175,24 @@ def oa_chunk(
     return chunk
 
 
+def usage_chunk(prompt: int, completion: int, cached: int = 0) -> dict[str, Any]:
+    usage: dict[str, Any] = {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+    if cached:
+        usage["prompt_tokens_details"] = {"cached_tokens": cached}
+    return oa_chunk(None, usage=usage)
+
+
+def text_frames(text: str, *, size: int = 3) -> list[str]:
+    chunks = [oa_chunk({"role": "assistant", "content": ""})]
+    chunks += [oa_chunk({"content": part}) for part in pieces(text, size)]
+    chunks += [oa_chunk({}, finish="stop"), usage_chunk(12, 4, cached=5)]
+    return openai_frames(chunks)
+
+
 # --- Anthropic messages frames -------------------------------------------------------------------
 
 

@@ -1,4 +1,4 @@
-"""The `search` tool (spec 000 §15): rg first, then the Python fallback, same results, caps visible."""
+"""`search` (spec 000 §15): rg first, then the Python fallback; same results, caps shown."""
 
 from __future__ import annotations
 
@@ -75,6 +75,8 @@ CASES: list[dict[str, Any]] = [
     {"pattern": "needle", "max_results": 3},
     {"pattern": "é|ü", "ignore_case": True},
     {"pattern": "nomatch-anywhere"},
+    {"pattern": "--files"},  # a pattern that looks like an option stays a pattern (`--`)
+    {"pattern": "-e"},
 ]
 
 
@@ -134,7 +136,8 @@ async def test_cap_is_visible(
     ctx: ToolContext, monkeypatch: pytest.MonkeyPatch, engine: str
 ) -> None:
     result = await runner(ctx, monkeypatch)(engine, pattern="needle", max_results=2)
-    assert result["returned"] == 2 and len(result["matches"]) == 2
+    assert result["returned"] == 2
+    assert len(result["matches"]) == 2
     assert result["total_matches"] == sum(map(len, searchtree.VISIBLE_NEEDLES.values()))
     assert result["truncated"] is True
     assert "showing the first 2 of" in result["note"]
@@ -148,11 +151,14 @@ async def test_count_limit_turns_the_total_into_more(
 ) -> None:
     monkeypatch.setattr(search_mod, "COUNT_LIMIT", 4)
     result = await runner(ctx, monkeypatch)(engine, pattern="needle", max_results=2)
-    assert result["more"] is True and result["total_matches"] is None
-    assert result["truncated"] is True and result["returned"] == 2
+    assert result["more"] is True
+    assert result["total_matches"] is None
+    assert result["truncated"] is True
+    assert result["returned"] == 2
     assert "counting stopped at 4" in result["note"]
     exact = await runner(ctx, monkeypatch)(engine, pattern="needle", path="notes.md")
-    assert exact["total_matches"] == 2 and "more" not in exact  # under the limit: a number
+    assert exact["total_matches"] == 2
+    assert "more" not in exact
 
 
 @pytest.mark.anyio
@@ -163,8 +169,10 @@ async def test_long_lines_are_clipped_around_the_match(
     (match,) = (await runner(ctx, monkeypatch)(engine, pattern="needle", path="long.txt"))[
         "matches"
     ]
-    assert match["column"] == 1002 and match["submatches"] == [[1001, 1007]]
-    assert match["text"].startswith("[… ") and match["text"].endswith(" more chars]")
+    assert match["column"] == 1002
+    assert match["submatches"] == [[1001, 1007]]
+    assert match["text"].startswith("[… ")
+    assert match["text"].endswith(" more chars]")
     assert "needle" in match["text"]
     assert len(match["text"]) < search_mod.MAX_LINE_CHARS + 60
 
@@ -209,7 +217,8 @@ async def test_fallback_crosses_block_boundaries_like_rg(
     run = runner(ctx, monkeypatch)
     rg = await run("ripgrep", pattern="needle", path="big.txt")
     py = await run("python-fallback", pattern="needle", path="big.txt")
-    assert py["matches"] == rg["matches"] and py["total_matches"] == 58
+    assert py["matches"] == rg["matches"]
+    assert py["total_matches"] == 58
     late = await run("python-fallback", pattern="needle", path=".", glob="late_nul.txt")
     assert [m["line"] for m in late["matches"]] == [1]  # stops at the NUL, keeps what came before
 
@@ -275,7 +284,8 @@ async def test_the_fallback_says_it_is_one(
     ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     result = await runner(ctx, monkeypatch)("python-fallback", pattern="needle", path="docs")
-    assert "fallback" in result["note"] and "rg" in result["note"]
+    assert "fallback" in result["note"]
+    assert "rg" in result["note"]
     assert "engine_source" not in result
 
 
@@ -293,8 +303,10 @@ async def test_timeout_seam_gives_a_partial_result_that_says_so(
 ) -> None:
     monkeypatch.setattr(search_mod, "SEARCH_TIMEOUT", 0.0)
     result = await runner(ctx, monkeypatch)(engine, pattern="needle")
-    assert result["timed_out"] is True and result["truncated"] is True
-    assert result["total_matches"] is None and "timed out" in result["note"]
+    assert result["timed_out"] is True
+    assert result["truncated"] is True
+    assert result["total_matches"] is None
+    assert "timed out" in result["note"]
 
 
 # -- through the real Adapter --------------------------------------------------------------------
@@ -306,18 +318,22 @@ async def test_search_through_the_adapter(tree: Path, home: Path) -> None:
     ok = await adapter.call("search", json.dumps({"pattern": "needle", "glob": "*.py"}))
     assert ok.ok, ok.content
     body = json.loads(ok.content)
-    assert body["engine"] == "ripgrep" and by_path(body) == {
+    assert body["engine"] == "ripgrep"
+    assert by_path(body) == {
         "src/app.py": [3, 6],
         "src/sub/kept.py": [1],
         "src/util/helpers.py": [1, 3],
     }
     spec = adapter.surface.spec("search")
-    assert spec is not None and spec.result_paths_of(body) == (
+    assert spec is not None
+    assert spec.result_paths_of(body) == (
         "src/app.py",
         "src/sub/kept.py",
         "src/util/helpers.py",
     )
     bad = await adapter.call("search", {"pattern": "("})
-    assert not bad.ok and bad.kind is Kind.INVALID_ARGS
+    assert not bad.ok
+    assert bad.kind is Kind.INVALID_ARGS
     missing = await adapter.call("search", {"pattern": "x", "path": "nope"})
-    assert not missing.ok and missing.kind is Kind.NOT_FOUND
+    assert not missing.ok
+    assert missing.kind is Kind.NOT_FOUND

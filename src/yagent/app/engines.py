@@ -33,10 +33,10 @@ class NoProviderError(ConfigError):
     pass
 
 
-async def ollama_models(url: str = OLLAMA_URL, *, timeout: float = 1.5) -> list[str] | None:
+async def ollama_models(url: str = OLLAMA_URL, *, wait: float = 1.5) -> list[str] | None:
     """Model names a local Ollama server offers, or None when nothing answers there."""
     try:
-        async with httpx.AsyncClient(timeout=timeout) as client:
+        async with httpx.AsyncClient(timeout=wait) as client:
             response = await client.get(f"{url}/api/tags")
             response.raise_for_status()
             data = response.json()

@@ -1,36 +1,158 @@
 """The `yagent` command.
 
-Until the agent issue lands this command only answers `--version` and `--help`; it never pretends
-to run a task. Any other invocation exits with status 2 and says what is available.
+    yagent                      interactive session in the current directory
+    yagent run "task" [-y|-Y] [--json] [--agent NAME]
+    yagent sessions [show ID]   list sessions / show one
+    yagent resume [ID]          continue a session (the latest in this workspace by default)
+    yagent replay SESSION       replay a recorded session's model side with real tools
+    yagent doctor               check provider, rg, chromium, bwrap, settings
+
+Exit status: 0 done, 1 the run did not finish (error, timeout, cancelled, nothing submitted),
+2 usage or configuration error (the message says what to fix).
 """
 
 from __future__ import annotations
 
-import argparse
+import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+
+import anyio
+import click
 
 from yagent import __version__
+from yagent.app.config import ConfigError
+from yagent.cli import commands
+from yagent.cli.runner import Options, interactive, replay_engine, run_once
+from yagent.memory import SessionStoreError
+from yagent.tools.guard import Yolo
+
+HOME_ENV = "YAGENT_HOME"
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="yagent",
-        description="yagent: a multi-agent coding agent for the terminal.",
-        epilog="The agent commands (run, resume, sessions, doctor) arrive with the agent issue.",
+def home_dir() -> Path:
+    return Path(os.environ.get(HOME_ENV) or Path.home() / ".yagent")
+
+
+def _options(
+    workspace: str | None, yes: bool, full: bool, json_mode: bool, agent: str | None
+) -> Options:
+    yolo = Yolo.FULL if full else Yolo.YOLO if yes else Yolo.OFF
+    ws = Path(workspace or os.getcwd()).resolve()
+    return Options(ws, home_dir(), yolo, json_mode, agent)
+
+
+async def _ask_tty(prompt: str) -> str:
+    from prompt_toolkit import PromptSession
+
+    return await PromptSession[str]().prompt_async(prompt)
+
+
+def _ask() -> object:
+    return _ask_tty if sys.stdin.isatty() else None
+
+
+async def _read_task() -> str | None:
+    from prompt_toolkit import PromptSession
+
+    try:
+        return await PromptSession[str]().prompt_async("yagent> ")
+    except EOFError:
+        return None
+    except KeyboardInterrupt:
+        return ""
+
+
+workspace_option = click.option(
+    "--workspace",
+    "-C",
+    type=click.Path(file_okay=False),
+    help="Work in this directory instead of the current one.",
+)
+yes_option = click.option(
+    "-y", "yes", is_flag=True, help="YOLO: approve every authorization, outside paths included."
+)
+full_option = click.option(
+    "-Y", "full", is_flag=True, help="Full autonomy: -y, and the agent never asks questions."
+)
+agent_option = click.option("--agent", help="Agent to run (coding, chat, repo, devops, custom).")
+
+
+@click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="yagent")
+@workspace_option
+@yes_option
+@full_option
+@agent_option
+@click.pass_context
+def cli(
+    ctx: click.Context, workspace: str | None, yes: bool, full: bool, agent: str | None
+) -> None:
+    """yagent: a multi-agent coding agent for the terminal."""
+    if ctx.invoked_subcommand is None:
+        opts = _options(workspace, yes, full, False, agent)
+        ctx.exit(anyio.run(lambda: interactive(opts, ask=_ask_tty, read_task=_read_task)))
+
+
+@cli.command()
+@click.argument("task")
+@workspace_option
+@yes_option
+@full_option
+@agent_option
+@click.option("--json", "json_mode", is_flag=True, help="Print events as JSON lines (for CI).")
+@click.option(
+    "--replay",
+    "recording",
+    type=click.Path(dir_okay=False, exists=True),
+    help="Replay a recorded model side (tools run for real).",
+)
+def run(
+    task: str,
+    workspace: str | None,
+    yes: bool,
+    full: bool,
+    agent: str | None,
+    json_mode: bool,
+    recording: str | None,
+) -> None:
+    """Run one TASK and exit."""
+    opts = _options(workspace, yes, full, json_mode, agent)
+    engine = (
+        replay_engine(Path(recording), ["coding", "chat", "repo", "devops"]) if recording else None
     )
-    parser.add_argument("--version", action="version", version=f"yagent {__version__}")
-    return parser
+    ask = None if json_mode else _ask()
+    _, result = anyio.run(lambda: run_once(opts, task, ask=ask, engine=engine))  # type: ignore[arg-type]
+    if result is None:
+        sys.exit(130)  # cancelled with Ctrl-C
+    sys.exit(0 if result.status.value in ("finished", "answered") else 1)
+
+
+cli.add_command(commands.sessions)
+cli.add_command(commands.resume)
+cli.add_command(commands.replay)
+cli.add_command(commands.doctor)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = list(sys.argv[1:] if argv is None else argv)
-    if not args:
-        parser.print_help()
-        return 0
-    parser.parse_args(args)
-    return 0  # pragma: no cover - argparse exits on every remaining form
+    try:
+        cli.main(
+            args=list(argv) if argv is not None else None, prog_name="yagent", standalone_mode=False
+        )
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code or 0)
+    except click.ClickException as exc:
+        exc.show()
+        return 2
+    except click.exceptions.Abort:
+        return 130
+    except (ConfigError, SessionStoreError) as exc:
+        click.echo(f"yagent: {exc}", err=True)
+        return 2
+    except SystemExit as exc:
+        return int(exc.code or 0) if not isinstance(exc.code, str) else 1
+    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

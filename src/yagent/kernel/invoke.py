@@ -209,7 +209,8 @@ async def _judge_one(stage: Stage, call: Call) -> Verdict:
         )
     if not isinstance(verdict, Verdict):
         return Verdict.deny(
-            f"guard {name!r} returned {type(verdict).__name__}, not a Verdict; the call was not run",
+            f"guard {name!r} returned {type(verdict).__name__}, not a Verdict; "
+            "the call was not run",
             kind=toolfail.Kind.INTERNAL,
             stage=name,
         )

@@ -18,12 +18,59 @@ import re
 from collections.abc import Iterable, Mapping
 
 RESERVED: frozenset[str] = frozenset(
-    """
-    break case catch class const continue debugger default delete do else enum export extends
-    false finally for function if import in instanceof new null return super switch this throw
-    true try typeof var void while with yield let static implements interface package private
-    protected public await arguments eval undefined NaN Infinity
-    """.split()
+    {
+        "break",
+        "case",
+        "catch",
+        "class",
+        "const",
+        "continue",
+        "debugger",
+        "default",
+        "delete",
+        "do",
+        "else",
+        "enum",
+        "export",
+        "extends",
+        "false",
+        "finally",
+        "for",
+        "function",
+        "if",
+        "import",
+        "in",
+        "instanceof",
+        "new",
+        "null",
+        "return",
+        "super",
+        "switch",
+        "this",
+        "throw",
+        "true",
+        "try",
+        "typeof",
+        "var",
+        "void",
+        "while",
+        "with",
+        "yield",
+        "let",
+        "static",
+        "implements",
+        "interface",
+        "package",
+        "private",
+        "protected",
+        "public",
+        "await",
+        "arguments",
+        "eval",
+        "undefined",
+        "NaN",
+        "Infinity",
+    }
 )
 
 _IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")

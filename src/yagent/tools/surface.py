@@ -74,6 +74,7 @@ class Surface:
         self._specs: dict[str, Spec] = {}
         self._skipped: list[tuple[str, str]] = []
         self._demoted: tuple[str, ...] = ()
+        self._defs_cache: tuple[object, tuple[tuple[dict[str, Any], ...], str]] | None = None
         self.disclosure = tooldisclose.Disclosure(tooldisclose.Catalog([]))
         self.chain = Chain([])
         self.rebuild()
@@ -182,10 +183,18 @@ class Surface:
         return tuple(self._specs[n] for n in self.disclosure.visible() if n in self._specs)
 
     def tool_defs(self) -> list[dict[str, Any]]:
-        return sort_tool_defs(spec.tool_def() for spec in self.visible_specs())
+        """Name-sorted definitions of the visible tools (cached until the visible set changes)."""
+        return list(self._defs()[0])
 
     def tool_defs_hash(self) -> str:
-        return tool_defs_hash(self.tool_defs())
+        return self._defs()[1]
+
+    def _defs(self) -> tuple[tuple[dict[str, Any], ...], str]:
+        key = (id(self.disclosure), self.disclosure.visible())
+        if self._defs_cache is None or self._defs_cache[0] != key:
+            defs = sort_tool_defs(spec.tool_def() for spec in self.visible_specs())
+            self._defs_cache = (key, (tuple(defs), tool_defs_hash(defs)))
+        return self._defs_cache[1]
 
     def catalog_text(self) -> str:
         """The deferred catalog for the system prompt ("name — brief" lines), or ""."""

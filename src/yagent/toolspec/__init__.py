@@ -17,9 +17,9 @@ from yagent.toolspec.spec import (
 
 __all__ = [
     "ASKS_USER",
+    "BUILTIN",
     "FINISHES",
     "LOADS_TOOLS",
-    "BUILTIN",
     "PROFILES",
     "READ_ONLY_EFFECTS",
     "Effect",

@@ -120,6 +120,21 @@ ATTACKS: list[tuple[str, str, Decision | str]] = [
     ("glob-name", "/bin/r? -rf /", P),
     ("line-continuation", "r\\\nm -rf /", P),
     ("unicode-lookalike", "ｒｍ -rf /", P),
+    ("cr-in-name", "ls\r -la", P),
+    ("crlf-line", "git status\r\n", P),
+    # where the bash grammar and bash disagree (found by test_differential)
+    ("newline-escaped-name", "git status\n\\rm -rf /", U),
+    ("newline-continuation-name", "ls\n\\\nrm -rf /", U),
+    ("comment-continuation", "ls # note \\\n\\\nrm -rf /", U),
+    ("words-after-redirect", "rm 2>/dev/null -rf /", F),
+    ("words-after-pipeline-redirect", "ls | rm 2>/dev/null -rf /", F),
+    ("words-after-heredoc-op", "rm <<E -rf /\nx\nE", F),
+    ("redirect-words-across-newline", "ls >/dev/null\n\\\nrm -rf /", U),
+    ("fake-heredoc-end", "cat <<ls\nls&&cat <<'F'\n$(rm -rf /)\nF\nls", U),
+    ("heredoc-backticks", "cat <<E\n`rm -rf /`\nE", F),
+    ("param-default-backticks", "echo ${X:-`rm -rf /`}", F),
+    ("backtick-escapes", "echo `\\\\rm -rf /`", F),
+    ("keyword-as-command", "! { curl x \\\n|& ls; }", U),
     # env prefixes
     ("path-prefix", "PATH=/tmp git status", P),
     ("ld-preload", "LD_PRELOAD=/tmp/evil.so ls", P),
@@ -135,6 +150,7 @@ ATTACKS: list[tuple[str, str, Decision | str]] = [
     ("eval", 'eval "rm -rf /"', F),
     ("eval-harmless-still-prompt", "eval ls", P),
     ("eval-var", 'eval "$X"', P),
+    ("trap", "trap 'rm -rf /' EXIT; ls", F),
     # compound statements
     ("subshell", "(rm -rf /)", F),
     ("group", "{ rm -rf /; }", F),
@@ -216,7 +232,8 @@ SAFE: list[tuple[str, str]] = [
     ("xargs-safe", "ls | xargs -n1 wc -l"),
     ("find-exec-safe", "find . -name '*.py' -exec grep -l TODO {} +"),
     ("comment", "ls # ; rm -rf /"),
-    ("crlf", "git status\r\n"),
+    ("continuation-fd", "pytest -q \\\n  2>&1 | head -n 5"),
+    ("redirect-mid-line", "grep -rn x 2>/dev/null src"),
     ("env-safe", "env FOO=bar ls"),
     ("nice-safe", "nice -n 5 pytest"),
 ]
@@ -241,23 +258,8 @@ _GLUE = ["; ", " && ", " || ", " | ", " & ", "\n"]
     st.booleans(),
 )
 def test_hiding_a_forbidden_line_next_to_safe_ones_never_allows(
-    safe: str, glue: str, payload: str, payload_first: bool
+    policy: Policy, safe: str, glue: str, payload: str, payload_first: bool
 ) -> None:
-    from tests.kernel.cmdpolicy.conftest import allow_list
-
     line = payload + glue + safe if payload_first else safe + glue + payload
-    verdict = _judge(_POLICY, line)
+    verdict = _judge(policy, line)
     assert verdict is None or verdict.decision is F, line
-    assert allow_list is not None
-
-
-_POLICY = Policy.__new__(Policy)  # replaced below; keeps the module importable without a fixture
-
-
-def _build() -> Policy:
-    from tests.kernel.cmdpolicy.conftest import allow_list
-
-    return allow_list()
-
-
-_POLICY = _build()

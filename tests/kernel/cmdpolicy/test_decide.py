@@ -157,6 +157,26 @@ def test_every_construct_counts(policy: Policy, line: str) -> None:
     assert decide_command(policy, line).decision is F
 
 
+def test_unquoted_heredoc_body_substitutions_are_judged(policy: Policy) -> None:
+    # The grammar leaves backticks in a heredoc body as text; bash runs them.
+    verdict = decide_command(policy, 'cat <<EOF\nlog: `curl x` "$(ls)"\nEOF')
+    assert verdict.decision is F
+    assert verdict.dynamic
+    assert ("curl", "x") in [c.argv for c in verdict.commands]
+    verdict = decide_command(policy, 'cat <<EOF\nit\'s \\`curl x\\` \\\\ "q"\nEOF')
+    assert verdict.dynamic  # conservative: an escaped backtick still counts as a substitution
+    assert decide_command(policy, "cat <<EOF\nplain $HOME text\nEOF").allowed
+
+
+def test_backtick_bodies_are_read_as_bash_reads_them(policy: Policy) -> None:
+    verdict = decide_command(policy, "echo `\\\\rm -rf /`")  # bash un-escapes \\ → \
+    assert verdict.decision is F
+    assert decide_command(policy, "echo ${X:-`curl x`}").decision is F
+    assert decide_command(policy, 'echo "`curl x`"').decision is F
+    nested = decide_command(policy, "echo `echo \\`curl x\\``")
+    assert nested.decision is F
+
+
 def test_quoted_heredoc_body_is_data(policy: Policy) -> None:
     verdict = decide_command(policy, "cat <<'EOF'\n$(curl x) it's fine\nEOF")
     assert verdict.allowed
@@ -271,3 +291,88 @@ def test_default_caps_take_a_large_benign_line(policy: Policy) -> None:
     line = " && ".join(["ls -la src"] * 500)
     assert len(line.encode()) < decide.MAX_LINE_BYTES
     assert decide_command(policy, line).allowed
+
+
+GIT = Policy([Rule("git", ("git",), A), Rule("git-push", ("git", "push"), F)])
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "git >/dev/null push",
+        "git 2>/dev/null push origin",
+        "ls | git 2>/dev/null push",
+        "git status && git 2>&1 >/dev/null push",
+        "git <<E push\nbody\nE",
+        "X=1 >/dev/null git push",
+    ],
+)
+def test_words_after_redirections_belong_to_the_command(line: str) -> None:
+    verdict = decide_command(GIT, line)
+    assert verdict.decision is F
+    assert any(c.argv[:2] == ("git", "push") for c in verdict.commands)
+
+
+def test_words_after_a_compound_redirection_are_refused() -> None:
+    for line in ("{ ls; } > f x", "(ls) 2>/dev/null push", "if ls; then ls; fi > f x"):
+        with pytest.raises(ShellSyntaxError, match="compound"):
+            decide_command(GIT, line)
+
+
+def test_fd_number_after_a_continuation_is_not_an_argument(policy: Policy) -> None:
+    verdict = decide_command(policy, "pytest -q \\\n  2>&1")
+    assert verdict.commands[0].argv == ("pytest", "-q")
+    assert verdict.allowed
+    assert decide_command(policy, "echo 2 >f").wrote
+    assert decide_command(policy, "echo 2 x").commands[0].argv == ("echo", "2", "x")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ls\n\\curl x",
+        "ls\n\\\ncurl x",
+        "ls # c \\\n\\\ncurl x",
+        "ls >/dev/null\n\\\ncurl x",
+        "! { curl x \\\n|& ls; }",
+    ],
+)
+def test_grammar_misreadings_are_refused(policy: Policy, line: str) -> None:
+    with pytest.raises(ShellSyntaxError, match="grammar"):
+        decide_command(policy, line)
+
+
+def test_heredoc_must_end_on_its_own_line(policy: Policy) -> None:
+    with pytest.raises(ShellSyntaxError, match="heredoc end"):
+        decide_command(policy, "cat <<ls\nls&&cat <<'F'\n$(curl x)\nF\nls")
+    with pytest.raises(ShellSyntaxError, match="heredoc end"):
+        decide_command(policy, "cat <<E\nx\n E")  # a leading blank is not allowed without <<-
+    assert decide_command(policy, "cat <<-E\n\tx\n\tE\nls").allowed
+    assert decide_command(policy, 'cat <<"E"\nfoo\n"E"\nE').allowed
+    assert decide_command(policy, "cat <<\\E\n$(curl x)\nE").allowed
+
+
+def test_bare_carriage_return_is_opaque(policy: Policy) -> None:
+    for line in ("ls\r", "ls \r -la", "git status\r\n", "ls &&\r ls"):
+        verdict = decide_command(policy, line)
+        assert verdict.decision is P, line
+        assert SignalKind.OPAQUE in {s.kind for s in verdict.signals}
+    for line in ("echo 'a\rb'", 'echo "a\rb"', "echo $'\\r'", "ls # \r", "cat <<'E'\n\r\nE"):
+        assert decide_command(policy, line).allowed, line
+    assert decide_command(policy, 'echo "$(ls\r)"').decision is P
+
+
+def test_redirection_without_a_command(policy: Policy) -> None:
+    for line in ("> out.txt", ">/dev/null"):
+        verdict = decide_command(policy, line)
+        assert verdict.commands == ()
+        assert verdict.decision is P
+    assert decide_command(policy, "> out.txt").wrote
+    # Valid bash the grammar rejects: refused, the safe direction (a known limit).
+    with pytest.raises(ShellSyntaxError):
+        decide_command(policy, "X=1 > out.txt")
+
+
+def test_exact_flag_tells_static_argvs(policy: Policy) -> None:
+    verdict = decide_command(policy, "ls -la; echo $HOME")
+    assert [c.exact for c in verdict.commands] == [True, False]

@@ -102,10 +102,13 @@ def test_option_parser_details() -> None:
     assert parsed.rest == ()
 
 
-def test_env_assignment_needs_a_valid_name() -> None:
-    parsed = parse_options("env", _SIMPLE["env"], words("1A=2", "ls"))
-    assert parsed.assigned == []
-    assert parsed.rest == words("1A=2", "ls")
+def test_env_assignment_is_any_word_with_an_equals_sign(policy: Policy) -> None:
+    parsed = parse_options("env", _SIMPLE["env"], words("1A=2", "é=x", "ls"))
+    assert [name for name, _ in parsed.assigned] == ["1A", "é"]
+    assert parsed.rest == words("ls")
+    parsed = parse_options("env", _SIMPLE["env"], words("=x", "ls"))
+    assert parsed.rest == words("=x", "ls")
+    assert decide_command(policy, "env 1A=2 rm -rf /").decision is F
 
 
 def test_env_split_string(policy: Policy) -> None:
@@ -202,6 +205,17 @@ def test_eval_and_alias(policy: Policy) -> None:
     assert decide_command(policy, "alias").decision is P
 
 
+def test_trap_action_is_judged(policy: Policy) -> None:
+    assert decide_command(policy, "trap 'curl x' EXIT; ls").decision is F
+    assert decide_command(policy, "trap -- 'rm -rf /' INT TERM").decision is F
+    verdict = decide_command(policy, "trap 'ls' EXIT")
+    assert verdict.decision is P  # trap itself is judged by the rules: no rule, the default
+    assert [c.argv[0] for c in verdict.commands] == ["trap", "ls"]
+    assert [c.argv for c in decide_command(policy, "trap -l").commands] == [("trap", "-l")]
+    assert len(decide_command(policy, "trap -p EXIT").commands) == 1
+    assert decide_command(policy, 'trap "$X" EXIT').dynamic
+
+
 def test_find_exec(policy: Policy) -> None:
     assert decide_command(policy, "find . -name '*.py' -exec rm -rf {} \\;").decision is F
     assert decide_command(policy, "find . -execdir curl x {} +").decision is F
@@ -288,6 +302,9 @@ def test_git_config_overrides(policy: Policy) -> None:
     assert decide_command(policy, "git -ccore.editor=curl status").decision is F
     assert decide_command(policy, "git -c core.sshCommand=$X fetch").dynamic
     assert decide_command(policy, "git --config-env=core.pager=EVIL log").decision is P
+    separate = decide_command(policy, "git --config-env core.pager=EVIL log")
+    assert separate.decision is P
+    assert separate.commands[0].argv == ("git", "log")
     assert decide_command(policy, "git --exec-path=/tmp status").decision is P
     assert decide_command(policy, "git --exec-path").decision is P
     assert decide_command(policy, "git --weird status").decision is P

@@ -26,7 +26,15 @@ from typing import TYPE_CHECKING
 from yagent.kernel import invoke, toolfail
 from yagent.kernel.cmdpolicy import git, syntax, wrappers
 from yagent.kernel.cmdpolicy.errors import TooLargeError
-from yagent.kernel.cmdpolicy.model import NO_STDIN, Arg, Decision, Signal, SignalKind, Stdin
+from yagent.kernel.cmdpolicy.model import (
+    NO_STDIN,
+    Arg,
+    Decision,
+    Signal,
+    SignalKind,
+    Stdin,
+    basename,
+)
 from yagent.kernel.cmdpolicy.rules import Rule
 
 if TYPE_CHECKING:
@@ -143,11 +151,11 @@ class _Judge:
     def invocation(
         self, args: tuple[Arg, ...], open_tail: bool, stdin: Stdin, via: tuple[str, ...], depth: int
     ) -> None:
-        if not args:
+        if not args:  # pragma: no cover - the grammar gives no command without a word
             return
         _check_depth(depth)
         head = args[0].value
-        name = None if head is None else head.rstrip("/").rsplit("/", 1)[-1]
+        name = None if head is None else basename(head)
         unwrapped = None if name is None else wrappers.unwrap(name, args, open_tail, stdin)
         if unwrapped is None or name is None:
             self.leaf(args, open_tail, via, depth)
@@ -183,7 +191,7 @@ class _Judge:
             self._record(args, decision, None, (signal,), via)
             return
         extra: list[Signal] = []
-        if head.rstrip("/").rsplit("/", 1)[-1] == "git":
+        if basename(head) == "git":
             args, extra, scripts = git.normalise_git(args)
             for script in scripts:
                 if script.value is None:

@@ -57,6 +57,11 @@ class Arg:
         return self.source if self.value is None else self.value
 
 
+def basename(word: str) -> str:
+    """The command name a path-qualified word runs (`/usr/bin/git` → `git`); the one rule for it."""
+    return word.rstrip("/").rsplit("/", 1)[-1]
+
+
 class SignalKind(enum.StrEnum):
     WRITE = "write"  # a redirection (or option) that writes a file
     DYNAMIC = "dynamic"  # code or a command name only known at run time

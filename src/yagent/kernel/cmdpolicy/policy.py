@@ -20,7 +20,7 @@ import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from yagent.kernel.cmdpolicy.decide import decide_command
+from yagent.kernel.cmdpolicy.decide import Verdict, decide_command
 from yagent.kernel.cmdpolicy.errors import PolicyError, RuleExampleError, UnjudgeableError
 from yagent.kernel.cmdpolicy.model import Decision, Signal
 from yagent.kernel.cmdpolicy.rules import PrefixMatch, Rule, RuleIndex
@@ -126,7 +126,7 @@ class Policy:
                 if any(r.name == rule.name for r in verdict.rules):
                     raise RuleExampleError(rule.name, example, "is decided by it (not_match)")
 
-    def _judge_example(self, rule: Rule, example: str) -> Any:
+    def _judge_example(self, rule: Rule, example: str) -> Verdict:
         try:
             return decide_command(self, example)
         except UnjudgeableError as exc:

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from yagent.kernel.cmdpolicy.errors import PolicyError
-from yagent.kernel.cmdpolicy.model import Decision, Signal, SignalKind
+from yagent.kernel.cmdpolicy.model import Decision, Signal, SignalKind, basename
 
 _NO, _DEFINITE, _POSSIBLE = 0, 1, 2
 
@@ -96,7 +96,7 @@ class RuleIndex:
         }
 
     def has_head(self, head: str) -> bool:
-        return head in self._by_head or _basename(head) in self._by_head
+        return head in self._by_head or basename(head) in self._by_head
 
     def best(self, values: Sequence[str | None], open_tail: bool = False) -> Rule | None:
         """The winning definite match among the rules sharing `values[0]`."""
@@ -117,8 +117,8 @@ class RuleIndex:
         rule = self.best(values, open_tail)
         group = head
         signals: list[Signal] = []
-        if rule is None and "/" in head and _basename(head):
-            group = _basename(head)
+        if rule is None and "/" in head and basename(head):
+            group = basename(head)
             rule = self.best((group, *values[1:]), open_tail)
         decision = default if rule is None else rule.verdict
         if rule is not None and group != head and decision is Decision.ALLOW:
@@ -142,7 +142,3 @@ class RuleIndex:
                     )
                     break
         return decision, rule, tuple(signals)
-
-
-def _basename(word: str) -> str:
-    return word.rstrip("/").rsplit("/", 1)[-1]

@@ -12,8 +12,17 @@ Guarantees:
   and process substitutions are DYNAMIC signals.
 - Variable names assigned anywhere (prefix, standalone, `export`/`declare`/`local`, `for` loops)
   are reported so the caller can judge environment steering.
+- Where tree-sitter-bash reads a line differently from bash, bash wins: words the grammar hangs on
+  a redirection (`git >f push`) are the command's; a redirection on a pipeline or list belongs to
+  its last command; an fd number after a line continuation is not an argument; backtick bodies are
+  re-read after bash's un-escaping, and backticks the grammar left as text are found; an unquoted
+  heredoc body with `$(` or a backtick is DYNAMIC by its text and re-read as the double-quoted
+  string it is; a bare CR (bash keeps it in the word) is OPAQUE.
 Refuses (raises an `UnjudgeableError`): text that is not UTF-8 encodable or holds NUL, an AST over
-the node budget, and any ERROR or MISSING node (`UnclosedQuoteError` when a quote is left open).
+the node budget, any ERROR or MISSING node (`UnclosedQuoteError` when a quote is left open), and
+every misreading it can detect: lines the grammar joined that bash keeps apart (a bare newline
+inside a command, a command continued past a comment), a heredoc ended by a line that is not
+exactly its delimiter, a keyword taken for a command name, words after a compound's redirection.
 Leaves to the caller: what the commands mean (wrappers, rules) — this module only reads syntax.
 """
 
@@ -38,7 +47,6 @@ from yagent.kernel.cmdpolicy.model import Arg, Signal, SignalKind, Stdin
 _LANGUAGE = Language(tree_sitter_bash.language())
 _LOCAL = threading.local()
 
-# Node types a static word may be made of; anything else (any expansion, $'…', $"…") is run time.
 _WRITE_OPS = frozenset({">", ">>", "&>", "&>>", ">|", "<>"})
 _DUP_OPS = frozenset({">&", "<&"})
 _CLOSE_OPS = frozenset({">&-", "<&-", "<"})
@@ -47,7 +55,7 @@ _QUOTES = frozenset("\"'`")
 # Text-bearing nodes where bash still performs backtick substitution.
 _TEXTUAL = frozenset({"word", "string_content"})
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
-_PASS_THROUGH = frozenset({"pipeline", "list", "negated_command", "redirected_statement"})
+_PASS_THROUGH = frozenset({"pipeline", "list", "negated_command"})
 _LITERAL = frozenset(
     {"raw_string", "string_content", "ansi_c_string", "heredoc_content", "comment"}
 )
@@ -91,7 +99,7 @@ class Facts:
     invocations: list[Invocation] = field(default_factory=list)
     signals: list[Signal] = field(default_factory=list)
     assigned: list[tuple[str, Arg]] = field(default_factory=list)  # (variable, value)
-    scripts: list[str] = field(default_factory=list)  # backtick bodies, re-read as bash reads them
+    scripts: list[str] = field(default_factory=list)  # inner code: backtick and heredoc bodies
     nodes: int = 0
 
 
@@ -176,10 +184,8 @@ class _Walker:
                 self._assigned(node.child_by_field_name("variable"), None)
             elif kind == "heredoc_redirect":
                 self._heredoc_end(node)
-            if b"\r" in self._data and (
-                kind in _LITERAL or (kind == "heredoc_body" and not node.named_child_count)
-            ):
-                self._literal.append((node.start_byte, node.end_byte))
+            if b"\r" in self._data:
+                self._note_literal(node)
             stack.extend(reversed(node.children))
         self._bare_cr()
         return self._facts
@@ -188,11 +194,11 @@ class _Walker:
         """bash ends a heredoc only at a line that is exactly its delimiter: did the grammar?"""
         start = next((c for c in node.children if c.type == "heredoc_start"), None)
         end = next((c for c in node.children if c.type == "heredoc_end"), None)
-        if start is None or end is None:
+        if start is None or end is None:  # pragma: no cover - the grammar errors first
             return
         try:
             delimiter = shlex.split(self.text(start))
-        except ValueError:
+        except ValueError:  # pragma: no cover - an unbalanced quote is a grammar error first
             delimiter = []
         line_start = self._data.rfind(b"\n", 0, end.start_byte) + 1
         line_end = self._data.find(b"\n", end.end_byte)
@@ -207,6 +213,21 @@ class _Walker:
             raise ShellSyntaxError(
                 f"heredoc end {self.text(end)!r} at byte {end.start_byte} is not its own line"
             )
+
+    def _note_literal(self, node: Node) -> None:
+        """Record where a CR is quoted text (inside a string: everything but its code parts)."""
+        if node.type in _LITERAL:
+            self._literal.append((node.start_byte, node.end_byte))
+        elif node.type == "heredoc_redirect":
+            body = next((c for c in node.children if c.type == "heredoc_body"), None)
+            if body is None or not body.named_child_count:  # no code inside: all of it is text
+                self._literal.append((self._data.find(b"\n", node.start_byte), node.end_byte))
+        elif node.type == "string":
+            at = node.start_byte
+            for code in (c for c in node.named_children if c.type != "string_content"):
+                self._literal.append((at, code.start_byte))
+                at = code.end_byte
+            self._literal.append((at, node.end_byte))
 
     def _bare_cr(self) -> None:
         """bash keeps a bare CR inside the neighbouring word; the grammar takes it for a blank."""
@@ -313,9 +334,6 @@ class _Walker:
         redirects = [c for c in statement.children if c.type in _REDIRECTS]
         node = statement.child_by_field_name("body")
         while node is not None and node.type in _PASS_THROUGH:
-            if node.type == "redirected_statement":
-                node = node.child_by_field_name("body")
-                continue
             named = [c for c in node.named_children if c.type != "comment"]
             node = named[-1] if named else None
         if node is not None and node.type == "command":
@@ -337,10 +355,8 @@ class _Walker:
         return text
 
     def _herestring(self, node: Node) -> str | None:
-        named = node.named_children
-        if len(named) != 1:
-            return None
-        return words.word_arg(self._data, named[0]).value
+        named = node.named_children  # later words are the command's (`_trailing_words`)
+        return words.word_arg(self._data, named[0]).value if named else None
 
     def _redirect(self, node: Node) -> None:
         op = next((c.type for c in node.children if not c.is_named), "")

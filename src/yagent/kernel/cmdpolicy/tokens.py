@@ -65,13 +65,6 @@ class _Reader:
         self.pos += len(chunk)
         return chunk
 
-    def readline(self) -> str:
-        end = self.text.find("\n", self.pos)
-        end = len(self.text) if end < 0 else end + 1
-        chunk = self.text[self.pos : end]
-        self.pos = end
-        return chunk
-
 
 def scan(line: str) -> tuple[Token, ...]:
     """Every token of `line` with its operator flag and span."""

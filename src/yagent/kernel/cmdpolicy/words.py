@@ -22,6 +22,7 @@ _STATIC_PARTS_ALL = _STATIC_PARTS | {"string_content"}
 _BRACE = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
 _ESCAPED = re.compile(r"\\.", re.DOTALL)
 _ESCAPED_BYTES = re.compile(rb"\\.", re.DOTALL)
+_PLAIN = re.compile(r"[^\\\\'\"\s]+\Z")  # no quote, escape or blank: shlex returns it as is
 _UNESCAPE_BACKTICK = re.compile(r"\\([$`\\])")
 
 
@@ -56,13 +57,13 @@ def word_arg(data: bytes, node: Node) -> Arg:
         return Arg(None, source)
     if any(_is_pattern(w) for w in words) or _BRACE.search(_ESCAPED.sub("_", source)):
         return Arg(None, source)
+    if _PLAIN.match(source):
+        return Arg(source, source)  # what shlex would give, without its cost
     try:
         tokens = shlex.split(source)
-    except ValueError:
+    except ValueError:  # pragma: no cover - the grammar refuses unbalanced quotes first
         return Arg(None, source)
-    if len(tokens) != 1:
-        return Arg(None, source)
-    return Arg(tokens[0], source)
+    return Arg(tokens[0], source) if len(tokens) == 1 else Arg(None, source)
 
 
 def as_double_quoted(text: str) -> str:
@@ -82,6 +83,8 @@ def as_double_quoted(text: str) -> str:
 
 def backtick_bodies(text: str) -> list[str]:
     """The raw bodies of the unescaped backtick pairs in `text`; an unpaired one is refused."""
+    if "`" not in text:
+        return []
     bodies: list[str] = []
     start: int | None = None
     i = 0
@@ -104,7 +107,7 @@ def backtick_bodies(text: str) -> list[str]:
 
 def bare_newline(text: bytes) -> bool:
     """A newline that is neither escaped nor part of a line continuation."""
-    return b"\n" in _ESCAPED_BYTES.sub(b"", text)
+    return b"\n" in text and b"\n" in _ESCAPED_BYTES.sub(b"", text)
 
 
 def _is_pattern(word: str) -> bool:
@@ -123,12 +126,11 @@ def cut(data: bytes, start: int, end: int, holes: list[tuple[int, int]]) -> byte
     out = bytearray()
     at = start
     for hole_start, hole_end in sorted(holes):
-        if at < hole_start < end:
-            out += data[at:hole_start]
-            at = max(at, hole_end)
-    if at < end:
-        out += data[at:end]
-    return bytes(out)
+        if hole_end <= at or hole_start >= end:
+            continue
+        out += data[at:hole_start] if hole_start > at else b""
+        at = hole_end
+    return bytes(out + data[at:end]) if at < end else bytes(out)
 
 
 def glued(gap: bytes) -> bool:

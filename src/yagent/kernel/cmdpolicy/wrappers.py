@@ -4,7 +4,8 @@ Guarantees: a recognised wrapper (by the basename of its static first word) yiel
 executes — an argv (env, timeout, nice, nohup, stdbuf, time, command, exec, builtin, sudo, doas,
 setsid, ionice, taskset, flock, unbuffer, coproc, busybox, toybox, xargs, find -exec/-execdir/
 -ok/-okdir, watch -x) or a shell script to parse (sh/bash/zsh/… -c, a heredoc or here-string fed to
-a shell, eval, alias values, watch, parallel, su -c, flock -c, env -S). git is in `git`.
+a shell, eval, trap actions, alias values, watch, parallel, su -c, flock -c, env -S). git's
+global options are handled in `git`.
 Options are parsed from each tool's documented option table; an option not in the table is an
 OPAQUE signal (the guess of where the command starts may be wrong, so the line cannot be allowed).
 Privilege changes (sudo, doas, su) are PRIVILEGE signals; a shell that reads code nobody can see
@@ -136,6 +137,7 @@ _SIMPLE: dict[str, Options] = {
     ),
     "parallel": _opts("0XkqumvtegrEh", "jSadInNLlPsC", lf=_PARALLEL_LONG, la=_PARALLEL_ARG),
 }  # fmt: skip
+_TRAP = _opts("lp")
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "rbash"})
 _SHELL = _opts(
     "abcdefghijklmnpqrstuvwxyzABCDEFGHIJKLMNPQRSTUVWXYZ",
@@ -209,8 +211,8 @@ def _cluster(name: str, spec: Options, value: str, nxt: Arg | None, out: Parsed)
 
 
 def _is_assignment(word: str) -> bool:
-    name, eq, _ = word.partition("=")
-    return bool(eq) and name.replace("_", "a").isalnum() and not name[0].isdigit()
+    """env and sudo take any leading non-option word holding `=` as NAME=VALUE (any NAME)."""
+    return "=" in word[1:] and not word.startswith("-")
 
 
 def unwrap(name: str, args: tuple[Arg, ...], open_tail: bool, stdin: Stdin) -> Unwrapped | None:
@@ -226,6 +228,11 @@ def unwrap(name: str, args: tuple[Arg, ...], open_tail: bool, stdin: Stdin) -> U
             (Signal(SignalKind.DYNAMIC, "eval runs text as code"),),
             transparent=False,
         )
+    if name == "trap":  # `trap ACTION SIGNAL…` runs ACTION later, as shell code
+        parsed = parse_options(name, _TRAP, tail)
+        listing = "l" in parsed.seen or "p" in parsed.seen or len(parsed.rest) < 2
+        action = () if listing else (Run(script=parsed.rest[0]),)
+        return Unwrapped(action, tuple(parsed.signals), transparent=False)
     if name == "alias":
         scripts = [_alias_value(a) for a in tail if a.value is None or "=" in a.value]
         return Unwrapped(tuple(Run(script=s) for s in scripts), transparent=False)

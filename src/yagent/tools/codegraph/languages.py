@@ -149,7 +149,7 @@ _JS_NAMES = (
     "shorthand_property_identifier_pattern",
 )
 _TS_DEFINITIONS = {
-    **_JS_DEFINITIONS,
+    **{k: v for k, v in _JS_DEFINITIONS.items() if k != "field_definition"},
     "abstract_class_declaration": "class",
     "public_field_definition": "method",
     "method_signature": "method",
@@ -158,8 +158,9 @@ _TS_DEFINITIONS = {
     "type_alias_declaration": "type",
     "enum_declaration": "enum",
 }
-_JS_PARAMETERS: Mapping[str, str | None] = {
-    "formal_parameters": None,
+_JS_PARAMETERS: Mapping[str, str | None] = {"formal_parameters": None}
+_TS_PARAMETERS: Mapping[str, str | None] = {
+    **_JS_PARAMETERS,
     "required_parameter": "pattern",
     "optional_parameter": "pattern",
 }
@@ -184,7 +185,7 @@ TYPESCRIPT = Lang(
     calls=_JS_CALLS,
     members=_JS_MEMBERS,
     name_fields=("name", "property"),
-    not_references=_JS_PARAMETERS,
+    not_references=_TS_PARAMETERS,
 )
 TSX = Lang(
     "tsx",
@@ -194,7 +195,7 @@ TSX = Lang(
     calls=_JS_CALLS,
     members=_JS_MEMBERS,
     name_fields=("name", "property"),
-    not_references=_JS_PARAMETERS,
+    not_references=_TS_PARAMETERS,
 )
 GO = Lang(
     "go",

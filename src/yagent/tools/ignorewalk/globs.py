@@ -6,12 +6,13 @@ Contract:
   pattern without `/` matches at any depth, `x/**` matches what is inside `x` but not `x`).
 - `to_regex` translates a glob with globset's rules under `literal_separator`: `*` and `?` stay
   within one path component, `**/`, `/**/` and `/**` cross components, `[...]` / `[!...]` classes
-  (an unclosed `[` is literal), `{a,b}` alternatives, `\\` escapes.
+  (`[!...]` / `[^...]` negated, `]` first is a member), `{a,b}` alternatives, `\\` escapes.
 - A glob matches the entry's own relative path, never "because a parent matched" — the walker
   prunes ignored directories, as ripgrep does. (This is why `pathspec` is not used here: it
   applies git's "contents of a matched directory" rule and has no `{a,b}`, so the fallback would
   disagree with rg on a search root inside an ignored directory and on brace globs.)
-Refuses: an unclosed `{` or a dangling `\\` (`GlobError`), as globset does.
+Refuses: an unclosed `{` or `[`, or a dangling `\\` (`GlobError`), as ripgrep 14's globset does;
+in an ignore file such a line is skipped and reported, the other lines still apply.
 """
 
 from __future__ import annotations
@@ -58,8 +59,8 @@ class _Parser:
     def __init__(self, glob: str) -> None:
         self.glob = glob
         self.i = 0
-        self.stack: list[list[tuple[str, str]]] = [[]]  # one token list per open branch
-        self.groups: list[list[list[tuple[str, str]]]] = []  # finished branches per open `{`
+        # The base token list, then one list per branch of the open `{...}` (never nested).
+        self.stack: list[list[tuple[str, str]]] = [[]]
 
     def push(self, kind: str, text: str) -> None:
         self.stack[-1].append((kind, text))
@@ -80,23 +81,24 @@ class _Parser:
                 self.push("any", "[^/]")
             elif ch == "[":
                 cls = _class(glob, self.i - 1)
-                if cls is None:
-                    self.push("lit", "\\[")  # unclosed: a literal `[`, as gitignore allows
-                else:
-                    self.push("class", cls[0])
-                    self.i = cls[1]
+                if cls is None:  # ripgrep 14 refuses it (newer ones read a literal `[`)
+                    raise GlobError(f"unclosed character class in glob {glob!r}; missing ']'")
+                self.push("class", cls[0])
+                self.i = cls[1]
             elif ch == "{":
-                self.groups.append([])
+                if len(self.stack) > 1:
+                    raise GlobError(f"nested alternate groups are not allowed in glob {glob!r}")
                 self.stack.append([])
-            elif ch == "," and self.groups:
-                self.groups[-1].append(self.stack.pop())
+            elif ch == "," and len(self.stack) > 1:
                 self.stack.append([])
-            elif ch == "}" and self.groups:
-                branches = [*self.groups.pop(), self.stack.pop()]
-                self.push("alt", "(?:" + "|".join(_join(b) for b in branches) + ")")
+            elif ch == "}":
+                # globset's quirks, kept: empty branches vanish, a stray `}` is an empty token.
+                parts = [text for text in map(_join, self.stack[1:]) if text]
+                del self.stack[1:]
+                self.push("alt", "(?:" + "|".join(parts) + ")" if parts else "")
             else:
                 self.push("lit", "/" if ch == "/" else re.escape(ch))
-        if self.groups:
+        if len(self.stack) > 1:
             raise GlobError(f"unclosed alternate group in glob {glob!r}; missing '}}'")
         return self.stack[0]
 

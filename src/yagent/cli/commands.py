@@ -1,0 +1,189 @@
+"""`yagent sessions`, `resume`, `replay`, `doctor`."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import click
+import httpx
+from rich.console import Console
+from rich.table import Table
+
+from yagent.app.config import ConfigError, load
+from yagent.app.engines import OLLAMA_URL, NoProviderError, build_engine, ollama_models
+from yagent.app.recording import recording_of
+from yagent.llm.replay import ReplayEngine
+from yagent.memory import SessionStore
+from yagent.tools.guard import Yolo
+from yagent.tools.search import find_rg
+from yagent.tools.settings import Settings, SettingsError
+
+
+def _home() -> Path:
+    return Path(os.environ.get("YAGENT_HOME") or Path.home() / ".yagent")
+
+
+def _when(ts: float) -> str:
+    return datetime.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
+
+
+@click.group(invoke_without_command=True)
+@click.option("--all", "show_all", is_flag=True, help="Sessions of every workspace.")
+@click.option("--limit", default=20, show_default=True)
+@click.pass_context
+def sessions(ctx: click.Context, show_all: bool, limit: int) -> None:
+    """List sessions (newest first)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    workspace = None if show_all else str(Path.cwd().resolve())
+    with SessionStore(_home() / "sessions.db") as store:
+        rows = store.list_sessions(limit=limit, workspace=workspace)
+    table = Table("id", "updated", "status", "title", "workspace")
+    for info in rows:
+        table.add_row(info.id[:12], _when(info.updated_at), info.status, info.title, info.workspace)
+    Console().print(table if rows else "no sessions yet" + ("" if show_all else " here (--all?)"))
+
+
+@sessions.command("show")
+@click.argument("session")
+@click.option("--json", "json_mode", is_flag=True)
+def show(session: str, json_mode: bool) -> None:
+    """Show one session: messages, tool calls, usage."""
+    with SessionStore(_home() / "sessions.db") as store:
+        info = store.get_session(session)
+        data = store.export_session(info.id)
+    if json_mode:
+        click.echo(json.dumps(data, ensure_ascii=False, default=str, indent=2))
+        return
+    console = Console()
+    console.print(f"[bold]{info.title}[/] · {info.status} · {info.workspace} · {info.id}")
+    for m in data.get("messages", []):
+        body = m.get("content", "")
+        calls = ", ".join(c["name"] for c in m.get("tool_calls", []) or [])
+        console.print(f"[cyan]{m.get('role')}[/] {body[:300]}" + (f" → {calls}" if calls else ""))
+    usage = data.get("usage", {})
+    console.print(f"[dim]usage: {json.dumps(usage, default=str)}[/]")
+
+
+@click.command()
+@click.argument("session", required=False)
+@click.option("-y", "yes", is_flag=True)
+@click.option("-Y", "full", is_flag=True)
+def resume(session: str | None, yes: bool, full: bool) -> None:
+    """Continue a session interactively (default: the latest in this workspace)."""
+    from yagent.cli import _ask_tty, _read_task
+    from yagent.cli.runner import Options, interactive
+
+    workspace = Path.cwd().resolve()
+    with SessionStore(_home() / "sessions.db") as store:
+        if session:
+            info = store.get_session(session)
+        else:
+            recent = store.list_sessions(limit=1, workspace=str(workspace))
+            if not recent:
+                raise click.ClickException("no session to resume in this workspace")
+            info = recent[0]
+    opts = Options(
+        Path(info.workspace), _home(), Yolo.FULL if full else Yolo.YOLO if yes else Yolo.OFF
+    )
+    click.echo(f"resuming {info.id[:12]}: {info.title}")
+    sys.exit(
+        anyio.run(lambda: interactive(opts, ask=_ask_tty, read_task=_read_task, session_id=info.id))
+    )
+
+
+@click.command()
+@click.argument("session")
+@click.option("--save", type=click.Path(dir_okay=False), help="Write the recording to a file.")
+@click.option("-y", "yes", is_flag=True)
+def replay(session: str, save: str | None, yes: bool) -> None:
+    """Replay SESSION's model side against this workspace, tools run for real."""
+    from yagent.agents import catalog
+    from yagent.cli import _ask
+    from yagent.cli.runner import Options, run_once
+
+    with SessionStore(_home() / "sessions.db") as store:
+        recording, task, agent = recording_of(store, store.get_session(session).id)
+    if save:
+        recording.save(save)
+        click.echo(f"recording written to {save}")
+        return
+    engine = ReplayEngine(recording, markers={agent: catalog.builtin(agent, 0).marker})
+    opts = Options(Path.cwd().resolve(), _home(), Yolo.YOLO if yes else Yolo.OFF, agent=agent)
+    _, result = anyio.run(lambda: run_once(opts, task, ask=_ask(), engine=engine))  # type: ignore[arg-type]
+    sys.exit(0 if result is not None and not engine.divergences else 1)
+
+
+def _checks(home: Path, workspace: Path) -> list[tuple[str, bool, str, bool]]:
+    """(check, ok, detail, required) rows."""
+    rows: list[tuple[str, bool, str, bool]] = []
+    try:
+        config = load(home=home, workspace=workspace)
+        rows.append(("config", True, ", ".join(config.sources) or "defaults", True))
+    except ConfigError as exc:
+        return [("config", False, str(exc), True)]
+    rows.append(_provider(config))
+    try:
+        Settings(home).load()
+        rows.append(("settings", True, str(home / "settings.json"), True))
+    except SettingsError as exc:
+        rows.append(("settings", False, str(exc), True))
+    rg = find_rg()
+    rows.append(
+        (
+            "ripgrep",
+            rg is not None,
+            str(rg) if rg else "not found: search uses the slower Python fallback",
+            False,
+        )
+    )
+    for name, tool in (("chromium", "chromium"), ("bwrap", "bwrap")):
+        path = shutil.which(tool)
+        rows.append(
+            (
+                name,
+                path is not None,
+                path
+                or f"{tool} not found (apt-get install "
+                f"{'bubblewrap' if tool == 'bwrap' else tool})",
+                False,
+            )
+        )
+    return rows
+
+
+def _provider(config: Any) -> tuple[str, bool, str, bool]:
+    try:
+        engine = anyio.run(build_engine, config.llm)
+    except (NoProviderError, ConfigError) as exc:
+        return ("provider", False, str(exc).splitlines()[0], True)
+    base = config.llm.base_url or {
+        "anthropic": "https://api.anthropic.com",
+        "openai": "https://api.openai.com/v1",
+    }.get(config.llm.provider or "", f"{OLLAMA_URL}/v1")
+    try:
+        httpx.get(base, timeout=3.0)
+    except httpx.HTTPError as exc:
+        return ("provider", False, f"{engine.model} at {base}: unreachable ({exc})", True)
+    if config.llm.provider in (None, "ollama") and anyio.run(ollama_models) is None:
+        return ("provider", False, f"no Ollama server at {OLLAMA_URL}", True)
+    return ("provider", True, f"{engine.model} at {base}", True)
+
+
+@click.command()
+def doctor() -> None:
+    """Check that yagent can work here."""
+    rows = _checks(_home(), Path.cwd().resolve())
+    table = Table("check", "ok", "detail")
+    for name, ok, detail, required in rows:
+        mark = "[green]ok[/]" if ok else "[red]FAIL[/]" if required else "[yellow]missing[/]"
+        table.add_row(name, mark, detail)
+    Console().print(table)
+    sys.exit(0 if all(ok for _, ok, _, required in rows if required) else 1)

@@ -1,0 +1,145 @@
+"""The terminal side of a run: shows events, answers the authorization loop.
+
+Human mode renders streamed text, tool calls and results with rich; JSON mode prints every event
+as one JSON line (for CI). Approval requests (`user_help_needed`) are answered by asking the person
+when there is a terminal — yes / no / always for this tool / skip all — and refused with a stated
+reason when there is none. Answers travel back through the dispatcher's critical queue and are
+delivered to the authorization loop by the same pump that shows events.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any, TextIO
+
+from rich.console import Console
+from rich.markdown import Markdown
+
+from yagent.agents.results import AgentResult
+from yagent.messaging import USER_HELP_NEEDED, USER_HELP_RESPONSE, DispatcherClosedError, Event
+from yagent.tools.confirm import Scope, response
+
+Ask = Callable[[str], Awaitable[str]]
+PREVIEW = 400
+
+CHOICES = {
+    "y": (True, Scope.ONCE),
+    "yes": (True, Scope.ONCE),
+    "a": (True, Scope.TOOL),
+    "always": (True, Scope.TOOL),
+    "s": (True, Scope.SESSION),
+    "skip": (True, Scope.SESSION),
+    "p": (True, Scope.PROJECT),
+    "n": (False, Scope.ONCE),
+    "no": (False, Scope.ONCE),
+}
+
+
+def _clip(text: str, limit: int = PREVIEW) -> str:
+    return text if len(text) <= limit else text[:limit] + f"… [{len(text) - limit} more chars]"
+
+
+class Renderer:
+    def __init__(self, *, json_mode: bool, ask: Ask | None, out: TextIO | None = None) -> None:
+        self.json_mode = json_mode
+        self.ask = ask
+        self.out = out or sys.stdout
+        self.console = Console(file=self.out, highlight=False, soft_wrap=True)
+        self._streaming = False
+
+    # -- the pump ------------------------------------------------------------------------
+    async def pump(self, app: Any) -> None:
+        """Read the app's dispatcher until it closes: show events, route answers."""
+        while True:
+            try:
+                event = await app.dispatcher.receive()
+            except DispatcherClosedError:
+                return
+            if event.type == USER_HELP_RESPONSE:
+                if app.confirm is not None:
+                    app.confirm.consume(event)
+                continue
+            if event.type == USER_HELP_NEEDED:
+                app.dispatcher.send(await self.answer(event))
+                continue
+            self.show(event)
+
+    async def answer(self, event: Event) -> Event:
+        payload = event.payload
+        rid = str(payload.get("request_id", ""))
+        self.show(event)
+        if self.ask is None:
+            return response(rid, approved=False, text="no interactive terminal to ask")
+        if payload.get("kind") == "question":
+            text = await self.ask("answer> ")
+            return response(rid, approved=True, text=text)
+        while True:
+            choice = await self.ask("allow? [y]es/[n]o/[a]lways this tool/[s]kip all/[p]roject: ")
+            picked = CHOICES.get(choice.strip().lower())
+            if picked is not None:
+                return response(rid, approved=picked[0], scope=picked[1])
+
+    # -- showing -------------------------------------------------------------------------
+    def show(self, event: Event) -> None:
+        if self.json_mode:
+            line = {"type": event.type, "delegation_id": event.delegation_id, **event.payload}
+            self.out.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
+            self.out.flush()
+            return
+        p = event.payload
+        if event.type == "assistant_delta":
+            if p.get("channel") == "answer":
+                self.out.write(str(p.get("text", "")))
+                self.out.flush()
+                self._streaming = True
+            return
+        if self._streaming:
+            self.out.write("\n")
+            self._streaming = False
+        if event.type == "tool_call":
+            self.console.print(
+                f"[bold cyan]→ {p.get('name')}[/] {_clip(str(p.get('arguments')), 200)}"
+            )
+        elif event.type == "tool_result":
+            style = "green" if p.get("ok") else "red"
+            self.console.print(f"[{style}]  ← {_clip(str(p.get('content', '')))}[/]")
+        elif event.type == USER_HELP_NEEDED:
+            if p.get("kind") == "question":
+                self.console.print(f"[bold yellow]? {p.get('question')}[/]")
+            else:
+                args = _clip(json.dumps(p.get("args", {}), ensure_ascii=False), 300)
+                self.console.print(
+                    f"[bold yellow]! {p.get('tool')} needs your approval:[/] {p.get('reason')}\n"
+                    f"  {args}"
+                )
+        elif event.type == "reminder":
+            self.console.print("[dim](reminded the agent to use its tools)[/]")
+        elif event.type == "run_end" and p.get("error"):
+            self.console.print(f"[red]run ended: {p.get('status')}: {p.get('error')}[/]")
+
+    def final(self, session_id: str, result: AgentResult) -> None:
+        if self.json_mode:
+            line = {
+                "type": "result",
+                "session_id": session_id,
+                "status": result.status.value,
+                "deliverable": result.deliverable,
+                "text": result.text,
+                "note": result.note,
+                "error": result.error,
+                "steps": result.steps,
+                "usage": result.usage.to_dict(),
+            }
+            self.out.write(json.dumps(line, ensure_ascii=False) + "\n")
+            return
+        if result.deliverable:
+            self.console.print(Markdown(result.deliverable))
+        if result.note:
+            self.console.print(f"[yellow]{result.note}[/]")
+        u = result.usage
+        self.console.print(
+            f"[dim]{result.status.value} · {result.steps} steps · {u.input_tokens} in / "
+            f"{u.output_tokens} out tokens · session {session_id[:12]}[/]"
+        )

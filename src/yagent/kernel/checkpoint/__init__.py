@@ -1,0 +1,62 @@
+"""checkpoint: progress snapshots of a run and the pure decision to continue it, not replay it.
+
+Guarantees:
+- `decide(run_id, plan, snapshot)` is a pure function: holes are not trusted (a completion after
+  a missing step is redone unless the step declared `depends_on` that are all trusted, or is
+  `isolated`), terminal runs are never reopened automatically, and a snapshot that does not fit
+  the plan is a MISMATCH that trusts and schedules nothing. Zero-valued declarations keep the
+  strict-prefix rule.
+- The sequence gate is monotonic: `StoreCAS.save_if_newer` writes only a seq above the stored
+  one and never seq 0 (`StaleSeqError`, nothing written), atomically — across processes for
+  `SqliteStore`. `Committer` is the one write path: grab seq → save → give the seq back only on
+  failure, serialised per run.
+Refuses: malformed plans (duplicates, dependencies not listed earlier, isolated with
+dependencies), completions without a result digest, unreadable stored rows.
+Leaves to the host: what a step's result is (only its digest is kept here), the storage medium
+beyond memory and SQLite (a host store runs `checkpoint.suite`), and the decision to reopen a
+terminal run or to take over a run another writer is ahead on (`Committer.resync`).
+"""
+
+from yagent.kernel.checkpoint.committer import Committer
+from yagent.kernel.checkpoint.errors import (
+    CheckpointError,
+    InvalidArgumentError,
+    PlanError,
+    StaleSeqError,
+    StoreError,
+)
+from yagent.kernel.checkpoint.resume import Resume, ResumeAction, SeqGate, decide, require_newer
+from yagent.kernel.checkpoint.store import MemoryStore, SqliteStore, StoreCAS
+from yagent.kernel.checkpoint.types import (
+    RunState,
+    Snapshot,
+    StepDef,
+    StepRecord,
+    StepStatus,
+    digest,
+    validate_plan,
+)
+
+__all__ = [
+    "CheckpointError",
+    "Committer",
+    "InvalidArgumentError",
+    "MemoryStore",
+    "PlanError",
+    "Resume",
+    "ResumeAction",
+    "RunState",
+    "SeqGate",
+    "Snapshot",
+    "SqliteStore",
+    "StaleSeqError",
+    "StepDef",
+    "StepRecord",
+    "StepStatus",
+    "StoreCAS",
+    "StoreError",
+    "decide",
+    "digest",
+    "require_newer",
+    "validate_plan",
+]

@@ -1,0 +1,192 @@
+"""checkpoint suite: the contract cases every `StoreCAS` implementation runs.
+
+Guarantees: eight named cases, each one clause of the `StoreCAS` contract (and of the `Committer`
+driving it), run on a fresh store from the host's factory. A case fails by raising
+`ContractViolation` (an `AssertionError` that survives `python -O`); nothing ever skips — an
+object that is not a `StoreCAS` is itself a violation.
+Use with pytest: `TestSqliteCAS = suite(lambda d: SqliteStore(d / "c.db"), name="SqliteCAS")`.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from yagent.kernel.checkpoint.committer import Committer
+from yagent.kernel.checkpoint.errors import StaleSeqError
+from yagent.kernel.checkpoint.store import StoreCAS
+from yagent.kernel.checkpoint.types import RunState, Snapshot, StepRecord, StepStatus, digest
+
+StoreFactory = Callable[[Path], StoreCAS]
+
+
+class ContractViolation(AssertionError):
+    """A store broke the StoreCAS contract; the message names the case."""
+
+
+def expect(condition: bool, message: str) -> None:
+    if not condition:
+        raise ContractViolation(message)
+
+
+async def refused(what: str, call: Awaitable[Any]) -> None:
+    try:
+        await call
+    except StaleSeqError:
+        return
+    raise ContractViolation(f"{what} was accepted; the contract refuses it with StaleSeqError")
+
+
+def snap(run: str, seq: int, *done: str, state: RunState = RunState.ACTIVE) -> Snapshot:
+    steps = tuple(StepRecord(s, StepStatus.COMPLETED, digest(s.encode())) for s in done)
+    return Snapshot(run, seq, state, (*steps, StepRecord("tail", StepStatus.RUNNING)))
+
+
+async def unknown_run_loads_none(store: StoreCAS) -> None:
+    expect(await store.load("nobody") is None, "a run never saved must load as None")
+
+
+async def round_trip_is_exact(store: StoreCAS) -> None:
+    saved = Snapshot(
+        "r1",
+        3,
+        RunState.FAILED,
+        (
+            StepRecord("b", StepStatus.COMPLETED, digest(b"\x00\xff"), "détail ✓"),
+            StepRecord("a", StepStatus.FAILED, detail="boom"),
+            StepRecord("c", StepStatus.PENDING),
+        ),
+    )
+    await store.save_if_newer(saved)
+    got = await store.load("r1")
+    expect(got == saved, f"loaded {got}, saved {saved}")
+
+
+async def seq_zero_is_refused(store: StoreCAS) -> None:
+    await refused("seq 0 on an empty store", store.save_if_newer(snap("r1", 0, "a")))
+    expect(await store.load("r1") is None, "a refused seq-0 snapshot was written")
+    await store.save_if_newer(snap("r1", 5, "a"))
+    await refused("seq 0 after seq 5", store.save_if_newer(snap("r1", 0, "x")))
+    expect(await store.load("r1") == snap("r1", 5, "a"), "seq 0 displaced the stored snapshot")
+
+
+async def not_newer_is_refused(store: StoreCAS) -> None:
+    await store.save_if_newer(snap("r1", 4, "a"))
+    await refused("an equal seq", store.save_if_newer(snap("r1", 4, "a", "b")))
+    await refused("an older seq", store.save_if_newer(snap("r1", 2, "a", "b", "c")))
+    expect(await store.load("r1") == snap("r1", 4, "a"), "a refused snapshot changed the store")
+
+
+async def newer_replaces_with_gaps(store: StoreCAS) -> None:
+    await store.save_if_newer(snap("r1", 1))
+    await store.save_if_newer(snap("r1", 7, "a", state=RunState.SUCCEEDED))
+    got = await store.load("r1")
+    expect(got == snap("r1", 7, "a", state=RunState.SUCCEEDED), f"newest not stored: {got}")
+
+
+async def runs_are_independent(store: StoreCAS) -> None:
+    await store.save_if_newer(snap("r1", 9, "a"))
+    await store.save_if_newer(snap("r2", 1, "b"))
+    expect(await store.load("r1") == snap("r1", 9, "a"), "run r1 was disturbed by r2")
+    expect(await store.load("r2") == snap("r2", 1, "b"), "run r2 was judged against r1's seq")
+
+
+async def concurrent_same_seq_one_winner(store: StoreCAS) -> None:
+    wins: list[str] = []
+
+    async def save(i: int) -> None:
+        try:
+            await store.save_if_newer(snap("r1", 1, f"s{i}"))
+        except StaleSeqError:
+            return
+        wins.append(f"s{i}")
+
+    async with anyio.create_task_group() as tg:
+        for i in range(16):
+            tg.start_soon(save, i)
+    expect(len(wins) == 1, f"exactly one save of seq 1 may win, got {wins}")
+    expect(
+        await store.load("r1") == snap("r1", 1, wins[0]), "the stored snapshot is not the winner"
+    )
+
+
+async def committer_sequence(store: StoreCAS) -> None:
+    first = await Committer.open(store, "r1")
+    one = await first.commit(RunState.ACTIVE, [StepRecord("a", StepStatus.RUNNING)])
+    two = await first.commit(RunState.ACTIVE, [StepRecord("a", StepStatus.COMPLETED, "d")])
+    expect((one.seq, two.seq, first.last_seq) == (1, 2, 2), "commits must take seqs 1, 2")
+    rival = Committer(store, "r1")
+    await refused("a commit behind the stored seq", rival.commit(RunState.FAILED, []))
+    expect(rival.last_seq == 0, "a refused commit advanced the committer")
+    expect(await rival.resync() == 2, "resync must adopt the stored seq")
+    done = await rival.commit(RunState.SUCCEEDED, [])
+    expect(done.seq == 3 and await store.load("r1") == done, "after resync the commit lands")
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    name: str
+    fn: Callable[[StoreCAS], Awaitable[None]]
+
+
+CASES: tuple[Case, ...] = tuple(
+    Case(fn.__name__, fn)
+    for fn in (
+        unknown_run_loads_none,
+        round_trip_is_exact,
+        seq_zero_is_refused,
+        not_newer_is_refused,
+        newer_replaces_with_gaps,
+        runs_are_independent,
+        concurrent_same_seq_one_winner,
+        committer_sequence,
+    )
+)
+
+
+def run_case(case: Case | str, factory: StoreFactory, scratch: Path | None = None) -> None:
+    """Run one case on a fresh store; `ContractViolation` naming the case on failure."""
+    chosen = case if isinstance(case, Case) else _named(case)
+    if scratch is None:
+        with tempfile.TemporaryDirectory(prefix="checkpoint-suite-") as tmp:
+            run_case(chosen, factory, Path(tmp))
+        return
+    store = factory(scratch)
+    try:
+        if not isinstance(store, StoreCAS):
+            raise ContractViolation(f"{type(store).__name__} is not a checkpoint StoreCAS")
+        anyio.run(chosen.fn, store)
+    except ContractViolation as exc:
+        raise ContractViolation(f"checkpoint suite {chosen.name}: {exc}") from exc
+    finally:
+        close = getattr(store, "close", None)
+        if callable(close):
+            close()
+
+
+def _named(name: str) -> Case:
+    for case in CASES:
+        if case.name == name:
+            return case
+    raise ValueError(f"checkpoint suite: no case named {name!r}")
+
+
+def suite(factory: StoreFactory, *, name: str = "CheckpointContract") -> type:
+    """A pytest-collectable class with one `test_<case>` per case (assign it to a `Test…` name)."""
+    namespace: dict[str, object] = {"__doc__": f"The checkpoint StoreCAS suite on {name}."}
+    for case in CASES:
+        namespace[f"test_{case.name}"] = _method(case, factory)
+    return type(f"Test{name}", (), namespace)
+
+
+def _method(case: Case, factory: StoreFactory) -> Callable[..., None]:
+    def test(self: object, tmp_path: Path) -> None:
+        run_case(case, factory, tmp_path)
+
+    test.__name__ = f"test_{case.name}"
+    return test

@@ -1,0 +1,199 @@
+"""The `yagent` command, in-process and as a real process."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from yagent.cli import main
+from yagent.cli.demo import TASK, prepare
+from yagent.cli.runner import normalise
+from yagent.llm.replay import Recording
+from yagent.llm.scripted import call
+
+DEMO = Path(__file__).resolve().parents[2] / "demo"
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    h = tmp_path / "home"
+    monkeypatch.setenv("YAGENT_HOME", str(h))
+    for name in ("YAGENT_PROVIDER", "YAGENT_MODEL", "YAGENT_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    return h
+
+
+def test_version_and_help(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--version"]) == 0
+    assert "yagent" in capsys.readouterr().out
+    assert main(["--help"]) == 0
+    assert "doctor" in capsys.readouterr().out
+    assert main(["nope"]) == 2
+
+
+def test_run_json_replay_and_sessions(
+    tmp_path: Path, home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(Path(sys.executable).parent) + os.pathsep + os.environ["PATH"])
+    ws = prepare(DEMO / "project", tmp_path)
+    status = main(
+        ["run", "--json", "-y", "-C", str(ws), "--replay", str(DEMO / "recording.json"), TASK]
+    )
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
+    assert status == 0
+    types = [line["type"] for line in lines]
+    assert "tool_call" in types
+    assert types[-2:] == ["result", "replay"]
+    assert lines[-1]["divergences"] == []
+    result = lines[-2]
+    assert result["status"] == "finished"
+    assert "calc.average" in result["deliverable"]
+    assert all(
+        "delegation_id" in line for line in lines if line["type"] not in ("result", "replay")
+    )
+    monkeypatch.chdir(ws)
+    assert main(["sessions"]) == 0
+    listing = capsys.readouterr().out
+    assert result["session_id"][:12] in listing
+    assert main(["sessions", "show", result["session_id"][:12], "--json"]) == 0
+    exported = json.loads(capsys.readouterr().out)
+    assert exported["session"]["id"] == result["session_id"]
+    assert main(["sessions", "show", "zzzz"]) == 2
+
+
+def test_replay_command_detects_divergence(
+    tmp_path: Path, home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(Path(sys.executable).parent) + os.pathsep + os.environ["PATH"])
+    ws = prepare(DEMO / "project", tmp_path)
+    assert (
+        main(["run", "--json", "-y", "-C", str(ws), "--replay", str(DEMO / "recording.json"), TASK])
+        == 0
+    )
+    sid = json.loads(capsys.readouterr().out.splitlines()[-2])["session_id"]
+    saved = tmp_path / "rec.json"
+    assert main(["replay", sid, "--save", str(saved)]) == 0
+    assert len(Recording.load(saved).steps("coding")) == 6
+    other = prepare(DEMO / "project", tmp_path / "other")
+    (other / "calc.py").write_text("def average(v):\n    return 0\n")
+    monkeypatch.chdir(other)
+    status = main(["replay", sid, "-y"])
+    out = capsys.readouterr().out
+    assert status == 1
+    assert "divergence" in out
+
+
+def test_config_error_is_exit_2(
+    tmp_path: Path, home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home.mkdir(parents=True)
+    (home / "config.toml").write_text("[llm]\nbogus = 1\n")
+    assert main(["run", "-C", str(tmp_path), "hello"]) == 2
+    assert "llm.bogus" in capsys.readouterr().err
+
+
+def test_no_provider_message_says_how_to_configure(
+    tmp_path: Path, home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from yagent.app import engines
+
+    monkeypatch.setattr(engines, "OLLAMA_URL", "http://127.0.0.1:9")
+    assert main(["run", "-C", str(tmp_path), "hello"]) == 2
+    err = capsys.readouterr().err
+    assert "no model provider is configured" in err
+    assert "OPENAI_API_KEY" in err
+
+
+def test_doctor_reports_each_check(
+    tmp_path: Path, home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from yagent.app import engines
+
+    monkeypatch.setattr(engines, "OLLAMA_URL", "http://127.0.0.1:9")
+    monkeypatch.chdir(tmp_path)
+    status = main(["doctor"])
+    out = capsys.readouterr().out
+    assert status == 1, "no provider is a failure"
+    for check in ("config", "provider", "settings", "ripgrep", "chromium", "bwrap"):
+        assert check in out
+
+
+def test_normalise_masks_volatile_text() -> None:
+    text = '{"duration": 1.234, "text": "3 passed in 0.51s", "p": "/tmp/abc/x"}'
+    assert normalise(text) == '{"duration": <t>, "text": "3 passed in <t>s", "p": "<tmp>"}'
+
+
+def _hanging_run(tmp_path: Path, home: Path, command: str) -> tuple[subprocess.Popen[bytes], int]:
+    """A real `yagent run` whose only tool call hangs; returns it and the command's shell pid."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    marker = tmp_path / "pid"
+    rec = Recording()
+    rec.add(
+        "coding",
+        call("run_bash", json.dumps({"command": f"echo $$ > {marker}; {command}", "timeout": 600})),
+    )
+    path = tmp_path / "rec.json"
+    rec.save(path)
+    env = {**os.environ, "YAGENT_HOME": str(home)}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "yagent.cli",
+            "run",
+            "-y",
+            "-C",
+            str(ws),
+            "--replay",
+            str(path),
+            "hang",
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 60
+    while not marker.exists() or not marker.read_text().strip():
+        assert time.monotonic() < deadline, "the tool never started"
+        time.sleep(0.1)
+    return proc, int(marker.read_text())
+
+
+def _gone(pid: int, within: float = 5.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        stat = Path(f"/proc/{pid}/stat")
+        if not stat.exists() or stat.read_text().split()[2] == "Z":
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_first_ctrl_c_cancels_the_turn_and_its_process_group(tmp_path: Path, home: Path) -> None:
+    proc, shell = _hanging_run(tmp_path, home, "sleep 300")
+    proc.send_signal(signal.SIGINT)
+    proc.wait(60)
+    assert proc.returncode == 130
+    assert _gone(shell), "the cancelled command's group must be killed"
+
+
+def test_second_ctrl_c_kills_live_groups_and_exits(tmp_path: Path, home: Path) -> None:
+    # The group ignores SIGTERM, so the cancellation waits out its kill grace: the second
+    # Ctrl-C comes while the turn is still winding down, and must end everything at once.
+    proc, shell = _hanging_run(tmp_path, home, "trap '' TERM; sleep 300")
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.3)
+    assert proc.poll() is None
+    proc.send_signal(signal.SIGINT)
+    proc.wait(10)
+    assert proc.returncode == 130
+    assert b"killed" in proc.stderr.read()  # type: ignore[union-attr]
+    assert _gone(shell)
