@@ -1,8 +1,9 @@
 """The workspace guard: which calls need a person's authorization (spec 000, c. 2, 3, 11, 12).
 
 Contract:
-- Judged by a spec's declared facts (`Effect`, `path_args`, `command_arg`, `danger_flag`), never by
-  tool name.
+- Judged by a spec's declared facts (`Effect`, `path_args`, `command_arg`, `danger_flag`,
+  `always_authorize`), never by tool name. A spec with `always_authorize` is asked about on every
+  call (its risk cannot be judged from its arguments), unless a standing permission covers it.
 - Paths are judged after `realpath` (symlinks resolved, `..` collapsed). The workspace directory
   itself counts as outside for destructive (write) operations on it (`rel == "."`).
 - The shell has no blacklist. Defence is: the model's own danger flag, plus any absolute-path token
@@ -148,6 +149,8 @@ class WorkspaceGuard:
     def danger(self, spec: Spec, args: Mapping[str, Any]) -> str | None:
         """Why this call is a dangerous operation needing authorization, or None."""
         reasons: list[str] = []
+        if spec.always_authorize:
+            reasons.append(f"{spec.name} {spec.always_authorize}")
         if spec.danger_flag and args.get(spec.danger_flag) is True:
             reasons.append("the model marked this command as dangerous")
         command = args.get(spec.command_arg) if spec.command_arg else None

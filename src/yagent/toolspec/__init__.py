@@ -1,6 +1,7 @@
 """yagent.toolspec: the tool registry — one `Spec` per tool, and the profiles that say who may use
 what. Declarative only: nothing here executes a tool (that is `yagent.tools`)."""
 
+from yagent.toolspec.browser import BROWSER
 from yagent.toolspec.builtin import ASKS_USER, BUILTIN, FINISHES, LOADS_TOOLS, builtin_by_name
 from yagent.toolspec.profiles import PROFILES, Profile, UnknownProfileError, custom, profile
 from yagent.toolspec.skills import SkillDoc, SkillSource
@@ -17,6 +18,7 @@ from yagent.toolspec.spec import (
 
 __all__ = [
     "ASKS_USER",
+    "BROWSER",
     "BUILTIN",
     "FINISHES",
     "LOADS_TOOLS",

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from yagent.toolspec import params as p
+from yagent.toolspec.browser import BROWSER
 from yagent.toolspec.spec import Effect, Spec, Tier, make_spec
 
 # Capability tags: the facts other layers ask about instead of comparing tool names.
@@ -183,6 +184,7 @@ BUILTIN: tuple[Spec, ...] = (
         Tier.WARM,
         brief="Open a skill.",
     ),
+    *BROWSER,
 )
 
 

@@ -66,6 +66,9 @@ class Spec:
     result_paths: ResultPaths | None = field(default=None, compare=False)
     model: type[BaseModel] | None = field(default=None, compare=False)
     external: bool = False
+    # Non-empty: every call needs authorization, for this reason — for tools whose risk cannot be
+    # judged from their arguments. Standing permissions (session, project, YOLO) still apply.
+    always_authorize: str = ""
 
     @property
     def read_only(self) -> bool:

@@ -115,9 +115,7 @@ def _recent_start(items: Sequence[Item], keep_roles: Collection[str], keep_recen
     return movable[-keep_recent] if keep_recent <= len(movable) else 0
 
 
-def _removable(
-    items: Sequence[Item], keep_roles: Collection[str], recent_start: int
-) -> list[int]:
+def _removable(items: Sequence[Item], keep_roles: Collection[str], recent_start: int) -> list[int]:
     """Messages free to leave: not kept themselves, and in no group with a kept message."""
     anchored = [
         i >= recent_start or item.role in keep_roles or item.pinned for i, item in enumerate(items)

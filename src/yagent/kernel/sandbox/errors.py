@@ -28,7 +28,9 @@ class NoProviderError(SandboxError):
     def __init__(
         self, level: Level, egress: EgressMode, available: tuple[tuple[str, Level, EgressMode], ...]
     ) -> None:
-        shown = ", ".join(f"{n} ({lv.name.lower()}, egress {e.name.lower()})" for n, lv, e in available)
+        shown = ", ".join(
+            f"{n} ({lv.name.lower()}, egress {e.name.lower()})" for n, lv, e in available
+        )
         super().__init__(
             f"no sandbox provider offers level {level.name.lower()} with egress "
             f"{egress.name.lower()} (registered: {shown or 'none'}); refusing to run on a weaker one"
@@ -36,6 +38,15 @@ class NoProviderError(SandboxError):
         self.level = level
         self.egress = egress
         self.available = available
+
+
+class UnknownProviderError(SandboxError, LookupError):
+    """No provider is registered under that name."""
+
+    def __init__(self, name: str, known: tuple[str, ...]) -> None:
+        super().__init__(f"no sandbox provider named {name!r} (registered: {list(known)})")
+        self.name = name
+        self.known = known
 
 
 class UnavailableError(SandboxError):

@@ -30,7 +30,11 @@ class Level(enum.IntEnum):
             return value
         if isinstance(value, str) and value.strip().upper().replace("-", "_") in cls.__members__:
             return cls[value.strip().upper().replace("-", "_")]
-        if isinstance(value, int) and not isinstance(value, bool) and value in cls._value2member_map_:
+        if (
+            isinstance(value, int)
+            and not isinstance(value, bool)
+            and value in cls._value2member_map_
+        ):
             return cls(value)
         raise ValueError(f"unknown sandbox level {value!r}; known: {[m.name.lower() for m in cls]}")
 
@@ -52,7 +56,11 @@ class EgressMode(enum.IntEnum):
             return value
         if isinstance(value, str) and value.strip().upper() in cls.__members__:
             return cls[value.strip().upper()]
-        if isinstance(value, int) and not isinstance(value, bool) and value in cls._value2member_map_:
+        if (
+            isinstance(value, int)
+            and not isinstance(value, bool)
+            and value in cls._value2member_map_
+        ):
             return cls(value)
         raise ValueError(f"unknown egress mode {value!r}; known: {[m.name.lower() for m in cls]}")
 

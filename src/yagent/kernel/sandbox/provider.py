@@ -64,9 +64,7 @@ class Program:
 
     def with_egress(self, egress: EgressMode) -> Program:
         """The same program needing `egress` instead."""
-        return Program(
-            self.argv, cwd=self.cwd, env=self.env, timeout=self.timeout, egress=egress
-        )
+        return Program(self.argv, cwd=self.cwd, env=self.env, timeout=self.timeout, egress=egress)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,242 @@
+"""The kernel-namespace provider on bubblewrap (`bwrap`, Debian package `bubblewrap`).
+
+Guarantees, for every run (`command` builds the argv; the order of mounts matters and is fixed):
+- Every namespace unshared (`--unshare-all`), network included unless the program's egress mode
+  is `UNRESTRICTED` (`--share-net` only then — a proxy cannot be forced on a shared network, so
+  `PROXY` keeps the network unshared: the strict side). All capabilities dropped (`--cap-drop
+  ALL`: as root, bwrap would otherwise keep them and the program could remount its way out),
+  `--new-session` (no terminal injection), `--die-with-parent`.
+- The host root read-only (`--ro-bind / /`), fresh `/dev` and `/proc`, a private empty `/tmp` and
+  `/run` (host sockets there — docker, dbus, agents — are out of reach), then the workspace
+  writable at its own path, then each protected path inside it (`.git` by default; the host adds
+  its own configuration directory) read-only again. A protected path that does not exist is
+  masked by an empty read-only directory so the program cannot create it (bwrap leaves that
+  empty directory behind on the host); a protected path that is a symbolic link is refused.
+- The program's process tree dies with the run: bwrap runs in its own process group, which is
+  killed on timeout and cancellation; the sandbox's pid namespace dies with bwrap.
+- A sandbox bwrap could not build is a `SetupError`, never an exit code (told apart through
+  bwrap's `--json-status-fd`: a run that really happened reports its exit code there).
+Declares: level `NAMESPACES`; enforces egress `DENIED` (and proves it: `verify_egress`).
+Known limits: the root is readable (secrets readable by the user are readable inside); unix
+sockets outside `/tmp` and `/run` stay connectable; the kernel is shared (a kernel exploit
+escapes — that is what `HARDWARE` is for).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Iterable, Sequence
+from pathlib import Path, PurePosixPath
+
+from yagent.kernel.sandbox import process, provider
+from yagent.kernel.sandbox.errors import SetupError, UnavailableError
+from yagent.kernel.sandbox.levels import EgressMode, Level
+from yagent.kernel.sandbox.provider import Program, Result
+
+DEFAULT_PROTECTED = (".git",)
+PROBE_TIMEOUT = 30.0
+_RESOLV = Path("/etc/resolv.conf")
+
+
+class BwrapProvider:
+    """Runs programs in a bubblewrap sandbox confined to one writable workspace."""
+
+    def __init__(
+        self,
+        workspace: str | os.PathLike[str],
+        *,
+        protected: Iterable[str] = DEFAULT_PROTECTED,
+        writable: Iterable[str | os.PathLike[str]] = (),
+        name: str = "bwrap",
+        executable: str | None = None,
+    ) -> None:
+        found = executable or shutil.which("bwrap")
+        if not found:
+            raise UnavailableError(
+                "bubblewrap is not installed (no `bwrap` on PATH); on Debian: "
+                "apt-get install bubblewrap"
+            )
+        self._bwrap = found
+        self._name = name
+        self._workspace = _directory(workspace, "workspace")
+        self._writable = tuple(_directory(extra, "writable path") for extra in writable)
+        self._protected = tuple(_relative(rel) for rel in protected)
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def level(self) -> Level:
+        return Level.NAMESPACES
+
+    @property
+    def workspace(self) -> Path:
+        return self._workspace
+
+    def egress(self) -> EgressMode:
+        """Network is unshared unless a program asks for unrestricted egress."""
+        return EgressMode.DENIED
+
+    def command(self, program: Program, *, status_fd: int | None = None) -> list[str]:
+        """The full bwrap argv for `program` (pure apart from checking the protected paths)."""
+        ws = str(self._workspace)
+        argv = [self._bwrap, "--unshare-all"]
+        if program.egress is EgressMode.UNRESTRICTED:
+            argv.append("--share-net")
+        argv += ["--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+        argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        argv += ["--tmpfs", "/tmp", "--tmpfs", "/run"]
+        if program.egress is EgressMode.UNRESTRICTED:
+            argv += _resolver_binds()
+        argv += ["--bind", ws, ws]
+        for extra in self._writable:
+            argv += ["--bind", str(extra), str(extra)]
+        for rel in self._protected:
+            argv += self._protect(rel)
+        if status_fd is not None:
+            argv += ["--json-status-fd", str(status_fd)]
+        argv += ["--chdir", self._cwd(program), "--", *program.argv]
+        return argv
+
+    async def run(self, program: Program) -> Result:
+        read_end, write_end = os.pipe()
+        try:
+            argv = self.command(program, status_fd=write_end)
+            try:
+                done = await process.run_process(
+                    argv,
+                    cwd=str(self._workspace),
+                    env=program.env,
+                    timeout=program.timeout,
+                    limit=provider.MAX_OUTPUT_BYTES,
+                    pass_fds=(write_end,),
+                )
+            except OSError as exc:
+                raise UnavailableError(f"could not start bwrap: {exc}") from exc
+            os.close(write_end)
+            write_end = -1
+            status = _read_status(read_end)
+        finally:
+            for fd in (read_end, write_end):
+                if fd >= 0:
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+        if not done.timed_out and "exit-code" not in status:
+            raise SetupError(
+                "bwrap could not build the sandbox", done.output.decode(errors="replace")
+            )
+        return Result(
+            exit_code=done.exit_code,
+            output=done.output,
+            timed_out=done.timed_out,
+            truncated=done.truncated,
+            dropped=done.dropped,
+            provider=self._name,
+        )
+
+    def probe(self) -> None:
+        """Check that bwrap can build this sandbox here; raises `UnavailableError` with why.
+
+        Blocking (it runs bwrap once): call it at start-up or from a worker thread.
+        """
+        self._probe(["true"])
+
+    def verify_egress(self) -> EgressMode:
+        """Prove the network isolation: list the interfaces a sandboxed program sees.
+
+        Only a loopback interface ⇒ `DENIED` is proven; anything more ⇒ `UNRESTRICTED` (the
+        evidence says the network is reachable). Blocking, like `probe`.
+        """
+        listing = self._probe(["cat", "/proc/net/dev"])
+        names = {line.split(":", 1)[0].strip() for line in listing.splitlines() if ":" in line}
+        return EgressMode.DENIED if names <= {"lo"} else EgressMode.UNRESTRICTED
+
+    def _probe(self, argv: Sequence[str]) -> str:
+        command = self.command(Program(argv, egress=EgressMode.DENIED))
+        try:
+            done = subprocess.run(
+                command,
+                capture_output=True,
+                timeout=PROBE_TIMEOUT,
+                cwd=str(self._workspace),
+                env={},
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise UnavailableError(f"bwrap could not be run: {exc}") from exc
+        if done.returncode != 0:
+            detail = done.stderr.decode(errors="replace").strip()
+            raise UnavailableError(
+                f"bwrap cannot build a sandbox here (exit {done.returncode}): {detail}"
+            )
+        return done.stdout.decode(errors="replace")
+
+    def _protect(self, rel: PurePosixPath) -> list[str]:
+        path = self._workspace / rel
+        if path.is_symlink():
+            raise SetupError(f"protected path {str(path)!r} is a symbolic link; refusing to guess")
+        if path.exists():
+            return ["--ro-bind", str(path), str(path)]
+        return ["--tmpfs", str(path), "--remount-ro", str(path)]
+
+    def _cwd(self, program: Program) -> str:
+        if not program.cwd:
+            return str(self._workspace)
+        return os.path.normpath(self._workspace / program.cwd)
+
+
+def _directory(value: str | os.PathLike[str], what: str) -> Path:
+    try:
+        path = Path(value).resolve(strict=True)
+    except OSError as exc:
+        raise UnavailableError(f"{what} {os.fspath(value)!r} does not exist") from exc
+    if not path.is_dir():
+        raise UnavailableError(f"{what} {str(path)!r} is not a directory")
+    if path == Path("/"):
+        raise UnavailableError(f"{what} cannot be the root directory: nothing would be read-only")
+    return path
+
+
+def _relative(value: str) -> PurePosixPath:
+    rel = PurePosixPath(value)
+    if not value or rel.is_absolute() or ".." in rel.parts or rel == PurePosixPath("."):
+        raise UnavailableError(
+            f"protected path {value!r} must be a plain path inside the workspace"
+        )
+    return rel
+
+
+def _resolver_binds() -> list[str]:
+    # /run is masked; on hosts where resolv.conf lives there, name resolution needs it back.
+    real = _RESOLV.resolve()
+    if real != _RESOLV and real.is_relative_to("/run") and real.exists():
+        return ["--ro-bind", str(real), str(real)]
+    return []
+
+
+def _read_status(fd: int) -> dict[str, object]:
+    """bwrap's JSON status records, merged (the writer has exited: never blocks)."""
+    os.set_blocking(fd, False)
+    chunks = []
+    with contextlib.suppress(BlockingIOError):
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+    merged: dict[str, object] = {}
+    decoder = json.JSONDecoder()
+    text, pos = b"".join(chunks).decode(errors="replace"), 0
+    while pos < len(text):
+        if text[pos].isspace():
+            pos += 1
+            continue
+        try:
+            record, pos = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError:
+            break
+        if isinstance(record, dict):
+            merged.update(record)
+    return merged

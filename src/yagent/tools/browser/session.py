@@ -1,0 +1,330 @@
+"""browser.session: one Chromium per tool context, driven through Playwright (spec 000, c. 6, 7).
+
+Contract:
+- One `BrowserSession` per `ToolContext` (`session_for`), started lazily by the first browser tool
+  and closed by `close()`: the `browser_close` tool calls it, and the host calls
+  `close_session(ctx)` when the run that owns the context ends (app shutdown). Closing is
+  idempotent; a closed (or crashed) session starts a fresh browser on its next use.
+- The browser is Debian's Chromium (`BrowserConfig.executable`), launched by Playwright from the
+  argument list `chromium_args` builds here: no shell, no model-provided string in the argv.
+  Playwright never downloads a browser. Each start gets a fresh profile (`--user-data-dir`) under
+  the session directory, deleted on close. Service workers are blocked and downloads refused.
+- Every request leaves through the session's `GuardedProxy`, judged by netguard with the host's
+  `Allow` (strict unless the host configures one): navigation, redirects, subresources, popups,
+  WebSockets. `check_url` judges a URL before a navigation so a refusal is a clean failure;
+  `take_refusals` hands the tools what the proxy refused since the last call.
+- Tabs are kept in opening order with one current tab; popups are adopted (listed, not
+  selected). Console messages and page errors of every tab are kept up to `console_limit`;
+  `console_dropped` counts what fell off the front.
+Leaves to the host: the `Allow` and executable (`configure`), and calling `close_session`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections import deque
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from yagent.kernel import netguard
+from yagent.kernel.toolfail import Kind, ToolFailure
+from yagent.tools.adapter import ToolContext
+from yagent.tools.browser.proxy import GuardedProxy, Refusal
+
+if TYPE_CHECKING:
+    from playwright.async_api import BrowserContext, ConsoleMessage, Page, Playwright
+
+DEFAULT_EXECUTABLE = "/usr/bin/chromium"
+# --no-sandbox: Chromium refuses to start as root with its sandbox, and CI runs as root.
+BASE_FLAGS: tuple[str, ...] = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    # WebRTC may send UDP around an HTTP proxy; only proxied traffic is judged.
+    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+)
+MESSAGE_CHARS = 2_000  # one console message, and one failure message, at most
+SESSION_KEY = "yagent.browser.session"
+CONFIG_KEY = "yagent.browser.config"
+
+
+def chromium_args(proxy_port: int) -> list[str]:
+    """Chromium's arguments: the fixed flags, and every scheme (loopback too) via the proxy."""
+    return [
+        *BASE_FLAGS,
+        f"--proxy-server=http://127.0.0.1:{proxy_port}",
+        "--proxy-bypass-list=<-loopback>",
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class BrowserConfig:
+    executable: str = DEFAULT_EXECUTABLE
+    allow: netguard.Allow = netguard.STRICT
+    resolver: netguard.Resolver | None = None  # None: the system resolver
+    timeout: float = 15.0  # seconds for one action (click, type…)
+    navigation_timeout: float = 30.0
+    launch_timeout: float = 60.0
+    console_limit: int = 200
+
+
+def clip(text: str, limit: int = MESSAGE_CHARS) -> str:
+    return text if len(text) <= limit else text[:limit] + f"… [cut, {len(text)} chars]"
+
+
+def _is_playwright(exc: BaseException) -> bool:
+    return type(exc).__module__.startswith("playwright.")
+
+
+def failure(exc: BaseException, refusals: list[dict[str, str]]) -> ToolFailure:
+    """A Playwright error as the model should read it: the kind, and the message's first part."""
+    message = clip(str(exc).split("\nCall log:", 1)[0].strip())
+    if refusals:
+        urls = ", ".join(r["url"] for r in refusals)
+        return ToolFailure(Kind.FORBIDDEN, f"the network guard refused {urls}: {message}")
+    if "Timeout" in type(exc).__name__:
+        return ToolFailure(Kind.TIMEOUT, message)
+    if "has been closed" in message:
+        return ToolFailure(
+            Kind.TRANSIENT, f"{message} (the browser or tab is gone; the next call starts afresh)"
+        )
+    return ToolFailure(Kind.INVALID_ARGS, message)
+
+
+class BrowserSession:
+    def __init__(self, root: Path, config: BrowserConfig | None = None) -> None:
+        self.root = root
+        self.config = config or BrowserConfig()
+        self._guard = netguard.Guard(self.config.resolver)
+        self._lock = anyio.Lock()
+        self._playwright: Playwright | None = None
+        self._context: BrowserContext | None = None
+        self._proxy: GuardedProxy | None = None
+        self._profile: Path | None = None
+        self._dead = False
+        self._pages: list[Page] = []
+        self._current = 0
+        self._refusals: list[Refusal] = []
+        self.console: deque[dict[str, Any]] = deque(maxlen=self.config.console_limit)
+        self.console_dropped = 0
+        self.starts = 0
+
+    @property
+    def running(self) -> bool:
+        return self._context is not None and not self._dead
+
+    # -- lifecycle -------------------------------------------------------------------------
+    async def page(self) -> Page:
+        """The current tab, starting the browser (or a first tab) when there is none."""
+        async with self._lock:
+            if self._dead:
+                await self._shutdown()
+            if self._context is None:
+                await self._start()
+            assert self._context is not None
+            if not self._pages:
+                self._adopt(await self._context.new_page())
+            return self._pages[self._current]
+
+    async def _start(self) -> None:
+        try:
+            from playwright.async_api import async_playwright
+        except ImportError as exc:  # pragma: no cover - the browser extra is installed in CI
+            raise ToolFailure(
+                Kind.UNMANAGED, "browser tools need Playwright: pip install 'yagent[browser]'"
+            ) from exc
+        if not os.access(self.config.executable, os.X_OK):
+            raise ToolFailure(
+                Kind.NOT_FOUND,
+                f"no Chromium at {self.config.executable} (Debian: apt-get install chromium)",
+            )
+        self.root.mkdir(parents=True, exist_ok=True)
+        proxy = GuardedProxy(self._guard, self.config.allow, self._refusals.append)
+        port = await proxy.start()
+        profile = Path(tempfile.mkdtemp(prefix="profile-", dir=self.root))
+        playwright = await async_playwright().start()
+        try:
+            context = await playwright.chromium.launch_persistent_context(
+                str(profile),
+                executable_path=self.config.executable,
+                headless=True,
+                args=chromium_args(port),
+                service_workers="block",
+                accept_downloads=False,
+                timeout=self.config.launch_timeout * 1000,
+            )
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await playwright.stop()
+                await proxy.close()
+            shutil.rmtree(profile, ignore_errors=True)
+            raise
+        context.set_default_timeout(self.config.timeout * 1000)
+        context.set_default_navigation_timeout(self.config.navigation_timeout * 1000)
+        context.on("close", lambda _: self._mark_dead())
+        context.on("page", self._adopt)
+        self._playwright, self._context, self._proxy, self._profile = (
+            playwright,
+            context,
+            proxy,
+            profile,
+        )
+        self._dead = False
+        self.starts += 1
+        for page in context.pages:
+            self._adopt(page)
+
+    def _mark_dead(self) -> None:
+        self._dead = True
+
+    async def close(self) -> bool:
+        """Close the browser, the proxy and the profile. False when nothing was running."""
+        async with self._lock:
+            return await self._shutdown()
+
+    async def _shutdown(self) -> bool:
+        context, playwright, proxy, profile = (
+            self._context,
+            self._playwright,
+            self._proxy,
+            self._profile,
+        )
+        self._context = self._playwright = self._proxy = self._profile = None
+        self._pages.clear()
+        self._current = 0
+        was_running = context is not None and not self._dead
+        self._dead = False
+        with anyio.CancelScope(shield=True):
+            try:
+                if context is not None:
+                    with contextlib.suppress(Exception):  # a crashed browser cannot say goodbye
+                        await context.close()
+            finally:
+                if playwright is not None:
+                    await playwright.stop()
+                if proxy is not None:
+                    await proxy.close()
+                if profile is not None:
+                    shutil.rmtree(profile, ignore_errors=True)
+        return was_running
+
+    # -- tabs ------------------------------------------------------------------------------
+    def _adopt(self, page: Page) -> None:
+        if page in self._pages:
+            return  # new_page() and the "page" event both hand us the same tab
+        self._pages.append(page)
+        page.on("console", lambda msg: self._on_console(page, msg))
+        page.on("pageerror", lambda err: self._record(page, "pageerror", str(err)))
+        page.on("close", lambda _: self._forget(page))
+
+    def _forget(self, page: Page) -> None:
+        if page not in self._pages:
+            return
+        index = self._pages.index(page)
+        self._pages.remove(page)
+        if index < self._current or self._current >= len(self._pages):
+            self._current = max(0, self._current - 1)
+
+    @property
+    def current_index(self) -> int:
+        return self._current
+
+    async def tabs(self) -> list[dict[str, Any]]:
+        return [
+            {"index": i, "url": p.url, "title": await p.title(), "current": i == self._current}
+            for i, p in enumerate(self._pages)
+        ]
+
+    def _tab(self, index: int) -> Page:
+        if not 0 <= index < len(self._pages):
+            raise ToolFailure(
+                Kind.INVALID_ARGS, f"no tab {index}; open tabs are 0..{len(self._pages) - 1}"
+            )
+        return self._pages[index]
+
+    async def new_tab(self) -> Page:
+        await self.page()
+        assert self._context is not None
+        page = await self._context.new_page()
+        self._adopt(page)
+        self._current = self._pages.index(page)
+        return page
+
+    def select_tab(self, index: int) -> Page:
+        page = self._tab(index)
+        self._current = index
+        return page
+
+    async def close_tab(self, index: int) -> None:
+        await self._tab(index).close()
+
+    # -- network guard ---------------------------------------------------------------------
+    async def check_url(self, url: str) -> None:
+        """Refuse (FORBIDDEN) a URL netguard would refuse, before the browser is asked."""
+        try:
+            await self._guard.check(url, self.config.allow)
+        except netguard.BlockedError as exc:
+            raise ToolFailure(Kind.FORBIDDEN, f"navigation refused: {exc}") from exc
+
+    def take_refusals(self) -> list[dict[str, str]]:
+        taken = [{"url": r.url, "reason": r.reason, "layer": r.layer} for r in self._refusals]
+        self._refusals.clear()
+        return taken
+
+    @contextlib.asynccontextmanager
+    async def acting(self) -> AsyncIterator[None]:
+        """Translate Playwright's errors into tool failures the model can act on."""
+        try:
+            yield
+        except Exception as exc:
+            if not _is_playwright(exc):
+                raise
+            raise failure(exc, self.take_refusals()) from exc
+
+    # -- console ---------------------------------------------------------------------------
+    def _on_console(self, page: Page, msg: ConsoleMessage) -> None:
+        self._record(page, msg.type, msg.text)
+
+    def _record(self, page: Page, kind: str, text: str) -> None:
+        if len(self.console) == self.console.maxlen:
+            self.console_dropped += 1
+        tab = self._pages.index(page) if page in self._pages else -1
+        self.console.append({"tab": tab, "type": kind, "text": clip(text), "url": page.url})
+
+
+def configure(ctx: ToolContext, config: BrowserConfig) -> None:
+    """The host's browser settings (Allow, executable) for sessions created after this call."""
+    ctx.extras[CONFIG_KEY] = config
+
+
+def session_for(ctx: ToolContext) -> BrowserSession:
+    """The context's browser session, created (not started) on first request."""
+    session = ctx.extras.get(SESSION_KEY)
+    if isinstance(session, BrowserSession):
+        return session
+    if ctx.state_dir is not None:
+        root = ctx.state_dir / "browser"
+    else:
+        root = Path(tempfile.mkdtemp(prefix="yagent-browser-"))
+    config = ctx.extras.get(CONFIG_KEY)
+    session = BrowserSession(root, config if isinstance(config, BrowserConfig) else None)
+    ctx.extras[SESSION_KEY] = session
+    return session
+
+
+async def close_session(ctx: ToolContext) -> bool:
+    """Close the context's browser, if any (the host calls this when the run ends)."""
+    session = ctx.extras.get(SESSION_KEY)
+    return await session.close() if isinstance(session, BrowserSession) else False
