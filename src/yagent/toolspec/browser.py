@@ -140,7 +140,9 @@ class TabsArgs(Args):
 
 class ConsoleArgs(Args):
     limit: int = Field(50, ge=1, le=200, description="Most recent messages to return.")
-    clear: bool = Field(False, description="Forget the returned messages afterwards.")
+    clear: bool = Field(
+        False, description="Afterwards forget every kept message and the dropped count."
+    )
 
 
 def _spec(name: str, description: str, model: type[Args], tier: Tier, brief: str) -> Spec:

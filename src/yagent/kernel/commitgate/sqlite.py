@@ -48,7 +48,9 @@ def _row(values: Any) -> rules.GateRow:
         v is None or isinstance(v, str) for v in (token, state)
     ):
         raise StoreError(f"commitgate: unreadable row for {run_id!r}/{step_id!r}")
-    return rules.GateRow(run_id, step_id, token, holder, float(expires_at), state, by, float(at), detail)
+    return rules.GateRow(
+        run_id, step_id, token, holder, float(expires_at), state, by, float(at), detail
+    )
 
 
 class _SqliteTx:

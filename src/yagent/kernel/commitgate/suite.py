@@ -62,9 +62,10 @@ async def refused(what: str, call: Awaitable[Any], kind: type[Exception] = Token
 
 async def grant(gate: ClockedGate, holder: str, step: str = "s1") -> Holding:
     got = await gate.acquire("r1", step, holder, TTL)
-    expect(got.outcome is Outcome.GRANTED and got.holding is not None, f"{holder}: got {got}")
-    assert got.holding is not None
-    return got.holding
+    holding = got.holding
+    if got.outcome is not Outcome.GRANTED or holding is None:
+        raise ContractViolation(f"acquire by {holder} should be GRANTED, got {got}")
+    return holding
 
 
 async def acquire(gate: ClockedGate, holder: str, want: Outcome, step: str = "s1") -> Acquired:

@@ -112,7 +112,7 @@ class BwrapProvider:
                     argv,
                     cwd=str(self._workspace),
                     env=program.env,
-                    timeout=program.timeout,
+                    deadline=program.timeout,
                     limit=provider.MAX_OUTPUT_BYTES,
                     pass_fds=(write_end,),
                 )

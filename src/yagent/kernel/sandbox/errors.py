@@ -33,7 +33,8 @@ class NoProviderError(SandboxError):
         )
         super().__init__(
             f"no sandbox provider offers level {level.name.lower()} with egress "
-            f"{egress.name.lower()} (registered: {shown or 'none'}); refusing to run on a weaker one"
+            f"{egress.name.lower()} (registered: {shown or 'none'}); "
+            "refusing to run on a weaker one"
         )
         self.level = level
         self.egress = egress

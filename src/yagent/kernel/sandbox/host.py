@@ -42,7 +42,7 @@ class HostProvider:
                 program.argv,
                 cwd=str(cwd),
                 env=program.env,
-                timeout=program.timeout,
+                deadline=program.timeout,
                 limit=provider.MAX_OUTPUT_BYTES,
             )
         except OSError as exc:  # the program could not be started at all

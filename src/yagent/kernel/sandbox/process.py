@@ -67,11 +67,15 @@ async def run_process(
     *,
     cwd: str,
     env: Mapping[str, str],
-    timeout: float | None,
+    deadline: float | None,
     limit: int,
     pass_fds: Sequence[int] = (),
 ) -> Finished:
-    """Run `argv` to completion (see the module docstring for what "completion" means)."""
+    """Run `argv` to completion (see the module docstring); `deadline` is in seconds.
+
+    The deadline is a parameter rather than the caller's cancel scope because a timeout is a
+    result here (`timed_out`, output kept), not a cancellation.
+    """
     proc = await anyio.open_process(
         list(argv),
         stdin=subprocess.DEVNULL,
@@ -88,9 +92,9 @@ async def run_process(
         async with anyio.create_task_group() as tasks:
             if proc.stdout is not None:  # always: opened with PIPE above
                 tasks.start_soon(_pump, proc.stdout, sink)
-            with anyio.move_on_after(timeout) as deadline:
+            with anyio.move_on_after(deadline) as waited:
                 await proc.wait()
-            timed_out = deadline.cancelled_caught
+            timed_out = waited.cancelled_caught
             kill_group(proc.pid)
             killed = True
             await proc.wait()

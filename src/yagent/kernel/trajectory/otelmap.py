@@ -233,7 +233,7 @@ ATTR_SPECS: tuple[AttrSpec, ...] = (
     _spec("gen_ai.token.type", "metric.token_type", enum_of("input", "output"),
           Cardinality(2, "closed enum"), frozenset(), "token usage metric points only",
           label=True),
-    _spec("error.type", "row.outcome", CATALOG, Cardinality(32, "the host's failure kinds"),
+    _spec("error.type", "row.failure", CATALOG, Cardinality(32, "the host's failure kinds"),
           {"step", "call", "span"}, "failure kind of a failed row", label=True),
     _spec("yagent.row.id", "row.id", TEXT, unbounded("unique per row"),
           {"step", "call", "span"}, "projection row id (unique within the turn)"),
@@ -279,14 +279,14 @@ def attr_spec_of(name: str) -> AttrSpec:
 def label_violations(attributes: Mapping[str, object]) -> tuple[str, ...]:
     """Names in `attributes` that may not be metric labels (forbidden, undeclared, not a label,
     or a value outside the declared domain), sorted."""
-    bad = []
-    for name, value in attributes.items():
-        spec = _BY_NAME.get(name)
-        if name in FORBIDDEN_LABELS or spec is None or not spec.label:
-            bad.append(name)
-        elif not spec.domain.accepts(value):
-            bad.append(name)
-    return tuple(sorted(bad))
+    return tuple(sorted(n for n, v in attributes.items() if not _may_label(n, v)))
+
+
+def _may_label(name: str, value: object) -> bool:
+    spec = _BY_NAME.get(name)
+    if spec is None or not spec.label or name in FORBIDDEN_LABELS:
+        return False
+    return spec.domain.accepts(value)
 
 
 def metric_labels(attributes: Mapping[str, AttrValue]) -> dict[str, AttrValue]:

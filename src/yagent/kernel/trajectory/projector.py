@@ -197,7 +197,7 @@ class TurnProjector:
 
     def summary(self, rows: tuple[Row, ...] | None = None) -> Summary:
         rows = self.rows() if rows is None else rows
-        count = {k: 0 for k in ("paired", "missing_result", "unpaired_result")}
+        count = dict.fromkeys(("paired", "missing_result", "unpaired_result"), 0)
         kinds = dict.fromkeys(RowKind, 0)
         dup_result = dup_call = failed = unmeasured = 0
         for row in rows:

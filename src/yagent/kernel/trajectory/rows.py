@@ -91,6 +91,11 @@ class Row:
     def failed(self) -> bool:
         return self.ok is False
 
+    @property
+    def failure(self) -> str | None:
+        """The failure kind of a failed row (`_OTHER` when the host gave none), else None."""
+        return (self.outcome or "_OTHER") if self.ok is False else None
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,

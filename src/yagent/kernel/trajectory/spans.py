@@ -11,6 +11,7 @@ Exporting the plans (an SDK, ids, processors) is the host's business.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -50,7 +51,9 @@ def _value(value: Any) -> Any:
     return getattr(value, "value", value)  # enums → their string
 
 
-def _read(spec: AttrSpec, row: Row | None, turn: Turn, host: Mapping[str, Any], orphan: bool) -> Any:
+def _read(
+    spec: AttrSpec, row: Row | None, turn: Turn, host: Mapping[str, Any], orphan: bool
+) -> Any:
     source = spec.source
     if source == "row.kind|attrs.operation":
         kind = "turn" if row is None else row.kind.value
@@ -91,7 +94,9 @@ def _attributes(
 
 def _parents(rows: Sequence[Row]) -> dict[str, str | None]:
     ids = {r.id for r in rows}
-    parent = {r.id: (r.parent_id if r.parent_id in ids and r.parent_id != r.id else None) for r in rows}
+    parent = {
+        r.id: (r.parent_id if r.parent_id in ids and r.parent_id != r.id else None) for r in rows
+    }
     for row in rows:  # a cycle is cut where it is first found; its rows hang on the root
         seen = {row.id}
         current = parent[row.id]
@@ -154,17 +159,15 @@ def plan_turn(
         )
     ]
     starts = {ROOT_ID: root_start}
-    queue = [(ROOT_ID, r) for r in children.get(None, [])]
+    queue = deque((ROOT_ID, r) for r in children.get(None, []))
     while queue:
-        parent_id, row = queue.pop(0)
+        parent_id, row = queue.popleft()
         start = row.start if row.start is not None else starts[parent_id]
         end = max(row.end if row.end is not None else root_end, start)
         starts[row.id] = start
         orphan = row.parent_id is not None and parent[row.id] is None
         kind = row.kind.value
         attrs, rejected = _attributes(kind, row, turn, host, orphan)
-        if row.failed:
-            attrs.setdefault("error.type", "_OTHER")
         plans.append(
             SpanPlan(
                 id=row.id,

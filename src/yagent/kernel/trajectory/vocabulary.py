@@ -102,10 +102,7 @@ def pick(payload: Mapping[str, Any], path: str) -> Any:
 def _part(value: Any) -> str:
     if value is None:
         return ""
-    if isinstance(value, bool):
-        text = "true" if value else "false"
-    else:
-        text = str(value)
+    text = ("true" if value else "false") if isinstance(value, bool) else str(value)
     return text.replace("%", "%25").replace("/", "%2F")
 
 
@@ -177,16 +174,20 @@ class Rule:
     def matches(self, payload: Mapping[str, Any]) -> bool:
         return all(pick(payload, path) == value for path, value in self.when.items())
 
-    def signal(
-        self, payload: Mapping[str, Any], ts: float | None, seq: int | None
-    ) -> Signal:
+    def signal(self, payload: Mapping[str, Any], ts: float | None, seq: int | None) -> Signal:
         declared: tuple[str, ...] = ()
         if self.declares is not None:
             items = pick(payload, self.declares.field)
             if isinstance(items, Sequence) and not isinstance(items, str | bytes):
-                refs = (self.declares.ref.resolve(i, payload) for i in items if isinstance(i, Mapping))
+                refs = (
+                    self.declares.ref.resolve(i, payload) for i in items if isinstance(i, Mapping)
+                )
                 declared = tuple(dict.fromkeys(r for r in refs if r is not None))
-        attrs = {key: value for key, path in self.attrs.items() if (value := pick(payload, path)) is not None}
+        attrs = {
+            key: value
+            for key, path in self.attrs.items()
+            if (value := pick(payload, path)) is not None
+        }
         return Signal(
             kind=self.kind,
             row=self.row.resolve(payload) if self.row is not None else None,

@@ -241,6 +241,10 @@ class BrowserSession:
     def current_index(self) -> int:
         return self._current
 
+    @property
+    def tab_count(self) -> int:
+        return len(self._pages)
+
     async def tabs(self) -> list[dict[str, Any]]:
         return [
             {"index": i, "url": p.url, "title": await p.title(), "current": i == self._current}
@@ -268,7 +272,9 @@ class BrowserSession:
         return page
 
     async def close_tab(self, index: int) -> None:
-        await self._tab(index).close()
+        page = self._tab(index)
+        await page.close()
+        self._forget(page)
 
     # -- network guard ---------------------------------------------------------------------
     async def check_url(self, url: str) -> None:

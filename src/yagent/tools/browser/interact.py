@@ -1,0 +1,157 @@
+"""browser.interact: the executors that act on the current tab — navigate, back, click, type,
+select, hover, press a key, wait.
+
+Contract:
+- A navigation URL is judged by netguard before the browser sees it (refusal: FORBIDDEN, nothing
+  loaded); a redirect hop the proxy refuses fails the navigation (FORBIDDEN, naming the hop).
+  Subrequests the proxy refused during any action are listed in the result (`blocked`) with a
+  note, never dropped silently.
+- Elements are addressed by a snapshot `ref` or a Playwright selector that must match exactly
+  one element. Playwright's errors come back as classified tool failures (`session.acting`).
+- Every result says where the tab is afterwards (url, title, tab index, tab count).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from yagent.kernel.toolfail import Kind, ToolFailure
+from yagent.tools.adapter import ToolContext
+from yagent.tools.browser.session import BrowserSession, session_for
+from yagent.toolspec import browser as b
+
+if TYPE_CHECKING:
+    from playwright.async_api import Locator, Page
+
+
+async def title_of(page: Page) -> str:
+    """The tab's title, or "" while it is between documents (the title is not worth a failure)."""
+    try:
+        return await page.title()
+    except Exception as exc:
+        if type(exc).__module__.startswith("playwright."):
+            return ""
+        raise
+
+
+async def report(
+    session: BrowserSession,
+    page: Page,
+    out: dict[str, Any],
+    refusals: list[dict[str, str]] | None = None,
+) -> dict[str, Any]:
+    """The common tail of a result: where the tab is now, and what the guard refused meanwhile."""
+    blocked = (refusals or []) + session.take_refusals()
+    out.update(
+        url=page.url,
+        title=await title_of(page),
+        tab=session.current_index,
+        tabs=session.tab_count,
+    )
+    if blocked:
+        out["blocked"] = blocked
+        out["note"] = (
+            f"the network guard refused {len(blocked)} request(s) the page made; "
+            "it may be incomplete"
+        )
+    return out
+
+
+def locate(page: Page, args: b.TargetArgs) -> Locator:
+    return page.locator(f"aria-ref={args.ref}") if args.ref else page.locator(args.selector)
+
+
+async def _settle(page: Page) -> None:
+    # An action may have started a navigation; let it finish before the result is read.
+    await page.wait_for_load_state("load")
+
+
+async def navigate(ctx: ToolContext, args: b.NavigateArgs) -> dict[str, Any]:
+    session = session_for(ctx)
+    await session.check_url(args.url)
+    page = await session.page()
+    async with session.acting():
+        response = await page.goto(args.url, wait_until="load")
+    refusals = session.take_refusals()
+    if response is not None:
+        for refusal in refusals:
+            if refusal["url"] == response.url:
+                raise ToolFailure(
+                    Kind.FORBIDDEN,
+                    f"{args.url} redirected to {response.url}, which the network guard refused: "
+                    f"{refusal['reason']}",
+                )
+    status = response.status if response is not None else None
+    return await report(session, page, {"status": status}, refusals)
+
+
+async def back(ctx: ToolContext, args: b.NoArgs) -> dict[str, Any]:
+    session = session_for(ctx)
+    page = await session.page()
+    before = page.url
+    async with session.acting():
+        await page.go_back(wait_until="load")
+    return await report(session, page, {"moved": page.url != before, "from": before})
+
+
+async def click(ctx: ToolContext, args: b.ClickArgs) -> dict[str, Any]:
+    session = session_for(ctx)
+    page = await session.page()
+    target = locate(page, args)
+    async with session.acting():
+        if args.double:
+            await target.dblclick(button=args.button)
+        else:
+            await target.click(button=args.button)
+        await _settle(page)
+    return await report(session, page, {"clicked": args.ref or args.selector})
+
+
+async def type_text(ctx: ToolContext, args: b.TypeArgs) -> dict[str, Any]:
+    session = session_for(ctx)
+    page = await session.page()
+    target = locate(page, args)
+    async with session.acting():
+        prefix = "" if args.clear else await target.input_value()
+        await target.fill(prefix + args.text)
+        if args.submit:
+            await target.press("Enter")
+            await _settle(page)
+    out = {"typed": len(args.text), "into": args.ref or args.selector, "submitted": args.submit}
+    return await report(session, page, out)
+
+
+async def select(ctx: ToolContext, args: b.SelectArgs) -> dict[str, Any]:
+    session = session_for(ctx)
+    page = await session.page()
+    async with session.acting():
+        selected = await locate(page, args).select_option(args.values)
+    return await report(session, page, {"selected": selected})
+
+
+async def hover(ctx: ToolContext, args: b.HoverArgs) -> dict[str, Any]:
+    session = session_for(ctx)
+    page = await session.page()
+    async with session.acting():
+        await locate(page, args).hover()
+    return await report(session, page, {"hovered": args.ref or args.selector})
+
+
+async def press_key(ctx: ToolContext, args: b.PressKeyArgs) -> dict[str, Any]:
+    session = session_for(ctx)
+    page = await session.page()
+    async with session.acting():
+        await page.keyboard.press(args.key)
+        await _settle(page)
+    return await report(session, page, {"pressed": args.key})
+
+
+async def wait_for(ctx: ToolContext, args: b.WaitForArgs) -> dict[str, Any]:
+    session = session_for(ctx)
+    page = await session.page()
+    target = page.get_by_text(args.text) if args.text else page.locator(args.selector)
+    state = "hidden" if args.gone else "visible"
+    async with session.acting():
+        await target.first.wait_for(state=state, timeout=args.timeout * 1000)
+    out = {"waited_for": args.text or args.selector, "state": state}
+    return await report(session, page, out)
