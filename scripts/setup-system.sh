@@ -7,6 +7,8 @@ set -euo pipefail
 NEEDED=(
   "git:git"
   "make:make"
+  "bubblewrap:bwrap"
+  "chromium:chromium"
 )
 missing=()
 for pair in "${NEEDED[@]}"; do

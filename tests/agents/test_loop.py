@@ -253,3 +253,14 @@ async def test_abandoned_pause_reports_paused(ws: Path) -> None:
     result = await run_agent_loop(cfg, "t")
     assert result.status is Status.PAUSED
     assert checkpoints == [], "a paused stop is not an error"
+
+
+@pytest.mark.anyio
+async def test_configured_tool_timeout_wins_over_the_seam(ws: Path) -> None:
+    events: list[tuple[str, Mapping[str, Any]]] = []
+    cfg, _ = build(
+        ws, [call("lab__hang"), call("agent_exit", EXIT)], events=events, tool_timeout=0.05
+    )
+    await run_agent_loop(cfg, "t")
+    timed_out = next(p for k, p in events if k == "tool_result" and p["name"] == "lab__hang")
+    assert "within 0.05s" in json.loads(timed_out["content"])["error"]

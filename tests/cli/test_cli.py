@@ -197,3 +197,36 @@ def test_second_ctrl_c_kills_live_groups_and_exits(tmp_path: Path, home: Path) -
     assert proc.returncode == 130
     assert b"killed" in proc.stderr.read()  # type: ignore[union-attr]
     assert _gone(shell)
+
+
+def test_resume_without_sessions_says_so(
+    tmp_path: Path, home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["resume"]) == 2
+    assert "no session to resume" in capsys.readouterr().err
+
+
+def test_resume_continues_the_latest_session(
+    tmp_path: Path, home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(Path(sys.executable).parent) + os.pathsep + os.environ["PATH"])
+    ws = prepare(DEMO / "project", tmp_path)
+    assert (
+        main(["run", "--json", "-y", "-C", str(ws), "--replay", str(DEMO / "recording.json"), TASK])
+        == 0
+    )
+    sid = json.loads(capsys.readouterr().out.splitlines()[-2])["session_id"]
+    seen: list[str | None] = []
+
+    async def interactive(
+        opts: object, *, ask: object, read_task: object, session_id: str | None = None
+    ) -> int:
+        seen.append(session_id)
+        return 0
+
+    monkeypatch.setattr("yagent.cli.runner.interactive", interactive)
+    monkeypatch.chdir(ws)
+    assert main(["resume"]) == 0
+    assert seen == [sid]
+    assert "resuming" in capsys.readouterr().out

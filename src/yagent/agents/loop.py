@@ -62,6 +62,7 @@ class LoopConfig:
     step_retries: int
     no_action_reminder: str | None = None
     parallel_limit: int = 4
+    tool_timeout: float | None = None  # None: DEFAULT_TOOL_TIMEOUT (the module seam)
     delegation_id: str = ""
     publish: Publish | None = None
     rollout: Rollout | None = None
@@ -245,12 +246,14 @@ async def _run_tools(run: _Run, calls: Sequence[ToolCall]) -> bool:
     surface = adapter.surface
     started = time.time()
 
+    timeout = cfg.tool_timeout if cfg.tool_timeout is not None else DEFAULT_TOOL_TIMEOUT
+
     async def execute(tc: ToolCall) -> ToolResult:
         run.emit(
             "tool_call",
             {"step": run.step, "call_id": tc.id, "name": tc.name, "arguments": tc.arguments},
         )
-        with anyio.fail_after(DEFAULT_TOOL_TIMEOUT):
+        with anyio.fail_after(timeout):
             result = await adapter.call(tc.name, tc.arguments, tc.id, caller=cfg.name)
         if cfg.monitor is not None:
             cfg.monitor.heartbeat()
@@ -259,7 +262,7 @@ async def _run_tools(run: _Run, calls: Sequence[ToolCall]) -> bool:
     def on_error(tc: ToolCall, exc: Exception) -> ToolResult:
         kind = toolfail.classify(exc)
         if isinstance(exc, TimeoutError):
-            msg = f"{tc.name} did not finish within {DEFAULT_TOOL_TIMEOUT:g}s and was stopped"
+            msg = f"{tc.name} did not finish within {timeout:g}s and was stopped"
         else:
             msg = f"{tc.name} failed: {type(exc).__name__}: {exc}"
         return ToolResult(tc.id, tc.name, False, failure_content(kind, msg), kind)

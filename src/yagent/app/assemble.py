@@ -186,6 +186,7 @@ class App:
             step_retries=agent.step_retries,
             no_action_reminder=agent.no_action_reminder,
             parallel_limit=settings.max_parallel_tools,
+            tool_timeout=settings.tool_timeout,
             publish=self.publish(session_id),
             rollout=lambda k, p: self._rollout(session_id, k, p),
             checkpoint=lambda data: self._checkpoint(session_id, data),

@@ -100,11 +100,14 @@ class Watchdog:
         self._executed.add(call)
 
     def result(self, call: str, step: str | None = None, scope: str = "") -> tuple[Finding, ...]:
-        """A result arrived. Judged when its step closes, or now if there is no open step."""
+        """A result arrived: judged when its step closes, or at once when that step has already
+        closed or there is no step to wait for (none named, none open in the lane)."""
         step = step if step is not None else self._open.get(scope)
-        state = self._steps.get(step) if step is not None else None
-        if state is None or state.closed:
-            return self._check_result(call, step or "", scope)
+        if step is None:
+            return self._check_result(call, "", scope)
+        state = self._step(step, scope)
+        if state.closed:
+            return self._check_result(call, step, scope)
         state.results.append(call)
         return ()
 
@@ -118,7 +121,9 @@ class Watchdog:
         found: list[Finding] = []
         for call in state.declared:
             if call not in self._executed:
-                found.extend(self._report(FindingKind.DECLARED_NOT_EXECUTED, step, call, state.scope))
+                found.extend(
+                    self._report(FindingKind.DECLARED_NOT_EXECUTED, step, call, state.scope)
+                )
         for call in state.results:
             found.extend(self._check_result(call, step, state.scope))
         return tuple(found)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from yagent.tools import bash, files, flow, search, skills
+from yagent.tools import bash, browser, files, flow, search, skills
 from yagent.tools.adapter import Executor
 from yagent.tools.codegraph import find_definitions, find_references
 
@@ -27,6 +27,20 @@ _BUILTIN: Mapping[str, Executor] = {
     "ask_user_for_help": flow.ask_user_for_help,
     "load_tool": flow.load_tool,
     "use_skill": skills.use_skill,
+    "browser_navigate": browser.navigate,
+    "browser_back": browser.back,
+    "browser_snapshot": browser.snapshot,
+    "browser_click": browser.click,
+    "browser_type": browser.type_text,
+    "browser_select": browser.select,
+    "browser_hover": browser.hover,
+    "browser_press_key": browser.press_key,
+    "browser_wait_for": browser.wait_for,
+    "browser_screenshot": browser.screenshot,
+    "browser_eval": browser.evaluate,
+    "browser_tabs": browser.tabs,
+    "browser_console": browser.console,
+    "browser_close": browser.close,
 }
 
 

@@ -149,7 +149,9 @@ def _spec(name: str, description: str, model: type[Args], tier: Tier, brief: str
     return make_spec(name, description, model, Effect.BROWSER, tier, serial=True, brief=brief)
 
 
-EVAL_AUTHORIZATION = "runs arbitrary JavaScript in the page; its risk cannot be judged from the code"
+EVAL_AUTHORIZATION = (
+    "runs arbitrary JavaScript in the page; its risk cannot be judged from the code"
+)
 
 BROWSER: tuple[Spec, ...] = (
     _spec(

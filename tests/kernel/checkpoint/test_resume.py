@@ -37,7 +37,12 @@ PLAIN = [StepDef("a"), StepDef("b"), StepDef("c")]
 
 def test_no_snapshot_starts_the_whole_plan() -> None:
     got = decide("r1", PLAIN, None)
-    assert (got.action, got.trusted, got.todo, got.seq) == (ResumeAction.START, (), ("a", "b", "c"), 0)
+    assert (got.action, got.trusted, got.todo, got.seq) == (
+        ResumeAction.START,
+        (),
+        ("a", "b", "c"),
+        0,
+    )
 
 
 def test_a_complete_prefix_is_trusted_and_the_rest_is_todo() -> None:
@@ -172,7 +177,9 @@ def test_malformed_plans_are_refused(plan: list[object]) -> None:
         {"depends_on": ("",)},
     ],
 )
-def test_contradictory_or_malformed_step_declarations_are_refused(kwargs: dict[str, object]) -> None:
+def test_contradictory_or_malformed_step_declarations_are_refused(
+    kwargs: dict[str, object],
+) -> None:
     with pytest.raises(ValueError, match="checkpoint"):
         StepDef("s", **kwargs)  # type: ignore[arg-type]
 
@@ -260,7 +267,7 @@ def test_completing_one_more_step_never_distrusts_another(
 ) -> None:
     plan, snapshot = case
     target = plan[pick % len(plan)].id
-    more = tuple(r for r in snapshot.steps if r.id != target) + (rec(target),)
+    more = (*tuple(r for r in snapshot.steps if r.id != target), rec(target))
     before = set(decide("r1", plan, snapshot).trusted)
     after = set(decide("r1", plan, Snapshot("r1", 5, RunState.ACTIVE, more)).trusted)
     assert before <= after

@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 
 from yagent.kernel.checkpoint.committer import Committer
-from yagent.kernel.checkpoint.errors import StaleSeqError
+from yagent.kernel.checkpoint.errors import CheckpointError, StaleSeqError
 from yagent.kernel.checkpoint.store import StoreCAS
 from yagent.kernel.checkpoint.types import RunState, Snapshot, StepRecord, StepStatus, digest
 
@@ -160,7 +160,10 @@ def run_case(case: Case | str, factory: StoreFactory, scratch: Path | None = Non
     try:
         if not isinstance(store, StoreCAS):
             raise ContractViolation(f"{type(store).__name__} is not a checkpoint StoreCAS")
-        anyio.run(chosen.fn, store)
+        try:
+            anyio.run(chosen.fn, store)
+        except CheckpointError as exc:
+            raise ContractViolation(f"an operation the contract accepts raised {exc!r}") from exc
     except ContractViolation as exc:
         raise ContractViolation(f"checkpoint suite {chosen.name}: {exc}") from exc
     finally:

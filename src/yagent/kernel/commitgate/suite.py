@@ -20,6 +20,7 @@ import anyio
 from yagent.kernel.commitgate.store import ClockedGate
 from yagent.kernel.commitgate.types import (
     Acquired,
+    CommitGateError,
     Holding,
     LeaseExpiredError,
     NotTerminalError,
@@ -219,7 +220,10 @@ def run_case(case: Case | str, factory: GateFactory, scratch: Path | None = None
             raise ContractViolation(f"{type(gate).__name__} is not a ClockedGate")
         clock = FakeClock()
         gate.set_clock(clock)
-        anyio.run(chosen.fn, gate, clock)
+        try:
+            anyio.run(chosen.fn, gate, clock)
+        except CommitGateError as exc:
+            raise ContractViolation(f"an operation the contract accepts raised {exc!r}") from exc
     except ContractViolation as exc:
         raise ContractViolation(f"commitgate suite {chosen.name}: {exc}") from exc
     finally:

@@ -2,9 +2,9 @@
 
 Contract:
 - `Bindings.assemble(entries)` binds each tool under `toolname.normalize(name)` with its
-  `tooldisclose` call form. Two tools whose names normalise to one identifier are refused with a
-  `BindingCollisionError` naming both — never one silently shadowing the other; a tool listed twice
-  is refused too. Parameter labels that collide are refused (`AssemblyError`).
+  `tooldisclose` call form. Two tools whose names normalise to one identifier are refused with
+  a `BindingCollisionError` naming both — never one silently shadowing the other; a tool listed
+  twice is refused too. Parameter labels that collide are refused (`AssemblyError`).
 - `resolve(ident, form, payload)` turns what the program passed into the tool's name and its JSON
   arguments. Object form (`host.t({a, b})`): keys are parameter names, or their normalised labels
   (mapped back to the names); keys that are neither pass through for the tool to judge. Positional
@@ -103,7 +103,8 @@ class Bindings:
         if form == POSITIONAL and isinstance(payload, list):
             return binding.entry.name, args_from_positional(binding.entry, payload)
         raise CallFormError(
-            f"host.{ident}: expected an object or positional arguments, got {type(payload).__name__}"
+            f"host.{ident}: expected an object or positional arguments, "
+            f"got {type(payload).__name__}"
         )
 
     def describe(self) -> str:

@@ -5,7 +5,8 @@ Contract:
   heap bytes) and the output caps (characters of the final value and of console output kept).
   Every figure must be positive; a budget that allows nothing is a host mistake, refused.
 - `wall_deadline(budget)` is the earlier of now + `budget.wall` and the caller's effective anyio
-  deadline, together with the cause that deadline stands for (`wall` or `deadline`).
+  deadline (less `DEADLINE_MARGIN`, so the run's own scope fires first and the caller gets a
+  classified abort, not a bare cancellation), with the cause it stands for (`wall`/`deadline`).
 - `Meter` counts calls and bytes and raises `Stop` the moment a limit is crossed: the call that
   would exceed the call budget is not made, the reply that would exceed the byte budget is not
   delivered.
@@ -41,10 +42,15 @@ class Budget:
                 raise ValueError(f"ptc.Budget.{f.name} must be a positive number, got {value!r}")
 
 
+# How long before the caller's own deadline a run stops itself: its scope must fire first, so
+# the caller receives a classified `AbortedError` rather than a bare cancellation.
+DEADLINE_MARGIN = 0.05
+
+
 def wall_deadline(budget: Budget) -> tuple[float, Cause]:
     """The run's deadline (anyio time) and whether it is the budget's or the caller's."""
     own = anyio.current_time() + budget.wall
-    outer = anyio.current_effective_deadline()
+    outer = anyio.current_effective_deadline() - DEADLINE_MARGIN
     if outer < own:
         return outer, Cause.DEADLINE
     return own, Cause.WALL

@@ -97,7 +97,7 @@ class EgressError(PtcError):
         super().__init__(toolfail.Kind.INTERNAL, message)
 
 
-class Stop(Exception):  # noqa: N818 - an internal signal, turned into AbortedError by runners
+class Stop(Exception):
     """Raised inside a run to abort it; runners add logs and usage and raise `AbortedError`."""
 
     def __init__(self, cause: Cause, detail: str) -> None:

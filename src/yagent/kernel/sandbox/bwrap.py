@@ -40,6 +40,7 @@ from yagent.kernel.sandbox.provider import Program, Result
 DEFAULT_PROTECTED = (".git",)
 PROBE_TIMEOUT = 30.0
 _RESOLV = Path("/etc/resolv.conf")
+_RUN = Path("/run")
 
 
 class BwrapProvider:
@@ -102,6 +103,11 @@ class BwrapProvider:
             argv += ["--json-status-fd", str(status_fd)]
         argv += ["--chdir", self._cwd(program), "--", *program.argv]
         return argv
+
+    def wrap(self, argv: Sequence[str], *, egress: EgressMode = EgressMode.DENIED) -> list[str]:
+        """`argv` prefixed to run in this sandbox, for hosts that spawn the process themselves
+        (a launcher): same confinement as `run`, but the caller owns the process and its kill."""
+        return self.command(Program(argv, egress=egress))
 
     async def run(self, program: Program) -> Result:
         read_end, write_end = os.pipe()
@@ -214,7 +220,7 @@ def _relative(value: str) -> PurePosixPath:
 def _resolver_binds() -> list[str]:
     # /run is masked; on hosts where resolv.conf lives there, name resolution needs it back.
     real = _RESOLV.resolve()
-    if real != _RESOLV and real.is_relative_to("/run") and real.exists():
+    if real != _RESOLV and real.is_relative_to(_RUN) and real.exists():
         return ["--ro-bind", str(real), str(real)]
     return []
 

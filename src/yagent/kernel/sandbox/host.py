@@ -2,7 +2,9 @@
 
 It isolates nothing (same filesystem, same network, same user) and says so: its level is
 `IN_PROCESS` and it declares no egress enforcement, so the registry only picks it when nothing
-stronger was asked for. What it does guarantee is the run contract every provider shares: the
+stronger was asked for, and it refuses (`SetupError`) a program whose egress mode is anything but
+`UNRESTRICTED` rather than run it with a network it was told it would not have. What it does
+guarantee is the run contract every provider shares: the
 complete environment comes from the `Program` (nothing inherited), the working directory defaults
 to the one it was built with, and the program's process group is killed when the run ends.
 """
@@ -14,7 +16,7 @@ from pathlib import Path
 
 from yagent.kernel.sandbox import process, provider
 from yagent.kernel.sandbox.errors import SetupError
-from yagent.kernel.sandbox.levels import Level
+from yagent.kernel.sandbox.levels import EgressMode, Level
 from yagent.kernel.sandbox.provider import Program, Result
 
 
@@ -34,6 +36,11 @@ class HostProvider:
         return Level.IN_PROCESS
 
     async def run(self, program: Program) -> Result:
+        if program.egress is not EgressMode.UNRESTRICTED:
+            raise SetupError(
+                f"the host provider cannot hold egress {program.egress.name.lower()!r}: it "
+                "isolates nothing; run the program on a sandbox that enforces it"
+            )
         cwd = self._workdir / program.cwd if program.cwd else self._workdir
         if not cwd.is_dir():
             raise SetupError(f"working directory {str(cwd)!r} does not exist")

@@ -15,7 +15,7 @@ general conventions for `error.type`, and `yagent.*` for what those conventions 
 (projection identity, pairing, timing, cost, turn facts).
 
 Sources: `row.<field>` reads a `Row` field; `attrs.<key>` a row attribute the host vocabulary
-filled (`ROW_ATTR_KEYS` are the keys this table reads); `turn.<field>` / `turn.attrs.<key>` the
+filled (`ROW_ATTR_KEYS` are the keys this table reads; on the root, the turn end's attributes); `turn.<field>` / `turn.attrs.<key>` the
 turn; `host.<key>` a value the host passes to the planner; `plan.orphan` is computed by the
 planner; `metric.<key>` exists on metric points only.
 """

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from yagent.kernel.trajectory.vocabulary import EMPTY, RowKind
@@ -79,7 +79,7 @@ class Row:
     opens: int
     closes: int
     order: int  # position of the row's first signal in the turn
-    attrs: Mapping[str, Any] = EMPTY
+    attrs: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
 
     @property
     def duration(self) -> float | None:
@@ -156,7 +156,7 @@ class Turn:
     rows: tuple[Row, ...]
     summary: Summary
     closed: bool
-    attrs: Mapping[str, Any] = EMPTY
+    attrs: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
     duplicate_ends: int = 0
 
     def row(self, row_id: str) -> Row | None:

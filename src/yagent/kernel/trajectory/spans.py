@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
@@ -28,7 +28,7 @@ ROOT_ID = "turn"
 class SpanEvent:
     name: str
     ts: float | None
-    attributes: Mapping[str, AttrValue] = EMPTY
+    attributes: Mapping[str, AttrValue] = field(default_factory=lambda: EMPTY)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,8 +61,8 @@ def _read(
     scope, _, key = source.partition(".")
     if scope == "row" and row is not None:
         return getattr(row, key)
-    if scope == "attrs" and row is not None:
-        return row.attrs.get(key)
+    if scope == "attrs":  # the root span reads the turn end's attributes
+        return (row.attrs if row is not None else turn.attrs).get(key)
     if scope == "turn":
         if key.startswith("attrs."):
             return turn.attrs.get(key.removeprefix("attrs."))
@@ -83,7 +83,7 @@ def _attributes(
         if kind not in spec.applies:
             continue
         value = _value(_read(spec, row, turn, host, orphan))
-        if value is None:
+        if value is None or value == () or value == "":  # absent, not out of domain
             continue
         if spec.domain.accepts(value):
             attrs[spec.name] = value

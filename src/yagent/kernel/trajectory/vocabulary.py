@@ -9,8 +9,8 @@ and which payload values become row attributes. `RuleBook` turns one host event 
 everything it cannot recognise is reported (`None`), never dropped in silence.
 
 Row ids are `namespace:part/part`, built from payload values (a `/` or `%` inside a value is
-escaped, so different field values never collide); a reference whose fields are all empty or
-missing resolves to no row. Row ids are unique within one turn only — the trace boundary.
+escaped, so different field values never collide); a reference with a missing field, or whose
+fields are all empty, resolves to no row. Row ids are unique within one turn only — the trace boundary.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ class Signal:
     ok: bool | None = None
     outcome: str | None = None
     declares: tuple[str, ...] = ()
-    attrs: Mapping[str, Any] = EMPTY
+    attrs: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
 
 
 class Vocabulary(Protocol):
@@ -100,8 +100,6 @@ def pick(payload: Mapping[str, Any], path: str) -> Any:
 
 
 def _part(value: Any) -> str:
-    if value is None:
-        return ""
     text = ("true" if value else "false") if isinstance(value, bool) else str(value)
     return text.replace("%", "%25").replace("/", "%2F")
 
@@ -118,10 +116,13 @@ class Ref:
             raise VocabularyError(f"a row reference needs a namespace and fields, got {self!r}")
 
     def resolve(self, *sources: Mapping[str, Any]) -> str | None:
-        """The row id; the first source holding a field wins. None when every field is empty."""
+        """The row id; the first source holding a field wins. None when a field is missing from
+        every source, or when every field is empty."""
         parts = []
         for name in self.fields:
             value = next((v for s in sources if (v := pick(s, name)) is not None), None)
+            if value is None:
+                return None
             parts.append(_part(value))
         if not any(parts):
             return None

@@ -13,7 +13,7 @@ Contract:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from yagent.kernel.toolfail import Kind, ToolFailure
 from yagent.tools.adapter import ToolContext
@@ -77,7 +77,7 @@ async def navigate(ctx: ToolContext, args: b.NavigateArgs) -> dict[str, Any]:
         for refusal in refusals:
             if refusal["url"] == response.url:
                 raise ToolFailure(
-                    Kind.FORBIDDEN,
+                    Kind.PERMISSION,
                     f"{args.url} redirected to {response.url}, which the network guard refused: "
                     f"{refusal['reason']}",
                 )
@@ -140,8 +140,14 @@ async def hover(ctx: ToolContext, args: b.HoverArgs) -> dict[str, Any]:
 async def press_key(ctx: ToolContext, args: b.PressKeyArgs) -> dict[str, Any]:
     session = session_for(ctx)
     page = await session.page()
+    focused = page.locator("*:focus")
     async with session.acting():
-        await page.keyboard.press(args.key)
+        # Through the focused element when there is one: a locator action waits for the
+        # navigation it starts (Enter in a form), where a bare keyboard press would not.
+        if await focused.count() == 1:
+            await focused.press(args.key)
+        else:
+            await page.keyboard.press(args.key)
         await _settle(page)
     return await report(session, page, {"pressed": args.key})
 
@@ -150,7 +156,7 @@ async def wait_for(ctx: ToolContext, args: b.WaitForArgs) -> dict[str, Any]:
     session = session_for(ctx)
     page = await session.page()
     target = page.get_by_text(args.text) if args.text else page.locator(args.selector)
-    state = "hidden" if args.gone else "visible"
+    state: Literal["hidden", "visible"] = "hidden" if args.gone else "visible"
     async with session.acting():
         await target.first.wait_for(state=state, timeout=args.timeout * 1000)
     out = {"waited_for": args.text or args.selector, "state": state}

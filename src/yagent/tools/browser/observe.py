@@ -17,7 +17,7 @@ Contract:
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 from yagent.kernel.toolfail import Kind, ToolFailure
 from yagent.tools.adapter import ToolContext
@@ -56,7 +56,7 @@ async def screenshot(ctx: ToolContext, args: b.ScreenshotArgs) -> dict[str, Any]
     session = session_for(ctx)
     page = await session.page()
     target, note = converge(session.root, args.path)
-    fmt = "jpeg" if target.suffix.lower() in (".jpg", ".jpeg") else "png"
+    fmt: Literal["jpeg", "png"] = "jpeg" if target.suffix.lower() in (".jpg", ".jpeg") else "png"
     async with session.acting():
         data = await page.screenshot(path=target, full_page=args.full_page, type=fmt)
     out: dict[str, Any] = {"path": str(target), "bytes": len(data), "format": fmt}
@@ -122,6 +122,8 @@ async def console(ctx: ToolContext, args: b.ConsoleArgs) -> dict[str, Any]:
         "older_not_shown": len(kept) - len(shown),
         "dropped": session.console_dropped,
         "cleared": args.clear,
+        # the browser's own background requests are refused too; only the count is kept
+        "network_refusals_total": session.proxy_refused,
     }
     if args.clear:
         session.console.clear()

@@ -35,7 +35,9 @@ from yagent.kernel import netguard
 MAX_HEAD = 64 * 1024
 CONNECT_TIMEOUT = 10.0  # seconds per address dialled
 _CHUNK = 64 * 1024
-_DROPPED_HEADERS = frozenset({"proxy-connection", "proxy-authorization", "connection", "keep-alive"})
+_DROPPED_HEADERS = frozenset(
+    {"proxy-connection", "proxy-authorization", "connection", "keep-alive"}
+)
 
 
 @dataclass(frozen=True, slots=True)

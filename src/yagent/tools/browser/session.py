@@ -12,7 +12,9 @@ Contract:
 - Every request leaves through the session's `GuardedProxy`, judged by netguard with the host's
   `Allow` (strict unless the host configures one): navigation, redirects, subresources, popups,
   WebSockets. `check_url` judges a URL before a navigation so a refusal is a clean failure;
-  `take_refusals` hands the tools what the proxy refused since the last call.
+  `take_refusals` hands the tools the pages' requests the proxy refused since the last call
+  (`refusals.RefusalLog`); the browser's own background requests are refused the same way but
+  only counted (`proxy_refused`), since no action of the model made them.
 - Tabs are kept in opening order with one current tab; popups are adopted (listed, not
   selected). Console messages and page errors of every tab are kept up to `console_limit`;
   `console_dropped` counts what fell off the front.
@@ -36,10 +38,19 @@ import anyio
 from yagent.kernel import netguard
 from yagent.kernel.toolfail import Kind, ToolFailure
 from yagent.tools.adapter import ToolContext
-from yagent.tools.browser.proxy import GuardedProxy, Refusal
+from yagent.tools.browser.proxy import GuardedProxy
+from yagent.tools.browser.refusals import RefusalLog
 
 if TYPE_CHECKING:
-    from playwright.async_api import BrowserContext, ConsoleMessage, Page, Playwright
+    from playwright.async_api import (
+        BrowserContext,
+        ConsoleMessage,
+        Page,
+        Playwright,
+        Request,
+        Response,
+        WebSocket,
+    )
 
 DEFAULT_EXECUTABLE = "/usr/bin/chromium"
 # --no-sandbox: Chromium refuses to start as root with its sandbox, and CI runs as root.
@@ -54,6 +65,11 @@ BASE_FLAGS: tuple[str, ...] = (
     "--disable-sync",
     # WebRTC may send UDP around an HTTP proxy; only proxied traffic is judged.
     "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+    # Less of the browser's own background traffic (it still meets the proxy like any other).
+    "--disable-domain-reliability",
+    "--disable-client-side-phishing-detection",
+    "--no-pings",
+    "--disable-features=AutofillServerCommunication,OptimizationHints,MediaRouter,Translate",
 )
 MESSAGE_CHARS = 2_000  # one console message, and one failure message, at most
 SESSION_KEY = "yagent.browser.session"
@@ -93,7 +109,9 @@ def failure(exc: BaseException, refusals: list[dict[str, str]]) -> ToolFailure:
     message = clip(str(exc).split("\nCall log:", 1)[0].strip())
     if refusals:
         urls = ", ".join(r["url"] for r in refusals)
-        return ToolFailure(Kind.FORBIDDEN, f"the network guard refused {urls}: {message}")
+        if "net::ERR_" in message:  # the load itself failed because the guard refused it
+            return ToolFailure(Kind.PERMISSION, f"the network guard refused {urls}: {message}")
+        message += f" (meanwhile the network guard refused: {urls})"
     if "Timeout" in type(exc).__name__:
         return ToolFailure(Kind.TIMEOUT, message)
     if "has been closed" in message:
@@ -116,7 +134,7 @@ class BrowserSession:
         self._dead = False
         self._pages: list[Page] = []
         self._current = 0
-        self._refusals: list[Refusal] = []
+        self.refusals = RefusalLog()
         self.console: deque[dict[str, Any]] = deque(maxlen=self.config.console_limit)
         self.console_dropped = 0
         self.starts = 0
@@ -143,15 +161,15 @@ class BrowserSession:
             from playwright.async_api import async_playwright
         except ImportError as exc:  # pragma: no cover - the browser extra is installed in CI
             raise ToolFailure(
-                Kind.UNMANAGED, "browser tools need Playwright: pip install 'yagent[browser]'"
+                Kind.INTERNAL, "browser tools need Playwright: pip install 'yagent[browser]'"
             ) from exc
         if not os.access(self.config.executable, os.X_OK):
             raise ToolFailure(
-                Kind.NOT_FOUND,
+                Kind.INTERNAL,
                 f"no Chromium at {self.config.executable} (Debian: apt-get install chromium)",
             )
         self.root.mkdir(parents=True, exist_ok=True)
-        proxy = GuardedProxy(self._guard, self.config.allow, self._refusals.append)
+        proxy = GuardedProxy(self._guard, self.config.allow, self.refusals.record)
         port = await proxy.start()
         profile = Path(tempfile.mkdtemp(prefix="profile-", dir=self.root))
         playwright = await async_playwright().start()
@@ -165,16 +183,23 @@ class BrowserSession:
                 accept_downloads=False,
                 timeout=self.config.launch_timeout * 1000,
             )
-        except BaseException:
+        except BaseException as exc:
             with anyio.CancelScope(shield=True):
                 await playwright.stop()
                 await proxy.close()
             shutil.rmtree(profile, ignore_errors=True)
+            if _is_playwright(exc):
+                raise ToolFailure(
+                    Kind.INTERNAL,
+                    f"Chromium ({self.config.executable}) did not start: {clip(str(exc))}",
+                ) from exc
             raise
         context.set_default_timeout(self.config.timeout * 1000)
         context.set_default_navigation_timeout(self.config.navigation_timeout * 1000)
         context.on("close", lambda _: self._mark_dead())
         context.on("page", self._adopt)
+        context.on("requestfailed", self._on_request)
+        context.on("response", self._on_response)
         self._playwright, self._context, self._proxy, self._profile = (
             playwright,
             context,
@@ -228,6 +253,7 @@ class BrowserSession:
         page.on("console", lambda msg: self._on_console(page, msg))
         page.on("pageerror", lambda err: self._record(page, "pageerror", str(err)))
         page.on("close", lambda _: self._forget(page))
+        page.on("websocket", self._on_websocket)
 
     def _forget(self, page: Page) -> None:
         if page not in self._pages:
@@ -282,12 +308,27 @@ class BrowserSession:
         try:
             await self._guard.check(url, self.config.allow)
         except netguard.BlockedError as exc:
-            raise ToolFailure(Kind.FORBIDDEN, f"navigation refused: {exc}") from exc
+            raise ToolFailure(Kind.PERMISSION, f"navigation refused: {exc}") from exc
+
+    def _on_request(self, request: Request) -> None:
+        self.refusals.attribute(request.url)
+
+    def _on_response(self, response: Response) -> None:
+        if response.status == 403:  # the proxy answers a refused plain-HTTP request with 403
+            self.refusals.attribute(response.url)
+
+    def _on_websocket(self, socket: WebSocket) -> None:
+        # a refused tunnel surfaces as a socket error, before the close
+        socket.on("socketerror", lambda _: self.refusals.attribute(socket.url))
 
     def take_refusals(self) -> list[dict[str, str]]:
-        taken = [{"url": r.url, "reason": r.reason, "layer": r.layer} for r in self._refusals]
-        self._refusals.clear()
-        return taken
+        """The refused requests the pages made since the last call (the browser's own are not)."""
+        return self.refusals.take()
+
+    @property
+    def proxy_refused(self) -> int:
+        """Every refusal, the browser's own background requests included."""
+        return self.refusals.total
 
     @contextlib.asynccontextmanager
     async def acting(self) -> AsyncIterator[None]:

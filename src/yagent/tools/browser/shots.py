@@ -3,9 +3,9 @@
 Contract (spec 000 c. 6: "screenshot paths are hard-converged to the session workspace"):
 - `converge(root, requested)` returns a path strictly inside `root` (after `realpath`, so neither
   `..` nor a symlink leads out) and a note that is non-empty whenever the requested path was not
-  used as given: outside the directory (absolute, `..`, `~`, a symlink out), empty, or without an
-  image extension. An escaping path keeps only its file name; one that still escapes (a symlink
-  by that name) gets a fresh generated name.
+  used as given: outside the directory (absolute, `..`, `~`, a symlink out), naming no file, or
+  without an image extension. Nothing requested: a generated name, no note. An escaping path
+  keeps only its file name; one that still escapes (a symlink by that name) gets a generated one.
 - Only `.png`, `.jpg` and `.jpeg` are written; another suffix gets `.png` appended.
 Leaves to the caller: creating the file (parents are created here) and reporting the note.
 """
@@ -33,8 +33,13 @@ def converge(root: Path, requested: str) -> tuple[Path, str]:
     """The file to write for `requested`, and why it differs from what was asked (or "")."""
     base = os.path.realpath(root)
     notes: list[str] = []
-    text = requested.strip() or default_name()
-    if Path(text).suffix.lower() not in IMAGE_SUFFIXES:
+    text = requested.strip()
+    head, name = os.path.split(text)
+    if name in ("", ".", ".."):
+        if text:
+            notes.append(f"{requested!r} names no file; a name was generated")
+        text = os.path.join(head, default_name())
+    elif Path(name).suffix.lower() not in IMAGE_SUFFIXES:
         text += ".png"
         notes.append("only .png/.jpg screenshots are written; .png was appended")
     expanded = os.path.expanduser(text)

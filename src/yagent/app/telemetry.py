@@ -1,0 +1,318 @@
+"""Telemetry: yagent's events through the trajectory projector, the watchdog and OpenTelemetry.
+
+Contract:
+- `VOCABULARY` is the one place that knows yagent's event names: `model_request` / `assistant_turn`
+  are a step (a model call), `tool_call` / `tool_result` a call, `delegation_start` / a sub-agent's
+  `run_end` a delegation span, the top-level `run_end` the end of the turn. Display-only and
+  bookkeeping events are ignored on purpose; anything else is counted as unrecognised.
+- `project(events)` replays recorded events (the session store's `EventRecord`s) into turns and
+  watchdog findings; `Telemetry` does the same live, one event at a time, and hands each finished
+  turn to an `OtelExporter`: one trace per turn, a span per model call, tool call and delegation,
+  parent/child links from the projection, token usage and cost as attributes, watchdog warnings
+  as span events. Metric points carry only labels `otelmap` allows — never a forbidden one.
+- OpenTelemetry is optional (`pip install 'yagent[otel]'`): `exporter_from_env` returns None when
+  no `OTEL_*` variable asks for export, and raises `TelemetryUnavailableError` when one does but
+  the SDK is missing — asked-for telemetry is never silently off.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from yagent.agents.results import Status
+from yagent.kernel.trajectory import (
+    ROOT_ID,
+    Declares,
+    Kind,
+    Ref,
+    Rule,
+    RuleBook,
+    SpanEvent,
+    SpanPlan,
+    Trajectory,
+    Turn,
+)
+from yagent.kernel.watchdog import Finding, Watchdog
+from yagent.llm import Usage
+from yagent.llm.pricing import DEFAULT_PRICES, PriceTable
+from yagent.messaging import Event
+
+WARNING_EVENT = "watchdog_warning"  # the event a host records for a watchdog finding
+
+_D = "delegation_id"
+_STEP = Ref("step", (_D, "step"))
+_CALL = Ref("call", (_D, "call_id"))
+_LANE = Ref("span", (_D,))
+_USAGE = {
+    "model": "model",
+    "input_tokens": "usage.input_tokens",
+    "output_tokens": "usage.output_tokens",
+    "cache_read_tokens": "usage.cache_read_tokens",
+    "cache_write_tokens": "usage.cache_write_tokens",
+    "cost": "cost",
+    "text": "text",
+}
+_RUN = {"status": "status", "agent": "agent", "steps": "steps", "error": "error", "note": "note"}
+
+VOCABULARY = RuleBook(
+    {
+        "model_request": Rule(
+            Kind.STEP_START, _STEP, _LANE, name="agent", scope=_D,
+            attrs={"step": "step", "agent": "agent"},
+        ),
+        "assistant_turn": Rule(
+            Kind.STEP_END, _STEP, _LANE, name="agent", scope=_D,
+            declares=Declares("tool_calls", Ref("call", (_D, "id"))),
+            attrs={"step": "step", "agent": "agent", **_USAGE},
+        ),
+        "tool_call": Rule(
+            Kind.CALL, _CALL, _STEP, name="name", scope=_D,
+            attrs={"call_id": "call_id", "step": "step", "arguments": "arguments"},
+        ),
+        "tool_result": Rule(
+            Kind.RESULT, _CALL, _STEP, name="name", scope=_D, ok="ok", outcome="kind",
+            attrs={"call_id": "call_id", "step": "step", "result": "content"},
+        ),
+        # Published by whoever starts a sub-agent: its lane, the agent, and the parent's call.
+        "delegation_start": Rule(
+            Kind.SPAN_START, _LANE, Ref("call", ("parent_delegation_id", "call_id")),
+            name="agent", scope=_D, attrs={"agent": "agent", "task": "task"},
+        ),
+        "run_end": (
+            Rule(Kind.TURN_END, when={_D: ""}, attrs=_RUN),
+            Rule(Kind.SPAN_END, _LANE, name="agent", scope=_D, ok="ok", outcome="status",
+                 attrs=_RUN),
+        ),
+    },
+    ignore=("assistant_delta", "reminder", "sub_agent_activity", WARNING_EVENT),
+)  # fmt: skip
+
+
+def enrich(type: str, payload: Mapping[str, Any], prices: PriceTable) -> Mapping[str, Any]:
+    """What the loop leaves implicit, made explicit: a model call's cost (absent when the model
+    is unpriced — never guessed) and whether a run ended in error."""
+    if type == "assistant_turn" and "cost" not in payload:
+        usage = payload.get("usage")
+        if isinstance(usage, Mapping):
+            counts = {
+                k: v
+                for k, v in usage.items()
+                if k in Usage.__dataclass_fields__
+                and isinstance(v, int)
+                and not isinstance(v, bool)
+            }
+            cost = prices.cost(str(payload.get("model", "")), Usage(**counts))
+            if cost is not None:
+                return {**payload, "cost": cost}
+    if type == "run_end" and "ok" not in payload:
+        try:
+            status = Status(str(payload.get("status")))
+        except ValueError:
+            return payload  # an unknown status: whether it failed is not guessed
+        return {**payload, "ok": not status.is_error}
+    return payload
+
+
+def notes_of(findings: Iterable[Finding]) -> dict[str, list[SpanEvent]]:
+    """Watchdog findings as span events on the step that was closing (or the root)."""
+    notes: dict[str, list[SpanEvent]] = {}
+    for f in findings:
+        event = SpanEvent(f"yagent.watchdog.{f.kind.value}", None, {"yagent.row.id": f.call})
+        notes.setdefault(f.step or ROOT_ID, []).append(event)
+    return notes
+
+
+class Recorded(Protocol):
+    """A stored event: `yagent.memory.EventRecord` fits."""
+
+    @property
+    def seq(self) -> int: ...
+    @property
+    def ts(self) -> float: ...
+    @property
+    def type(self) -> str: ...
+    @property
+    def payload(self) -> Mapping[str, Any]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Projection:
+    turns: tuple[Turn, ...]
+    findings: tuple[tuple[Finding, ...], ...]  # per turn, same index
+    events: int
+    unrecognised: int
+
+
+class _Feed:
+    """Trajectory + watchdog, fed together; findings grouped by turn."""
+
+    def __init__(self, prices: PriceTable) -> None:
+        self.prices = prices
+        self.trajectory = Trajectory(VOCABULARY)
+        self.watchdog = Watchdog()
+        self.findings: dict[int, list[Finding]] = {}
+
+    def feed(
+        self, type: str, payload: Mapping[str, Any], ts: float | None, seq: int | None
+    ) -> tuple[int, bool, tuple[Finding, ...]]:
+        """(turn index, whether this event ended that turn, new findings)."""
+        update = self.trajectory.feed(type, enrich(type, payload, self.prices), ts=ts, seq=seq)
+        found = tuple(f for s in update.signals for f in self.watchdog.observe(s))
+        self.findings.setdefault(update.turn, []).extend(found)
+        ended = any(s.kind is Kind.TURN_END for s in update.signals)
+        return update.turn, ended, found
+
+    def projection(self) -> Projection:
+        turns = self.trajectory.turns()
+        findings = tuple(tuple(self.findings.get(t.index, ())) for t in turns)
+        return Projection(turns, findings, self.trajectory.events, self.trajectory.unrecognised)
+
+
+def project(events: Iterable[Recorded], *, prices: PriceTable = DEFAULT_PRICES) -> Projection:
+    """A recorded session's events (in seq order) as turns of rows, with watchdog findings."""
+    feed = _Feed(prices)
+    for event in events:
+        feed.feed(event.type, event.payload, event.ts, event.seq)
+    found = feed.watchdog.close_all()  # a session that stopped mid-turn: its steps judged too
+    current = feed.trajectory.current
+    if current is not None and found:
+        feed.findings.setdefault(current.index, []).extend(found)
+    return feed.projection()
+
+
+class TurnSink(Protocol):
+    def export(
+        self, turn: Turn, *, session_id: str = "", findings: Sequence[Finding] = ()
+    ) -> tuple[SpanPlan, ...]: ...
+
+    def shutdown(self) -> None: ...
+
+
+class Telemetry:
+    """The live path: `observe` every published event; finished turns go to the sink.
+
+    `on_warning` receives each watchdog finding as it is found (the host records it in the
+    session). `close()` exports a turn still open when the app stops, marked as not closed."""
+
+    def __init__(
+        self,
+        session_id: str,
+        *,
+        sink: TurnSink | None = None,
+        prices: PriceTable = DEFAULT_PRICES,
+        on_warning: Callable[[Finding], None] | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self._sink = sink
+        self._feed = _Feed(prices)
+        self._on_warning = on_warning
+        self._exported: set[int] = set()
+        self._lock = threading.Lock()
+
+    @property
+    def trajectory(self) -> Trajectory:
+        return self._feed.trajectory
+
+    def observe_event(self, event: Event) -> None:
+        """An `App.observers` entry."""
+        self.observe(event.type, event.payload, ts=event.ts)
+
+    def observe(
+        self, type: str, payload: Mapping[str, Any], *, ts: float | None, seq: int | None = None
+    ) -> tuple[Finding, ...]:
+        with self._lock:
+            index, ended, found = self._feed.feed(type, payload, ts, seq)
+            if ended:
+                self._export(index)
+        if self._on_warning is not None:
+            for finding in found:
+                self._on_warning(finding)
+        return found
+
+    def _export(self, index: int) -> None:
+        if self._sink is None or index in self._exported:
+            return
+        self._exported.add(index)
+        turn = self._feed.trajectory.turns()[index]
+        self._sink.export(
+            turn, session_id=self.session_id, findings=self._feed.findings.get(index, ())
+        )
+
+    def close(self) -> tuple[Finding, ...]:
+        with self._lock:
+            found = self._feed.watchdog.close_all()
+            current = self._feed.trajectory.current
+            if current is not None:
+                self._feed.findings.setdefault(current.index, []).extend(found)
+                self._export(current.index)
+        if self._on_warning is not None:
+            for finding in found:
+                self._on_warning(finding)
+        return found
+
+    def projection(self) -> Projection:
+        with self._lock:
+            return self._feed.projection()
+
+
+class TelemetryUnavailableError(RuntimeError):
+    """Export was asked for but cannot be done as asked (extra missing, unsupported protocol)."""
+
+
+def otel_choice(env: Mapping[str, str], name: str) -> str:
+    return env.get(name, "").strip().lower()
+
+
+def wants_export(env: Mapping[str, str]) -> bool:
+    """Whether the standard `OTEL_*` variables ask for trace export."""
+    if otel_choice(env, "OTEL_SDK_DISABLED") == "true":
+        return False
+    traces = otel_choice(env, "OTEL_TRACES_EXPORTER")
+    if traces == "none":
+        return False
+    endpoint = any(
+        env.get(name, "").strip()
+        for name in ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+    )
+    return endpoint or traces in ("otlp", "console")
+
+
+def exporter_from_env(
+    env: Mapping[str, str] | None = None,
+    *,
+    span_exporter: Any = None,
+    metric_reader: Any = None,
+) -> TurnSink | None:
+    """The exporter given, else the one the `OTEL_*` variables ask for, else None."""
+    env = os.environ if env is None else env
+    if span_exporter is None and not wants_export(env):
+        return None
+    try:
+        from yagent.app import otelexport  # the SDK is the optional extra `otel`
+    except ImportError as exc:
+        raise TelemetryUnavailableError(
+            "OpenTelemetry export is configured but the SDK is not installed: "
+            "pip install 'yagent[otel]'"
+        ) from exc
+    if span_exporter is not None:
+        return otelexport.OtelExporter(span_exporter, metric_reader)
+    return otelexport.from_env(env)
+
+
+__all__ = [
+    "VOCABULARY",
+    "WARNING_EVENT",
+    "Projection",
+    "Telemetry",
+    "TelemetryUnavailableError",
+    "TurnSink",
+    "enrich",
+    "exporter_from_env",
+    "notes_of",
+    "project",
+    "wants_export",
+]

@@ -1,0 +1,298 @@
+"""The StoreCAS suite on every store, the suite's own teeth, and the SQLite store's specifics."""
+
+from __future__ import annotations
+
+import itertools
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import anyio
+import anyio.lowlevel
+import pytest
+
+from yagent.kernel.checkpoint import (
+    InvalidArgumentError,
+    MemoryStore,
+    RunState,
+    Snapshot,
+    SqliteStore,
+    StaleSeqError,
+    StoreCAS,
+    StoreError,
+    suite,
+)
+from yagent.kernel.checkpoint.suite import CASES, ContractViolation, run_case
+
+
+class TwoConnections:
+    """A StoreCAS sending each operation to the next of two SqliteStores on one file."""
+
+    def __init__(self, path: Path) -> None:
+        self.stores = (SqliteStore(path), SqliteStore(path))
+        self._turn = itertools.cycle(self.stores)
+
+    def close(self) -> None:
+        for store in self.stores:
+            store.close()
+
+    async def load(self, run_id: str) -> Snapshot | None:
+        return await next(self._turn).load(run_id)
+
+    async def save_if_newer(self, snapshot: Snapshot) -> None:
+        await next(self._turn).save_if_newer(snapshot)
+
+
+TestMemoryCAS = suite.suite(lambda _: MemoryStore(), name="MemoryCAS")
+TestSqliteCAS = suite.suite(lambda d: SqliteStore(d / "c.db"), name="SqliteCAS")
+TestSqliteTwoConnectionsCAS = suite.suite(lambda d: TwoConnections(d / "c.db"), name="TwoConnCAS")
+
+
+class AcceptsZero(MemoryStore):
+    async def save_if_newer(self, snapshot: Snapshot) -> None:
+        if snapshot.seq == 0:
+            self._runs[snapshot.run_id] = snapshot
+            return
+        await super().save_if_newer(snapshot)
+
+
+class AcceptsEqual(MemoryStore):
+    async def save_if_newer(self, snapshot: Snapshot) -> None:
+        stored = self._runs.get(snapshot.run_id)
+        if stored is not None and stored.seq == snapshot.seq:
+            self._runs[snapshot.run_id] = snapshot
+            return
+        await super().save_if_newer(snapshot)
+
+
+class OneSeqForAll(MemoryStore):
+    """Judges every run against one global seq (a store keyed wrongly)."""
+
+    async def save_if_newer(self, snapshot: Snapshot) -> None:
+        top = max((s.seq for s in self._runs.values()), default=0)
+        if snapshot.seq <= top:
+            raise StaleSeqError(snapshot.run_id, snapshot.seq, top)
+        await super().save_if_newer(snapshot)
+
+
+class Amnesiac(MemoryStore):
+    """Saves correctly but loads nothing."""
+
+    async def load(self, run_id: str) -> Snapshot | None:
+        return None
+
+
+class CheckThenWrite(MemoryStore):
+    """Compares and writes in two steps with a yield between: the lost-update race."""
+
+    async def save_if_newer(self, snapshot: Snapshot) -> None:
+        stored = self._runs.get(snapshot.run_id)
+        if snapshot.seq == 0 or (stored is not None and snapshot.seq <= stored.seq):
+            raise StaleSeqError(snapshot.run_id, snapshot.seq, None)
+        await anyio.lowlevel.checkpoint()
+        self._runs[snapshot.run_id] = snapshot
+
+
+@pytest.mark.parametrize(
+    ("store", "case"),
+    [
+        (AcceptsZero, "seq_zero_is_refused"),
+        (AcceptsEqual, "not_newer_is_refused"),
+        (OneSeqForAll, "runs_are_independent"),
+        (CheckThenWrite, "concurrent_same_seq_one_winner"),
+        (Amnesiac, "committer_sequence"),
+    ],
+)
+def test_the_suite_goes_red_on_the_store_that_breaks_its_clause(
+    store: type[MemoryStore], case: str, tmp_path: Path
+) -> None:
+    with pytest.raises(ContractViolation, match=case):
+        run_case(case, lambda _: store(), tmp_path)
+
+
+def test_an_object_that_is_not_a_store_is_a_violation_never_a_skip() -> None:
+    with pytest.raises(ContractViolation, match="not a checkpoint StoreCAS"):
+        run_case(CASES[0], lambda _: object())  # type: ignore[arg-type,return-value]
+    with pytest.raises(ValueError, match="no case named"):
+        run_case("nope", lambda _: MemoryStore())
+
+
+def test_the_suite_has_eight_named_cases() -> None:
+    assert len({c.name for c in CASES}) == 8
+    assert len([n for n in dir(TestSqliteCAS) if n.startswith("test_")]) == 8
+    run_case("round_trip_is_exact", lambda _: MemoryStore())  # scratch dir made on demand
+
+
+def test_both_stores_are_store_cas() -> None:
+    assert isinstance(MemoryStore(), StoreCAS)
+    with SqliteStore(":memory:") as store:
+        assert isinstance(store, StoreCAS)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("bad", ["", None, 3])
+async def test_invalid_arguments_are_refused(bad: object, tmp_path: Path) -> None:
+    with SqliteStore(tmp_path / "c.db") as sqlite_store:
+        for store in (MemoryStore(), sqlite_store):
+            with pytest.raises(InvalidArgumentError):
+                await store.load(bad)  # type: ignore[arg-type]
+            with pytest.raises(InvalidArgumentError):
+                await store.save_if_newer(bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.anyio
+async def test_snapshots_survive_reopening_and_share_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "shared.db"
+    raw = sqlite3.connect(path)
+    raw.execute("CREATE TABLE other_store (x INTEGER)")
+    raw.commit()
+    raw.close()
+    saved = Snapshot("r1", 3, RunState.CANCELLED)
+    with SqliteStore(path) as store:
+        await store.save_if_newer(saved)
+    with SqliteStore(path, synchronous="normal") as again:
+        assert await again.load("r1") == saved
+        with pytest.raises(StaleSeqError):
+            await again.save_if_newer(Snapshot("r1", 3, RunState.ACTIVE))
+    raw = sqlite3.connect(path)
+    tables = {r[0] for r in raw.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert {"other_store", "checkpoint_snapshots", "checkpoint_schema"} <= tables
+    assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    raw.close()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "update",
+    [
+        "UPDATE checkpoint_snapshots SET state = 'paused'",
+        "UPDATE checkpoint_snapshots SET steps = 'garbage'",
+        'UPDATE checkpoint_snapshots SET steps = \'[["a", "completed", "", ""]]\'',
+        "UPDATE checkpoint_snapshots SET seq = 'x'",
+    ],
+)
+async def test_an_unreadable_row_is_a_store_error_not_a_misread(
+    tmp_path: Path, update: str
+) -> None:
+    path = tmp_path / "c.db"
+    with SqliteStore(path) as store:
+        await store.save_if_newer(Snapshot("r1", 1, RunState.ACTIVE))
+        raw = sqlite3.connect(path)
+        raw.execute(update)
+        raw.commit()
+        raw.close()
+        with pytest.raises(StoreError, match="unreadable snapshot"):
+            await store.load("r1")
+
+
+@pytest.mark.anyio
+async def test_a_closed_store_refuses(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "c.db")
+    store.close()
+    with pytest.raises(StoreError, match="closed"):
+        await store.load("r1")
+
+
+RACER = textwrap.dedent(
+    """
+    import sys, anyio
+    from yagent.kernel.checkpoint import RunState, Snapshot, SqliteStore, StaleSeqError
+
+    async def main(path, me):
+        won = []
+        with SqliteStore(path) as store:
+            for seq in range(1, 31):
+                try:
+                    await store.save_if_newer(Snapshot("r1", seq, RunState.ACTIVE, ()))
+                except StaleSeqError:
+                    continue
+                won.append(seq)
+        print(" ".join(map(str, won)))
+
+    anyio.run(main, sys.argv[1], sys.argv[2])
+    """
+)
+
+
+@pytest.mark.slow
+def test_processes_racing_on_one_file_never_both_win_a_seq(tmp_path: Path) -> None:
+    path = tmp_path / "race.db"
+    SqliteStore(path).close()
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", RACER, str(path), str(i)], stdout=subprocess.PIPE, text=True
+        )
+        for i in range(4)
+    ]
+    wins: list[int] = []
+    for proc in procs:
+        out, _ = proc.communicate(timeout=60)
+        assert proc.returncode == 0
+        wins.extend(int(s) for s in out.split())
+    assert sorted(wins) == sorted(set(wins))  # no seq saved twice
+    assert max(wins) == 30
+
+
+WRITER = textwrap.dedent(
+    """
+    import sys, anyio
+    from yagent.kernel.checkpoint import (
+        Committer, RunState, SqliteStore, StepRecord, StepStatus, digest,
+    )
+
+    async def main(path):
+        with SqliteStore(path) as store:
+            committer = await Committer.open(store, "r1")
+            n = 0
+            while True:
+                n += 1
+                steps = [StepRecord(f"s{i}", StepStatus.COMPLETED, digest(b"%d" % i)) for i in range(n)]
+                await committer.commit(RunState.ACTIVE, steps)
+
+    anyio.run(main, sys.argv[1])
+    """
+)
+
+
+@pytest.mark.slow
+def test_a_writer_killed_mid_stream_leaves_a_whole_snapshot_to_continue_from(
+    tmp_path: Path,
+) -> None:
+    import os
+    import signal
+    import time
+
+    path = tmp_path / "kill.db"
+    SqliteStore(path).close()
+    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(path)])
+    try:
+        deadline = time.monotonic() + 60
+        seq = 0
+        while seq < 25 and time.monotonic() < deadline and proc.poll() is None:
+            raw = sqlite3.connect(path)
+            row = raw.execute("SELECT seq FROM checkpoint_snapshots").fetchone()
+            raw.close()
+            seq = 0 if row is None else row[0]
+        assert seq >= 25, "the writer made no progress"
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+    async def verify() -> None:
+        from yagent.kernel.checkpoint import Committer, StepDef, decide
+
+        with SqliteStore(path) as store:
+            snap = await store.load("r1")
+            assert snap is not None
+            assert snap.seq >= 25
+            assert len(snap.steps) == snap.seq  # the n-th commit recorded n steps: never torn
+            plan = [StepDef(f"s{i}") for i in range(snap.seq + 3)]
+            resume = decide("r1", plan, snap)
+            assert len(resume.trusted) == snap.seq
+            assert resume.todo == tuple(f"s{i}" for i in range(snap.seq, snap.seq + 3))
+            after = await Committer.open(store, "r1")
+            assert (await after.commit(RunState.SUCCEEDED, snap.steps)).seq == snap.seq + 1
+
+    anyio.run(verify)

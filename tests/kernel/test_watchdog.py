@@ -1,0 +1,134 @@
+"""The watchdog: pairing invariants judged when a step closes; it warns and never decides."""
+
+from __future__ import annotations
+
+from yagent.kernel.trajectory import Kind, Signal, Trajectory
+from yagent.kernel.watchdog import Finding, FindingKind, Watchdog
+
+from .trajectory.vocab import BOOK, ev
+
+UNEXECUTED = FindingKind.DECLARED_NOT_EXECUTED
+UNDECLARED = FindingKind.RESULT_WITHOUT_DECLARATION
+
+
+def run(events: list[tuple[str, dict[str, object]]]) -> tuple[Watchdog, list[Finding]]:
+    t, w, found = Trajectory(BOOK), Watchdog(), []
+    for i, (type_, payload) in enumerate(events):
+        for signal in t.feed(type_, payload, ts=float(i)).signals:
+            found += w.observe(signal)
+    return w, found
+
+
+def test_a_clean_step_raises_nothing() -> None:
+    _, found = run(
+        [
+            ev("think", n=1),
+            ev("thought", n=1, wants=[{"id": "a"}]),
+            ev("invoke", id="a", n=1),
+            ev("answer", id="a", n=1),
+            ev("think", n=2),
+            ev("over"),
+        ]
+    )
+    assert found == []
+
+
+def test_declared_call_never_executed_is_reported_when_the_step_closes() -> None:
+    w = Watchdog()
+    assert w.open_step("s1") == ()
+    w.declare("s1", ["a", "b"])
+    w.executed("a")
+    assert w.findings == ()  # nothing is judged before the step closes
+    found = w.open_step("s2")  # the next step of the lane closes s1
+    assert found == (Finding(UNEXECUTED, "s1", "b"),)
+    assert "never executed" in found[0].message
+    assert w.findings == found
+
+
+def test_result_without_declaration_is_reported_at_close() -> None:
+    _, found = run(
+        [
+            ev("think", n=1),
+            ev("thought", n=1, wants=[]),
+            ev("answer", id="ghost", n=1),
+            ev("over"),
+        ]
+    )
+    assert found == [Finding(UNDECLARED, "step:/1", "call:/ghost")]
+    assert "no step declared" in found[0].message
+    assert found[0].to_dict()["kind"] == "result_without_declaration"
+
+
+def test_a_result_after_its_step_closed_or_with_no_step_is_judged_at_once() -> None:
+    w = Watchdog()
+    w.open_step("s1")
+    w.close_step("s1")
+    assert w.result("late", "s1") == (Finding(UNDECLARED, "s1", "late"),)
+    assert w.result("nostep") == (Finding(UNDECLARED, "", "nostep"),)
+    w.declare("s2", ["ok"])
+    assert w.result("ok", "s2") == ()
+    assert w.close_step("s2") == (Finding(UNEXECUTED, "s2", "ok"),)
+    assert w.close_step("s2") == ()  # closed once
+    assert w.close_step("unknown") == ()
+
+
+def test_a_result_for_a_step_not_yet_seen_waits_for_that_step() -> None:
+    w = Watchdog()
+    assert w.result("c", "s9") == ()
+    w.declare("s9", ["c"])  # the declaration arrives later, before the close
+    w.executed("c")
+    assert w.close_all() == ()
+
+
+def test_each_finding_is_reported_once() -> None:
+    w = Watchdog()
+    w.declare("s1", ["a", "a"])
+    w.result("x", "s1")
+    w.result("x", "s1")
+    found = w.close_all()
+    assert sorted(f.kind for f in found) == [UNEXECUTED, UNDECLARED]
+
+
+def test_lanes_close_independently_and_a_lane_end_closes_its_steps() -> None:
+    _, found = run(
+        [
+            ev("think", n=1),
+            ev("thought", n=1, wants=[{"id": "top"}]),
+            ev("think", lane="d1", n=1),
+            ev("thought", lane="d1", n=1, wants=[{"id": "sub"}]),
+            ev("think", lane="d1", n=2),  # closes d1's step 1 only
+            ev("over", lane="d1"),  # closes d1's step 2
+            ev("invoke", id="top", n=1),
+            ev("over"),
+        ]
+    )
+    assert found == [Finding(UNEXECUTED, "step:d1/1", "call:d1/sub", "d1")]
+
+
+def test_turn_end_resets_so_call_ids_can_repeat() -> None:
+    w, found = run(
+        [
+            ev("thought", n=1, wants=[{"id": "a"}]),
+            ev("invoke", id="a", n=1),
+            ev("over"),
+            ev("answer", id="a", n=1),  # next turn: "a" was not declared there
+            ev("over"),
+        ]
+    )
+    assert found == [Finding(UNDECLARED, "step:/1", "call:/a")]
+    assert w.findings == tuple(found)
+
+
+def test_step_end_without_a_start_still_closes_with_the_turn() -> None:
+    _, found = run([ev("thought", n=3, wants=[{"id": "z"}]), ev("over")])
+    assert found == [Finding(UNEXECUTED, "step:/3", "call:/z")]
+
+
+def test_signals_without_a_row_are_ignored_and_reopening_is_harmless() -> None:
+    w = Watchdog()
+    assert w.observe(Signal(Kind.CALL, None)) == ()
+    assert w.observe(Signal(Kind.SPAN_START, "span:x")) == ()
+    w.open_step("s", "L")
+    assert w.open_step("s", "L") == ()  # the same step again: nothing closes
+    assert w.close_scope("L") == ()
+    assert w.reset() == ()
