@@ -14,7 +14,9 @@ from yagent.toolspec import BUILTIN
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "yagent"
 ALLOWED = {SRC / "tools" / "registry.py"}
-ALLOWED_DIRS = {SRC / "toolspec"}
+# The registry itself, and the kernel, which knows no tool names at all (archcheck's
+# `kernel-no-tool-names` rule holds it to that; words like `think` there are not tool names).
+ALLOWED_DIRS = {SRC / "toolspec", SRC / "kernel"}
 NAMES = {spec.name for spec in BUILTIN}
 
 

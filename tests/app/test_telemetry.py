@@ -69,7 +69,7 @@ def test_the_vocabulary_knows_every_event_the_loop_publishes() -> None:
 
 def test_project_replays_a_recorded_session_into_turns_and_findings() -> None:
     p = project(troubled_session())
-    assert p.events == 26
+    assert p.events == 27
     assert p.unrecognised == 0
     first, second = p.turns
     assert first.closed
@@ -249,11 +249,23 @@ def test_each_turn_is_exported_once_and_an_open_turn_on_close() -> None:
     sink.shutdown()  # type: ignore[union-attr]
 
 
+def test_close_judges_the_open_steps_and_tells_the_host() -> None:
+    warned: list[str] = []
+    tel = Telemetry("s", on_warning=lambda f: warned.append(f.call))
+    r = Recorder()
+    r.step(0, 1, 1, [("c1", "read_file", {})])
+    for e in r.events:
+        assert tel.observe(e.type, e.payload, ts=e.ts) == ()
+    assert [f.call for f in tel.close()] == ["call:/c1"]
+    assert warned == ["call:/c1"]
+    assert tel.projection().findings[0][0].kind is FindingKind.DECLARED_NOT_EXECUTED
+
+
 def test_without_a_sink_telemetry_still_projects_and_warns() -> None:
     tel = Telemetry("s")
     for e in troubled_session():
         tel.observe(e.type, e.payload, ts=e.ts)
-    assert tel.trajectory.events == 26
+    assert tel.trajectory.events == 27
     assert len(tel.projection().turns) == 2
 
 

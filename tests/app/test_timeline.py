@@ -46,11 +46,12 @@ ARGS = [
 
 def test_text_shows_every_row_with_its_state() -> None:
     text = render_text(troubled_session())
-    assert text.startswith("2 turn(s) · 26 events")
+    assert text.startswith("2 turn(s) · 27 events")
     assert "missing_result" in text
     assert "unpaired_result · timing backfilled · watchdog" in text
     assert "paired · timed out" in text
-    assert "paired · failed (not_found)" in text
+    assert "paired · duplicate_result · failed (not_found)" in text
+    assert "(4 paired, 1 missing result, 1 unpaired result, 1 duplicate result, 2 failed)" in text
     assert "declared, never executed · watchdog" in text
     assert "delegation · repo" in text
     assert "⚠ watchdog: call c5 was declared (step 2) but never executed" in text
@@ -251,6 +252,7 @@ def test_browser_marks_unpaired_and_failed_calls_and_never_runs_injected_script(
     assert page.locator(".row.unexecuted").count() == 1
     assert page.locator(".row.timeout").count() == 1
     assert page.locator(".row.failed").count() == 1
+    assert page.locator(".row.duplicate").count() == 1
     assert "missing_result" in missing.inner_text()
     assert "unpaired_result" in unpaired.inner_text()
     assert missing.locator(".bar").is_visible()

@@ -132,6 +132,7 @@ def troubled_session() -> list[EventRecord]:
     r.call(1.3, 1, "c2", "read_file", {"path": "b.py"})
     r.result(1.9, 1, "c1", "read_file", INJECTION)
     r.result(1.9, 1, "c2", "read_file", "not found", ok=False, kind="not_found")
+    r.result(1.92, 1, "c2", "read_file", "not found", ok=False, kind="not_found")  # replayed
     r.add(1.95, "sub_agent_activity", step=1, calls=[])
     r.step(
         2.0,

@@ -9,7 +9,6 @@ from typing import Any
 import anyio
 import pytest
 
-from yagent.kernel import sqlitedb
 from yagent.kernel.sqlitedb import Database
 
 SCHEMA = ("CREATE TABLE IF NOT EXISTS demo_rows (k TEXT PRIMARY KEY, v INTEGER NOT NULL)",)
@@ -118,7 +117,7 @@ def test_a_file_that_cannot_run_wal_is_refused(
             return super().execute(sql, *args)
 
     real = sqlite3.connect
-    monkeypatch.setattr(sqlitedb.sqlite3, "connect", lambda *a, **k: real(*a, **k, factory=NoWal))
+    monkeypatch.setattr(sqlite3, "connect", lambda *a, **k: real(*a, **k, factory=NoWal))
     with pytest.raises(DemoError, match="cannot run in WAL mode"):
         open_db(tmp_path / "d.db")
 

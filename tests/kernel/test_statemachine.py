@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -100,7 +101,8 @@ def test_a_guard_that_raises_or_returns_a_non_bool_fails_closed() -> None:
     async def coroutine_guard(ctx: object) -> bool:
         return False
 
-    for guard in (broken, coroutine_guard, lambda c: 1, lambda c: None):
+    guards: list[Any] = [broken, coroutine_guard, lambda c: 1, lambda c: None]
+    for guard in guards:
         machine: Machine[str, str] = Machine(
             [Transition("a", "go", "b", guard)], initial="a", terminal={"b"}
         )

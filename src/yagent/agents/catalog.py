@@ -74,7 +74,13 @@ def devops(step_retries: int) -> AgentDef:
     )
 
 
-BUILTIN_AGENTS = ("coding", "chat", "repo", "devops")
+def browser(step_retries: int) -> AgentDef:
+    return AgentDef(
+        "browser", profile("browser"), prompt_text("browser"), True, 1, step_retries, 40, None
+    )
+
+
+BUILTIN_AGENTS = ("coding", "chat", "repo", "devops", "browser")
 
 
 class AgentConfigError(ValueError):
@@ -110,7 +116,7 @@ def custom_agent(name: str, spec: Mapping[str, Any], step_retries: int) -> Agent
 
 
 def builtin(name: str, step_retries: int) -> AgentDef:
-    factories = {"coding": coding, "chat": chat, "repo": repo, "devops": devops}
+    factories = {"coding": coding, "chat": chat, "repo": repo, "devops": devops, "browser": browser}
     if name not in factories:
         raise AgentConfigError(f"unknown agent {name!r}; built in: {', '.join(BUILTIN_AGENTS)}")
     return factories[name](step_retries)

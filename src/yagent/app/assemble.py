@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 from yagent.agents import catalog
 from yagent.agents.activity import Monitor
 from yagent.agents.catalog import AgentDef
@@ -31,7 +33,7 @@ from yagent.llm.pricing import DEFAULT_PRICES, Ledger, PriceTable
 from yagent.llm.types import AssistantTurn, Engine
 from yagent.memory import SessionStore, message_body
 from yagent.messaging import Dispatcher, Event
-from yagent.tools import hooks, registry
+from yagent.tools import browser, hooks, registry
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.confirm import UserConfirm
 from yagent.tools.guard import WorkspaceGuard, Yolo
@@ -195,7 +197,11 @@ class App:
             on_turn=lambda turn: self._account(session_id, agent.name, turn),
             on_message=lambda m: self._message(session_id, agent.name, m),
         )
-        result = await run_agent_loop(cfg, task, history=history)
+        try:
+            result = await run_agent_loop(cfg, task, history=history)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await browser.close_session(ctx)
         self.store.set_status(session_id, _session_status(result))
         return session_id, result
 

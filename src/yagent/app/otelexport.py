@@ -40,7 +40,7 @@ from opentelemetry.sdk.trace.export import (  # type: ignore[import-untyped,unus
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from yagent.app.telemetry import TelemetryUnavailableError, notes_of, otel_choice
-from yagent.kernel.trajectory import SpanPlan, Turn, label_violations, metric_labels, plan_turn
+from yagent.kernel.trajectory import SpanPlan, Turn, metric_labels, plan_turn
 from yagent.kernel.watchdog import Finding
 
 SCOPE = "yagent"
@@ -105,9 +105,7 @@ class OtelExporter:
     def _record(self, turn: Turn, plans: Sequence[SpanPlan]) -> None:
         rows = {r.id: r for r in turn.rows}
         for plan in plans:
-            labels = metric_labels(plan.attributes)
-            if label_violations(labels):  # metric_labels already filtered: this cannot pass
-                raise TelemetryUnavailableError(f"refusing labels {label_violations(labels)}")
+            labels = metric_labels(plan.attributes)  # the one gate between spans and metrics
             row = rows.get(plan.id)
             duration = row.duration if row is not None else turn.summary.duration
             if duration is not None and plan.kind != "span":
@@ -139,7 +137,9 @@ def from_env(env: Mapping[str, str]) -> OtelExporter:
     base = env.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip()
     traces_url = env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "").strip()
     if traces == "console":
-        return OtelExporter(ConsoleSpanExporter(out=sys.stdout), _metric_reader(env, base), batch=True)
+        return OtelExporter(
+            ConsoleSpanExporter(out=sys.stdout), _metric_reader(env, base), batch=True
+        )
     protocol = otel_choice(env, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") or otel_choice(
         env, "OTEL_EXPORTER_OTLP_PROTOCOL"
     )

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import itertools
+import os
+import signal
 import sqlite3
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import anyio
@@ -14,14 +17,17 @@ import anyio.lowlevel
 import pytest
 
 from yagent.kernel.checkpoint import (
+    Committer,
     InvalidArgumentError,
     MemoryStore,
     RunState,
     Snapshot,
     SqliteStore,
     StaleSeqError,
+    StepDef,
     StoreCAS,
     StoreError,
+    decide,
     suite,
 )
 from yagent.kernel.checkpoint.suite import CASES, ContractViolation, run_case
@@ -248,7 +254,8 @@ WRITER = textwrap.dedent(
             n = 0
             while True:
                 n += 1
-                steps = [StepRecord(f"s{i}", StepStatus.COMPLETED, digest(b"%d" % i)) for i in range(n)]
+                done = StepStatus.COMPLETED
+                steps = [StepRecord(f"s{i}", done, digest(b"%d" % i)) for i in range(n)]
                 await committer.commit(RunState.ACTIVE, steps)
 
     anyio.run(main, sys.argv[1])
@@ -260,10 +267,6 @@ WRITER = textwrap.dedent(
 def test_a_writer_killed_mid_stream_leaves_a_whole_snapshot_to_continue_from(
     tmp_path: Path,
 ) -> None:
-    import os
-    import signal
-    import time
-
     path = tmp_path / "kill.db"
     SqliteStore(path).close()
     proc = subprocess.Popen([sys.executable, "-c", WRITER, str(path)])
@@ -281,8 +284,6 @@ def test_a_writer_killed_mid_stream_leaves_a_whole_snapshot_to_continue_from(
         proc.wait()
 
     async def verify() -> None:
-        from yagent.kernel.checkpoint import Committer, StepDef, decide
-
         with SqliteStore(path) as store:
             snap = await store.load("r1")
             assert snap is not None

@@ -7,6 +7,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
@@ -253,8 +254,6 @@ RACER = textwrap.dedent(
 
 @pytest.mark.slow
 def test_processes_racing_on_one_file_claim_each_task_once(tmp_path: Path) -> None:
-    import time
-
     path = tmp_path / "race.db"
 
     async def setup() -> None:

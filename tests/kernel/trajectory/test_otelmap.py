@@ -111,6 +111,10 @@ def test_label_policy_is_enforced_when_a_spec_is_built() -> None:
         _spec(name="tool.name")
     with pytest.raises(LabelPolicyError, match="yagent"):
         dataclasses.replace(attr_spec_of("yagent.pairing"), name="pairing")
+    with pytest.raises(LabelPolicyError, match="unknown source"):
+        _spec(source="somewhere.else")
+    with pytest.raises(LabelPolicyError, match="metric-only"):
+        _spec(source="metric.token_type")
     assert not _spec(label=False, domain=TEXT, cardinality=Cardinality(None, "x")).label
 
 

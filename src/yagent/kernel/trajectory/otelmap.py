@@ -15,9 +15,10 @@ general conventions for `error.type`, and `yagent.*` for what those conventions 
 (projection identity, pairing, timing, cost, turn facts).
 
 Sources: `row.<field>` reads a `Row` field; `attrs.<key>` a row attribute the host vocabulary
-filled (`ROW_ATTR_KEYS` are the keys this table reads; on the root, the turn end's attributes); `turn.<field>` / `turn.attrs.<key>` the
-turn; `host.<key>` a value the host passes to the planner; `plan.orphan` is computed by the
-planner; `metric.<key>` exists on metric points only.
+filled (`ROW_ATTR_KEYS` are the keys this table reads; on the root span, the turn end's
+attributes); `turn.<field>` / `turn.attrs.<key>` the turn; `host.<key>` a value the host passes
+to the planner; `plan.orphan` is computed by the planner; `metric.<key>` exists on metric points
+only. Any other source is refused when the spec is built.
 """
 
 from __future__ import annotations
@@ -129,6 +130,8 @@ FORBIDDEN_LABELS: frozenset[str] = frozenset(
     }
 )
 
+_SOURCE_PREFIXES = ("row.", "attrs.", "turn.", "host.", "metric.")
+_EXACT_SOURCES = frozenset({"row.kind|attrs.operation", "plan.orphan"})
 LABEL_DOMAINS = frozenset({DomainKind.ENUM, DomainKind.CATALOG, DomainKind.BOOL})
 
 
@@ -144,6 +147,10 @@ class AttrSpec:
     doc: str
 
     def __post_init__(self) -> None:
+        if not (self.source in _EXACT_SOURCES or self.source.startswith(_SOURCE_PREFIXES)):
+            raise LabelPolicyError(f"{self.name}: unknown source {self.source!r}")
+        if self.source.startswith("metric.") and self.applies:
+            raise LabelPolicyError(f"{self.name}: a metric-only source on spans")
         prefix = {Convention.GEN_AI: "gen_ai.", Convention.YAGENT: "yagent."}.get(self.convention)
         if prefix and not self.name.startswith(prefix):
             raise LabelPolicyError(f"{self.name}: a {self.convention} attribute is {prefix}*")

@@ -10,7 +10,8 @@ everything it cannot recognise is reported (`None`), never dropped in silence.
 
 Row ids are `namespace:part/part`, built from payload values (a `/` or `%` inside a value is
 escaped, so different field values never collide); a reference with a missing field, or whose
-fields are all empty, resolves to no row. Row ids are unique within one turn only — the trace boundary.
+fields are all empty, resolves to no row. Row ids are unique within one turn only — the trace
+boundary.
 """
 
 from __future__ import annotations

@@ -1,0 +1,161 @@
+"""run_program: programmatic tool calling wired into the tool execution layer (issue 10).
+
+Contract:
+- The bindings are the run's *visible* tools (`Surface.visible_specs()`, the same set a direct
+  call may reach), minus `run_program` itself (no recursion) and flow-control / meta tools (ending
+  the run, asking the user, loading tools are the loop's business, not a program's). Their call
+  forms come from the surface's catalog entries, so the program sees what `tooldisclose` shows.
+- Every `host.*()` call is `Adapter.call` — JSON arguments, the Surface's `invoke` chain (hooks,
+  tooldisclose gate, workspace boundary, authorization with the person asked exactly as for a
+  direct call), the real executor, `toolfail` classification. The adapter's judgement travels
+  back as the evidence `yagent.kernel.ptc` requires; a denial reaches the program as a rejected
+  promise with the same reason, kind and stage the model would have read.
+- The executor returns the merged value (or its visibly truncated text), the console lines and
+  counts; a program that throws is a failed call whose kind is the one it ended with (a denial it
+  did not catch stays a `permission`); a budget abort is a `budget` failure naming the budget.
+Host seams in `ToolContext.extras`: `ADAPTER_KEY` (the running adapter, so programs reach the same
+executors — MCP included; otherwise the built-in ones), `OBSERVER_KEY` (called per host call, for
+the trajectory), `PARENT_KEY` (the program call's id: host calls are `<id>#<n>`).
+`USE_SUBPROCESS` (module seam) runs programs in the worker process form instead of in-process.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from yagent.kernel import ptc, toolfail
+from yagent.kernel.invoke import Call, Chain
+from yagent.tools.adapter import Adapter, Executor, ToolContext
+from yagent.tools.surface import Surface
+from yagent.toolspec import Effect
+from yagent.toolspec.program import DEFAULT_TIMEOUT, NAME, RunProgramArgs
+
+ADAPTER_KEY = "adapter"
+OBSERVER_KEY = "ptc_observer"
+PARENT_KEY = "call_id"
+USE_SUBPROCESS = False
+EXCLUDED_EFFECTS = frozenset({Effect.FLOW, Effect.META})
+
+
+def bindings_for(surface: Surface) -> ptc.Bindings:
+    """The tools a program may call: the visible ones, as their catalog entries."""
+    catalog = surface.disclosure.catalog
+    entries = []
+    for spec in surface.visible_specs():
+        if spec.name == NAME or spec.effect in EXCLUDED_EFFECTS:
+            continue
+        entry = catalog.get(spec.name)
+        if entry is not None:
+            entries.append(entry)
+    return ptc.Bindings.assemble(entries)
+
+
+def prompt_section(surface: Surface) -> str:
+    """The system-prompt section: the bindings and when a program beats single calls."""
+    try:
+        listing = bindings_for(surface).describe()
+    except ptc.AssemblyError as exc:
+        return f"run_program is unavailable here: {exc}"
+    return (
+        "## Programs (run_program)\n"
+        "When a task needs many tool calls or reads much data to reach a short answer (scan many "
+        "files, aggregate logs, compare many items), write one program instead of calling tools "
+        "one by one: the raw results stay in the program and only its returned value comes "
+        "back. Call tools as `await host.<name>(...)` — positional arguments in the order shown "
+        "(`?` marks an optional one), or one object of named arguments. Every call is judged "
+        "like a direct call; a refused call throws an error with `kind` and `message`. Return a "
+        "small JSON value.\n"
+        f"{listing or '(no tools can be called from a program here)'}"
+    )
+
+
+class AdapterDispatcher:
+    """Each host call is `Adapter.call`: the Surface's chain and the real executors."""
+
+    def __init__(self, adapter: Adapter) -> None:
+        self.adapter = adapter
+
+    @property
+    def chain(self) -> Chain | None:
+        return self.adapter.surface.chain
+
+    async def dispatch(self, call: Call) -> ptc.Reply:
+        result = await self.adapter.call(
+            call.tool, dict(call.args), call.call_id, caller=call.caller, depth=call.depth
+        )
+        judgement = result.judgement
+        executed = judgement is not None and judgement.verdict.allowed
+        if result.ok:
+            value = result.data if result.data is not None else json.loads(result.content)
+            return ptc.Reply(True, value, executed=True, judgement=judgement)
+        body = _failure_body(result.content)
+        return ptc.Reply(
+            False,
+            None,
+            str(body.get("error", result.content)),
+            result.kind or toolfail.Kind.UNKNOWN,
+            str(body.get("stage", "")),
+            executed,
+            judgement,
+        )
+
+
+def _failure_body(content: str) -> dict[str, Any]:
+    try:
+        body = json.loads(content)
+    except ValueError:
+        return {}
+    return body if isinstance(body, dict) else {}
+
+
+def _adapter(ctx: ToolContext) -> Adapter:
+    running = ctx.extras.get(ADAPTER_KEY)
+    if isinstance(running, Adapter):
+        return running
+    from yagent.tools import registry  # the registry lists this executor: import at call time
+
+    executors: dict[str, Executor] = registry.executors()
+    return Adapter(ctx, executors)
+
+
+async def run_program(ctx: ToolContext, args: RunProgramArgs) -> dict[str, Any]:
+    """Run the program; see the module contract."""
+    bindings = bindings_for(ctx.surface)
+    dispatcher = AdapterDispatcher(_adapter(ctx))
+    budget = ptc.Budget(wall=args.timeout or DEFAULT_TIMEOUT)
+    scope = ptc.Scope(parent_id=str(ctx.extras.get(PARENT_KEY) or NAME), caller=NAME)
+    observer = ctx.extras.get(OBSERVER_KEY)
+    if USE_SUBPROCESS:
+        result = await ptc.run_subprocess(
+            args.program,
+            bindings,
+            dispatcher,
+            options=ptc.SubprocessOptions(budget=budget),
+            scope=scope,
+            observer=observer,
+        )
+    else:
+        result = await ptc.run(
+            args.program, bindings, dispatcher, budget=budget, scope=scope, observer=observer
+        )
+    if not result.ok:
+        kind = result.kind or toolfail.Kind.INVALID_ARGS
+        raise toolfail.ToolFailure(kind, result.render())
+    out: dict[str, Any] = {
+        "value": result.value,
+        "host_calls": result.usage.calls,
+    }
+    if result.truncated:
+        out["value_text"] = result.output
+        out["note"] = (
+            f"result truncated: {len(result.output)} of {result.value_size} characters shown; "
+            "return a smaller, merged value"
+        )
+    if result.logs:
+        out["console"] = list(result.logs)
+    if result.logs_dropped:
+        out["console_dropped"] = result.logs_dropped
+    if result.unawaited:
+        out["unawaited"] = f"{result.unawaited} host calls were never awaited and did not run"
+    return out
