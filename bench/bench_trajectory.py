@@ -54,30 +54,12 @@ def session(size: int) -> list[tuple[str, dict[str, Any], float]]:
                 clock + 0.8,
             )
         )
-        for i in ids:
-            out.append(
-                (
-                    "tool_call",
-                    {**base, "step": step, "call_id": i, "name": "read_file", "arguments": "{}"},
-                    clock + 0.9,
-                )
-            )
-        for i in ids:
-            out.append(
-                (
-                    "tool_result",
-                    {
-                        **base,
-                        "step": step,
-                        "call_id": i,
-                        "name": "read_file",
-                        "ok": True,
-                        "kind": None,
-                        "content": "x" * 200,
-                    },
-                    clock + 1.1,
-                )
-            )
+        call = {**base, "step": step, "name": "read_file", "arguments": "{}"}
+        done = {**base, "step": step, "name": "read_file", "ok": True, "kind": None}
+        out.extend(("tool_call", {**call, "call_id": i}, clock + 0.9) for i in ids)
+        out.extend(
+            ("tool_result", {**done, "call_id": i, "content": "x" * 200}, clock + 1.1) for i in ids
+        )
         out.append(("sub_agent_activity", {**base, "step": step, "calls": []}, clock + 1.1))
         if step % STEPS_PER_TURN == 0:
             out.append(

@@ -186,6 +186,8 @@ def test_spans_carry_genai_attributes_usage_cost_and_status() -> None:
     assert missing.attributes["yagent.timing"] == "open"
     delegation = by_row["span:d1"]
     assert delegation.name == "invoke_agent repo"
+    assert delegation.attributes["yagent.run.status"] == "finished"
+    assert delegation.status.status_code is StatusCode.UNSET  # the sub-run ended well
     unpriced = next(s for s in spans if s.name == "chat unpriced-model")
     assert "yagent.cost.usd" not in unpriced.attributes  # unknown price: absent, not zero
 
@@ -364,6 +366,7 @@ def test_console_exporter_prints_spans(capsys: pytest.CaptureFixture[str]) -> No
     assert "gen_ai.client.token.usage" in out
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_live_telemetry_on_a_real_app_run(tmp_path: Path) -> None:
     """The real loop, tools and store; telemetry as an app observer; spans in memory."""
@@ -411,3 +414,17 @@ async def test_live_telemetry_on_a_real_app_run(tmp_path: Path) -> None:
     assert tel.projection().findings == ((),)
     live, stored = tel.projection().turns[0], recorded.turns[0]
     assert [r.id for r in live.rows] == [r.id for r in stored.rows]
+
+
+def test_the_tracing_docs_list_every_declared_attribute_and_its_label_rule() -> None:
+    from yagent.kernel.trajectory import ATTR_SPECS
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "tracing.md").read_text("utf-8")
+    rows = {
+        line.split("|")[1].strip(" `"): line for line in doc.splitlines() if line.startswith("| `")
+    }
+    for spec in ATTR_SPECS:
+        assert spec.name in rows, spec.name
+        cells = [c.strip() for c in rows[spec.name].split("|")]
+        label = "forbidden" if spec.name in FORBIDDEN_LABELS else ("yes" if spec.label else "no")
+        assert cells[6] == label, spec.name

@@ -198,6 +198,7 @@ def recorded(tmp_path: Path) -> list[EventRecord]:
         return pool.submit(anyio.run, run).result()
 
 
+@pytest.mark.slow
 def test_browser_shows_the_rows_of_a_recorded_session_offline(
     browser: Browser, recorded: list[EventRecord], tmp_path: Path
 ) -> None:
@@ -237,6 +238,7 @@ def test_browser_shows_the_rows_of_a_recorded_session_offline(
     page.context.close()
 
 
+@pytest.mark.slow
 def test_browser_marks_unpaired_and_failed_calls_and_never_runs_injected_script(
     browser: Browser, tmp_path: Path
 ) -> None:
@@ -256,6 +258,12 @@ def test_browser_marks_unpaired_and_failed_calls_and_never_runs_injected_script(
     assert "missing_result" in missing.inner_text()
     assert "unpaired_result" in unpaired.inner_text()
     assert missing.locator(".bar").is_visible()
+    for row in (missing, unpaired, page.locator(".row.unexecuted")):  # the state is not clipped
+        label, badge = row.locator(".label").bounding_box(), row.locator(".badge").bounding_box()
+        assert label is not None
+        assert badge is not None
+        assert badge["x"] + badge["width"] <= label["x"] + label["width"]
+        assert badge["width"] > 40
     legend = page.locator(".legend").inner_text()
     for word in (
         "no result (missing_result)",

@@ -1,4 +1,4 @@
-"""run_program in the tool layer: bindings from the Surface, every host call through Adapter.call."""
+"""run_program in the tool layer: bindings from the Surface, each host call is Adapter.call."""
 
 from __future__ import annotations
 
@@ -110,7 +110,9 @@ async def test_a_denied_call_is_denied_exactly_as_a_direct_call(
     assert not direct.ok
     source = f"""
         try {{ await host.read_file({json.dumps(str(outside))}); return "read"; }}
-        catch (e) {{ return {{kind: e.kind, message: e.message, stage: e.stage, denied: e.denied}}; }}
+        catch (e) {{
+            return {{kind: e.kind, message: e.message, stage: e.stage, denied: e.denied}};
+        }}
     """
     seen = value(await run(adapter, source))["value"]
     body = json.loads(direct.content)

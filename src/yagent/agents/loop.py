@@ -15,6 +15,11 @@ Contract:
   path, only when the run ends with an error (including timeouts and cancellation).
 - Idle/total timeouts come from the `activity.Monitor` and end the run as `idle_timeout` /
   `total_timeout`, distinguishable from a person's cancel (which propagates after the checkpoint).
+- With `context` set, every request first goes through the run's `economy.Economy` (metering,
+  compaction, offload) and every tool result through `Economy.admit` (spill, offload) before it
+  joins the history; the deliverable is always taken from the tool's uncut result.
+- The final report is read with `protocol` beside the deliverable (`reports.read_report`) and
+  published as a `report` event when there is one, or a reason why a report-shaped one was not.
 """
 
 from __future__ import annotations
@@ -28,7 +33,10 @@ import anyio
 
 from yagent.agents import exitpolicy
 from yagent.agents.activity import Monitor
+from yagent.agents.compaction import EngineSummarizer
+from yagent.agents.economy import Archive, ContextSettings, Economy
 from yagent.agents.pause import PauseAbandonedError, PauseGate
+from yagent.agents.reports import read_report
 from yagent.agents.results import AgentResult, Status, no_submission_note
 from yagent.agents.toolbatch import Batch
 from yagent.kernel import reminder, toolfail
@@ -73,6 +81,8 @@ class LoopConfig:
     start_step: int = 0
     on_turn: Callable[[AssistantTurn], None] | None = None
     on_message: Callable[[Message], None] | None = None  # every message, as it joins the history
+    context: ContextSettings | None = None  # None: no context economy (no metering, no spill)
+    archive: Archive | None = None  # keeps what compaction removes; returns a reference
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -85,6 +95,7 @@ class _Run:
     nudges: int = 0
     last_text: str = ""
     exit_content: str | None = None
+    economy: Economy | None = None
 
     def add(self, message: Message) -> None:
         self.messages.append(message)
@@ -102,6 +113,7 @@ async def run_agent_loop(
 ) -> AgentResult:
     run = _Run(cfg, list(history), step=cfg.start_step)
     run.add(Message("user", task))
+    run.economy = _economy(run)
     status: Status = Status.MAX_STEPS
     error = ""
     stop: PauseAbandonedError | EngineError | None = None
@@ -128,6 +140,31 @@ async def run_agent_loop(
     return _terminate(run, status, error)
 
 
+def _economy(run: _Run) -> Economy | None:
+    cfg = run.cfg
+    if cfg.context is None:
+        return None
+
+    def on_turn(turn: AssistantTurn) -> None:
+        run.usage = run.usage + turn.usage
+        if cfg.on_turn is not None:
+            cfg.on_turn(turn)
+
+    def heartbeat(_: StreamEvent) -> None:
+        if cfg.monitor is not None:
+            cfg.monitor.heartbeat()
+
+    summarizer = EngineSummarizer(
+        _Observed(cfg.engine, heartbeat),
+        step_retries=cfg.step_retries,
+        agent=cfg.name,
+        on_turn=on_turn,
+    )
+    economy = Economy(cfg.context, emit=run.emit, archive=cfg.archive, summarizer=summarizer)
+    economy.start(run.messages)
+    return economy
+
+
 async def _watch(monitor: Monitor, scope: anyio.CancelScope, interval: float) -> None:
     await monitor.watch(scope, interval=interval)
 
@@ -148,6 +185,9 @@ def _terminate(run: _Run, status: Status, error: str) -> AgentResult:
     deliverable = exitpolicy.deliverable_text(run.exit_content) if run.exit_content else None
     payload = exitpolicy.exit_payload(run.exit_content) if run.exit_content else None
     note = "" if run.exit_content else no_submission_note(cfg.name, status)
+    reading = read_report(
+        cfg.name, payload, deliverable if deliverable is not None else run.last_text
+    )
     result = AgentResult(
         status=status,
         text=run.last_text,
@@ -158,7 +198,11 @@ def _terminate(run: _Run, status: Status, error: str) -> AgentResult:
         usage=run.usage,
         error=error,
         note=note,
+        report=reading.parsed,
+        report_note=reading.note,
     )
+    if reading.parsed is not None or reading.note:
+        run.emit("report", reading.event())
     run.emit("run_end", {"status": status.value, "steps": run.step, "error": error, "note": note})
     return result
 
@@ -189,12 +233,12 @@ async def _steps(run: _Run) -> Status:
 async def _ask_model(run: _Run) -> AssistantTurn:
     cfg = run.cfg
     surface = cfg.adapter.surface
-    request = Request(
-        system=cfg.system,
-        messages=tuple(run.messages),
-        tools=tuple(surface.tool_defs()),
-        agent=cfg.name,
-    )
+    tools = tuple(surface.tool_defs())
+    if run.economy is not None:
+        run.messages[:] = await run.economy.before_request(
+            run.messages, step=run.step, system=cfg.system, tools=tools
+        )
+    request = Request(system=cfg.system, messages=tuple(run.messages), tools=tools, agent=cfg.name)
     run.emit("model_request", {"step": run.step, "tool_defs_hash": surface.tool_defs_hash()})
 
     def on_event(event: StreamEvent) -> None:
@@ -277,8 +321,12 @@ async def _run_tools(run: _Run, calls: Sequence[ToolCall]) -> bool:
 
     def on_commit(index: int, tc: ToolCall, result: ToolResult) -> None:
         nonlocal finished
-        run.add(Message("tool", result.content, tool_call_id=tc.id, name=tc.name))
         spec = surface.spec(tc.name)
+        content, facts = result.content, {}
+        if run.economy is not None:
+            admitted = run.economy.admit(spec, result.content)
+            content, facts = admitted.content, dict(admitted.facts)
+        run.add(Message("tool", content, tool_call_id=tc.id, name=tc.name))
         run.emit(
             "tool_result",
             {
@@ -287,7 +335,8 @@ async def _run_tools(run: _Run, calls: Sequence[ToolCall]) -> bool:
                 "name": tc.name,
                 "ok": result.ok,
                 "kind": result.kind.value if result.kind else None,
-                "content": result.content,
+                "content": content,
+                **facts,
             },
         )
         committed.append({"call_id": tc.id, "name": tc.name, "ok": result.ok})

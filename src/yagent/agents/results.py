@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from yagent.agents.activity import ActivityTimeoutError, IdleTimeoutError
+from yagent.kernel.protocol import Parsed
 from yagent.llm import Message, Usage
 
 
@@ -45,6 +46,8 @@ class AgentResult:
     usage: Usage
     error: str = ""
     note: str = ""
+    report: Parsed | None = None  # the final report read with `protocol`, beside the deliverable
+    report_note: str = ""  # why a report-shaped handoff or deliverable could not be read
 
     @property
     def submitted(self) -> bool:

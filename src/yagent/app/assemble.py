@@ -5,6 +5,10 @@ dispatcher and authorization loop, MCP servers (connected for the app's lifetime
 Surface per agent, the Adapter, the session store, and the engine. `App.run()` runs one task with
 one agent and records everything in the session: messages, the event rollout, tool calls and
 results, usage and cost. Events are persisted at the publish point, then shown (dispatcher).
+Each run also gets the context economy (`app.economy`: window, spill, offload, compaction
+archive), the memories (`app.memories`) in its system prompt and the session references
+(`app.sessionrefs`) in its task; a session continued in the same process keeps its compacted
+context (`live`), one continued from the store starts from its full stored history.
 """
 
 from __future__ import annotations
@@ -25,9 +29,10 @@ from yagent.agents.context import system_prompt
 from yagent.agents.loop import LoopConfig, run_agent_loop
 from yagent.agents.pause import PauseGate
 from yagent.agents.results import AgentResult
+from yagent.app import economy, memories, sessionrefs
 from yagent.app.config import Config
 from yagent.app.engines import build_engine
-from yagent.kernel import hookengine
+from yagent.kernel import hookengine, sessionref
 from yagent.llm import Message
 from yagent.llm.pricing import DEFAULT_PRICES, Ledger, PriceTable
 from yagent.llm.types import AssistantTurn, Engine
@@ -69,6 +74,8 @@ class App:
         self.skills = FolderSkillSource.for_workspace(self.workspace, self.home)
         entries = [e.model_dump(exclude_none=True) for e in self.config.hooks]
         self.hook_engine, _ = hooks.from_config(entries, cwd=self.workspace)
+        self.clock: sessionref.Clock = sessionref.SystemClock()
+        self.live: dict[str, tuple[Message, ...]] = {}  # compacted history of finished runs
 
     # -- per agent ----------------------------------------------------------------------------
     def agent(self, name: str) -> AgentDef:
@@ -157,8 +164,21 @@ class App:
                 meta={"agent": agent.name},
             )
             session_id, history = info.id, []
+        elif (live := self.live.pop(session_id, None)) is not None:
+            history = list(live)  # this process ran it: keep its compacted context
         else:
             history = [Message.from_dict(message_body(m)) for m in self.store.messages(session_id)]
+        publish = self.publish(session_id)
+        model_task, refs = sessionrefs.expand(
+            self.store, task, session_id=session_id, continued=bool(history), clock=self.clock
+        )
+        if refs:
+            publish("session_ref", {"references": refs})
+        remembered = memories.inject(self.home, self.workspace)
+        if remembered.worth_reporting:
+            publish("memory", remembered.event())
+        state_dir = self.home / "state" / session_id
+        context = economy.context_settings(self.config, state_dir=state_dir, session_id=session_id)
         surface = self.surface(agent)
         ctx = ToolContext(
             self.workspace,
@@ -166,7 +186,8 @@ class App:
             session_id=session_id,
             confirm=self.confirm,
             skills=self.skills,
-            state_dir=self.home / "state" / session_id,
+            state_dir=state_dir,
+            spill=context.spill,
         )
         adapter = Adapter(ctx, registry.executors(self.mcp.executors))
         settings = self.config.agent
@@ -179,6 +200,7 @@ class App:
                 task=task,
                 skills=self.skills.list(),
                 autonomous=self.yolo >= Yolo.FULL,
+                memory=remembered.text,
             ),
             engine=self.engine,
             adapter=adapter,
@@ -189,20 +211,23 @@ class App:
             no_action_reminder=agent.no_action_reminder,
             parallel_limit=settings.max_parallel_tools,
             tool_timeout=settings.tool_timeout,
-            publish=self.publish(session_id),
+            publish=publish,
             rollout=lambda k, p: self._rollout(session_id, k, p),
             checkpoint=lambda data: self._checkpoint(session_id, data),
             monitor=Monitor(idle=settings.idle_timeout, total=settings.total_timeout),
             pause=self.pause,
             on_turn=lambda turn: self._account(session_id, agent.name, turn),
             on_message=lambda m: self._message(session_id, agent.name, m),
+            context=context,
+            archive=economy.archiver(self.store, session_id, agent.name),
         )
         try:
-            result = await run_agent_loop(cfg, task, history=history)
+            result = await run_agent_loop(cfg, model_task, history=history)
         finally:
             with anyio.CancelScope(shield=True):
                 await browser.close_session(ctx)
         self.store.set_status(session_id, _session_status(result))
+        self.live[session_id] = result.messages
         return session_id, result
 
 

@@ -70,6 +70,9 @@ class AgentSettings(Strict):
     total_timeout: float | None = Field(None, gt=0)
     deferred_tools: bool = True
     schema_budget: int | None = Field(None, gt=0)
+    context_window: int = Field(128_000, ge=1000, description="input window, tokens")
+    compact_at: float = Field(0.8, gt=0.5, le=1.0, description="compact at this window share")
+    max_tool_output: int = Field(20_000, ge=1000, description="tool output chars before spill")
 
 
 class McpServer(Strict):

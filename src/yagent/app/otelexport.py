@@ -23,15 +23,15 @@ from collections.abc import Mapping, Sequence
 
 from opentelemetry import trace
 from opentelemetry.context import Context
-from opentelemetry.sdk.metrics import MeterProvider  # type: ignore[import-untyped,unused-ignore]
-from opentelemetry.sdk.metrics.export import (  # type: ignore[import-untyped,unused-ignore]
+from opentelemetry.sdk.metrics import MeterProvider  # type: ignore[import-untyped,import-not-found,unused-ignore]
+from opentelemetry.sdk.metrics.export import (  # type: ignore[import-untyped,import-not-found,unused-ignore]
     ConsoleMetricExporter,
     MetricReader,
     PeriodicExportingMetricReader,
 )
-from opentelemetry.sdk.resources import Resource  # type: ignore[import-untyped,unused-ignore]
-from opentelemetry.sdk.trace import TracerProvider  # type: ignore[import-untyped,unused-ignore]
-from opentelemetry.sdk.trace.export import (  # type: ignore[import-untyped,unused-ignore]
+from opentelemetry.sdk.resources import Resource  # type: ignore[import-untyped,import-not-found,unused-ignore]
+from opentelemetry.sdk.trace import TracerProvider  # type: ignore[import-untyped,import-not-found,unused-ignore]
+from opentelemetry.sdk.trace.export import (  # type: ignore[import-untyped,import-not-found,unused-ignore]
     BatchSpanProcessor,
     ConsoleSpanExporter,
     SimpleSpanProcessor,

@@ -237,7 +237,7 @@ class Telemetry:
         if self._sink is None or index in self._exported:
             return
         self._exported.add(index)
-        turn = self._feed.trajectory.turns()[index]
+        turn = self._feed.trajectory.turn(index)
         self._sink.export(
             turn, session_id=self.session_id, findings=self._feed.findings.get(index, ())
         )

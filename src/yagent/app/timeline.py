@@ -329,7 +329,8 @@ def _turn_html(turn: Turn, findings: tuple[Finding, ...]) -> tuple[str, list[Any
         parts.append(
             f'<div class="row {" ".join(line.classes)}" tabindex="0" data-t="{turn.index}" '
             f'data-r="{index}" data-row="{e(line.id)}" title="{e(line.label)}">'
-            f'<div class="label" style="{indent}">{e(line.label)}{badge}</div>'
+            f'<div class="label" style="{indent}"><span class="name">{e(line.label)}</span>'
+            f"{badge}</div>"
             f'<div class="track"><div class="bar" style="{_bar(line.start, line.end, t0, span)}">'
             "</div></div></div>"
         )

@@ -25,6 +25,9 @@ from pydantic import BaseModel, ValidationError
 
 from yagent.kernel import toolfail
 from yagent.kernel.invoke import Call, Judgement, Verdict
+from yagent.kernel.pii import PolicyStore as PiiStore
+from yagent.kernel.spill import Spill
+from yagent.tools import outbound
 from yagent.tools.confirm import Scope, UserConfirm
 from yagent.tools.surface import Surface
 from yagent.toolspec import SkillSource, Spec
@@ -43,6 +46,8 @@ class ToolContext:
     confirm: UserConfirm | None = None
     skills: SkillSource | None = None
     state_dir: Path | None = None  # per-session scratch (background logs…); None: a temp dir
+    spill: Spill | None = None  # where cut tool outputs are stored (read_spill pages them)
+    pii: PiiStore | None = None  # results pass its MODEL surface before the model sees them
     extras: dict[str, Any] = field(default_factory=dict)
 
 
@@ -106,7 +111,8 @@ class Adapter:
             verdict = outcome.verdict
             kind = verdict.kind or toolfail.Kind.PERMISSION
             content = failure_content(kind, verdict.reason, stage=verdict.stage)
-            return ToolResult(call_id, name, False, content, kind, judgement=outcome.judgement)
+            refused = ToolResult(call_id, name, False, content, kind, judgement=outcome.judgement)
+            return self._for_model(refused)
         result = outcome.result
         assert result is not None  # _execute always returns a ToolResult
         return ToolResult(
@@ -130,11 +136,23 @@ class Adapter:
             delegation_id=self.ctx.delegation_id,
         )
         if answer.approved:
-            self._remember(spec, answer.scope)
+            self._remember(spec, answer.scope, call)
         return answer.approved
 
-    def _remember(self, spec: Spec, scope: Scope) -> None:
+    def _for_model(self, result: ToolResult) -> ToolResult:
+        """The result as the model may see it: through pii's MODEL surface when configured."""
+        return result if self.ctx.pii is None else outbound.for_model(result, self.ctx.pii)
+
+    def _remember(self, spec: Spec, scope: Scope, call: Call) -> None:
         guard = self.surface.guard
+        commands = self.surface.options.commands
+        if scope is Scope.RULE:
+            line = call.args.get(spec.command_arg) if spec.command_arg else None
+            if commands is not None and isinstance(line, str):
+                done = commands.remember(line)
+                if done.skipped:
+                    log.warning("not remembered for %r: %s", line, "; ".join(done.skipped))
+            return  # for any other tool, "remember" is an approval of this call only
         if scope is Scope.TOOL:
             guard.allow_tool_for_session(spec.name)
         elif scope is Scope.SESSION:

@@ -32,6 +32,7 @@ class Scope(enum.StrEnum):
     TOOL = "tool"  # this tool, for the rest of the session
     SESSION = "session"  # skip all questions for the rest of the session
     PROJECT = "project"  # persisted in authorized_projects
+    RULE = "rule"  # a shell command: don't ask again — an allow rule in the project's rules file
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from yagent.tools import bash, browser, files, flow, search, skills
 from yagent.tools.adapter import Executor
 from yagent.tools.codegraph import find_definitions, find_references
+from yagent.tools.spillread import read_spill
 
 _BUILTIN: Mapping[str, Executor] = {
     "read_file": files.read_file,
@@ -27,6 +28,7 @@ _BUILTIN: Mapping[str, Executor] = {
     "ask_user_for_help": flow.ask_user_for_help,
     "load_tool": flow.load_tool,
     "use_skill": skills.use_skill,
+    "read_spill": read_spill,
     "browser_navigate": browser.navigate,
     "browser_back": browser.back,
     "browser_snapshot": browser.snapshot,

@@ -1,18 +1,63 @@
-"""The workspace guard as two rings of the judgement chain: boundary, then authorization.
+"""The workspace guard as rings of the judgement chain: command policy, boundary, authorization.
 
-Each returns PROMPT with the guard's reason when a person must be asked and no standing permission
-covers the call, ALLOW otherwise. A tool the surface does not know is not theirs to judge (the
-tooldisclose gate before them refuses it).
+Boundary and authorization return PROMPT with the guard's reason when a person must be asked and
+no standing permission covers the call, ALLOW otherwise. A tool the surface does not know is not
+theirs to judge (the tooldisclose gate before them refuses it).
+
+The command-policy ring (present when the surface has a `CommandGate`) is the authorization ring
+for every spec with a `command_arg`: it judges the command line (cmdpolicy × gatecheck) and folds
+the guard's danger reasons into its one question, so a person is asked once per call, and
+AuthorizationStage leaves those specs to it. Under a preset whose approval mode is allowlist
+(`read-only`) it also denies file-writing tools: nothing that writes runs unreviewed there, and
+nobody is asked.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from yagent.kernel import toolfail
+from yagent.kernel.gatecheck import ApprovalMode
 from yagent.kernel.invoke import Call, Verdict
+from yagent.tools.commands import STAGE, CommandGate
+from yagent.toolspec import Effect
 
 if TYPE_CHECKING:
     from yagent.tools.surface import Surface
+
+
+class CommandPolicyStage:
+    name = STAGE
+
+    def __init__(self, surface: Surface, gate: CommandGate) -> None:
+        self._surface = surface
+        self._gate = gate
+
+    async def judge(self, call: Call) -> Verdict:
+        spec = self._surface.spec(call.tool)
+        if spec is None:
+            return Verdict.allow(self.name)
+        if not spec.command_arg:
+            if spec.effect is Effect.WRITE and self._gate.preset.mode is ApprovalMode.ALLOWLIST:
+                return Verdict.deny(
+                    f"preset {self._gate.preset.name!r} runs only allow-listed commands and "
+                    f"writes nothing: {spec.name} writes files",
+                    kind=toolfail.Kind.PERMISSION,
+                    retryable=False,
+                    stage=self.name,
+                )
+            return Verdict.allow(self.name)
+        command = call.args.get(spec.command_arg)
+        if not isinstance(command, str):
+            return Verdict.deny(
+                f"{spec.command_arg} must be a string",
+                kind=toolfail.Kind.INVALID_ARGS,
+                stage=self.name,
+            )
+        guard = self._surface.guard
+        return await self._gate.judge(
+            command, danger=guard.danger(spec, call.args), standing=guard.standing(spec)
+        )
 
 
 class BoundaryStage:
@@ -39,7 +84,7 @@ class AuthorizationStage:
     async def judge(self, call: Call) -> Verdict:
         spec = self._surface.spec(call.tool)
         guard = self._surface.guard
-        if spec is None or guard.standing(spec):
+        if spec is None or guard.standing(spec) or self._surface.judges_commands(spec):
             return Verdict.allow(self.name)
         reason = guard.danger(spec, call.args)
         return Verdict.prompt(reason, stage=self.name) if reason else Verdict.allow(self.name)

@@ -13,7 +13,8 @@ Contract:
 - `-Y` (Yolo.FULL) removes `ask_user_for_help` from the surface.
 - The catalog brief is: adapter brief > spec brief > first sentence of the description.
 - The judgement ring is assembled here, once per rebuild: host stages first (hooks, audit gate…),
-  then the tooldisclose gate, the workspace boundary and the authorization stage.
+  then the tooldisclose gate, the command policy (when `options.commands` is set: cmdpolicy ×
+  gatecheck for specs with a `command_arg`), the workspace boundary and the authorization stage.
 - `tool_defs()` is name-sorted and `tool_defs_hash()` hashes exactly that list.
 - `is_parallelizable(name)` is the one parallel-admission predicate: read-only and not serial.
 """
@@ -28,8 +29,9 @@ from typing import Any
 
 from yagent.kernel import tooldisclose
 from yagent.kernel.invoke import Chain, Stage
+from yagent.tools.commands import CommandGate
 from yagent.tools.guard import WorkspaceGuard, Yolo
-from yagent.tools.stages import AuthorizationStage, BoundaryStage
+from yagent.tools.stages import AuthorizationStage, BoundaryStage, CommandPolicyStage
 from yagent.toolspec import (
     ASKS_USER,
     LOADS_TOOLS,
@@ -48,6 +50,7 @@ class SurfaceOptions:
     schema_budget: int | None = None  # estimated tokens for the visible schemas
     yolo: Yolo = Yolo.OFF
     host_stages: tuple[Stage, ...] = ()
+    commands: CommandGate | None = None  # command lines judged by cmdpolicy × gatecheck
     briefs: Mapping[str, str] = field(default_factory=dict)  # adapter-provided briefs
 
 
@@ -115,6 +118,11 @@ class Surface:
             [
                 *self.options.host_stages,
                 tooldisclose.Stage(tooldisclose.Gate(self.disclosure)),
+                *(
+                    [CommandPolicyStage(self, self.options.commands)]
+                    if self.options.commands
+                    else []
+                ),
                 BoundaryStage(self),
                 AuthorizationStage(self),
             ]
@@ -201,6 +209,10 @@ class Surface:
         names = self.deferred_names()
         entries = [e for n in names if (e := self.disclosure.catalog.get(n)) is not None]
         return tooldisclose.render_catalog(entries) if entries else ""
+
+    def judges_commands(self, spec: Spec) -> bool:
+        """Whether the command-policy ring (not the authorization ring) judges `spec`."""
+        return self.options.commands is not None and bool(spec.command_arg)
 
     def is_parallelizable(self, name: str) -> bool:
         spec = self._specs.get(name)

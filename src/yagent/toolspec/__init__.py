@@ -2,7 +2,14 @@
 what. Declarative only: nothing here executes a tool (that is `yagent.tools`)."""
 
 from yagent.toolspec.browser import BROWSER
-from yagent.toolspec.builtin import ASKS_USER, BUILTIN, FINISHES, LOADS_TOOLS, builtin_by_name
+from yagent.toolspec.builtin import (
+    ASKS_USER,
+    BUILTIN,
+    FINISHES,
+    LOADS_TOOLS,
+    PAGES_SPILL,
+    builtin_by_name,
+)
 from yagent.toolspec.profiles import PROFILES, Profile, UnknownProfileError, custom, profile
 from yagent.toolspec.skills import SkillDoc, SkillSource
 from yagent.toolspec.spec import (
@@ -22,6 +29,7 @@ __all__ = [
     "BUILTIN",
     "FINISHES",
     "LOADS_TOOLS",
+    "PAGES_SPILL",
     "PROFILES",
     "READ_ONLY_EFFECTS",
     "Effect",

@@ -17,6 +17,7 @@ from yagent.toolspec.spec import Effect, Spec, Tier, make_spec
 FINISHES = "finishes-run"  # a successful call hands back the deliverable and may end the run
 ASKS_USER = "asks-user"  # waits for a person; removed from the surface under -Y
 LOADS_TOOLS = "loads-tools"  # the deferred-catalog loader; offered only when deferral is on
+PAGES_SPILL = "pages-spill"  # pages cut tool outputs back; its own pages are bounded, never cut
 
 
 def _paths(key: str) -> Any:
@@ -183,6 +184,17 @@ BUILTIN: tuple[Spec, ...] = (
         Effect.READ,
         Tier.WARM,
         brief="Open a skill.",
+    ),
+    make_spec(
+        "read_spill",
+        "Read the rest of a tool output that was cut because it was too large: give the locator "
+        "from the cut output's notice and the page it suggests. Pages are numbered from 1; a "
+        "page holds `count` lines (capped), and the result says whether more remains.",
+        p.ReadSpillArgs,
+        Effect.READ,
+        Tier.HOT,
+        brief="Page through a cut tool output.",
+        tags=frozenset({PAGES_SPILL}),
     ),
     *BROWSER,
 )

@@ -99,3 +99,13 @@ class LoadToolArgs(Args):
 
 class UseSkillArgs(Args):
     name: str = Field(description="The skill to open (from the skills list).")
+
+
+class ReadSpillArgs(Args):
+    locator: str = Field(description="The locator named in a cut tool output's notice.")
+    page: int = Field(1, description="Which page to read (1-based), as the notice suggests.")
+    count: int = Field(
+        0,
+        description="Lines per page; 0 or less means the default page size, and a count above "
+        "the cap is read as the cap.",
+    )

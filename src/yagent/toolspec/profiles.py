@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from yagent.toolspec.spec import Effect, Spec
 
 FLOW_NAMES = frozenset({"think", "agent_exit", "ask_user_for_help", "load_tool"})
+# Any tool's output may be cut and spilled: whoever can call tools can page the rest back.
+SPILL_NAMES = frozenset({"read_spill"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +55,7 @@ REPO = Profile("repo", _READ | _FLOW, external=True)
 CHAT = Profile(
     "chat",
     frozenset({Effect.COGNITIVE}) | _FLOW,
-    names=frozenset({"read_file", "list_dir", "search"}),
+    names=frozenset({"read_file", "list_dir", "search"}) | SPILL_NAMES,
 )
 DEVOPS = Profile(
     "devops", _READ | _FLOW | {Effect.WRITE, Effect.EXEC, Effect.NETWORK}, external=True
@@ -84,5 +86,6 @@ def profile(name: str) -> Profile:
 def custom(
     name: str, *, tools: Iterable[str], deny: Iterable[str] = (), external: bool = False
 ) -> Profile:
-    """A custom agent's profile: exactly the named tools plus flow control."""
-    return Profile(name, frozenset(), frozenset(tools) | FLOW_NAMES, frozenset(deny), external)
+    """A custom agent's profile: exactly the named tools plus flow control and spill paging."""
+    granted = frozenset(tools) | FLOW_NAMES | SPILL_NAMES
+    return Profile(name, frozenset(), granted, frozenset(deny), external)

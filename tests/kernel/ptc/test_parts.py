@@ -16,10 +16,12 @@ from yagent.kernel.ptc import (
     EgressMode,
     FuncLauncher,
     Launcher,
+    Level,
     MemoryLimit,
     Meter,
     Requirements,
     check_egress,
+    level_of,
     prelude,
     run,
     wall_deadline,
@@ -31,22 +33,35 @@ from yagent.kernel.ptc.session import parse_request
 
 def test_requirements_list_every_gap() -> None:
     weak = Capability()
-    strong = Capability(MemoryLimit.CGROUP, launcher="bwrap")
-    need = Requirements(memory_limit=MemoryLimit.CGROUP, launcher="bwrap")
-    assert need.missing(weak) == {"memory_limit": "cgroup", "launcher": "bwrap"}
+    strong = Capability(MemoryLimit.CGROUP, launcher="bwrap", level=Level.NAMESPACES)
+    need = Requirements(memory_limit=MemoryLimit.CGROUP, launcher="bwrap", level=Level.NAMESPACES)
+    assert need.missing(weak) == {
+        "memory_limit": "cgroup",
+        "launcher": "bwrap",
+        "level": "namespaces",
+    }
     assert need.missing(strong) == {}
     assert Requirements().missing(weak) == {}
     assert weak.as_dict() == {
         "memory_limit": "heap-only",
         "isolation": "process",
         "launcher": "none",
+        "level": "in_process",
     }
 
 
-def test_func_launcher_is_a_launcher() -> None:
+def test_launchers_declare_their_level_or_are_the_weakest() -> None:
     launcher = FuncLauncher("prefix", lambda argv: ["env", *argv])
     assert isinstance(launcher, Launcher)
     assert launcher.wrap(["python"]) == ["env", "python"]
+    assert level_of(launcher) is Level.IN_PROCESS
+    assert level_of(FuncLauncher("ns", list, Level.NAMESPACES)) is Level.NAMESPACES
+    assert level_of(None) is Level.IN_PROCESS
+
+    class Boasting:
+        level = "quantum"
+
+    assert level_of(Boasting()) is Level.IN_PROCESS
 
 
 class Declares:
@@ -59,6 +74,8 @@ class Declares:
 
 def test_egress_modes_are_ordered_and_checked() -> None:
     check_egress(EgressMode.UNRESTRICTED, None)
+    with pytest.raises(EgressError, match="no backend"):
+        check_egress(EgressMode.PROXY, object())
     check_egress(EgressMode.PROXY, Declares(EgressMode.PROXY))
     check_egress(EgressMode.PROXY, Declares(EgressMode.DENIED))
     with pytest.raises(EgressError) as info:

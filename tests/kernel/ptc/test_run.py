@@ -46,6 +46,14 @@ async def test_a_program_returns_its_value_and_calls_in_both_forms(
     assert result.usage.bytes == sum(r.bytes for r in result.calls)
 
 
+async def test_undefined_object_fields_are_absent_and_null_stays_null(
+    bindings: Bindings, dispatcher: ChainDispatcher, tools: Tools
+) -> None:
+    program = "await host.fetch_data({key: 'k', max_items: undefined, verbose: null});"
+    await run(program, bindings, dispatcher)
+    assert [dict(c.args) for c in tools.ran] == [{"key": "k", "verbose": None}]
+
+
 async def test_parallel_calls_run_in_the_order_the_program_made_them(
     bindings: Bindings, dispatcher: ChainDispatcher, tools: Tools
 ) -> None:

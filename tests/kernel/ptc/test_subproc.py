@@ -3,7 +3,6 @@ deadline kill, classified abnormal ends, redacted stderr."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from yagent.kernel.ptc import (
     EgressError,
     EgressMode,
     FuncLauncher,
+    Level,
     MemoryLimit,
     Requirements,
     SubprocessOptions,
@@ -31,6 +31,7 @@ from yagent.kernel.ptc import (
     run_subprocess,
 )
 from yagent.kernel.ptc.budget import MIB
+from yagent.kernel.sandbox import BwrapProvider
 
 from .conftest import Tools
 from .test_cgroup import fake_tree
@@ -215,32 +216,28 @@ async def test_an_enforcing_egress_backend_lets_the_worker_start() -> None:
     assert launcher.used == 1
 
 
-@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is installed by make test")
-async def test_the_worker_runs_under_a_bwrap_launcher(
-    bindings: Bindings, dispatcher: ChainDispatcher
+async def test_the_worker_runs_under_the_bwrap_provider(
+    bindings: Bindings, dispatcher: ChainDispatcher, tmp_path: Path
 ) -> None:
-    bwrap = Recording(
-        "bwrap",
-        [
-            "bwrap",
-            "--ro-bind",
-            "/",
-            "/",
-            "--dev",
-            "/dev",
-            "--proc",
-            "/proc",
-            "--unshare-net",
-            "--die-with-parent",
-            "--",
-        ],
+    bwrap = BwrapProvider(tmp_path)
+    options = SubprocessOptions(
+        launcher=bwrap,
+        require=Requirements(launcher="bwrap", level=Level.NAMESPACES),
+        egress=EgressMode.DENIED,  # satisfied by the launcher itself: bwrap unshares the network
     )
-    options = SubprocessOptions(launcher=bwrap, require=Requirements(launcher="bwrap"))
-    result = await run_subprocess(
-        "return (await host.fetch_data('k')).data;", bindings, dispatcher, options=options
-    )
+    program = "return (await host.fetch_data('k')).data;"
+    result = await run_subprocess(program, bindings, dispatcher, options=options)
     assert result.value == "value-of-k"
     assert result.capability["launcher"] == "bwrap"
+    assert result.capability["level"] == "namespaces"
+
+
+async def test_a_required_level_the_launcher_does_not_declare_is_refused() -> None:
+    launcher = Recording()
+    options = SubprocessOptions(launcher=launcher, require=Requirements(level=Level.NAMESPACES))
+    with pytest.raises(CapabilityError, match="level"):
+        await run_subprocess("return 1;", options=options)
+    assert launcher.used == 0
 
 
 async def test_a_required_launcher_that_is_not_used_is_refused() -> None:
@@ -252,7 +249,7 @@ async def test_a_required_launcher_that_is_not_used_is_refused() -> None:
 
 async def test_a_worker_that_stops_answering_is_killed_at_the_deadline() -> None:
     hang = shell("hang", "echo 'connecting with password=hunter2' >&2; exec sleep 30")
-    options = SubprocessOptions(launcher=hang, budget=Budget(wall=0.5))
+    options = SubprocessOptions(launcher=hang, budget=Budget(wall=1.0))
     with pytest.raises(AbortedError) as info:
         await run_subprocess("return 1;", options=options)
     err = info.value
@@ -343,3 +340,11 @@ async def test_a_worker_sending_calls_without_a_list_is_a_protocol_error() -> No
         await run_subprocess("return 1;", options=options)
     assert info.value.cause is Cause.PROTOCOL
     assert "without calls" in info.value.detail
+
+
+async def test_a_worker_that_cannot_start_is_a_classified_abort() -> None:
+    missing = FuncLauncher("missing", lambda argv: ["/nonexistent/launcher", *argv])
+    with pytest.raises(AbortedError) as info:
+        await run_subprocess("return 1;", options=SubprocessOptions(launcher=missing))
+    assert info.value.cause is Cause.EXIT
+    assert "could not be started" in info.value.detail

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from yagent.kernel.trajectory import (
     Kind,
     Pairing,
@@ -252,6 +254,9 @@ def test_turn_end_starts_a_new_turn_and_ids_are_scoped_per_turn() -> None:
     assert second.row("call:/c1").pairing is Pairing.UNPAIRED_RESULT  # type: ignore[union-attr]
     update = t.feed("mystery", {})
     assert update.turn == 1
+    assert t.turn(0) == first
+    with pytest.raises(IndexError):
+        t.turn(2)
 
 
 def test_a_turn_end_first_makes_one_empty_closed_turn() -> None:

@@ -30,7 +30,7 @@ def session() -> list[tuple[str, dict[str, object]]]:
         ev("thought", lane="d1", n=1, model="m-2", usage={"in": 1, "out": 1}),
         ev("invoke", lane="d1", id="k1", n=1, tool="grep"),
         ev("answer", lane="d1", id="k1", n=1, tool="grep", ok=False, why="timeout"),
-        ev("over", lane="d1", ok=True),
+        ev("over", lane="d1", ok=True, status="sub-done"),
         ev("answer", id="c1", n=1, tool="delegate", ok=True),
         ev("over", status="done"),
     ]
@@ -67,7 +67,7 @@ def test_attributes_are_declared_typed_and_named_by_the_conventions() -> None:
     root = plans[ROOT_ID]
     assert root.attributes["gen_ai.operation.name"] == "invoke_workflow"
     assert root.attributes["gen_ai.conversation.id"] == "sess-1"
-    assert root.attributes["yagent.turn.status"] == "done"
+    assert root.attributes["yagent.run.status"] == "done"
     assert root.attributes["yagent.turn.closed"] is True
     assert root.attributes["yagent.turn.index"] == 0
     step = plans["step:/1"]
@@ -84,6 +84,7 @@ def test_attributes_are_declared_typed_and_named_by_the_conventions() -> None:
     assert call.failed
     assert plans["span:d1"].name == "invoke_agent helper"
     assert plans["span:d1"].attributes["gen_ai.operation.name"] == "invoke_agent"
+    assert plans["span:d1"].attributes["yagent.run.status"] == "sub-done"
     for plan in plans.values():
         assert set(plan.attributes) <= DECLARED
         assert plan.rejected == ()

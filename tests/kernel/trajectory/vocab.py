@@ -37,7 +37,7 @@ BOOK = RuleBook(
         ),
         "over": (
             Rule(Kind.TURN_END, when={"lane": ""}, attrs={"status": "status"}),
-            Rule(Kind.SPAN_END, LANE, scope="lane", ok="ok"),
+            Rule(Kind.SPAN_END, LANE, scope="lane", ok="ok", attrs={"status": "status"}),
         ),
     },
     ignore=("chatter",),

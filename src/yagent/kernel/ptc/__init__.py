@@ -31,13 +31,12 @@ from yagent.kernel.ptc.bindings import OBJECT, POSITIONAL, Binding, Bindings, Un
 from yagent.kernel.ptc.budget import Budget, Meter, wall_deadline
 from yagent.kernel.ptc.confine import (
     Capability,
-    EgressEnforcer,
-    EgressMode,
     FuncLauncher,
     Launcher,
     MemoryLimit,
     Requirements,
     check_egress,
+    level_of,
 )
 from yagent.kernel.ptc.dispatch import ChainDispatcher, Dispatcher, Execute, Reply, is_managed
 from yagent.kernel.ptc.errors import (
@@ -55,6 +54,7 @@ from yagent.kernel.ptc.result import CallRecord, Result, Usage
 from yagent.kernel.ptc.runner import check_managed, run
 from yagent.kernel.ptc.session import Observer, Scope
 from yagent.kernel.ptc.subproc import SubprocessOptions, classify_exit, plan, run_subprocess
+from yagent.kernel.sandbox import EgressEnforcer, EgressMode, Level
 
 __all__ = [
     "OBJECT",
@@ -77,6 +77,7 @@ __all__ = [
     "Execute",
     "FuncLauncher",
     "Launcher",
+    "Level",
     "MemoryLimit",
     "Meter",
     "Observer",
@@ -93,6 +94,7 @@ __all__ = [
     "check_managed",
     "classify_exit",
     "is_managed",
+    "level_of",
     "plan",
     "redact",
     "run",

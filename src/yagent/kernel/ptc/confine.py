@@ -4,17 +4,17 @@ launcher and egress seams of the subprocess form.
 Contract:
 - `Capability` is what a subprocess worker actually gets: its memory limit (`cgroup` when a
   cgroup v2 `memory.max` was set *and* the worker was verified inside it, else `heap-only`: V8's
-  heap limit alone), its isolation (`process`) and the launcher (sandbox provider) it ran under.
+  heap limit alone), its isolation (`process`), the launcher (sandbox provider) it ran under and
+  that launcher's `sandbox.Level` (a launcher that declares none is `IN_PROCESS`: silence is the
+  weak side).
 - `Requirements.missing(capability)` lists every requirement the capability does not meet; a run
   with anything missing is refused before the worker starts (fail closed, never downgraded).
-- A `Launcher` wraps the worker's argv (e.g. a bubblewrap provider's prefix); it names itself.
-- Egress: modes are ordered `UNRESTRICTED < PROXY < DENIED`. `check_egress(mode, backend)`
-  refuses (`EgressError`) any mode above unrestricted unless a backend is given whose declared
-  `egress()` reaches it; a backend that raises while asked does not satisfy anything.
-These protocols are deliberately small: `yagent.kernel.sandbox` (levels, providers, registry) and
-`yagent.kernel.egress` (modes, enforcers) are their general homes — a sandbox Provider satisfies
-`Launcher` by `name` + `wrap`, an egress Enforcer satisfies `EgressEnforcer` by `egress()`, and
-`EgressMode` should become an alias of the egress module's mode once both exist.
+- A `Launcher` wraps the worker's argv: `sandbox.BwrapProvider` is one as it is (`name`, `level`,
+  `wrap`); `FuncLauncher` makes one from a function.
+- Egress uses the sandbox vocabulary (`EgressMode`: UNRESTRICTED < PROXY < DENIED,
+  `EgressEnforcer`). `check_egress(mode, backend)` refuses (`EgressError`) any mode above
+  unrestricted unless the backend's declared `egress()` reaches it; no backend, or a backend that
+  raises while asked, satisfies nothing.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from yagent.kernel.ptc.errors import EgressError
+from yagent.kernel.sandbox import EgressEnforcer, EgressMode, Level
 
 
 class MemoryLimit(enum.StrEnum):
@@ -40,12 +41,14 @@ class Capability:
     memory_limit: MemoryLimit = MemoryLimit.HEAP_ONLY
     isolation: str = "process"
     launcher: str = ""  # the sandbox provider the worker ran under; "" for none
+    level: Level = Level.IN_PROCESS
 
     def as_dict(self) -> dict[str, str]:
         return {
             "memory_limit": self.memory_limit.value,
             "isolation": self.isolation,
             "launcher": self.launcher or "none",
+            "level": self.level.name.lower(),
         }
 
 
@@ -55,6 +58,7 @@ class Requirements:
 
     memory_limit: MemoryLimit = MemoryLimit.HEAP_ONLY
     launcher: str = ""  # a launcher of this name must be used; "" requires none
+    level: Level = Level.IN_PROCESS
 
     def missing(self, capability: Capability) -> dict[str, str]:
         """Each requirement `capability` fails: name → what was required."""
@@ -63,6 +67,8 @@ class Requirements:
             out["memory_limit"] = self.memory_limit.value
         if self.launcher and capability.launcher != self.launcher:
             out["launcher"] = self.launcher
+        if capability.level < self.level:
+            out["level"] = self.level.name.lower()
         return out
 
 
@@ -78,33 +84,29 @@ class Launcher(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class FuncLauncher:
-    """A launcher from a name and an argv-wrapping function."""
+    """A launcher from a name, an argv-wrapping function and the level it declares."""
 
     name: str
     fn: Callable[[Sequence[str]], list[str]]
+    level: Level = Level.IN_PROCESS
 
     def wrap(self, argv: Sequence[str]) -> list[str]:
         return list(self.fn(argv))
 
 
-class EgressMode(enum.IntEnum):
-    UNRESTRICTED = 0
-    PROXY = 1
-    DENIED = 2
+def level_of(launcher: object) -> Level:
+    """The level a launcher declares; no launcher, or no readable declaration, is IN_PROCESS."""
+    try:
+        return Level.parse(getattr(launcher, "level", Level.IN_PROCESS))
+    except ValueError:
+        return Level.IN_PROCESS
 
 
-@runtime_checkable
-class EgressEnforcer(Protocol):
-    """A backend that can enforce an egress mode; `egress()` is the strongest it declares."""
-
-    def egress(self) -> EgressMode: ...
-
-
-def check_egress(mode: EgressMode, backend: EgressEnforcer | None) -> None:
+def check_egress(mode: EgressMode, backend: object | None) -> None:
     """Refuse a mode no backend enforces (see the module contract)."""
     if mode is EgressMode.UNRESTRICTED:
         return
-    if backend is None:
+    if not isinstance(backend, EgressEnforcer):
         raise EgressError(
             f"egress mode {mode.name.lower()} was required but no backend enforces it: "
             "environment variables alone are advice, not enforcement; the worker was not started"

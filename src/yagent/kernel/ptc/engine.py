@@ -13,7 +13,8 @@ Contract:
   error: nothing could ever settle it. Host calls queued but never awaited when the program
   finished are not run; the final state counts them (`unawaited`).
 - Console lines go to the `LogBook` at every drain, so they survive an abort.
-The isolate is created per program and closed after it, whatever happened.
+The isolate is created per program and closed after it, whatever happened. mini-racer settles
+its work on asyncio futures: the engine runs on anyio's asyncio backend (the project's only one).
 """
 
 from __future__ import annotations

@@ -3,8 +3,10 @@
 Contract (beyond the in-process form's, which it shares: the same bindings, session, budgets,
 result and management refusal):
 - Before spawning: bindings without a chain are refused (`UnmanagedError`); an egress mode above
-  unrestricted without a backend that enforces it is refused (`EgressError`); a required
-  capability the planned worker cannot provide is refused (`CapabilityError`). Nothing is spawned.
+  unrestricted without a backend that enforces it — the given `egress_backend`, else the launcher
+  when it declares enforcement (bwrap unshares the network) — is refused (`EgressError`); a
+  required capability (memory limit, launcher, `sandbox.Level`) the planned worker cannot provide
+  is refused (`CapabilityError`). Nothing is spawned.
 - Memory: where cgroup v2 can delegate the memory controller, the worker joins a fresh child
   cgroup with `memory.max` *before* it execs (launcher included), and the parent verifies it is
   there; otherwise the declared capability is `heap-only`. A verification that fails downgrades
@@ -22,6 +24,7 @@ The subprocess form is POSIX-only (process groups, /bin/sh, cgroups).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import signal
@@ -40,12 +43,11 @@ from yagent.kernel.ptc.bindings import Bindings
 from yagent.kernel.ptc.budget import MIB, Budget, deadline_detail, wall_deadline
 from yagent.kernel.ptc.confine import (
     Capability,
-    EgressEnforcer,
-    EgressMode,
     Launcher,
     MemoryLimit,
     Requirements,
     check_egress,
+    level_of,
 )
 from yagent.kernel.ptc.dispatch import Dispatcher
 from yagent.kernel.ptc.errors import AbortedError, CapabilityError, Cause, Stop
@@ -53,6 +55,7 @@ from yagent.kernel.ptc.redact import redact
 from yagent.kernel.ptc.result import Final, LogBook, Result, Usage, finish
 from yagent.kernel.ptc.runner import check_managed
 from yagent.kernel.ptc.session import HostSession, Observer, Scope
+from yagent.kernel.sandbox import EgressEnforcer, EgressMode
 
 WORKER_MODULE = "yagent.kernel.ptc.worker"
 ENV_KEEP = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "HOME", "PYTHONPATH")
@@ -82,7 +85,7 @@ def plan(options: SubprocessOptions) -> tuple[Capability, Path | None, str]:
     base, why = cgroup.probe()
     memory = MemoryLimit.CGROUP if base is not None else MemoryLimit.HEAP_ONLY
     launcher = options.launcher.name if options.launcher is not None else ""
-    return Capability(memory, "process", launcher), base, why
+    return Capability(memory, "process", launcher, level_of(options.launcher)), base, why
 
 
 def classify_exit(returncode: int | None, *, oom: bool) -> tuple[Cause, str]:
@@ -135,7 +138,8 @@ async def run_subprocess(
     options = options or SubprocessOptions()
     bindings = bindings if bindings is not None else Bindings.empty()
     check_managed(bindings, dispatcher, allow_unmanaged=allow_unmanaged)
-    check_egress(options.egress, options.egress_backend)
+    backend = options.egress_backend if options.egress_backend is not None else options.launcher
+    check_egress(options.egress, backend)
     capability, base, why = plan(options)
     _require(options.require, capability, why)
     group: cgroup.Cgroup | None = None
@@ -196,9 +200,14 @@ class _Worker:
         final: Final | None = None
         stop: Stop | None = None
         refusal: CapabilityError | None = None
-        proc = await anyio.open_process(
-            self.argv(), env=_env(self.options.env), start_new_session=True
-        )
+        try:
+            proc = await anyio.open_process(
+                self.argv(), env=_env(self.options.env), start_new_session=True
+            )
+        except OSError as exc:
+            raise AbortedError(
+                Cause.EXIT, f"the worker could not be started ({type(exc).__name__}: {exc})"
+            ) from exc
         try:
             async with anyio.create_task_group() as tg:
                 assert proc.stderr is not None
@@ -316,7 +325,8 @@ class _Worker:
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
-                proc.kill()
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
         if self.group is not None:
             self.group.kill()
 

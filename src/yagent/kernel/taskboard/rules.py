@@ -34,7 +34,8 @@ def claim(
     now: float,
     token: str,
 ) -> Task:
-    pass
+    if task.status.terminal:
+        raise FinishedError(f"taskboard: {task.id!r} is {task.status}")
     _not_live(task, now)
     unfinished = [
         d for d in task.depends_on if (dep := deps.get(d)) is None or dep.status is not Status.DONE

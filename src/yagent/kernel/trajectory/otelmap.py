@@ -16,7 +16,7 @@ general conventions for `error.type`, and `yagent.*` for what those conventions 
 
 Sources: `row.<field>` reads a `Row` field; `attrs.<key>` a row attribute the host vocabulary
 filled (`ROW_ATTR_KEYS` are the keys this table reads; on the root span, the turn end's
-attributes); `turn.<field>` / `turn.attrs.<key>` the turn; `host.<key>` a value the host passes
+attributes); `turn.<field>` a `Turn` field; `host.<key>` a value the host passes
 to the planner; `plan.orphan` is computed by the planner; `metric.<key>` exists on metric points
 only. Any other source is refused when the spec is built.
 """
@@ -187,6 +187,7 @@ ROW_ATTR_KEYS = (
     "call_id",
     "agent",
     "step",
+    "status",
 )
 
 
@@ -266,9 +267,9 @@ ATTR_SPECS: tuple[AttrSpec, ...] = (
           {"turn"}, "position of the turn in its session"),
     _spec("yagent.turn.closed", "turn.closed", FLAG, Cardinality(2, "boolean"), {"turn"},
           "the turn end was seen", label=True),
-    _spec("yagent.turn.status", "turn.attrs.status", CATALOG,
+    _spec("yagent.run.status", "attrs.status", CATALOG,
           Cardinality(16, "the host's run statuses"), {"turn", "span"},
-          "how the run ended", label=True),
+          "how the run ended (the turn's, or a delegation's)", label=True),
 )
 # fmt: on
 

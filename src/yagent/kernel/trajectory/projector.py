@@ -27,6 +27,9 @@ from yagent.kernel.trajectory.vocabulary import (
     Vocabulary,
 )
 
+_ROW_KIND = {**OPENS, **CLOSES}  # plain dicts on the hot path
+_OPENING = frozenset(OPENS)
+
 
 class _State:
     __slots__ = (
@@ -157,7 +160,7 @@ class TurnProjector:
         if signal.kind is Kind.TURN_END:
             self._end(signal)
             return None
-        kind = OPENS.get(signal.kind) or CLOSES[signal.kind]
+        kind = _ROW_KIND[signal.kind]
         row_id = signal.row
         state = self._states.get(row_id) if row_id is not None else None
         if row_id is None or (state is not None and state.kind is not kind):
@@ -166,7 +169,7 @@ class TurnProjector:
         if state is None:
             state = self._states[row_id] = _State(row_id, kind, len(self._states))
         state.absorb(signal)
-        if signal.kind in OPENS:
+        if signal.kind in _OPENING:
             state.open(signal)
         else:
             state.close(signal)
@@ -293,3 +296,7 @@ class Trajectory:
 
     def turns(self) -> tuple[Turn, ...]:
         return tuple(t.turn() for t in self._turns)
+
+    def turn(self, index: int) -> Turn:
+        """One turn's snapshot (cheaper than all of them); IndexError for a turn not seen."""
+        return self._turns[index].turn()

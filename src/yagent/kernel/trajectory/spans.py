@@ -64,8 +64,6 @@ def _read(
     if scope == "attrs":  # the root span reads the turn end's attributes
         return (row.attrs if row is not None else turn.attrs).get(key)
     if scope == "turn":
-        if key.startswith("attrs."):
-            return turn.attrs.get(key.removeprefix("attrs."))
         return getattr(turn, key)
     if scope == "host":
         return host.get(key)

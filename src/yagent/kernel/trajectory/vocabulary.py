@@ -17,8 +17,9 @@ boundary.
 from __future__ import annotations
 
 import enum
+import functools
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Protocol
@@ -85,24 +86,41 @@ class Vocabulary(Protocol):
     ) -> tuple[Signal, ...] | None: ...
 
 
-_MISSING = object()
+Getter = Callable[[Mapping[str, Any]], Any]
+
+
+@functools.lru_cache(maxsize=1024)
+def getter(path: str) -> Getter:
+    """A compiled dotted-path reader (a missing step, or a non-mapping on the way, is None)."""
+    parts = tuple(path.split("."))
+    if len(parts) == 1:
+        key = parts[0]
+        return lambda payload: payload.get(key)
+
+    def get(payload: Mapping[str, Any]) -> Any:
+        value: Any = payload
+        for part in parts:
+            if not isinstance(value, Mapping):
+                return None
+            value = value.get(part)
+        return value
+
+    return get
 
 
 def pick(payload: Mapping[str, Any], path: str) -> Any:
     """The value at a dotted path (`usage.input_tokens`), or None when any step is missing."""
-    value: Any = payload
-    for part in path.split("."):
-        if not isinstance(value, Mapping):
-            return None
-        value = value.get(part, _MISSING)
-        if value is _MISSING:
-            return None
-    return value
+    return getter(path)(payload)
 
 
 def _part(value: Any) -> str:
-    text = ("true" if value else "false") if isinstance(value, bool) else str(value)
-    return text.replace("%", "%25").replace("/", "%2F")
+    if type(value) is str:
+        text = value
+    else:
+        text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+    if "%" in text or "/" in text:
+        text = text.replace("%", "%25").replace("/", "%2F")
+    return text
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,18 +129,23 @@ class Ref:
 
     namespace: str
     fields: tuple[str, ...]
+    _getters: tuple[Getter, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.namespace or ":" in self.namespace or not self.fields:
             raise VocabularyError(f"a row reference needs a namespace and fields, got {self!r}")
+        object.__setattr__(self, "_getters", tuple(getter(f) for f in self.fields))
 
     def resolve(self, *sources: Mapping[str, Any]) -> str | None:
         """The row id; the first source holding a field wins. None when a field is missing from
         every source, or when every field is empty."""
         parts = []
-        for name in self.fields:
-            value = next((v for s in sources if (v := pick(s, name)) is not None), None)
-            if value is None:
+        for get in self._getters:
+            for source in sources:
+                value = get(source)
+                if value is not None:
+                    break
+            else:
                 return None
             parts.append(_part(value))
         if not any(parts):
@@ -162,6 +185,10 @@ class Rule:
     attrs: Mapping[str, str] = field(default_factory=dict)
     when: Mapping[str, Any] = field(default_factory=dict)
 
+    _get: tuple[Getter | None, ...] = field(init=False, repr=False, compare=False)
+    _attrs: tuple[tuple[str, Getter], ...] = field(init=False, repr=False, compare=False)
+    _when: tuple[tuple[Getter, Any], ...] = field(init=False, repr=False, compare=False)
+
     def __post_init__(self) -> None:
         if self.kind is Kind.TURN_END:
             if self.row is not None or self.parent is not None:
@@ -172,34 +199,36 @@ class Rule:
             raise VocabularyError("only a step end declares calls")
         object.__setattr__(self, "attrs", _frozen(self.attrs))
         object.__setattr__(self, "when", _frozen(self.when))
+        # Paths are compiled once: translation is the projector's hot path.
+        paths = (self.name, self.scope, self.ok, self.outcome)
+        object.__setattr__(self, "_get", tuple(getter(p) if p else None for p in paths))
+        object.__setattr__(self, "_attrs", tuple((k, getter(p)) for k, p in self.attrs.items()))
+        object.__setattr__(self, "_when", tuple((getter(p), v) for p, v in self.when.items()))
 
     def matches(self, payload: Mapping[str, Any]) -> bool:
-        return all(pick(payload, path) == value for path, value in self.when.items())
+        return all(get(payload) == value for get, value in self._when)
 
     def signal(self, payload: Mapping[str, Any], ts: float | None, seq: int | None) -> Signal:
         declared: tuple[str, ...] = ()
         if self.declares is not None:
             items = pick(payload, self.declares.field)
-            if isinstance(items, Sequence) and not isinstance(items, str | bytes):
+            if isinstance(items, list | tuple):
                 refs = (
                     self.declares.ref.resolve(i, payload) for i in items if isinstance(i, Mapping)
                 )
                 declared = tuple(dict.fromkeys(r for r in refs if r is not None))
-        attrs = {
-            key: value
-            for key, path in self.attrs.items()
-            if (value := pick(payload, path)) is not None
-        }
+        attrs = {key: value for key, get in self._attrs if (value := get(payload)) is not None}
+        get_name, get_scope, get_ok, get_outcome = self._get
         return Signal(
             kind=self.kind,
             row=self.row.resolve(payload) if self.row is not None else None,
             ts=_time(ts),
             seq=seq,
-            name=_text(pick(payload, self.name)) if self.name else "",
+            name=_text(get_name(payload)) if get_name else "",
             parent=self.parent.resolve(payload) if self.parent is not None else None,
-            scope=_text(pick(payload, self.scope)) if self.scope else "",
-            ok=_flag(pick(payload, self.ok)) if self.ok else None,
-            outcome=_text(pick(payload, self.outcome)) or None if self.outcome else None,
+            scope=_text(get_scope(payload)) if get_scope else "",
+            ok=_flag(get_ok(payload)) if get_ok else None,
+            outcome=(_text(get_outcome(payload)) or None) if get_outcome else None,
             declares=declared,
             attrs=MappingProxyType(attrs) if attrs else EMPTY,
         )
@@ -207,12 +236,16 @@ class Rule:
 
 def _time(ts: float | None) -> float | None:
     # A time that is not a finite number is no measurement: it must not become a duration.
+    if type(ts) is float:  # the usual case, first
+        return ts if math.isfinite(ts) else None
     if isinstance(ts, bool) or not isinstance(ts, int | float) or not math.isfinite(ts):
         return None
     return float(ts)
 
 
 def _text(value: Any) -> str:
+    if type(value) is str:
+        return value
     return "" if value is None else str(value)
 
 

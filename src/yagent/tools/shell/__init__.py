@@ -26,6 +26,8 @@ bash's own lifetime only: after bash has exited, `WAIT_DELAY` alone bounds the w
 
 Refuses: non-positive timeouts (`ValueError`). Spawn failures (missing `cwd`, no bash) propagate as
 `OSError`. Leaves to the host: authorization of the command, the sandbox, and where logs live.
+A `launcher` (the host's sandbox) rewrites the `bash -c` argv into the one to spawn; the group the
+run owns is then the launcher's (bubblewrap's), whose sandbox dies with it.
 Runs on anyio's asyncio backend only: it needs the subprocess transport to close the pipe itself.
 Layout: this module holds the seams and the engine; `result` the value objects and model texts;
 `procgroup` group signalling and the in-flight registry.
@@ -222,6 +224,7 @@ async def run_foreground(
     timeout: float | None = None,  # noqa: ASYNC109
     env: Mapping[str, str] | None = None,
     on_cancelled: Callable[[ShellResult], object] | None = None,
+    launcher: Callable[[list[str]], list[str]] | None = None,
 ) -> ShellResult:
     """Run `command` with `bash -c` in `cwd` and wait for it, boundedly (see the module contract).
 
@@ -236,11 +239,10 @@ async def run_foreground(
     cap = MAX_SHELL_OUTPUT_BYTES
     loop = asyncio.get_running_loop()
     started = time.monotonic()
+    argv = _argv(command, launcher)
     transport, capture = await loop.subprocess_exec(
         lambda: _Capture(cap),
-        "bash",
-        "-c",
-        command,
+        *argv,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -267,19 +269,31 @@ async def run_background(
     cwd: Path,
     log_path: Path,
     env: Mapping[str, str] | None = None,
+    launcher: Callable[[list[str]], list[str]] | None = None,
 ) -> BackgroundHandle:
     """Start `command` with `bash -c` in its own session, output appended to `log_path`, and
     return at once. The run is not registered and is never signalled by this module."""
-    return await anyio.to_thread.run_sync(_spawn_background, command, cwd, log_path, env)
+    argv = _argv(command, launcher)
+    if launcher is not None:
+        # A sandbox launcher may tie its life to its parent (bwrap --die-with-parent: the kernel's
+        # parent-death signal follows the forking *thread*): fork from this long-lived thread, not
+        # from a worker thread that may exit while the run goes on.
+        return _spawn_background(argv, cwd, log_path, env)
+    return await anyio.to_thread.run_sync(_spawn_background, argv, cwd, log_path, env)
+
+
+def _argv(command: str, launcher: Callable[[list[str]], list[str]] | None) -> list[str]:
+    argv = ["bash", "-c", command]
+    return argv if launcher is None else launcher(argv)
 
 
 def _spawn_background(
-    command: str, cwd: Path, log_path: Path, env: Mapping[str, str] | None
+    argv: list[str], cwd: Path, log_path: Path, env: Mapping[str, str] | None
 ) -> BackgroundHandle:
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "ab") as log:
         process = subprocess.Popen(
-            ["bash", "-c", command],
+            argv,
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,

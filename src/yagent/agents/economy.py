@@ -1,0 +1,316 @@
+"""The context economy of one run: metering, compaction, spill and offload, wired for the loop.
+
+Contract:
+- `before_request` runs before every model request. It offloads inline objects two-phase (a
+  message's object stays inline the first request it is in; from the next request on it is a
+  placeholder — the `seen` set lives as long as the run), meters the request by segment (system,
+  tool definitions, history, tool results) against the clamped window, and, when the total
+  reaches `compact_at` of the window, plans a compaction with `budget` and applies it: archive
+  first (through the host's `archive` callback, the full messages), then the model's summary in
+  place of what left. Pinned (the first user message and this run's task) and recent messages
+  are kept verbatim; a call is never separated from its results. It publishes `context` every
+  request, `compaction` for each attempt (with `compacted` and, on failure, the error).
+- No spinning: when there is no plan (under target, nothing removable, not enough gain, the same
+  plan as last time, or the system prompt and tools alone fill the window) it publishes
+  `compaction_skipped` with the reason once, and the run goes on.
+- `admit` runs on every tool result before it joins the history: objects the model has already
+  seen are replaced at once, and content above `max_tool_output` characters (not counting new
+  inline objects) goes through `spill` — head kept, the rest stored and named. Tools tagged
+  `pages-spill` are never cut (their pages are bounded by the spill's cap).
+Leaves to the host: the window and ratios (settings), the spill and offload stores, the archive.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from yagent.agents import compaction
+from yagent.kernel import budget
+from yagent.kernel.offload import Offloader
+from yagent.kernel.spill import Spill
+from yagent.llm import Message
+from yagent.toolspec import PAGES_SPILL, Spec
+
+Emit = Callable[[str, Mapping[str, Any]], None]
+Archive = Callable[[Mapping[str, Any]], str]  # stores compacted-away messages; returns a reference
+SYSTEM_FULL = "system_and_tools_fill_the_window"
+
+
+@dataclass(frozen=True, slots=True)
+class ContextSettings:
+    """How one run spends its context window. Sizes in tokens unless named `…output` (chars)."""
+
+    window: int = 128_000
+    model_limit: int | None = None  # the model's real input limit; None: the window is it
+    reserve_output: int = 0
+    compact_at: float = 0.8
+    compact_to: float = 0.5
+    keep_recent: int = 6
+    max_tool_output: int = 20_000
+    spill: Spill | None = None
+    spill_session: str = "run"
+    offload: Offloader | None = None
+    counter: budget.TokenCounter = budget.approx_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class Admitted:
+    """A tool result as it joins the history, and what the economy did to it."""
+
+    content: str
+    facts: Mapping[str, Any]
+
+
+class Economy:
+    def __init__(
+        self,
+        settings: ContextSettings,
+        *,
+        emit: Emit,
+        archive: Archive | None,
+        summarizer: budget.Summarizer[compaction.Entry],
+    ) -> None:
+        if not 0.0 < settings.compact_to < settings.compact_at <= 1.0:
+            raise ValueError("context: need 0 < compact_to < compact_at <= 1")
+        self.settings = settings
+        limit = settings.model_limit or settings.window
+        self.window = budget.clamp_window(
+            limit, settings.window, reserve_output=settings.reserve_output
+        )
+        self.meter = budget.Meter(settings.counter)
+        self._emit = emit
+        self._archive = archive
+        self._summarizer = summarizer
+        self._ids: list[str] = []
+        self._serial = 0
+        self._pinned: set[str] = set()
+        self._previous: str | None = None
+        self._quiet: str | None = None
+        self._seen: frozenset[str] = frozenset()
+        self._settled: set[str] = set()
+        self._last: budget.Usage | None = None
+        self.compactions = 0
+
+    # -- identity --------------------------------------------------------------------------
+    def _sync(self, messages: Sequence[Message]) -> None:
+        """Stable ids for the messages: the loop only appends between requests."""
+        if len(self._ids) > len(messages):
+            self._ids = []
+        while len(self._ids) < len(messages):
+            self._serial += 1
+            self._ids.append(f"m{self._serial}")
+
+    def start(self, messages: Sequence[Message]) -> None:
+        """Pin the conversation's first user message and this run's task (the last message)."""
+        self._sync(messages)
+        first = next((i for i, m in enumerate(messages) if m.role == "user"), None)
+        if first is not None:
+            self._pinned.add(self._ids[first])
+        if messages:
+            self._pinned.add(self._ids[-1])
+
+    # -- tool results ----------------------------------------------------------------------
+    def admit(self, spec: Spec | None, content: str) -> Admitted:
+        facts: dict[str, Any] = {}
+        inline = 0
+        offload = self.settings.offload
+        if offload is not None:
+            outcome = offload.process(content, seen=self._seen)  # new objects: marked next request
+            content = outcome.value
+            if outcome.replaced:
+                facts["offloaded"] = [f.digest for f in outcome.replaced]
+            inline = sum(4 * math.ceil(f.size / 3) for f in outcome.marked)
+        store = self.settings.spill
+        exempt = spec is not None and PAGES_SPILL in spec.tags
+        if store is None or exempt or len(content) - inline <= self.settings.max_tool_output:
+            return Admitted(content, facts)
+        spilled = store.offer(self.settings.spill_session, content)
+        facts["spilled"] = {
+            "locator": spilled.locator,
+            "stored": spilled.stored,
+            "total_bytes": spilled.total_bytes,
+            "shown_bytes": spilled.shown_bytes,
+            "error": spilled.error,
+        }
+        return Admitted(spilled.text, facts)
+
+    # -- before each request ---------------------------------------------------------------
+    async def before_request(
+        self,
+        messages: Sequence[Message],
+        *,
+        step: int,
+        system: str,
+        tools: Sequence[Mapping[str, Any]],
+    ) -> list[Message]:
+        self._sync(messages)
+        current = self._offload(list(messages), step)
+        usage = self._measure(system, tools, current)
+        if usage.due(self.settings.compact_at):
+            compacted = await self._compact(current, usage, step)
+            if compacted is not None:
+                current = compacted
+                usage = self._measure(system, tools, current)
+        else:
+            self._quiet = None
+        self._publish_context(usage, step, len(current))
+        return current
+
+    def _offload(self, messages: list[Message], step: int) -> list[Message]:
+        offload = self.settings.offload
+        if offload is None:
+            return messages
+        seen = self._seen  # as of the last request: what the model has really been shown
+        replaced: list[str] = []
+        kept: list[str] = []
+        for index, message in enumerate(messages):
+            key = self._ids[index]
+            if key in self._settled:
+                continue
+            outcome = offload.process(message.content, seen=seen)
+            self._seen = self._seen | outcome.seen
+            if outcome.replaced:
+                messages[index] = replace(message, content=outcome.value)
+                replaced.extend(f.digest for f in outcome.replaced)
+            kept.extend(f"{found.digest}: {why}" for found, why in outcome.kept)
+            if not outcome.marked and not outcome.kept:
+                self._settled.add(key)
+        if replaced or kept:
+            self._emit("offload", {"step": step, "replaced": replaced, "kept": kept})
+        return messages
+
+    def _measure(
+        self, system: str, tools: Sequence[Mapping[str, Any]], messages: Sequence[Message]
+    ) -> budget.Usage:
+        history: list[str] = []
+        results: list[str] = []
+        for message in messages:
+            if message.role == "tool":
+                results.append(message.content)
+            else:
+                history.append(message.content)
+                history.extend(c.name + c.arguments for c in message.tool_calls)
+        segments = {
+            budget.SYSTEM: system,
+            budget.TOOL_DEFINITIONS: json.dumps(list(tools), sort_keys=True),
+            budget.HISTORY: history,
+            budget.TOOL_RESULTS: results,
+        }
+        return self.meter.measure(segments, self.window)
+
+    def _publish_context(self, usage: budget.Usage, step: int, count: int) -> None:
+        grew = usage.largest_growth(self._last) if self._last is not None else None
+        self._last = usage
+        self._emit(
+            "context",
+            {
+                "step": step,
+                "segments": dict(usage.segments),
+                "total": usage.total,
+                "window": self.window.limit,
+                "fraction": round(usage.fraction, 4),
+                "messages": count,
+                "grew": {"segment": grew.segment, "delta": grew.delta} if grew else None,
+                "window_note": self.window.note,
+            },
+        )
+
+    # -- compaction ------------------------------------------------------------------------
+    def _skip(self, reason: str, detail: str, step: int) -> None:
+        if self._quiet == reason:
+            return
+        self._quiet = reason
+        self._emit("compaction_skipped", {"step": step, "reason": reason, "detail": detail})
+
+    async def _compact(
+        self, messages: list[Message], usage: budget.Usage, step: int
+    ) -> list[Message] | None:
+        counter = self.meter.count
+        limit = self.window.limit
+        fixed = usage.tokens(budget.SYSTEM) + usage.tokens(budget.TOOL_DEFINITIONS)
+        room = limit - fixed
+        if room <= 0:
+            detail = f"the system prompt and tool definitions alone take {fixed} of {limit} tokens"
+            self._skip(SYSTEM_FULL, detail, step)
+            return None
+        target = max(1, min(room, int(self.settings.compact_to * limit) - fixed))
+        summary_tokens = min(budget.DEFAULT_SUMMARY_TOKENS, max(64, limit // 10))
+        reading = limit - summary_tokens - counter(compaction.SUMMARIZER_SYSTEM) - 64
+        entries = list(zip(self._ids, messages, strict=True))
+        plan = budget.plan_compaction(
+            compaction.items(entries, counter, frozenset(self._pinned)),
+            window=room,
+            target=target,
+            keep_recent=self.settings.keep_recent,
+            summary_tokens=summary_tokens,
+            summary_input_limit=max(1, reading),
+            keep_roles=frozenset({"system"}),
+            previous=self._previous,
+        )
+        if isinstance(plan, budget.NoPlan):
+            self._skip(plan.reason.value, plan.detail, step)
+            return None
+        self._previous = plan.fingerprint
+        leaving = len(plan.archive)
+
+        def make_summary(text: str, ref: str) -> compaction.Entry:
+            self._serial += 1
+            freed = plan.tokens_before - plan.tokens_after + plan.summary_tokens
+            message = compaction.summary_message(text, ref, count=leaving, tokens=freed)
+            return f"m{self._serial}", message
+
+        applied = await budget.apply_plan(
+            plan,
+            entries,
+            summarizer=self._summarizer,
+            archiver=_Archiver(self._archive, step),
+            make_summary=make_summary,
+            id_of=lambda entry: entry[0],
+            counter=counter,
+        )
+        payload: dict[str, Any] = {
+            "step": step,
+            "compacted": applied.compacted,
+            "archived": leaving,
+            "summarized": len(plan.summarize),
+            "kept": len(plan.keep),
+            "tokens_before": plan.tokens_before,
+            "tokens_after": plan.tokens_after,
+            "archive_ref": applied.archive_ref,
+        }
+        if not applied.compacted:
+            self._emit("compaction", {**payload, "error": applied.error})
+            return None
+        self.compactions += 1
+        self._quiet = None
+        self._ids = [entry_id for entry_id, _ in applied.messages]
+        self._pinned &= set(self._ids)
+        summary = applied.summary or ""
+        self._emit(
+            "compaction",
+            {**payload, "summary": summary, "summary_overrun": applied.summary_overrun},
+        )
+        return [message for _, message in applied.messages]
+
+
+class _Archiver:
+    """`budget.Archiver` over the host's callback: the leaving messages, in full, as dicts."""
+
+    def __init__(self, archive: Archive | None, step: int) -> None:
+        self._archive = archive
+        self._step = step
+
+    async def archive(self, messages: Sequence[compaction.Entry]) -> str:
+        if self._archive is None:
+            raise RuntimeError("no archive is configured for this run: nothing may leave")
+        return self._archive(
+            {
+                "step": self._step,
+                "ids": [entry_id for entry_id, _ in messages],
+                "messages": [message.to_dict() for _, message in messages],
+            }
+        )

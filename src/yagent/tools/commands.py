@@ -1,0 +1,240 @@
+"""The command gate: how yagent judges a shell command line and where it lets it run.
+
+Guarantees:
+- `approval(line)` is `cmdpolicy.decide_command` on the bash AST with the active rules: FORBIDDEN
+  is a deny, PROMPT a question, ALLOW a pass. A line cmdpolicy cannot judge (`UnjudgeableError`)
+  is a question, never an allow. A URL on the line (in any command the line can run) that
+  netguard refuses even with loopback and private space open — cloud metadata, link-local,
+  numeric spellings, blocked names — makes the line FORBIDDEN: no rule or approval reopens it.
+- `judge(...)` puts that approval through `gatecheck` with the active preset's requirement and
+  approval mode: FORBIDDEN denies in every mode (also under -y / standing permissions); a
+  question is asked (ASK), denied (ALLOWLIST), or passed unasked (AUTO in a sandbox, NEVER_ASK);
+  a standing permission (-y, "always", "skip all", project) answers a question the gate would
+  ask; a requirement no registered sandbox meets denies (no downgrade).
+- `confinement()` names the sandbox the same gate picks for an approved call, and how to launch
+  a command in it: bubblewrap for a NAMESPACES preset (workspace writable, `.git` and `.yagent`
+  read-only, private /tmp, network per the preset's egress, secrets-looking variables dropped
+  from the environment), the host itself for an IN_PROCESS preset.
+- `remember(line)` turns "don't ask again" into allow rules, one per exact command the line runs,
+  appended to the project's rules file and active at once; what a rule cannot cover (a write
+  redirection, dynamic code, a run-time word) is not remembered, and the answer says why.
+Bubblewrap is probed once, lazily (off the event loop): unusable ⇒ not registered ⇒ denied.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import os
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+import anyio.to_thread
+
+from yagent.kernel import cmdpolicy, invoke, netguard, sandbox, toolfail
+from yagent.kernel.gatecheck import Action, Judgement
+from yagent.kernel.preset import Preset
+from yagent.tools.shellrules import RuleFile, ShellRulesError, remembered_rule
+
+STAGE = "command_policy"
+PROTECTED = (".git", ".yagent")
+"""Workspace paths a sandboxed command may read but not write: the repository's metadata (hooks
+and config there run on the host later) and yagent's own configuration (its rules)."""
+SECRET_ENV = ("*API_KEY*", "*APIKEY*", "*TOKEN*", "*SECRET*", "*PASSWORD*", "*PASSWD*", "AWS_*")
+"""Variables not passed into the sandbox (a seam): a confined command needs no credentials."""
+_URL = re.compile(r"https?://[^\s'\"<>|;&()]+", re.IGNORECASE)
+# Open the classes an Allow may open: what remains refused is never a legitimate shell target.
+_SCREEN = netguard.Allow(loopback=True, private=True)
+
+Launcher = Callable[[Sequence[str]], list[str]]
+Approval = invoke.Verdict | invoke.Decision
+ProviderFactory = Callable[[], Sequence[sandbox.Provider]]
+
+
+@dataclass(frozen=True, slots=True)
+class Confinement:
+    """Where an approved command runs: the provider's name and level, and how to launch it."""
+
+    provider: str
+    level: sandbox.Level
+    launcher: Launcher | None
+    env: Mapping[str, str] | None
+
+    @property
+    def sandboxed(self) -> bool:
+        return self.level >= sandbox.Level.NAMESPACES
+
+
+@dataclass(frozen=True, slots=True)
+class Remembered:
+    rules: tuple[cmdpolicy.Rule, ...]
+    skipped: tuple[str, ...]
+
+
+def sandbox_env(env: Mapping[str, str]) -> dict[str, str]:
+    """`env` without the variables `SECRET_ENV` names (matched case-insensitively)."""
+    return {
+        k: v
+        for k, v in env.items()
+        if not any(fnmatch.fnmatchcase(k.upper(), p) for p in SECRET_ENV)
+    }
+
+
+class CommandGate:
+    """cmdpolicy × gatecheck for one workspace and one preset."""
+
+    def __init__(
+        self,
+        policy: cmdpolicy.Policy,
+        preset: Preset,
+        workspace: Path,
+        *,
+        rules: RuleFile | None = None,
+        providers: ProviderFactory | None = None,
+    ) -> None:
+        self._policy = policy
+        self.preset = preset
+        self.workspace = workspace
+        self._rules = rules
+        self._providers = providers or self._default_providers
+        self._registry: sandbox.Registry | None = None
+        self._unavailable = ""
+        self._lock = anyio.Lock()
+
+    @property
+    def policy(self) -> cmdpolicy.Policy:
+        return self._policy
+
+    # -- judging ------------------------------------------------------------------------------
+    def approval(self, line: str) -> invoke.Verdict:
+        """The approval layer's word on `line` (see the module contract)."""
+        try:
+            verdict = cmdpolicy.decide_command(self._policy, line)
+        except cmdpolicy.UnjudgeableError as exc:
+            return invoke.Verdict.prompt(
+                f"cmdpolicy cannot judge this command line ({exc.reason}); a person must",
+                stage=STAGE,
+            )
+        refused = _refused_urls(verdict)
+        if refused:
+            return invoke.Verdict.deny(
+                "forbidden: the command line reaches an address netguard never opens: "
+                + "; ".join(refused),
+                kind=toolfail.Kind.FORBIDDEN,
+                stage=STAGE,
+            )
+        return verdict.to_invoke(STAGE)
+
+    async def judge(self, line: str, *, danger: str | None, standing: bool) -> invoke.Verdict:
+        """The joint verdict for running `line`; `danger` is the workspace guard's reason."""
+        approval = self.approval(line)
+        if danger and approval.decision is not invoke.Decision.DENY:
+            said = approval.reason if approval.decision is invoke.Decision.PROMPT else ""
+            approval = invoke.Verdict.prompt("\n".join(filter(None, (said, danger))), stage=STAGE)
+        judgement = await self._judgement(approval)
+        if judgement.action is Action.ASK and standing:
+            judgement = await self._judgement(invoke.Decision.ALLOW)
+        verdict = judgement.to_verdict(STAGE)
+        if verdict.decision is not invoke.Decision.DENY:
+            return verdict
+        reason = verdict.reason
+        if self._unavailable:
+            reason += f" (bubblewrap is unusable here: {self._unavailable})"
+        # PERMISSION, not cmdpolicy's FORBIDDEN: the failure table's FORBIDDEN guidance speaks of
+        # tools missing from the catalog, which would mislead the model here.
+        return invoke.Verdict.deny(reason, kind=_PERM, retryable=False, stage=STAGE)
+
+    async def confinement(self) -> Confinement:
+        """The sandbox an approved command runs in (the provider the gate picks)."""
+        judgement = await self._judgement(invoke.Decision.ALLOW)
+        provider = judgement.provider
+        if judgement.action is not Action.RUN or provider is None:
+            raise toolfail.ToolFailure(toolfail.Kind.PERMISSION, judgement.reason)
+        egress = self.preset.egress.mode
+        if isinstance(provider, sandbox.BwrapProvider):
+            env = sandbox_env(os.environ)
+            return Confinement(
+                provider.name, provider.level, lambda argv: provider.wrap(argv, egress=egress), env
+            )
+        if provider.level >= sandbox.Level.NAMESPACES:  # a sandbox yagent cannot launch into
+            raise toolfail.ToolFailure(
+                toolfail.Kind.PERMISSION, f"sandbox {provider.name!r} cannot run shell commands"
+            )
+        return Confinement(provider.name, provider.level, None, None)
+
+    async def _judgement(self, approval: Approval) -> Judgement:
+        gate = self.preset.gate(await self.registry())
+        return gate.judge(approval, self.preset.requirement)
+
+    async def registry(self) -> sandbox.Registry:
+        async with self._lock:
+            if self._registry is None:
+                providers = await anyio.to_thread.run_sync(self._providers)
+                self._registry = sandbox.Registry(providers)
+            return self._registry
+
+    def _default_providers(self) -> list[sandbox.Provider]:
+        found: list[sandbox.Provider] = [sandbox.HostProvider(self.workspace)]
+        if self.preset.level < sandbox.Level.NAMESPACES:
+            return found  # nothing asks for more: do not touch the workspace with a probe
+        try:
+            bwrap = sandbox.BwrapProvider(self.workspace, protected=PROTECTED)
+            bwrap.probe()
+        except sandbox.SandboxError as exc:
+            self._unavailable = str(exc)
+            return found
+        found.append(bwrap)
+        return found
+
+    # -- remembering --------------------------------------------------------------------------
+    def remember(self, line: str) -> Remembered:
+        """Allow rules for the exact commands of `line` that needed a question (see contract)."""
+        try:
+            verdict = cmdpolicy.decide_command(self._policy, line)
+        except cmdpolicy.UnjudgeableError as exc:
+            return Remembered((), (f"the line cannot be judged: {exc.reason}",))
+        skipped = [f"{s} (no rule can cover it)" for s in verdict.signals]
+        rules: list[cmdpolicy.Rule] = []
+        when = time.strftime("%Y-%m-%d")
+        for command in verdict.commands:
+            if command.decision is not cmdpolicy.Decision.PROMPT:
+                continue
+            if command.signals or not command.exact:
+                facts = ", ".join(str(s) for s in command.signals) or "a run-time word"
+                skipped.append(f"{' '.join(command.argv)}: {facts}")
+                continue
+            name = "remembered-" + hashlib.sha256("\0".join(command.argv).encode()).hexdigest()[:12]
+            if all(r.name != name for r in (*self._policy.rules, *rules)):
+                rules.append(remembered_rule(command.argv, name, when))
+        if not rules:
+            return Remembered((), tuple(skipped))
+        try:
+            policy = self._policy.with_rules(*rules)
+            if self._rules is not None:
+                self._rules.append(rules)
+        except (cmdpolicy.PolicyError, ShellRulesError, OSError) as exc:
+            return Remembered((), (*skipped, f"not written: {exc}"))
+        self._policy = policy
+        return Remembered(tuple(rules), tuple(skipped))
+
+
+_PERM = toolfail.Kind.PERMISSION
+
+
+def _refused_urls(verdict: cmdpolicy.Verdict) -> list[str]:
+    guard = netguard.Guard()
+    refused: list[str] = []
+    for command in verdict.commands:
+        for word in command.argv:
+            for url in _URL.findall(word):
+                try:
+                    guard.screen(url, _SCREEN)
+                except (netguard.NameBlockedError, netguard.AddressBlockedError) as exc:
+                    refused.append(f"{url}: {exc.reason}")
+                except netguard.BlockedError:
+                    continue  # not a URL netguard can read: the rules judge the command
+    return refused

@@ -1,0 +1,199 @@
+"""Shell rules for `cmdpolicy`: the built-in set, the configured ones, and the remembered ones.
+
+Guarantees:
+- `build_policy` makes ONE `cmdpolicy.Policy` from the built-in rules, the user's and the project's
+  `[[shell.rules]]` entries and the project's remembered rules, so every rule's `match` /
+  `not_match` examples are checked against the whole set (an example can depend on another rule).
+  A malformed or disagreeing rule is a `ShellRulesError` naming the rule — never skipped.
+- The built-in set allows a few read-only commands, forbids the root-wiping `rm` spellings and
+  filesystem makers, and leaves everything else to the default (prompt). Each rule carries its
+  own examples, so a grammar or kernel change that breaks one fails at start-up, not in use.
+- `RuleFile` (`<workspace>/.yagent/shell-rules.toml`) is yagent's own file: rules are appended by
+  writing a complete new file beside it and renaming it over the old one (atomic: a reader sees
+  the old file or the new one, never half), and the text is read back through `tomllib` before
+  the rename, so a file yagent writes always loads.
+Leaves to the caller: when to remember (the person's answer) and which rules to add.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import tempfile
+import tomllib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from yagent.kernel import cmdpolicy
+
+RULES_FILE = Path(".yagent") / "shell-rules.toml"
+_HEADER = (
+    "# Shell rules yagent wrote when you answered 'remember' to a command.\n"
+    "# Same shape as [[shell.rules]] in config.toml; edit or delete entries freely.\n"
+)
+
+
+class ShellRulesError(Exception):
+    """A rule set that cannot be built or a rules file that cannot be read or written."""
+
+
+def _allow(name: str, prefix: str, *examples: str, not_match: Sequence[str] = ()) -> dict[str, Any]:
+    return {
+        "name": name,
+        "prefix": prefix,
+        "verdict": "allow",
+        "match": list(examples) or [prefix],
+        "not_match": list(not_match),
+        "justification": "built-in: reads only",
+    }
+
+
+def _forbid(name: str, prefix: str, *examples: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "prefix": prefix,
+        "verdict": "forbidden",
+        "match": list(examples) or [prefix],
+        "justification": "built-in: destroys the machine, not the task",
+    }
+
+
+# Deliberately small: a command that can write, run code or read secrets by an option anywhere on
+# its line (find -delete, sort -o, rg --pre, env) is not here, because prefix rules cannot see
+# options after the prefix.
+BUILTIN_RULES: tuple[dict[str, Any], ...] = (
+    _allow("builtin-ls", "ls", "ls", "ls -la src"),
+    _allow("builtin-cat", "cat", "cat README.md"),
+    _allow("builtin-head", "head", "head -n 5 a.txt"),
+    _allow("builtin-tail", "tail", "tail -n 5 a.txt"),
+    _allow("builtin-wc", "wc", "wc -l a.txt"),
+    _allow("builtin-grep", "grep", "grep -rn TODO src", not_match=["grep x a > out"]),
+    _allow("builtin-pwd", "pwd"),
+    _allow("builtin-echo", "echo", "echo hello"),
+    _allow("builtin-true", "true"),
+    _allow("builtin-which", "which", "which python"),
+    _allow("builtin-diff", "diff", "diff a.txt b.txt"),
+    _allow("builtin-git-status", "git status", "git status", "git status --short"),
+    _allow("builtin-git-diff", "git diff", "git diff HEAD~1"),
+    _allow("builtin-git-log", "git log", "git log --oneline -5"),
+    _allow("builtin-git-show", "git show", "git show HEAD"),
+    _allow("builtin-pytest", "pytest", "pytest -q"),
+    _allow("builtin-python-pytest", "python -m pytest", "python -m pytest -q"),
+    _allow("builtin-python3-pytest", "python3 -m pytest", "python3 -m pytest -q"),
+    _forbid("builtin-rm-rf-root", "rm -rf /", "rm -rf /", "git status; rm -rf /"),
+    _forbid("builtin-rm-fr-root", "rm -fr /"),
+    _forbid("builtin-rm-Rf-root", "rm -Rf /"),
+    _forbid("builtin-rm-r-f-root", "rm -r -f /"),
+    _forbid("builtin-rm-f-r-root", "rm -f -r /"),
+    _forbid("builtin-rm-rf-nopreserve", "rm -rf --no-preserve-root /"),
+    _forbid("builtin-rm-rf-home", "rm -rf ~", "rm -rf ~"),
+    _forbid("builtin-rm-fr-home", "rm -fr ~"),
+    _forbid("builtin-mkfs", "mkfs", "mkfs /dev/sda1"),
+    _forbid("builtin-mkfs-ext4", "mkfs.ext4", "mkfs.ext4 /dev/sda1"),
+    _forbid("builtin-chmod-root", "chmod -R 777 /"),
+)
+
+
+def build_policy(
+    entries: Sequence[Mapping[str, Any]],
+    *,
+    default: str = "prompt",
+    builtin: bool = True,
+) -> cmdpolicy.Policy:
+    """One policy from the built-in rules (unless `builtin` is off) and `entries`."""
+    rules = [*(BUILTIN_RULES if builtin else ()), *entries]
+    try:
+        return cmdpolicy.Policy.from_mapping({"rules": rules, "default": default})
+    except cmdpolicy.PolicyError as exc:
+        raise ShellRulesError(f"shell rules: {exc}") from exc
+
+
+def remembered_rule(argv: Sequence[str], name: str, when: str) -> cmdpolicy.Rule:
+    """The allow rule for one exact command, its own text as its `match` example."""
+    return cmdpolicy.Rule(
+        name=name,
+        prefix=tuple(argv),
+        verdict=cmdpolicy.Decision.ALLOW,
+        match=(shlex.join(argv),),
+        justification=f"remembered from an approval on {when}",
+    )
+
+
+def rule_entry(rule: cmdpolicy.Rule) -> dict[str, Any]:
+    """A rule as the plain table `cmdpolicy.Policy.from_mapping` reads."""
+    return {
+        "name": rule.name,
+        "prefix": list(rule.prefix),
+        "verdict": rule.verdict.value,
+        "match": list(rule.match),
+        "not_match": list(rule.not_match),
+        "justification": rule.justification,
+    }
+
+
+class RuleFile:
+    """The project's remembered rules: `<workspace>/.yagent/shell-rules.toml`."""
+
+    def __init__(self, workspace: Path) -> None:
+        self.path = workspace / RULES_FILE
+
+    def entries(self) -> list[dict[str, Any]]:
+        """The rules in the file (none when it does not exist)."""
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise ShellRulesError(f"{self.path}: cannot read: {exc.strerror}") from exc
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise ShellRulesError(f"{self.path}: not valid TOML: {exc}") from exc
+        unknown = sorted(set(data) - {"rules"})
+        rules = data.get("rules", [])
+        if unknown or not isinstance(rules, list):
+            raise ShellRulesError(f"{self.path}: expected only [[rules]] tables, found {unknown}")
+        return [dict(r) if isinstance(r, dict) else r for r in rules]
+
+    def append(self, rules: Sequence[cmdpolicy.Rule]) -> None:
+        """Add `rules` to the file, atomically (see the module contract)."""
+        entries = [*self.entries(), *(rule_entry(r) for r in rules)]
+        text = _HEADER + "".join(_table(e) for e in entries)
+        if tomllib.loads(text).get("rules") != entries:  # pragma: no cover - _toml's own bug
+            raise ShellRulesError(f"{self.path}: the rules did not survive a TOML round trip")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".shell-rules-", dir=self.path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                out.write(text)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(tmp, self.path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+
+def _table(entry: Mapping[str, Any]) -> str:
+    lines = ["\n[[rules]]"]
+    for key, value in entry.items():
+        lines.append(f"{key} = {_toml(value)}")
+    return "\n".join(lines) + "\n"
+
+
+def _toml(value: object) -> str:
+    if isinstance(value, str):
+        out = ['"']
+        for ch in value:
+            if ch in '"\\':
+                out.append("\\" + ch)
+            elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+                out.append(f"\\u{ord(ch):04x}")
+            else:
+                out.append(ch)
+        out.append('"')
+        return "".join(out)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    raise ShellRulesError(f"cannot write {type(value).__name__} into a rules file")
