@@ -179,9 +179,9 @@ async def test_observer_and_parent_id_name_the_host_calls(files: Path, home: Pat
     adapter.ctx.extras[program.OBSERVER_KEY] = lambda call, rec: seen.append(
         (call.call_id, call.tool, rec.ok)
     )
-    adapter.ctx.extras[program.PARENT_KEY] = "call-42"
     value(await run(adapter, "await host.list_dir('.'); return 1;"))
-    assert seen == [("call-42#1", "list_dir", True)]
+    # the adapter names the program call ("prog-1"); its host calls are its children
+    assert seen == [("prog-1#1", "list_dir", True)]
 
 
 async def test_without_a_running_adapter_the_builtin_executors_serve(

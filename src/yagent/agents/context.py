@@ -18,6 +18,8 @@ from pathlib import Path
 
 from yagent.agents.catalog import AUTONOMY, AgentDef
 from yagent.kernel import reminder, skilldisclose
+from yagent.tools import program
+from yagent.toolspec.program import RUN_PROGRAM
 from yagent.tools.surface import Surface
 from yagent.toolspec import SkillDoc
 
@@ -88,6 +90,8 @@ def system_prompt(
         parts.append(
             "## More tools (load their schemas with load_tool before calling them)\n" + catalog
         )
+    if surface.spec(RUN_PROGRAM.name) is not None:
+        parts.append(program.prompt_section(surface))
     section = skills_section(skills, task=task)
     if section:
         parts.append(section)

@@ -38,7 +38,7 @@ from yagent.llm.pricing import DEFAULT_PRICES, Ledger, PriceTable
 from yagent.llm.types import AssistantTurn, Engine
 from yagent.memory import SessionStore, message_body
 from yagent.messaging import Dispatcher, Event
-from yagent.tools import browser, hooks, registry
+from yagent.tools import browser, hooks, program, registry
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.confirm import UserConfirm
 from yagent.tools.guard import WorkspaceGuard, Yolo
@@ -142,6 +142,27 @@ class App:
             cost=step.cost,
         )
 
+    def _program_observer(self, session_id: str, agent: str) -> Callable[[Any, Any], None]:
+        """Host calls made by a program appear as children of the program call."""
+        publish = self.publish(session_id)
+
+        def observe(call: Any, record: Any) -> None:
+            publish(
+                "program_call",
+                {
+                    "agent": agent,
+                    "delegation_id": "",
+                    "parent_call_id": call.meta.get("ptc_parent", ""),
+                    "call_id": record.call_id,
+                    "name": record.tool,
+                    "ok": record.ok,
+                    "kind": record.kind.value if record.kind else None,
+                    "stage": record.stage,
+                },
+            )
+
+        return observe
+
     def _rollout(self, session_id: str, kind: str, payload: Mapping[str, Any]) -> None:
         self.store.append_event(session_id, kind, dict(payload))
 
@@ -190,6 +211,8 @@ class App:
             spill=context.spill,
         )
         adapter = Adapter(ctx, registry.executors(self.mcp.executors))
+        ctx.extras[program.ADAPTER_KEY] = adapter  # programs reach MCP executors too
+        ctx.extras[program.OBSERVER_KEY] = self._program_observer(session_id, agent.name)
         settings = self.config.agent
         cfg = LoopConfig(
             name=agent.name,

@@ -7,6 +7,10 @@ Contract:
   (`api_key_file`); a key written into config.toml is refused. Keys are `SecretStr`: never printed,
   never in `repr`.
 - Environment overrides: YAGENT_PROVIDER, YAGENT_MODEL, YAGENT_BASE_URL.
+- Safety: `[agent] preset` names one of the built-in presets (an unknown name is an error, never
+  a fallback); `[[shell.rules]]` from the user's and the project's file are concatenated (user
+  first), not overridden, and are checked as cmdpolicy rules when the app is assembled; `[pii]`
+  sets the action per surface (default: mask for the model and the logs, off for the display).
 """
 
 from __future__ import annotations
@@ -17,7 +21,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+
+from yagent.kernel import preset as presets
 
 
 class ConfigError(Exception):
@@ -70,6 +76,13 @@ class AgentSettings(Strict):
     total_timeout: float | None = Field(None, gt=0)
     deferred_tools: bool = True
     schema_budget: int | None = Field(None, gt=0)
+    preset: str = "workspace-write"
+
+    @field_validator("preset")
+    @classmethod
+    def _known_preset(cls, value: str) -> str:
+        presets.BUILTIN.resolve(value)  # UnknownPresetError is a ValueError-free LookupError
+        return value
     context_window: int = Field(128_000, ge=1000, description="input window, tokens")
     compact_at: float = Field(0.8, gt=0.5, le=1.0, description="compact at this window share")
     max_tool_output: int = Field(20_000, ge=1000, description="tool output chars before spill")
@@ -102,9 +115,26 @@ class CustomAgent(Strict):
     external: bool = False
 
 
+PiiAction = Literal["off", "mask", "block"]
+
+
+class ShellSettings(Strict):
+    rules: list[dict[str, Any]] = Field(default_factory=list)  # cmdpolicy rule tables
+    default: Literal["prompt", "forbidden"] = "prompt"
+    builtin_rules: bool = True
+
+
+class PiiSettings(Strict):
+    model: PiiAction = "mask"
+    log: PiiAction = "mask"
+    display: PiiAction = "off"
+
+
 class Config(Strict):
     llm: LLMConfig = LLMConfig()
     agent: AgentSettings = AgentSettings()
+    shell: ShellSettings = ShellSettings()
+    pii: PiiSettings = PiiSettings()
     mcp: dict[str, McpServer] = Field(default_factory=dict)
     hooks: list[HookEntry] = Field(default_factory=list)
     agents: dict[str, CustomAgent] = Field(default_factory=dict)
@@ -139,10 +169,17 @@ def load(*, home: Path, workspace: Path, env: Mapping[str, str] | None = None) -
     env = os.environ if env is None else env
     merged: dict[str, Any] = {}
     sources: list[str] = []
+    rules: list[Any] = []
     for path in (home / "config.toml", workspace / ".yagent" / "config.toml"):
         if path.is_file():
-            merged = _merge(merged, _read(path))
+            data = _read(path)
+            shell = data.get("shell")
+            if isinstance(shell, dict) and isinstance(shell.get("rules"), list):
+                rules.extend(shell["rules"])  # rules add up across files; other keys override
+            merged = _merge(merged, data)
             sources.append(str(path))
+    if rules:
+        merged["shell"]["rules"] = rules
     overrides = {
         "provider": env.get("YAGENT_PROVIDER"),
         "model": env.get("YAGENT_MODEL"),

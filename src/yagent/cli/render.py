@@ -14,10 +14,15 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, TextIO
 
+import anyio
 from rich.console import Console
 from rich.markdown import Markdown
 
+from yagent.agents.reports import looks_like_report
 from yagent.agents.results import AgentResult
+from yagent.cli import economy_lines
+from yagent.cli.stream import StreamView
+from yagent.kernel.protocol import render_markdown
 from yagent.messaging import USER_HELP_NEEDED, USER_HELP_RESPONSE, DispatcherClosedError, Event
 from yagent.tools.confirm import Scope, response
 
@@ -47,16 +52,22 @@ class Renderer:
         self.ask = ask
         self.out = out or sys.stdout
         self.console = Console(file=self.out, highlight=False, soft_wrap=True)
-        self._streaming = False
+        self.stream = StreamView(self.out, self.console)
+        self.stream_tick = 0.05  # seconds without events before waiting streamed text is shown
 
     # -- the pump ------------------------------------------------------------------------
     async def pump(self, app: Any) -> None:
         """Read the app's dispatcher until it closes: show events, route answers."""
         while True:
-            try:
-                event = await app.dispatcher.receive()
-            except DispatcherClosedError:
-                return
+            event = None
+            with anyio.move_on_after(self.stream_tick):
+                try:
+                    event = await app.dispatcher.receive()
+                except DispatcherClosedError:
+                    return
+            if event is None:
+                self.stream.tick()  # streamed text that waited long enough
+                continue
             if event.type == USER_HELP_RESPONSE:
                 if app.confirm is not None:
                     app.confirm.consume(event)
@@ -90,15 +101,16 @@ class Renderer:
             return
         p = event.payload
         if event.type == "assistant_delta":
-            if p.get("channel") == "answer":
-                self.out.write(str(p.get("text", "")))
-                self.out.flush()
-                self._streaming = True
+            self.stream.feed(str(p.get("text", "")), str(p.get("channel", "answer")))
             return
-        if self._streaming:
-            self.out.write("\n")
-            self._streaming = False
-        if event.type == "tool_call":
+        if event.type == "assistant_turn":
+            self.stream.end_turn(str(p.get("text", "")))
+            return
+        self.stream.end_turn()
+        line = economy_lines.line(event.type, p)
+        if line is not None:
+            self.console.print(line)
+        elif event.type == "tool_call":
             self.console.print(
                 f"[bold cyan]→ {p.get('name')}[/] {_clip(str(p.get('arguments')), 200)}"
             )
@@ -131,11 +143,21 @@ class Renderer:
                 "error": result.error,
                 "steps": result.steps,
                 "usage": result.usage.to_dict(),
+                "report": result.report.report.model_dump(mode="json") if result.report else None,
+                "report_repaired": result.report.repaired if result.report else False,
             }
             self.out.write(json.dumps(line, ensure_ascii=False) + "\n")
             return
-        if result.deliverable:
+        parsed = result.report
+        if result.deliverable and (
+            parsed is None
+            or (parsed.report.summary != result.deliverable and not looks_like_report(result.deliverable))
+        ):
             self.console.print(Markdown(result.deliverable))
+        if parsed is not None:
+            self.console.print(Markdown(render_markdown(parsed.report, repaired=parsed.repaired)))
+        elif result.report_note:
+            self.console.print(f"[yellow]{result.report_note}[/]")
         if result.note:
             self.console.print(f"[yellow]{result.note}[/]")
         u = result.usage

@@ -10,12 +10,15 @@ Contract — four steps, in this order:
    serialised with `json.dumps`. An executor returning something unserialisable is an error
    result, never an empty one. Failures are classified with `toolfail`; the model reads the kind,
    whether to retry, and the table's guidance.
-Every call gets exactly one `ToolResult`.
+Every call gets exactly one `ToolResult`; its content passes pii's MODEL surface when the context
+has a pii store (`outbound.for_model`: masked, or withheld visibly under a block policy).
+A "remember" answer (`Scope.RULE`) to a shell command becomes an allow rule (`CommandGate`).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +34,8 @@ from yagent.tools import outbound
 from yagent.tools.confirm import Scope, UserConfirm
 from yagent.tools.surface import Surface
 from yagent.toolspec import SkillSource, Spec
+
+log = logging.getLogger("yagent.tools.adapter")
 
 Executor = Callable[["ToolContext", Any], Awaitable[Any]]
 
@@ -115,7 +120,7 @@ class Adapter:
             return self._for_model(refused)
         result = outcome.result
         assert result is not None  # _execute always returns a ToolResult
-        return ToolResult(
+        done = ToolResult(
             call_id,
             name,
             result.ok,
@@ -124,6 +129,7 @@ class Adapter:
             result.data,
             outcome.judgement,
         )
+        return self._for_model(done)
 
     async def _approve(self, call: Call, verdict: Verdict) -> bool:
         confirm = self.ctx.confirm
@@ -181,6 +187,9 @@ class Adapter:
             ]
             msg = f"invalid arguments for {call.tool}: " + "; ".join(errors)
             return ToolResult(call.call_id, call.tool, False, failure_content(kind, msg), kind)
+        # The call being executed, for executors that attribute their own sub-calls (run_program
+        # numbers its host calls `<id>#n`); exact for serial tools, which run alone.
+        self.ctx.extras["call_id"] = call.call_id
         try:
             data = await executor(self.ctx, args)
         except Exception as exc:

@@ -38,10 +38,11 @@ import anyio.to_thread
 from yagent.kernel import cmdpolicy, invoke, netguard, sandbox, toolfail
 from yagent.kernel.gatecheck import Action, Judgement
 from yagent.kernel.preset import Preset
+from yagent.tools.guard import PROTECTED_PATHS
 from yagent.tools.shellrules import RuleFile, ShellRulesError, remembered_rule
 
 STAGE = "command_policy"
-PROTECTED = (".git", ".yagent")
+PROTECTED = PROTECTED_PATHS
 """Workspace paths a sandboxed command may read but not write: the repository's metadata (hooks
 and config there run on the host later) and yagent's own configuration (its rules)."""
 SECRET_ENV = ("*API_KEY*", "*APIKEY*", "*TOKEN*", "*SECRET*", "*PASSWORD*", "*PASSWD*", "AWS_*")

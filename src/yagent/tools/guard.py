@@ -12,7 +12,10 @@ Contract:
   cannot be tokenised needs authorization.
 - The only enforcement is "ask the person": the guard returns a reason, never a hard refusal.
   Standing permissions skip the question: session (per tool, or all), project (persisted
-  `authorized_projects`), YOLO (`-y`: everything, including paths outside the workspace).
+  `authorized_projects`), YOLO (`-y`: everything, including paths outside the workspace) —
+  except one: a file-writing tool aimed into `PROTECTED_PATHS` (the repository's `.git`, yagent's
+  own `.yagent` with its shell rules) is asked about every time, whatever stands (`protected`):
+  a model that could write its own rules or git hooks unasked would approve itself.
 """
 
 from __future__ import annotations
@@ -53,6 +56,8 @@ SAFE_SYSTEM_PATHS: tuple[str, ...] = (
 )
 
 _DESTRUCTIVE = frozenset({Effect.WRITE})
+PROTECTED_PATHS: tuple[str, ...] = (".git", ".yagent")
+"""Workspace paths only a person may let a tool write (and that a sandbox mounts read-only)."""
 
 
 class Yolo(enum.IntEnum):
@@ -145,6 +150,21 @@ class WorkspaceGuard:
         if destructive and any(self.resolve(p) == str(self.workspace) for p in outside):
             return f"{spec.name} would act on the workspace directory itself ({where})"
         return f"{spec.name} reaches outside the workspace {self.workspace}: {where}"
+
+    def protected(self, spec: Spec, args: Mapping[str, Any]) -> str | None:
+        """Why this call writes into a protected path (asked regardless of standing), or None."""
+        if spec.effect not in _DESTRUCTIVE:
+            return None
+        roots = [os.path.join(self.workspace, rel) for rel in PROTECTED_PATHS]
+        hits = [
+            p for p in spec.arg_paths_of(args) if any(_under(self.resolve(p), r) for r in roots)
+        ]
+        if not hits:
+            return None
+        where = ", ".join(f"{p} → {self.resolve(p)}" for p in hits)
+        return (
+            f"{spec.name} would write into a protected path ({where}); only a person may allow it"
+        )
 
     def danger(self, spec: Spec, args: Mapping[str, Any]) -> str | None:
         """Why this call is a dangerous operation needing authorization, or None."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from yagent.tools import bash, browser, files, flow, search, skills
+from yagent.tools import program, bash, browser, files, flow, search, skills, web
 from yagent.tools.adapter import Executor
 from yagent.tools.codegraph import find_definitions, find_references
 from yagent.tools.spillread import read_spill
@@ -28,6 +28,8 @@ _BUILTIN: Mapping[str, Executor] = {
     "ask_user_for_help": flow.ask_user_for_help,
     "load_tool": flow.load_tool,
     "use_skill": skills.use_skill,
+    "web_fetch": web.web_fetch,
+    "run_program": program.run_program,
     "read_spill": read_spill,
     "browser_navigate": browser.navigate,
     "browser_back": browser.back,

@@ -69,7 +69,12 @@ class BoundaryStage:
     async def judge(self, call: Call) -> Verdict:
         spec = self._surface.spec(call.tool)
         guard = self._surface.guard
-        if spec is None or guard.standing(spec):
+        if spec is None:
+            return Verdict.allow(self.name)
+        protected = guard.protected(spec, call.args)
+        if protected:
+            return Verdict.prompt(protected, stage=self.name)
+        if guard.standing(spec):
             return Verdict.allow(self.name)
         reason = guard.boundary(spec, call.args)
         return Verdict.prompt(reason, stage=self.name) if reason else Verdict.allow(self.name)

@@ -11,6 +11,7 @@ from typing import Any
 
 from yagent.toolspec import params as p
 from yagent.toolspec.browser import BROWSER
+from yagent.toolspec.program import RUN_PROGRAM
 from yagent.toolspec.spec import Effect, Spec, Tier, make_spec
 
 # Capability tags: the facts other layers ask about instead of comparing tool names.
@@ -195,6 +196,18 @@ BUILTIN: tuple[Spec, ...] = (
         Tier.HOT,
         brief="Page through a cut tool output.",
         tags=frozenset({PAGES_SPILL}),
+    ),
+    RUN_PROGRAM,
+    make_spec(
+        "web_fetch",
+        "Fetch one web page (http/https) and return its readable text: HTML is reduced to "
+        "headings, paragraphs, lists and links. Private, loopback and cloud-metadata addresses "
+        "are refused (redirects included); only text content types are read; long pages are "
+        "cut at max_chars and the cut is stated.",
+        p.WebFetchArgs,
+        Effect.NETWORK,
+        Tier.WARM,
+        brief="Fetch a web page as text.",
     ),
     *BROWSER,
 )

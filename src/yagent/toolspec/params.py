@@ -101,6 +101,16 @@ class UseSkillArgs(Args):
     name: str = Field(description="The skill to open (from the skills list).")
 
 
+class WebFetchArgs(Args):
+    url: str = Field(description="The http(s) URL to fetch.")
+    max_chars: int = Field(
+        20_000,
+        ge=200,
+        le=200_000,
+        description="Cut the readable text at this many characters (the cut is stated).",
+    )
+
+
 class ReadSpillArgs(Args):
     locator: str = Field(description="The locator named in a cut tool output's notice.")
     page: int = Field(1, description="Which page to read (1-based), as the notice suggests.")

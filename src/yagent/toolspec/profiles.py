@@ -51,7 +51,8 @@ _READ = frozenset({Effect.READ, Effect.COGNITIVE})
 _FLOW = frozenset({Effect.FLOW, Effect.META})
 
 CODING = Profile("coding", _READ | _FLOW | {Effect.WRITE, Effect.EXEC}, external=True)
-REPO = Profile("repo", _READ | _FLOW, external=True)
+# Repo stays read-only: a program can only reach the tools the profile grants anyway.
+REPO = Profile("repo", _READ | _FLOW, names=frozenset({"run_program"}), external=True)
 CHAT = Profile(
     "chat",
     frozenset({Effect.COGNITIVE}) | _FLOW,

@@ -6,7 +6,7 @@ Facts declared here and nowhere else:
   call. Its own effect is `EXEC` and it is `serial`: what it does is whatever its calls do, so it
   is never admitted to run in parallel with other calls, and a profile grants it explicitly.
 - HOT: the point is to replace many round trips, which only works when the model sees it.
-The registry (builtin) does not list it yet: the lead registers `RUN_PROGRAM` and grants it.
+Registered in `builtin.BUILTIN`; Coding and DevOps get it through EXEC, Repo by name.
 """
 
 from __future__ import annotations
