@@ -4,12 +4,14 @@ Contract:
 - `before_request` runs before every model request. It offloads inline objects two-phase (a
   message's object stays inline the first request it is in; from the next request on it is a
   placeholder — the `seen` set lives as long as the run), meters the request by segment (system,
-  tool definitions, history, tool results) against the clamped window, and, when the total
-  reaches `compact_at` of the window, plans a compaction with `budget` and applies it: archive
-  first (through the host's `archive` callback, the full messages), then the model's summary in
-  place of what left. Pinned (the first user message and this run's task) and recent messages
-  are kept verbatim; a call is never separated from its results. It publishes `context` every
-  request, `compaction` for each attempt (with `compacted` and, on failure, the error).
+  tool definitions, history, tool results) against the clamped window, and, when the messages
+  fill `compact_at` of the room the system prompt and tool definitions leave, plans a compaction
+  to `compact_to` of that room with `budget` and applies it: archive first (through the host's
+  `archive` callback, the full messages), then the model's summary in place of what left.
+  Pinned (the first user message and this run's task) and the last `keep_recent` messages are
+  kept verbatim — fewer recent ones, down to the last, only when keeping them all could not free
+  enough; a call is never separated from its results. It publishes `context` every request,
+  `compaction` for each attempt (with `compacted` and, on failure, the error).
 - No spinning: when there is no plan (under target, nothing removable, not enough gain, the same
   plan as last time, or the system prompt and tools alone fill the window) it publishes
   `compaction_skipped` with the reason once, and the run goes on.
@@ -150,13 +152,10 @@ class Economy:
         self._sync(messages)
         current = self._offload(list(messages), step)
         usage = self._measure(system, tools, current)
-        if usage.due(self.settings.compact_at):
-            compacted = await self._compact(current, usage, step)
-            if compacted is not None:
-                current = compacted
-                usage = self._measure(system, tools, current)
-        else:
-            self._quiet = None
+        compacted = await self._compact(current, usage, step)
+        if compacted is not None:
+            current = compacted
+            usage = self._measure(system, tools, current)
         self._publish_context(usage, step, len(current))
         return current
 
@@ -226,10 +225,35 @@ class Economy:
         self._quiet = reason
         self._emit("compaction_skipped", {"step": step, "reason": reason, "detail": detail})
 
+    def _plan(
+        self, entries: list[compaction.Entry], room: int, summary_tokens: int
+    ) -> tuple[budget.Plan | budget.NoPlan, int]:
+        """A plan keeping `keep_recent` messages, fewer (down to 1) when that cannot free enough."""
+        counter = self.meter.count
+        reading = self.window.limit - summary_tokens - counter(compaction.SUMMARIZER_SYSTEM) - 64
+        items = compaction.items(entries, counter, frozenset(self._pinned))
+        keep = self.settings.keep_recent
+        while True:
+            plan = budget.plan_compaction(
+                items,
+                window=room,
+                target=max(1, int(self.settings.compact_to * room)),
+                keep_recent=keep,
+                summary_tokens=summary_tokens,
+                summary_input_limit=max(1, reading),
+                previous=self._previous,
+            )
+            short = (
+                isinstance(plan, budget.NoPlan) and plan.reason is budget.Reason.INSUFFICIENT_GAIN
+            )
+            if not short or keep <= 1:
+                return plan, keep
+            keep = max(1, keep // 2)
+
     async def _compact(
         self, messages: list[Message], usage: budget.Usage, step: int
     ) -> list[Message] | None:
-        counter = self.meter.count
+        """Compaction when the messages fill `compact_at` of the room the fixed part leaves."""
         limit = self.window.limit
         fixed = usage.tokens(budget.SYSTEM) + usage.tokens(budget.TOOL_DEFINITIONS)
         room = limit - fixed
@@ -237,20 +261,12 @@ class Economy:
             detail = f"the system prompt and tool definitions alone take {fixed} of {limit} tokens"
             self._skip(SYSTEM_FULL, detail, step)
             return None
-        target = max(1, min(room, int(self.settings.compact_to * limit) - fixed))
+        if usage.total - fixed < self.settings.compact_at * room:
+            self._quiet = None
+            return None
         summary_tokens = min(budget.DEFAULT_SUMMARY_TOKENS, max(64, limit // 10))
-        reading = limit - summary_tokens - counter(compaction.SUMMARIZER_SYSTEM) - 64
         entries = list(zip(self._ids, messages, strict=True))
-        plan = budget.plan_compaction(
-            compaction.items(entries, counter, frozenset(self._pinned)),
-            window=room,
-            target=target,
-            keep_recent=self.settings.keep_recent,
-            summary_tokens=summary_tokens,
-            summary_input_limit=max(1, reading),
-            keep_roles=frozenset({"system"}),
-            previous=self._previous,
-        )
+        plan, kept_recent = self._plan(entries, room, summary_tokens)
         if isinstance(plan, budget.NoPlan):
             self._skip(plan.reason.value, plan.detail, step)
             return None
@@ -270,7 +286,7 @@ class Economy:
             archiver=_Archiver(self._archive, step),
             make_summary=make_summary,
             id_of=lambda entry: entry[0],
-            counter=counter,
+            counter=self.meter.count,
         )
         payload: dict[str, Any] = {
             "step": step,
@@ -278,6 +294,7 @@ class Economy:
             "archived": leaving,
             "summarized": len(plan.summarize),
             "kept": len(plan.keep),
+            "kept_recent": kept_recent,
             "tokens_before": plan.tokens_before,
             "tokens_after": plan.tokens_after,
             "archive_ref": applied.archive_ref,

@@ -14,6 +14,7 @@ context (`live`), one continued from the store starts from its full stored histo
 from __future__ import annotations
 
 import contextlib
+import json
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
@@ -29,8 +30,9 @@ from yagent.agents.context import system_prompt
 from yagent.agents.loop import LoopConfig, run_agent_loop
 from yagent.agents.pause import PauseGate
 from yagent.agents.results import AgentResult
-from yagent.app import economy, memories, sessionrefs
+from yagent.app import economy, memories, safety, sessionrefs
 from yagent.app.config import Config
+from yagent.app.telemetry import WARNING_EVENT, Telemetry, exporter_from_env
 from yagent.app.engines import build_engine
 from yagent.kernel import hookengine, sessionref
 from yagent.llm import Message
@@ -67,6 +69,7 @@ class App:
     prices: PriceTable = DEFAULT_PRICES
 
     def __post_init__(self) -> None:
+        self.otel_sink = exporter_from_env()  # None unless OTEL_* variables ask for export
         self.ledger = Ledger(self.prices)
         self.settings = Settings(self.home)
         self.guard = WorkspaceGuard(self.workspace, settings=self.settings, yolo=self.yolo)
@@ -74,6 +77,7 @@ class App:
         self.skills = FolderSkillSource.for_workspace(self.workspace, self.home)
         entries = [e.model_dump(exclude_none=True) for e in self.config.hooks]
         self.hook_engine, _ = hooks.from_config(entries, cwd=self.workspace)
+        self.safety = safety.build(self.config, self.workspace)
         self.clock: sessionref.Clock = sessionref.SystemClock()
         self.live: dict[str, tuple[Message, ...]] = {}  # compacted history of finished runs
 
@@ -91,6 +95,7 @@ class App:
             schema_budget=self.config.agent.schema_budget,
             yolo=self.yolo,
             host_stages=(hookengine.stage(self.hook_engine),) if self.hook_engine.hooks else (),
+            commands=self.safety.commands,
         )
         return Surface(BUILTIN, agent.profile, self.guard, external=self.mcp.specs, options=options)
 
@@ -98,13 +103,13 @@ class App:
     def publish(self, session_id: str) -> Callable[[str, Mapping[str, Any]], None]:
         def publish(kind: str, payload: Mapping[str, Any]) -> None:
             delegation = str(payload.get("delegation_id", ""))
+            logged = self.safety.for_log(payload)  # pii: what the rollout and traces keep
             if kind != "assistant_delta":  # deltas are display-only; the turn is persisted
-                self.store.append_event(session_id, kind, dict(payload), delegation_id=delegation)
-            self._record_tools(session_id, kind, payload, delegation)
-            event = Event(kind, dict(payload), delegation)
+                self.store.append_event(session_id, kind, logged, delegation_id=delegation)
+            self._record_tools(session_id, kind, logged, delegation)
             for observer in self.observers:
-                observer(event)
-            self.dispatcher.send(event)
+                observer(Event(kind, logged, delegation))
+            self.dispatcher.send(Event(kind, self.safety.for_display(payload), delegation))
 
         return publish
 
@@ -147,24 +152,28 @@ class App:
         publish = self.publish(session_id)
 
         def observe(call: Any, record: Any) -> None:
+            base = {
+                "agent": agent,
+                "delegation_id": "",
+                "parent_call_id": call.meta.get("ptc_parent", ""),
+                "call_id": record.call_id,
+                "name": record.tool,
+            }
+            publish("program_call", {**base, "arguments": json.dumps(dict(call.args))})
             publish(
-                "program_call",
+                "program_result",
                 {
-                    "agent": agent,
-                    "delegation_id": "",
-                    "parent_call_id": call.meta.get("ptc_parent", ""),
-                    "call_id": record.call_id,
-                    "name": record.tool,
+                    **base,
                     "ok": record.ok,
-                    "kind": record.kind.value if record.kind else None,
                     "stage": record.stage,
+                    "kind": record.kind.value if record.kind else None,
                 },
             )
 
         return observe
 
     def _rollout(self, session_id: str, kind: str, payload: Mapping[str, Any]) -> None:
-        self.store.append_event(session_id, kind, dict(payload))
+        self.store.append_event(session_id, kind, self.safety.for_log(payload))
 
     def _checkpoint(self, session_id: str, data: Mapping[str, Any]) -> None:
         self.store.write_checkpoint(session_id, step=int(data.get("step", 0)), data=dict(data))
@@ -209,6 +218,7 @@ class App:
             skills=self.skills,
             state_dir=state_dir,
             spill=context.spill,
+            pii=self.safety.pii,
         )
         adapter = Adapter(ctx, registry.executors(self.mcp.executors))
         ctx.extras[program.ADAPTER_KEY] = adapter  # programs reach MCP executors too
@@ -244,9 +254,18 @@ class App:
             context=context,
             archive=economy.archiver(self.store, session_id, agent.name),
         )
+        telemetry = Telemetry(
+            session_id,
+            sink=self.otel_sink,
+            prices=self.prices,
+            on_warning=lambda f: self._rollout(session_id, WARNING_EVENT, f.to_dict()),
+        )
+        self.observers.append(telemetry.observe_event)
         try:
             result = await run_agent_loop(cfg, model_task, history=history)
         finally:
+            self.observers.remove(telemetry.observe_event)
+            telemetry.close()
             with anyio.CancelScope(shield=True):
                 await browser.close_session(ctx)
         self.store.set_status(session_id, _session_status(result))
@@ -285,7 +304,7 @@ async def open_app(
     )
     try:
         async with McpTools(servers) as mcp:
-            yield App(
+            app = App(
                 config,
                 home,
                 workspace,
@@ -296,5 +315,10 @@ async def open_app(
                 interactive=interactive,
                 prices=prices,
             )
+            try:
+                yield app
+            finally:
+                if app.otel_sink is not None:
+                    app.otel_sink.shutdown()
     finally:
         store.close()

@@ -81,11 +81,16 @@ class AgentSettings(Strict):
     @field_validator("preset")
     @classmethod
     def _known_preset(cls, value: str) -> str:
-        presets.BUILTIN.resolve(value)  # UnknownPresetError is a ValueError-free LookupError
+        try:
+            presets.BUILTIN.resolve(value)
+        except presets.UnknownPresetError as exc:  # a LookupError: pydantic reports ValueErrors
+            raise ValueError(str(exc)) from None
         return value
+
     context_window: int = Field(128_000, ge=1000, description="input window, tokens")
     compact_at: float = Field(0.8, gt=0.5, le=1.0, description="compact at this window share")
-    max_tool_output: int = Field(20_000, ge=1000, description="tool output chars before spill")
+    # ≥ one spill line (2000 chars): a one-line JSON output must show at least its first piece
+    max_tool_output: int = Field(20_000, ge=2000, description="tool output chars before spill")
 
 
 class McpServer(Strict):

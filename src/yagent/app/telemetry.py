@@ -77,6 +77,15 @@ VOCABULARY = RuleBook(
             Kind.RESULT, _CALL, _STEP, name="name", scope=_D, ok="ok", outcome="kind",
             attrs={"call_id": "call_id", "step": "step", "result": "content"},
         ),
+        # A host call made by a program (run_program), a child of the program's own call.
+        "program_call": Rule(
+            Kind.CALL, _CALL, Ref("call", (_D, "parent_call_id")), name="name", scope=_D,
+            attrs={"call_id": "call_id"},
+        ),
+        "program_result": Rule(
+            Kind.RESULT, _CALL, Ref("call", (_D, "parent_call_id")), name="name", scope=_D,
+            ok="ok", outcome="kind", attrs={"call_id": "call_id", "stage": "stage"},
+        ),
         # Published by whoever starts a sub-agent: its lane, the agent, and the parent's call.
         "delegation_start": Rule(
             Kind.SPAN_START, _LANE, Ref("call", ("parent_delegation_id", "call_id")),

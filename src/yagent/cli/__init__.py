@@ -6,6 +6,8 @@
     yagent resume [ID]          continue a session (the latest in this workspace by default)
     yagent replay SESSION       replay a recorded session's model side with real tools
     yagent doctor               check provider, rg, chromium, bwrap, settings
+    yagent trace SESSION [--html FILE]   rows per turn, or a self-contained HTML timeline
+    yagent memory add TEXT [--global] | list   memories injected into every agent's context
 
 Exit status: 0 done, 1 the run did not finish (error, timeout, cancelled, nothing submitted),
 2 usage or configuration error (the message says what to fix).
@@ -24,6 +26,8 @@ import click
 from yagent import __version__
 from yagent.app.config import ConfigError
 from yagent.cli import commands
+from yagent.cli.trace import trace
+from yagent.cli.memory import memory
 from yagent.cli.runner import Options, interactive, replay_engine, run_once
 from yagent.memory import SessionStoreError
 from yagent.tools.guard import Yolo
@@ -133,6 +137,8 @@ cli.add_command(commands.sessions)
 cli.add_command(commands.resume)
 cli.add_command(commands.replay)
 cli.add_command(commands.doctor)
+cli.add_command(trace)
+cli.add_command(memory)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -107,9 +107,9 @@ class Renderer:
             self.stream.end_turn(str(p.get("text", "")))
             return
         self.stream.end_turn()
-        line = economy_lines.line(event.type, p)
-        if line is not None:
-            self.console.print(line)
+        shown = economy_lines.line(event.type, p)
+        if shown is not None:
+            self.console.print(shown)
         elif event.type == "tool_call":
             self.console.print(
                 f"[bold cyan]→ {p.get('name')}[/] {_clip(str(p.get('arguments')), 200)}"
@@ -145,19 +145,21 @@ class Renderer:
                 "usage": result.usage.to_dict(),
                 "report": result.report.report.model_dump(mode="json") if result.report else None,
                 "report_repaired": result.report.repaired if result.report else False,
+                "report_note": result.report_note,
             }
             self.out.write(json.dumps(line, ensure_ascii=False) + "\n")
             return
         parsed = result.report
         if result.deliverable and (
             parsed is None
-            or (parsed.report.summary != result.deliverable and not looks_like_report(result.deliverable))
+            or (
+                parsed.report.summary != result.deliverable
+                and not looks_like_report(result.deliverable)
+            )
         ):
             self.console.print(Markdown(result.deliverable))
         if parsed is not None:
             self.console.print(Markdown(render_markdown(parsed.report, repaired=parsed.repaired)))
-        elif result.report_note:
-            self.console.print(f"[yellow]{result.report_note}[/]")
         if result.note:
             self.console.print(f"[yellow]{result.note}[/]")
         u = result.usage

@@ -1,0 +1,81 @@
+"""`yagent memory add "text" [--global]` and `yagent memory list`.
+
+Project memories go to `<workspace>/.yagent/memory.json`, user memories (`--global`) to
+`<home>/memory.json`; both are injected into every agent's system prompt (see
+`yagent.app.memories`). `list` shows both files with each item's id, scope, source and time, and
+says when a file cannot be read instead of showing it as empty.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from yagent.app.memories import MemoryFileError, files
+
+
+def _home() -> Path:
+    return Path(os.environ.get("YAGENT_HOME") or Path.home() / ".yagent")
+
+
+def _workspace(path: str | None) -> Path:
+    return Path(path or os.getcwd()).resolve()
+
+
+def _when(ts: object) -> str:
+    if isinstance(ts, int | float) and not isinstance(ts, bool):
+        return datetime.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
+    return "?"
+
+
+workspace_option = click.option(
+    "--workspace",
+    "-C",
+    type=click.Path(file_okay=False),
+    help="The project whose memories to use (default: the current directory).",
+)
+
+
+@click.group()
+def memory() -> None:
+    """Project and user memories injected into every agent's context."""
+
+
+@memory.command("add")
+@click.argument("text")
+@click.option("--global", "is_global", is_flag=True, help="A user memory, for every project.")
+@workspace_option
+def add(text: str, is_global: bool, workspace: str | None) -> None:
+    """Remember TEXT for this project (or, with --global, everywhere)."""
+    project, user = files(_home(), _workspace(workspace))
+    target = user if is_global else project
+    try:
+        item = target.add(text)
+    except MemoryFileError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"remembered {item['id']} ({target.scope}) in {target.path}")
+
+
+@memory.command("list")
+@workspace_option
+def list_memories(workspace: str | None) -> None:
+    """Show the project's and the user's memories."""
+    console = Console(highlight=False, soft_wrap=True)
+    for memory_file in files(_home(), _workspace(workspace)):
+        try:
+            items = memory_file.load()
+        except MemoryFileError as exc:
+            console.print(f"[red]{memory_file.scope}: {exc}[/]")
+            continue
+        if not items:
+            console.print(f"{memory_file.scope}: no memories ({memory_file.path})")
+            continue
+        table = Table("id", "scope", "source", "time", "text", title=str(memory_file.path))
+        for item in items:
+            table.add_row(item.id, item.scope, item.source or "-", _when(item.at), item.text)
+        console.print(table)

@@ -1,0 +1,47 @@
+"""`yagent trace SESSION [--html FILE]`: what the agents did, in what order, for how long.
+
+The terminal form prints each turn's rows (model calls, tool calls, delegations) with their
+measured durations and pairing states; `--html` writes one self-contained file with a timeline
+(no network needed to open it). Watchdog warnings recorded in the session are listed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from yagent.app.telemetry import WARNING_EVENT
+from yagent.app.timeline import render_html, render_text
+from yagent.memory import SessionStore
+
+
+def _home() -> Path:
+    import os
+
+    return Path(os.environ.get("YAGENT_HOME") or Path.home() / ".yagent")
+
+
+@click.command()
+@click.argument("session")
+@click.option(
+    "--html",
+    "html_out",
+    type=click.Path(dir_okay=False),
+    help="Write a self-contained HTML timeline to this file.",
+)
+def trace(session: str, html_out: str | None) -> None:
+    """Show a session's trace (rows per turn), or write an HTML timeline."""
+    with SessionStore(_home() / "sessions.db") as store:
+        info = store.get_session(session)
+        events = store.events(info.id)
+    if html_out:
+        Path(html_out).write_text(
+            render_html(events, title=info.title or info.id), encoding="utf-8"
+        )
+        click.echo(f"timeline written to {html_out}")
+        return
+    click.echo(render_text(events), nl=False)
+    warnings = [e for e in events if e.type == WARNING_EVENT]
+    for w in warnings:
+        click.echo(f"watchdog: {w.payload}")
