@@ -132,3 +132,21 @@ def test_signals_without_a_row_are_ignored_and_reopening_is_harmless() -> None:
     assert w.open_step("s", "L") == ()  # the same step again: nothing closes
     assert w.close_scope("L") == ()
     assert w.reset() == ()
+
+
+def test_a_nested_call_is_declared_by_its_executing_parent() -> None:
+    from yagent.kernel.trajectory.vocabulary import Kind, Signal
+
+    dog = Watchdog()
+    dog.open_step("step:1")
+    dog.declare("step:1", ["call:p"])
+    dog.observe(Signal(Kind.CALL, "call:p", parent="step:1"))
+    dog.observe(Signal(Kind.CALL, "call:p#1", parent="call:p"))
+    found = dog.observe(Signal(Kind.RESULT, "call:p#1", parent="call:p"))
+    found += dog.observe(Signal(Kind.RESULT, "call:p", parent="step:1"))
+    found += dog.close_all()
+    assert found == ()
+    orphan = Watchdog()
+    orphan.observe(Signal(Kind.CALL, "call:q#1", parent="call:q"))  # parent never executed
+    orphan.observe(Signal(Kind.RESULT, "call:q#1", parent="call:q"))
+    assert [f.call for f in orphan.close_all()] == ["call:q#1"]

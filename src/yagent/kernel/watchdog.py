@@ -3,8 +3,9 @@
 Guarantees: when a step closes (the next step of its lane starts, its lane ends, the turn ends,
 or the host closes it), the watchdog reports each call the step declared that never started
 executing (`declared_not_executed`) and each result that arrived for a call no step of the turn
-declared (`result_without_declaration`). A result that arrives after its step already closed is
-judged at once. Each finding is reported once, is returned to the caller and kept in `findings`.
+declared (`result_without_declaration`). A call whose parent is itself an executing call (a
+nested call, e.g. a program's host call) counts as declared by that parent. A result that
+arrives after its step already closed is judged at once. Each finding is reported once, is returned to the caller and kept in `findings`.
 Refuses: nothing, and decides nothing — it only warns. The decisions on the hot path (refusing a
 call, ending a run) belong to the guards and the loop; the watchdog must never become one.
 Leaves to the host: what to do with a warning (record it, show it, export it), and where a step
@@ -172,6 +173,10 @@ class Watchdog:
         if kind is Kind.STEP_END:
             self.declare(row, signal.declares, scope)
         elif kind is Kind.CALL:
+            if signal.parent is not None and signal.parent in self._executed:
+                # A nested call, made by a call that is executing (a program's host call): the
+                # running parent is what declared it.
+                self._declared.add(row)
             self.executed(row)
         elif kind is Kind.RESULT:
             return self.result(row, signal.parent, scope)
