@@ -209,3 +209,17 @@ def test_damaged_encodings_never_raise(state: Pending, data: st.DataObject) -> N
     damaged = text[:cut] + junk + text[cut + data.draw(st.integers(0, 3)) :]
     result = pending.decode(damaged)
     assert result is None or isinstance(result, Pending)
+
+
+def test_depth_limit_does_not_depend_on_the_recursion_limit() -> None:
+    import sys
+
+    deep = (
+        '{"v":1,"kind":"k","id":"i","created_at":1.0,"payload":' + '{"a":' * 2000 + "1" + "}" * 2001
+    )
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(100_000)
+    try:
+        assert pending.decode(deep) is None
+    finally:
+        sys.setrecursionlimit(old)

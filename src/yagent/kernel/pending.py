@@ -122,6 +122,24 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"non-finite number {name}")
 
 
+MAX_DEPTH = 64  # payload nesting beyond this is not a pending state (and not a stack to recurse)
+
+
+def _too_deep(document: object) -> bool:
+    """Nesting deeper than MAX_DEPTH, measured without recursion (the interpreter's recursion
+    limit differs between processes, so it must not be what decides)."""
+    stack: list[tuple[object, int]] = [(document, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return True
+        if isinstance(node, dict):
+            stack.extend((child, depth + 1) for child in node.values())
+        elif isinstance(node, list):
+            stack.extend((child, depth + 1) for child in node)
+    return False
+
+
 def decode(value: object) -> Pending | None:
     """The pending state `value` encodes, or None when it encodes none. Never raises."""
     if not isinstance(value, str) or not value:
@@ -130,7 +148,7 @@ def decode(value: object) -> Pending | None:
         document = json.loads(value, parse_constant=_reject_constant)
     except (ValueError, RecursionError):
         return None
-    if not isinstance(document, dict) or set(document) != _FIELDS:
+    if not isinstance(document, dict) or set(document) != _FIELDS or _too_deep(document):
         return None
     version = document["v"]
     if type(version) is not int or version != VERSION:
