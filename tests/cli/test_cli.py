@@ -134,6 +134,11 @@ def _hanging_run(tmp_path: Path, home: Path, command: str) -> tuple[subprocess.P
     """A real `yagent run` whose only tool call hangs; returns it and the command's shell pid."""
     ws = tmp_path / "ws"
     ws.mkdir()
+    # The test watches the command's host pid through a file outside the workspace: both are out
+    # of sight inside the default preset's sandbox (own pid namespace, private /tmp), so it runs
+    # unconfined. The sandboxed kill path is tested in tests/tools/test_bash_sandbox.py.
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text('[agent]\npreset = "yolo"\n')
     marker = tmp_path / "pid"
     rec = Recording()
     rec.add(

@@ -179,7 +179,8 @@ async def test_long_session_stays_in_the_window_and_loses_nothing(
     again = next(m for m in stored if m.get("tool_call_id") == "img-11")
     digest = hashlib.sha256(image).hexdigest()
     assert uri in str(first["content"])
-    assert f"sha256:{digest}" in str(again["content"]) and uri not in str(again["content"])
+    assert f"sha256:{digest}" in str(again["content"])
+    assert uri not in str(again["content"])
     assert (home / "state" / sid / "offload" / digest[:2] / digest).read_bytes() == image
     after = requests[12].messages
     assert not any(uri in m.content for m in after), "seen once, then only the placeholder"

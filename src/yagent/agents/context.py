@@ -19,9 +19,9 @@ from pathlib import Path
 from yagent.agents.catalog import AUTONOMY, AgentDef
 from yagent.kernel import reminder, skilldisclose
 from yagent.tools import program
-from yagent.toolspec.program import RUN_PROGRAM
 from yagent.tools.surface import Surface
 from yagent.toolspec import SkillDoc
+from yagent.toolspec.program import RUN_PROGRAM
 
 MAX_PROJECT_DOC_BYTES = 24 * 1024
 SKILL_BUDGET = 8

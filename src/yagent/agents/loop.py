@@ -12,7 +12,9 @@ Contract:
   says plainly that nothing was submitted.
 - Every published event carries the delegation id; every step with tool calls writes one
   `sub_agent_activity` record to the rollout; a checkpoint is written once, in the termination
-  path, only when the run ends with an error (including timeouts and cancellation).
+  path, only when the run ends with an error (including timeouts and cancellation). `on_step`,
+  when set, is awaited at each step's start (after the pause gate, before the model request):
+  the host's durable per-step progress record.
 - Idle/total timeouts come from the `activity.Monitor` and end the run as `idle_timeout` /
   `total_timeout`, distinguishable from a person's cancel (which propagates after the checkpoint).
 - With `context` set, every request first goes through the run's `economy.Economy` (metering,
@@ -25,7 +27,7 @@ Contract:
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,6 +81,7 @@ class LoopConfig:
     pause: PauseGate | None = None
     monitor_interval: float = 0.5
     start_step: int = 0
+    on_step: Callable[[int], Awaitable[None]] | None = None  # awaited as each step starts
     on_turn: Callable[[AssistantTurn], None] | None = None
     on_message: Callable[[Message], None] | None = None  # every message, as it joins the history
     context: ContextSettings | None = None  # None: no context economy (no metering, no spill)
@@ -213,6 +216,8 @@ async def _steps(run: _Run) -> Status:
         if cfg.pause is not None:
             await cfg.pause.wait(cfg.monitor)
         run.step += 1
+        if cfg.on_step is not None:
+            await cfg.on_step(run.step)
         turn = await _ask_model(run)
         run.add(turn.message())
         if turn.text:

@@ -28,6 +28,11 @@ class PauseGate:
     def paused(self) -> bool:
         return self._paused
 
+    @property
+    def abandoned(self) -> bool:
+        """True once `abandon()` was called: the run stops at its next step boundary."""
+        return self._abandoned
+
     def pause(self) -> None:
         self._paused = True
 

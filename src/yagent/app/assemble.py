@@ -9,6 +9,10 @@ Each run also gets the context economy (`app.economy`: window, spill, offload, c
 archive), the memories (`app.memories`) in its system prompt and the session references
 (`app.sessionrefs`) in its task; a session continued in the same process keeps its compacted
 context (`live`), one continued from the store starts from its full stored history.
+Durability (`app.durable`, `app.runtrack`, in `home/durable.db`): each run is checkpointed per
+step and its conclusion committed once; side-effecting tool calls run through `sideeffect`; calls a
+dead process left without a result are settled, never re-run; `resume=` continues an interrupted
+run from its checkpoint (same history, its step count, its loaded tools).
 """
 
 from __future__ import annotations
@@ -32,8 +36,10 @@ from yagent.agents.pause import PauseGate
 from yagent.agents.results import AgentResult
 from yagent.app import economy, memories, safety, sessionrefs
 from yagent.app.config import Config
-from yagent.app.telemetry import WARNING_EVENT, Telemetry, exporter_from_env
+from yagent.app.durable import Decision, open_home
 from yagent.app.engines import build_engine
+from yagent.app.runtrack import open_track
+from yagent.app.telemetry import WARNING_EVENT, Telemetry, exporter_from_env
 from yagent.kernel import hookengine, sessionref
 from yagent.llm import Message
 from yagent.llm.pricing import DEFAULT_PRICES, Ledger, PriceTable
@@ -78,6 +84,7 @@ class App:
         entries = [e.model_dump(exclude_none=True) for e in self.config.hooks]
         self.hook_engine, _ = hooks.from_config(entries, cwd=self.workspace)
         self.safety = safety.build(self.config, self.workspace)
+        self.durable = open_home(self.home, self.config)  # closed by open_app
         self.clock: sessionref.Clock = sessionref.SystemClock()
         self.live: dict[str, tuple[Message, ...]] = {}  # compacted history of finished runs
 
@@ -182,9 +189,17 @@ class App:
         self.store.append_message(session_id, message.to_dict(), agent=agent)
 
     async def run(
-        self, task: str, *, agent_name: str | None = None, session_id: str | None = None
+        self,
+        task: str,
+        *,
+        agent_name: str | None = None,
+        session_id: str | None = None,
+        resume: Decision | None = None,
     ) -> tuple[str, AgentResult]:
-        """Run `task`; a new session unless `session_id` continues one (its messages as history)."""
+        """Run `task`; a new session unless `session_id` continues one (its messages as history);
+        `resume` (a CONTINUE decision for that session) continues its interrupted run instead."""
+        if resume is not None and resume.run is not None:
+            agent_name = resume.run.agent
         agent = self.agent(agent_name or self.config.agent.default)
         if session_id is None:
             info = self.store.create_session(
@@ -210,6 +225,20 @@ class App:
         state_dir = self.home / "state" / session_id
         context = economy.context_settings(self.config, state_dir=state_dir, session_id=session_id)
         surface = self.surface(agent)
+        if resume is not None:
+            surface.restore_materialized(resume.materialized)
+        track = await open_track(
+            self.durable,
+            store=self.store,
+            session_id=session_id,
+            agent=agent.name,
+            task=task,
+            max_steps=agent.max_steps,
+            publish=publish,
+            materialized=surface.materialized,
+            resume=resume,
+        )
+        history = await track.settle(history)
         ctx = ToolContext(
             self.workspace,
             surface,
@@ -219,6 +248,7 @@ class App:
             state_dir=state_dir,
             spill=context.spill,
             pii=self.safety.pii,
+            effects=self.durable.runner(session_id, publish, stopping=lambda: self.pause.abandoned),
         )
         adapter = Adapter(ctx, registry.executors(self.mcp.executors))
         ctx.extras[program.ADAPTER_KEY] = adapter  # programs reach MCP executors too
@@ -237,14 +267,14 @@ class App:
             ),
             engine=self.engine,
             adapter=adapter,
-            max_steps=agent.max_steps,
+            max_steps=track.run.max_steps,
             stop_on_finish=agent.stop_on_finish,
             no_action_retry_limit=agent.no_action_retry_limit,
             step_retries=agent.step_retries,
             no_action_reminder=agent.no_action_reminder,
             parallel_limit=settings.max_parallel_tools,
             tool_timeout=settings.tool_timeout,
-            publish=publish,
+            publish=track.publisher(publish),
             rollout=lambda k, p: self._rollout(session_id, k, p),
             checkpoint=lambda data: self._checkpoint(session_id, data),
             monitor=Monitor(idle=settings.idle_timeout, total=settings.total_timeout),
@@ -253,6 +283,8 @@ class App:
             on_message=lambda m: self._message(session_id, agent.name, m),
             context=context,
             archive=economy.archiver(self.store, session_id, agent.name),
+            start_step=resume.start_step if resume is not None else 0,
+            on_step=track.step,
         )
         telemetry = Telemetry(
             session_id,
@@ -262,12 +294,14 @@ class App:
         )
         self.observers.append(telemetry.observe_event)
         try:
-            result = await run_agent_loop(cfg, model_task, history=history)
+            async with track.guard():
+                result = await run_agent_loop(cfg, model_task, history=history)
         finally:
             self.observers.remove(telemetry.observe_event)
             telemetry.close()
             with anyio.CancelScope(shield=True):
                 await browser.close_session(ctx)
+        await track.end(result.status.value, result.error)
         self.store.set_status(session_id, _session_status(result))
         self.live[session_id] = result.messages
         return session_id, result
@@ -318,6 +352,7 @@ async def open_app(
             try:
                 yield app
             finally:
+                app.durable.close()
                 if app.otel_sink is not None:
                     app.otel_sink.shutdown()
     finally:

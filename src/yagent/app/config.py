@@ -11,6 +11,8 @@ Contract:
   a fallback); `[[shell.rules]]` from the user's and the project's file are concatenated (user
   first), not overridden, and are checked as cmdpolicy rules when the app is assembled; `[pii]`
   sets the action per surface (default: mask for the model and the logs, off for the display).
+- Durability: `[[side_effects]]` rules (tools.effects) add up across files like shell rules;
+  `[agent] drain_budget` and `effect_lease` set the Ctrl-C drain and the side-effect lease.
 """
 
 from __future__ import annotations
@@ -91,6 +93,10 @@ class AgentSettings(Strict):
     compact_at: float = Field(0.8, gt=0.5, le=1.0, description="compact at this window share")
     # ≥ one spill line (2000 chars): a one-line JSON output must show at least its first piece
     max_tool_output: int = Field(20_000, ge=2000, description="tool output chars before spill")
+    # Ctrl-C / shutdown wait this long for the turn in flight (kernel.drain: 0 means drain's
+    # default, a negative value means no drain), then stop it.
+    drain_budget: float = Field(5.0, allow_inf_nan=False, description="seconds")
+    effect_lease: float = Field(30.0, gt=0, le=3600, description="side-effect lease, seconds")
 
 
 class McpServer(Strict):
@@ -143,6 +149,7 @@ class Config(Strict):
     mcp: dict[str, McpServer] = Field(default_factory=dict)
     hooks: list[HookEntry] = Field(default_factory=list)
     agents: dict[str, CustomAgent] = Field(default_factory=dict)
+    side_effects: list[dict[str, Any]] = Field(default_factory=list)  # tools.effects rules
     sources: list[str] = Field(default_factory=list, exclude=True)
 
 
@@ -175,16 +182,21 @@ def load(*, home: Path, workspace: Path, env: Mapping[str, str] | None = None) -
     merged: dict[str, Any] = {}
     sources: list[str] = []
     rules: list[Any] = []
+    effects: list[Any] = []
     for path in (home / "config.toml", workspace / ".yagent" / "config.toml"):
         if path.is_file():
             data = _read(path)
             shell = data.get("shell")
             if isinstance(shell, dict) and isinstance(shell.get("rules"), list):
                 rules.extend(shell["rules"])  # rules add up across files; other keys override
+            if isinstance(data.get("side_effects"), list):
+                effects.extend(data["side_effects"])  # so do side-effect rules
             merged = _merge(merged, data)
             sources.append(str(path))
     if rules:
         merged["shell"]["rules"] = rules
+    if effects:
+        merged["side_effects"] = effects
     overrides = {
         "provider": env.get("YAGENT_PROVIDER"),
         "model": env.get("YAGENT_MODEL"),

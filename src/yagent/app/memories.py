@@ -38,8 +38,7 @@ class MemoryFileError(ValueError):
     """A memory file that cannot be read or written as asked."""
 
 
-def _item(raw: Any) -> memorypipe.Memory:
-    data = raw if isinstance(raw, dict) else {}
+def _item(data: dict[str, Any]) -> memorypipe.Memory:
     source = data.get("source")
     at = data.get("at")
     return memorypipe.Memory(
@@ -73,7 +72,17 @@ class MemoryFile:
         return items
 
     def load(self) -> list[memorypipe.Memory]:
-        return [_item(raw) for raw in self._raw()]
+        return self.load_checked()[0]
+
+    def load_checked(self) -> tuple[list[memorypipe.Memory], list[str]]:
+        """The memories, and a problem line for each entry that is not even an object."""
+        raw = self._raw()
+        problems = [
+            f"{self.path}: entry {n} is not an object, ignored"
+            for n, item in enumerate(raw, 1)
+            if not isinstance(item, dict)
+        ]
+        return [_item(item) for item in raw if isinstance(item, dict)], problems
 
     def add(
         self, text: str, *, source: str = SOURCE_USER, now: float | None = None
@@ -144,10 +153,10 @@ def inject(home: Path, workspace: Path, *, limit: int = BUDGET) -> Injected:
     left = limit
     for memory_file in files(home, workspace):
         try:
-            loaded = memory_file.load()
+            loaded, malformed = memory_file.load_checked()
         except MemoryFileError as exc:
-            problems.append(str(exc))
-            loaded = []
+            loaded, malformed = [], [str(exc)]
+        problems += malformed
         chosen = memorypipe.select(
             loaded, scopes=memory_file.scope, budget=left, counter=budget.approx_tokens
         )

@@ -3,9 +3,11 @@
     yagent                      interactive session in the current directory
     yagent run "task" [-y|-Y] [--json] [--agent NAME]
     yagent sessions [show ID]   list sessions / show one
-    yagent resume [ID]          continue a session (the latest in this workspace by default)
+    yagent resume [ID] [--json|--replay REC]   continue a session (the latest here by default):
+                                an interrupted run from its checkpoint, else a new turn
     yagent replay SESSION       replay a recorded session's model side with real tools
     yagent doctor               check provider, rg, chromium, bwrap, settings
+    yagent reconcile [SESSION] [--applied|--not-applied KEY]   side effects of unknown outcome
     yagent trace SESSION [--html FILE]   rows per turn, or a self-contained HTML timeline
     yagent memory add TEXT [--global] | list   memories injected into every agent's context
 
@@ -26,9 +28,10 @@ import click
 from yagent import __version__
 from yagent.app.config import ConfigError
 from yagent.cli import commands
-from yagent.cli.trace import trace
 from yagent.cli.memory import memory
+from yagent.cli.reconcile import reconcile
 from yagent.cli.runner import Options, interactive, replay_engine, run_once
+from yagent.cli.trace import trace
 from yagent.memory import SessionStoreError
 from yagent.tools.guard import Yolo
 
@@ -139,6 +142,7 @@ cli.add_command(commands.replay)
 cli.add_command(commands.doctor)
 cli.add_command(trace)
 cli.add_command(memory)
+cli.add_command(reconcile)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

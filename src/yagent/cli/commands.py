@@ -1,4 +1,4 @@
-"""`yagent sessions`, `resume`, `replay`, `doctor`."""
+"""`yagent sessions`, `resume` (from `cli.resume`), `replay`, `doctor`."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from rich.table import Table
 from yagent.app.config import ConfigError, load
 from yagent.app.engines import OLLAMA_URL, NoProviderError, build_engine, ollama_models
 from yagent.app.recording import recording_of
+from yagent.cli.resume import resume as resume  # registered by yagent.cli
 from yagent.llm.replay import ReplayEngine
 from yagent.memory import SessionStore
 from yagent.tools.guard import Yolo
@@ -70,33 +71,6 @@ def show(session: str, json_mode: bool) -> None:
         console.print(f"[cyan]{m.get('role')}[/] {body[:300]}" + (f" → {calls}" if calls else ""))
     usage = data.get("usage", {})
     console.print(f"[dim]usage: {json.dumps(usage, default=str)}[/]")
-
-
-@click.command()
-@click.argument("session", required=False)
-@click.option("-y", "yes", is_flag=True)
-@click.option("-Y", "full", is_flag=True)
-def resume(session: str | None, yes: bool, full: bool) -> None:
-    """Continue a session interactively (default: the latest in this workspace)."""
-    from yagent.cli import _ask_tty, _read_task
-    from yagent.cli.runner import Options, interactive
-
-    workspace = Path.cwd().resolve()
-    with SessionStore(_home() / "sessions.db") as store:
-        if session:
-            info = store.get_session(session)
-        else:
-            recent = store.list_sessions(limit=1, workspace=str(workspace))
-            if not recent:
-                raise click.ClickException("no session to resume in this workspace")
-            info = recent[0]
-    opts = Options(
-        Path(info.workspace), _home(), Yolo.FULL if full else Yolo.YOLO if yes else Yolo.OFF
-    )
-    click.echo(f"resuming {info.id[:12]}: {info.title}")
-    sys.exit(
-        anyio.run(lambda: interactive(opts, ask=_ask_tty, read_task=_read_task, session_id=info.id))
-    )
 
 
 @click.command()

@@ -13,8 +13,6 @@ import os
 from pathlib import Path
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from yagent.app.memories import MemoryFileError, files
 
@@ -64,18 +62,14 @@ def add(text: str, is_global: bool, workspace: str | None) -> None:
 @memory.command("list")
 @workspace_option
 def list_memories(workspace: str | None) -> None:
-    """Show the project's and the user's memories."""
-    console = Console(highlight=False, soft_wrap=True)
+    """Show the project's and the user's memories (one per line: id, scope, source, time, text)."""
     for memory_file in files(_home(), _workspace(workspace)):
         try:
             items = memory_file.load()
         except MemoryFileError as exc:
-            console.print(f"[red]{memory_file.scope}: {exc}[/]")
+            click.echo(f"{memory_file.scope}: {exc}")
             continue
-        if not items:
-            console.print(f"{memory_file.scope}: no memories ({memory_file.path})")
-            continue
-        table = Table("id", "scope", "source", "time", "text", title=str(memory_file.path))
+        click.echo(f"{memory_file.scope}: {len(items) or 'no'} memories ({memory_file.path})")
         for item in items:
-            table.add_row(item.id, item.scope, item.source or "-", _when(item.at), item.text)
-        console.print(table)
+            text = " ".join(item.text.split())
+            click.echo(f"  {item.id}  {item.scope}  {item.source or '-'}  {_when(item.at)}  {text}")

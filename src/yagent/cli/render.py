@@ -37,6 +37,8 @@ CHOICES = {
     "s": (True, Scope.SESSION),
     "skip": (True, Scope.SESSION),
     "p": (True, Scope.PROJECT),
+    "r": (True, Scope.RULE),  # a shell command: don't ask again (an allow rule in .yagent/)
+    "remember": (True, Scope.RULE),
     "n": (False, Scope.ONCE),
     "no": (False, Scope.ONCE),
 }
@@ -87,7 +89,9 @@ class Renderer:
             text = await self.ask("answer> ")
             return response(rid, approved=True, text=text)
         while True:
-            choice = await self.ask("allow? [y]es/[n]o/[a]lways this tool/[s]kip all/[p]roject: ")
+            choice = await self.ask(
+                "allow? [y]es/[n]o/[a]lways this tool/[s]kip all/[p]roject/[r]emember command: "
+            )
             picked = CHOICES.get(choice.strip().lower())
             if picked is not None:
                 return response(rid, approved=picked[0], scope=picked[1])
@@ -128,6 +132,11 @@ class Renderer:
                 )
         elif event.type == "reminder":
             self.console.print("[dim](reminded the agent to use its tools)[/]")
+        elif event.type == "side_effect" and p.get("outcome") in ("uncertain", "unrecorded"):
+            self.console.print(
+                f"[bold yellow]! side effect of unknown outcome, not re-run — reconcile it: "
+                f"yagent reconcile --applied|--not-applied {p.get('key')}[/] ({p.get('reason')})"
+            )
         elif event.type == "run_end" and p.get("error"):
             self.console.print(f"[red]run ended: {p.get('status')}: {p.get('error')}[/]")
 

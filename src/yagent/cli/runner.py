@@ -1,12 +1,16 @@
 """The command's async flows: one-shot runs, the interactive session, replay.
 
-Ctrl-C: the first cancels the running turn (its tools are cancelled and accounted for, the session
-keeps what happened); a second one kills every live foreground process group and exits at once
-(status 130) — the only way out when a tool ignores cancellation.
+Ctrl-C: the first asks the running turn to stop and drains it (`kernel.drain`): the turn stops at
+its next step boundary, no new side effect starts, and what is in flight gets `[agent]
+drain_budget` seconds to finish before the turn is force-stopped (its tools cancelled and
+accounted for; the session keeps what happened). A second one kills every live foreground process
+group and exits at once (status 130) — the only way out when a tool ignores cancellation.
+SIGTERM (shutdown) drains the same way, then exits with status 143.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -14,15 +18,20 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import anyio
 
 from yagent.agents import catalog
+from yagent.agents.pause import PauseGate
 from yagent.agents.results import AgentResult
 from yagent.app.assemble import App, open_app
 from yagent.app.config import load
+from yagent.app.durable import Decision
+from yagent.app.runtrack import continuation_task
 from yagent.cli.render import Ask, Renderer
+from yagent.kernel import drain
 from yagent.llm.replay import Recording, ReplayEngine
 from yagent.llm.types import Engine
 from yagent.tools.guard import Yolo
@@ -57,40 +66,77 @@ def replay_engine(path: Path, agent_names: list[str]) -> ReplayEngine:
     return ReplayEngine(Recording.load(path), markers=markers, normalise=normalise)
 
 
-async def _interrupts(on_first: Callable[[], None]) -> None:
-    with anyio.open_signal_receiver(signal.SIGINT) as signals:
+async def _interrupts(on_first: Callable[[int], None]) -> None:
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         count = 0
-        async for _ in signals:
+        async for signum in signals:
             count += 1
             if count == 1:
-                on_first()
+                on_first(signum)
             else:
                 killed = kill_live_process_groups()
                 sys.stderr.write(f"\nyagent: killed {killed} live process group(s); exiting\n")
                 os._exit(130)
 
 
+async def _drain(app: App, turns: drain.TurnGroup) -> None:
+    """Ask the turn to stop at its next step boundary, drain it within the budget, say how."""
+    app.pause.abandon()
+    report = await drain.drain(turns, drain.budget(app.config.agent.drain_budget))
+    if report.forced:
+        sys.stderr.write(
+            f"\nyagent: the turn did not stop within {report.budget:g}s and was stopped"
+            + (f"; {report.stuck} still unwinding" if report.stuck else "")
+            + "\n"
+        )
+
+
 async def run_turn(
-    app: App, renderer: Renderer, task: str, session_id: str | None, agent: str | None
+    app: App,
+    renderer: Renderer,
+    task: str,
+    session_id: str | None,
+    agent: str | None,
+    *,
+    resume: Decision | None = None,
 ) -> tuple[str, AgentResult | None]:
-    """One task in `app`; None as result when the person cancelled it with Ctrl-C."""
+    """One task in `app`, as a drainable turn; None as result when the drain had to force-stop
+    it. After a SIGTERM the process exits (143) once the turn is drained."""
     outcome: list[tuple[str, AgentResult]] = []
+    turns = drain.TurnGroup()
+    signals: list[int] = []
     async with anyio.create_task_group() as tg:
         tg.start_soon(renderer.pump, app)
-        turn = anyio.CancelScope()
-        tg.start_soon(_interrupts, turn.cancel)
-        with turn:
-            outcome.append(await app.run(task, agent_name=agent, session_id=session_id))
+
+        def first(signum: int) -> None:
+            signals.append(signum)
+            tg.start_soon(_drain, app, turns)
+
+        tg.start_soon(_interrupts, first)
+        run = partial(app.run, task, agent_name=agent, session_id=session_id, resume=resume)
+        with contextlib.suppress(drain.TurnStoppedError):  # force-stopped: no result
+            outcome.append(await turns.run(run))
         tg.cancel_scope.cancel()
+    if app.pause.abandoned:
+        app.pause = PauseGate()  # the next turn starts with a gate nobody abandoned
     while (event := app.dispatcher.receive_nowait()) is not None:
         renderer.show(event)  # what was published after the pump stopped
+    if signal.SIGTERM in signals:
+        sys.stderr.write("yagent: shut down after draining the turn\n")
+        raise SystemExit(143)
     if not outcome:
         return session_id or "", None
     return outcome[0]
 
 
 async def run_once(
-    opts: Options, task: str, *, ask: Ask | None, engine: Engine | None = None
+    opts: Options,
+    task: str,
+    *,
+    ask: Ask | None,
+    engine: Engine | None = None,
+    session_id: str | None = None,
+    resume: Decision | None = None,
 ) -> tuple[str, AgentResult | None]:
     config = load(home=opts.home, workspace=opts.workspace)
     renderer = Renderer(json_mode=opts.json_mode, ask=ask)
@@ -104,7 +150,9 @@ async def run_once(
     ) as app:
         for server, problem in app.mcp.problems:
             renderer.console.print(f"[yellow]MCP server {server} unavailable: {problem}[/]")
-        session_id, result = await run_turn(app, renderer, task, None, opts.agent)
+        session_id, result = await run_turn(
+            app, renderer, task, session_id, opts.agent, resume=resume
+        )
         if result is not None:
             renderer.final(session_id, result)
         if isinstance(engine, ReplayEngine):
@@ -149,8 +197,10 @@ async def interactive(
     ask: Ask,
     read_task: Callable[[], Awaitable[str | None]],
     session_id: str | None = None,
+    resume: Decision | None = None,
 ) -> int:
-    """The REPL: each line is a task continuing the same session; an empty read ends it."""
+    """The REPL: each line is a task continuing the same session; an empty read ends it.
+    With `resume` (a CONTINUE decision), the interrupted run is continued first."""
     config = load(home=opts.home, workspace=opts.workspace)
     renderer = Renderer(json_mode=False, ask=ask)
     async with open_app(
@@ -160,6 +210,12 @@ async def interactive(
             f"[bold]yagent[/] in {opts.workspace} · model {app.engine.model} · "
             "Ctrl-C cancels a turn, twice exits, Ctrl-D quits"
         )
+        if resume is not None:
+            session_id, result = await run_turn(
+                app, renderer, continuation_task(resume), session_id, None, resume=resume
+            )
+            if result is not None:
+                renderer.final(session_id, result)
         while True:
             task = await read_task()
             if task is None:

@@ -24,6 +24,7 @@ from yagent.kernel import delta
 
 ANSWER = "answer"
 REASONING = "reasoning"
+THINK_TAG = "think"  # the inline reasoning tag some models emit (<think>…</think>)
 MIN_INTERVAL = 0.05
 
 
@@ -47,7 +48,7 @@ class StreamView:
         self._throttle = delta.Throttle(
             min_interval=self._interval, order=(REASONING, ANSWER), clock=self._clock
         )
-        self._splitter = delta.TagSplitter({"think": REASONING}, default=ANSWER)
+        self._splitter = delta.TagSplitter({THINK_TAG: REASONING}, default=ANSWER)
         self._tagged = False
 
     @property

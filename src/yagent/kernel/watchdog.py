@@ -5,7 +5,8 @@ or the host closes it), the watchdog reports each call the step declared that ne
 executing (`declared_not_executed`) and each result that arrived for a call no step of the turn
 declared (`result_without_declaration`). A call whose parent is itself an executing call (a
 nested call, e.g. a program's host call) counts as declared by that parent. A result that
-arrives after its step already closed is judged at once. Each finding is reported once, is returned to the caller and kept in `findings`.
+arrives after its step already closed is judged at once. Each finding is reported once, is
+returned to the caller and kept in `findings`.
 Refuses: nothing, and decides nothing — it only warns. The decisions on the hot path (refusing a
 call, ending a run) belong to the guards and the loop; the watchdog must never become one.
 Leaves to the host: what to do with a warning (record it, show it, export it), and where a step

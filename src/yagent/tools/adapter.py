@@ -13,6 +13,8 @@ Contract — four steps, in this order:
 Every call gets exactly one `ToolResult`; its content passes pii's MODEL surface when the context
 has a pii store (`outbound.for_model`: masked, or withheld visibly under a block policy).
 A "remember" answer (`Scope.RULE`) to a shell command becomes an allow rule (`CommandGate`).
+A call the context's `effects` runner classifies as an external side effect runs through it (at
+most once per call id, `tools.effectrun`) instead of calling the executor directly.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -34,6 +36,9 @@ from yagent.tools import outbound
 from yagent.tools.confirm import Scope, UserConfirm
 from yagent.tools.surface import Surface
 from yagent.toolspec import SkillSource, Spec
+
+if TYPE_CHECKING:
+    from yagent.tools.effectrun import EffectRunner
 
 log = logging.getLogger("yagent.tools.adapter")
 
@@ -53,6 +58,7 @@ class ToolContext:
     state_dir: Path | None = None  # per-session scratch (background logs…); None: a temp dir
     spill: Spill | None = None  # where cut tool outputs are stored (read_spill pages them)
     pii: PiiStore | None = None  # results pass its MODEL surface before the model sees them
+    effects: EffectRunner | None = None  # side-effecting calls run through it, at most once
     extras: dict[str, Any] = field(default_factory=dict)
 
 
@@ -190,6 +196,10 @@ class Adapter:
         # The call being executed, for executors that attribute their own sub-calls (run_program
         # numbers its host calls `<id>#n`); exact for serial tools, which run alone.
         self.ctx.extras["call_id"] = call.call_id
+        effects = self.ctx.effects
+        found = effects.classify(spec, args) if effects is not None else None
+        if effects is not None and found is not None:
+            return await effects.run(found, call, lambda: executor(self.ctx, args))
         try:
             data = await executor(self.ctx, args)
         except Exception as exc:

@@ -6,8 +6,9 @@ repeated beside the text. Background runs log to the session's state directory.
 
 Where it runs is the command gate's word (`CommandGate.confinement`, the provider the judgement
 picked): inside bubblewrap under a namespaces preset — foreground and background alike, so
-`is_background` is no way out of the sandbox — or on the host. The payload names the sandbox. A
-surface without a command gate (tests, hosts that bring their own) runs on the host.
+`is_background` is no way out of the sandbox — or on the host. A foreground payload is the same in
+and out of the sandbox (recorded sessions replay identically); a sandboxed background run's text
+says what the sandbox means for it. A surface without a command gate runs on the host.
 """
 
 from __future__ import annotations
@@ -55,6 +56,4 @@ async def run_bash(ctx: ToolContext, args: p.RunBashArgs) -> dict[str, Any]:
         )
         payload = result.to_payload()
         payload.pop("output", None)
-    if where is not None:
-        payload["sandbox"] = where.provider
     return payload

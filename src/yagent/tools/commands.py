@@ -15,9 +15,10 @@ Guarantees:
   a command in it: bubblewrap for a NAMESPACES preset (workspace writable, `.git` and `.yagent`
   read-only, private /tmp, network per the preset's egress, secrets-looking variables dropped
   from the environment), the host itself for an IN_PROCESS preset.
-- `remember(line)` turns "don't ask again" into allow rules, one per exact command the line runs,
-  appended to the project's rules file and active at once; what a rule cannot cover (a write
-  redirection, dynamic code, a run-time word) is not remembered, and the answer says why.
+- `remember(line)` turns "don't ask again" into allow rules, one per exact command the line runs
+  that needed the question, appended to the project's rules file and active at once — all or
+  nothing: a line with something a rule cannot cover (a write redirection, dynamic code, a
+  run-time word, environment steering) writes no rule at all, and the answer says why.
 Bubblewrap is probed once, lazily (off the event loop): unusable ⇒ not registered ⇒ denied.
 """
 
@@ -211,8 +212,8 @@ class CommandGate:
             name = "remembered-" + hashlib.sha256("\0".join(command.argv).encode()).hexdigest()[:12]
             if all(r.name != name for r in (*self._policy.rules, *rules)):
                 rules.append(remembered_rule(command.argv, name, when))
-        if not rules:
-            return Remembered((), tuple(skipped))
+        if skipped or not rules:  # all or nothing: a rule that would not make THIS line pass
+            return Remembered((), tuple(skipped))  # would only widen what runs unasked
         try:
             policy = self._policy.with_rules(*rules)
             if self._rules is not None:

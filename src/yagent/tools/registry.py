@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from yagent.tools import program, bash, browser, files, flow, search, skills, web
+from yagent.tools import bash, browser, files, flow, program, search, skills, web
 from yagent.tools.adapter import Executor
 from yagent.tools.codegraph import find_definitions, find_references
 from yagent.tools.spillread import read_spill

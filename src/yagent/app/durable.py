@@ -1,0 +1,284 @@
+"""Durable runs: `home/durable.db` and the resume decision `yagent resume` acts on.
+
+One SQLite file next to the sessions holds the side-effect store, the checkpoint store, the commit
+gate and the run index — each in its own tables, all through `kernel.sqlitedb`'s rules (WAL,
+`BEGIN IMMEDIATE`, synchronous FULL), so several yagent processes share it safely on one machine.
+
+Contract:
+- Every turn (a task given to an agent in a session) is a run with the id
+  `<session>:<delegation or agent>:<turn>`, indexed here with its agent, task and step plan
+  (steps "1".."max_steps", strict prefix: a step is trusted only after every earlier one).
+- `decide(session)` is pure over what is stored: the latest run's snapshot goes through
+  `checkpoint.decide`, and the commit gate says whether the run's end was committed.
+  · its end committed, or a TERMINAL snapshot ⇒ NEW_TURN: a concluded run is never reopened
+    automatically; resuming the session starts a new turn in it;
+  · CONTINUE (the run was interrupted: error, cancel, pause, timeout, or the process died) ⇒
+    CONTINUE at the step count recorded, with the surface's loaded tools restored;
+  · no snapshot (it died before its first step was saved) ⇒ CONTINUE at step 0;
+  · MISMATCH (the record does not fit the run's plan), or no run on record ⇒ NEW_TURN, saying why.
+- The commit gate's terminal vocabulary is the loop statuses that conclude a run (finished,
+  answered, max_steps). The others interrupt it and leave it resumable: committing them would make
+  the very resume the issue asks for impossible.
+Leaves to `runtrack`: writing the snapshots and the end commit while a run goes.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from yagent.agents.results import Status
+from yagent.app.config import Config, ConfigError
+from yagent.kernel import checkpoint, commitgate, sideeffect
+from yagent.kernel.sqlitedb import Database
+from yagent.tools.effectrun import EffectRunner, Publish
+from yagent.tools.effects import EffectRuleError, EffectTable
+
+DB_NAME = "durable.db"
+END_STEP = "end"  # the commit gate's step for a run's conclusion
+CONCLUDED = frozenset({Status.FINISHED.value, Status.ANSWERED.value, Status.MAX_STEPS.value})
+
+_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS runs_runs (
+        run_id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        delegation_id TEXT NOT NULL,
+        turn INTEGER NOT NULL,
+        agent TEXT NOT NULL,
+        task TEXT NOT NULL,
+        max_steps INTEGER NOT NULL,
+        started_at REAL NOT NULL
+    )""",
+    "CREATE UNIQUE INDEX IF NOT EXISTS runs_runs_turn"
+    " ON runs_runs (session_id, delegation_id, turn)",
+)
+_COLUMNS = "run_id, session_id, delegation_id, turn, agent, task, max_steps, started_at"
+
+
+class DurableError(Exception):
+    """The run index could not be read or written; nothing is known to have changed."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunRow:
+    run_id: str
+    session_id: str
+    delegation_id: str
+    turn: int
+    agent: str
+    task: str
+    max_steps: int
+    started_at: float
+
+    def plan(self) -> tuple[checkpoint.StepDef, ...]:
+        return tuple(checkpoint.StepDef(str(i)) for i in range(1, self.max_steps + 1))
+
+
+class RunIndex:
+    """The runs of every session, numbered per session and delegation."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self._db = Database(path, prefix="runs", version=1, schema=_SCHEMA, error=DurableError)
+
+    def close(self) -> None:
+        self._db.close()
+
+    async def new_run(
+        self, session_id: str, delegation_id: str, agent: str, task: str, max_steps: int
+    ) -> RunRow:
+        def op(conn: sqlite3.Connection) -> RunRow:
+            row = conn.execute(
+                "SELECT COALESCE(MAX(turn), 0) FROM runs_runs"
+                " WHERE session_id = ? AND delegation_id = ?",
+                (session_id, delegation_id),
+            ).fetchone()
+            turn = int(row[0]) + 1
+            run = RunRow(
+                f"{session_id}:{delegation_id or agent}:{turn}",
+                session_id,
+                delegation_id,
+                turn,
+                agent,
+                task,
+                max_steps,
+                time.time(),
+            )
+            conn.execute(
+                f"INSERT INTO runs_runs ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    run.run_id,
+                    session_id,
+                    delegation_id,
+                    turn,
+                    agent,
+                    task,
+                    max_steps,
+                    run.started_at,
+                ),
+            )
+            return run
+
+        return await self._db.transact(op, write=True)
+
+    async def latest(self, session_id: str, delegation_id: str = "") -> RunRow | None:
+        def op(conn: sqlite3.Connection) -> RunRow | None:
+            row = conn.execute(
+                f"SELECT {_COLUMNS} FROM runs_runs WHERE session_id = ? AND delegation_id = ?"
+                " ORDER BY turn DESC LIMIT 1",
+                (session_id, delegation_id),
+            ).fetchone()
+            return None if row is None else RunRow(*row)
+
+        return await self._db.transact(op, write=False)
+
+
+class Action(enum.StrEnum):
+    CONTINUE = "continue"  # continue the interrupted run from its checkpoint
+    NEW_TURN = "new_turn"  # the session goes on with a new turn (a new run)
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What `yagent resume` does with a session, and why."""
+
+    action: Action
+    session_id: str
+    reason: str
+    run: RunRow | None = None
+    resume: checkpoint.Resume | None = None
+    commit: commitgate.Commit | None = None
+    start_step: int = 0
+    status: str = ""  # how the run was interrupted; "" when the process died without saying
+    materialized: Mapping[str, Any] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        head = "continue the interrupted run" if self.action is Action.CONTINUE else "new turn"
+        where = f" {self.run.run_id} ({self.run.agent})" if self.run is not None else ""
+        return f"resume decision: {head}{where} — {self.reason}"
+
+
+def _detail(snapshot: checkpoint.Snapshot | None) -> dict[str, Any]:
+    """The run facts the last step record carries (status, loaded tools); {} when unreadable."""
+    if snapshot is None or not snapshot.steps:
+        return {}
+    last = max(snapshot.steps, key=lambda s: int(s.id) if s.id.isdigit() else 0)
+    try:
+        data = json.loads(last.detail) if last.detail else {}
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def decide(
+    session_id: str,
+    run: RunRow | None,
+    snapshot: checkpoint.Snapshot | None,
+    commit: commitgate.Commit | None,
+) -> Decision:
+    """The resume decision from what is stored (pure; see the module contract)."""
+    if run is None:
+        why = "no run of this session is on record (it predates durable runs): a new turn starts"
+        return Decision(Action.NEW_TURN, session_id, why)
+    resume = checkpoint.decide(run.run_id, run.plan(), snapshot)
+    if commit is not None:
+        why = (
+            f"the run concluded ({commit.state}, committed by {commit.holder}); a concluded run "
+            "is never reopened: a new turn starts in the session"
+        )
+        return Decision(Action.NEW_TURN, session_id, why, run, resume, commit)
+    if resume.action is not checkpoint.ResumeAction.CONTINUE and snapshot is not None:
+        why = f"{resume.action.value}: {resume.reason}; not continued automatically: a new turn"
+        return Decision(Action.NEW_TURN, session_id, why, run, resume)
+    facts = _detail(snapshot)
+    status = str(facts.get("status") or "")
+    trusted, interrupted = len(resume.trusted), len(resume.interrupted)
+    start = trusted if resume.distrusted else trusted + interrupted
+    how = status or "the process stopped without saying (killed or crashed)"
+    why = f"the run was interrupted ({how}) after {start} step(s); it continues at step {start + 1}"
+    if interrupted:
+        why += f"; step {', '.join(resume.interrupted)} was in flight: its calls are settled first"
+    if resume.distrusted:
+        why += f"; completions after a hole are not trusted: {', '.join(resume.distrusted)}"
+    loaded = facts.get("materialized")
+    return Decision(
+        Action.CONTINUE,
+        session_id,
+        why,
+        run,
+        resume,
+        None,
+        start,
+        status,
+        loaded if isinstance(loaded, dict) else {},
+    )
+
+
+class Durable:
+    """The durable stores of one yagent home, in one SQLite file."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        side_effects: Iterable[Mapping[str, Any]] = (),
+        effect_lease: float = 30.0,
+    ) -> None:
+        self.path = os.fspath(path)
+        self.table = EffectTable.build(side_effects)
+        self.effect_lease = effect_lease
+        self.effects = sideeffect.SqliteStore(self.path)
+        self.checkpoints = checkpoint.SqliteStore(self.path)
+        self.gate = commitgate.SqliteGate(self.path, CONCLUDED)
+        self.runs = RunIndex(self.path)
+
+    def close(self) -> None:
+        for part in (self.effects, self.checkpoints, self.gate, self.runs):
+            part.close()
+
+    async def decide(self, session_id: str, delegation_id: str = "") -> Decision:
+        run = await self.runs.latest(session_id, delegation_id)
+        if run is None:
+            return decide(session_id, None, None, None)
+        snapshot = await self.checkpoints.load(run.run_id)
+        commit = await self.gate.committed(run.run_id, END_STEP)
+        return decide(session_id, run, snapshot, commit)
+
+    def runner(
+        self,
+        session_id: str,
+        publish: Publish,
+        *,
+        stopping: Callable[[], bool],
+        delegation_id: str = "",
+    ) -> EffectRunner:
+        """The side-effect runner of one run's tool context."""
+        return EffectRunner(
+            self.effects,
+            self.table,
+            session_id,
+            delegation_id,
+            publish,
+            self.effect_lease,
+            stopping,
+        )
+
+
+def open_home(home: Path, config: Config) -> Durable:
+    """`home/durable.db` with the configured side-effect rules; a bad rule is a `ConfigError`."""
+    home.mkdir(parents=True, exist_ok=True)
+    try:
+        return Durable(
+            home / DB_NAME,
+            side_effects=config.side_effects,
+            effect_lease=config.agent.effect_lease,
+        )
+    except EffectRuleError as exc:
+        where = ", ".join(config.sources) or "defaults"
+        raise ConfigError(f"[[side_effects]] ({where}): {exc}") from None

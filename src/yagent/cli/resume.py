@@ -1,0 +1,109 @@
+"""`yagent resume [SESSION] [-y|-Y] [--json] [--replay RECORDING]`.
+
+Consults the pure resume decision (`app.durable.decide`) and prints it before doing anything:
+- the session's latest run concluded (its end committed) ⇒ a new turn in the session: the run is
+  never reopened; interactively the prompt continues the session as before;
+- it was interrupted (error, cancel, pause, timeout, or the process died) ⇒ that run continues
+  from its checkpoint: the same session history, its step count, its loaded tools, and the calls
+  a dead process left open settled first (a side effect of unknown outcome is reported, never
+  re-run); then, interactively, the prompt.
+`--json` / `--replay` run without a prompt: they continue an interrupted run and exit with its
+status (0 done, 1 not done, 130 stopped); with nothing to continue they say so and exit 0.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import anyio
+import click
+
+from yagent.app.config import load
+from yagent.app.durable import Action, Decision, open_home
+from yagent.app.runtrack import continuation_task
+from yagent.memory import SessionStore
+from yagent.tools.guard import Yolo
+
+
+def _home() -> Path:
+    return Path(os.environ.get("YAGENT_HOME") or Path.home() / ".yagent")
+
+
+async def decide(home: Path, workspace: Path, session_id: str) -> Decision:
+    durable = open_home(home, load(home=home, workspace=workspace))
+    try:
+        return await durable.decide(session_id)
+    finally:
+        durable.close()
+
+
+@click.command()
+@click.argument("session", required=False)
+@click.option("-y", "yes", is_flag=True, help="YOLO: approve every authorization.")
+@click.option("-Y", "full", is_flag=True, help="Full autonomy: -y, and never ask questions.")
+@click.option("--json", "json_mode", is_flag=True, help="No prompt; events as JSON lines.")
+@click.option(
+    "--replay",
+    "recording",
+    type=click.Path(dir_okay=False, exists=True),
+    help="No prompt; replay a recorded model side (tools run for real).",
+)
+def resume(
+    session: str | None, yes: bool, full: bool, json_mode: bool, recording: str | None
+) -> None:
+    """Continue a session (default: the latest in this workspace)."""
+    from yagent.cli import _ask, _ask_tty, _read_task
+    from yagent.cli.runner import Options, interactive, replay_engine, run_once
+
+    home, workspace = _home(), Path.cwd().resolve()
+    with SessionStore(home / "sessions.db") as store:
+        if session:
+            info = store.get_session(session)
+        else:
+            recent = store.list_sessions(limit=1, workspace=str(workspace))
+            if not recent:
+                raise click.ClickException("no session to resume in this workspace")
+            info = recent[0]
+    where = Path(info.workspace)
+    decision = anyio.run(decide, home, where, info.id)
+    yolo = Yolo.FULL if full else Yolo.YOLO if yes else Yolo.OFF
+    click.echo(f"resuming {info.id[:12]}: {info.title}", err=json_mode)
+    click.echo(decision.describe(), err=json_mode)
+    carry_on = decision if decision.action is Action.CONTINUE else None
+    if not (json_mode or recording):
+        opts = Options(where, home, yolo)
+
+        async def chat() -> int:
+            if carry_on is None:
+                return await interactive(
+                    opts, ask=_ask_tty, read_task=_read_task, session_id=info.id
+                )
+            return await interactive(
+                opts, ask=_ask_tty, read_task=_read_task, session_id=info.id, resume=carry_on
+            )
+
+        sys.exit(anyio.run(chat))
+    if carry_on is None or carry_on.run is None:
+        click.echo("nothing to continue: the session's last run is not interrupted", err=True)
+        sys.exit(0)
+    agent = carry_on.run.agent
+    engine = replay_engine(Path(recording), [agent]) if recording else None
+    opts = Options(where, home, yolo, json_mode, agent)
+    task = continuation_task(carry_on)
+
+    async def once() -> int:
+        _, result = await run_once(
+            opts,
+            task,
+            ask=_ask(),  # type: ignore[arg-type]
+            engine=engine,
+            session_id=info.id,
+            resume=carry_on,
+        )
+        if result is None:
+            return 130
+        return 0 if result.status.value in ("finished", "answered") else 1
+
+    sys.exit(anyio.run(once))
