@@ -128,6 +128,9 @@ def test_doctor_reports_each_check(
 def test_normalise_masks_volatile_text() -> None:
     text = '{"duration": 1.234, "text": "3 passed in 0.51s", "p": "/tmp/abc/x"}'
     assert normalise(text) == '{"duration": <t>, "text": "3 passed in <t>s", "p": "<tmp>"}'
+    assert normalise('{"total_bytes": 98, "shown_bytes": 99}') == (
+        '{"total_bytes": <n>, "shown_bytes": <n>}'
+    )
 
 
 def _hanging_run(tmp_path: Path, home: Path, command: str) -> tuple[subprocess.Popen[bytes], int]:

@@ -49,6 +49,8 @@ class Options:
 
 _VOLATILE = (
     (re.compile(r'"duration": [0-9.eE+-]+'), '"duration": <t>'),
+    # byte counts of shell output move with the timings printed in it ("in 9.8s" / "in 10.1s")
+    (re.compile(r'"(total|shown)_bytes": \d+'), r'"\1_bytes": <n>'),
     (re.compile(r"\bin [0-9.]+s\b"), "in <t>s"),
     (re.compile(r"/tmp/[^\s\"']+"), "<tmp>"),
 )
