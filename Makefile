@@ -53,7 +53,8 @@ cover:
 	rm -f .coverage .coverage.* coverage.json
 	$(PY) -m coverage run -m pytest
 	$(PY) -m coverage combine --quiet
-	$(PY) -m coverage report --fail-under=$(COV_MIN_TOTAL) | tail -n 1
+	$(PY) -m coverage report --fail-under=$(COV_MIN_TOTAL) --format=total \
+		| sed 's/^/coverage total: /; s/$$/ % (gate $(COV_MIN_TOTAL) %)/'
 	$(PY) -m coverage json --quiet -o coverage.json
 	$(PY) -m yagent.kernel.archcheck pkgcov coverage.json --min $(COV_MIN_PACKAGE) \
 		$(foreach e,$(PKG_COV_EXEMPT),--exempt $(e))
