@@ -40,7 +40,7 @@ from yagent.app.durable import Decision, open_home
 from yagent.app.engines import build_engine
 from yagent.app.runtrack import open_track
 from yagent.app.telemetry import WARNING_EVENT, Telemetry, exporter_from_env
-from yagent.kernel import hookengine, sessionref
+from yagent.kernel import hookengine, policy, sessionref
 from yagent.llm import Message
 from yagent.llm.pricing import DEFAULT_PRICES, Ledger, PriceTable
 from yagent.llm.types import AssistantTurn, Engine
@@ -75,6 +75,10 @@ class App:
     prices: PriceTable = DEFAULT_PRICES
 
     def __post_init__(self) -> None:
+        audit = self.config.audit
+        self.audit = policy.AuditGate(
+            policy.Thresholds(audit.prompt_at, audit.deny_at, audit.review_mutating)
+        )
         self.otel_sink = exporter_from_env()  # None unless OTEL_* variables ask for export
         self.ledger = Ledger(self.prices)
         self.settings = Settings(self.home)
@@ -103,6 +107,7 @@ class App:
             yolo=self.yolo,
             host_stages=(hookengine.stage(self.hook_engine),) if self.hook_engine.hooks else (),
             commands=self.safety.commands,
+            audit=self.audit,
         )
         return Surface(BUILTIN, agent.profile, self.guard, external=self.mcp.specs, options=options)
 

@@ -141,8 +141,18 @@ class PiiSettings(Strict):
     display: PiiAction = "off"
 
 
+class AuditSettings(Strict):
+    """The audit gate's thresholds (risk 0–1): at or over `prompt_at` the person is asked, at or
+    over `deny_at` the call is refused. They can only be lowered while yagent runs."""
+
+    prompt_at: float = Field(0.5, ge=0, le=1)
+    deny_at: float = Field(1.0, ge=0, le=1)
+    review_mutating: bool = False
+
+
 class Config(Strict):
     llm: LLMConfig = LLMConfig()
+    audit: AuditSettings = AuditSettings()
     agent: AgentSettings = AgentSettings()
     shell: ShellSettings = ShellSettings()
     pii: PiiSettings = PiiSettings()

@@ -27,8 +27,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from yagent.kernel import tooldisclose
+from yagent.kernel import policy, tooldisclose
 from yagent.kernel.invoke import Chain, Stage
+from yagent.tools.audit import AuditStage
 from yagent.tools.commands import CommandGate
 from yagent.tools.guard import WorkspaceGuard, Yolo
 from yagent.tools.stages import AuthorizationStage, BoundaryStage, CommandPolicyStage
@@ -50,6 +51,7 @@ class SurfaceOptions:
     schema_budget: int | None = None  # estimated tokens for the visible schemas
     yolo: Yolo = Yolo.OFF
     host_stages: tuple[Stage, ...] = ()
+    audit: policy.AuditGate | None = None  # the audit gate, judged right after disclosure
     commands: CommandGate | None = None  # command lines judged by cmdpolicy × gatecheck
     briefs: Mapping[str, str] = field(default_factory=dict)  # adapter-provided briefs
 
@@ -118,6 +120,7 @@ class Surface:
             [
                 *self.options.host_stages,
                 tooldisclose.Stage(tooldisclose.Gate(self.disclosure)),
+                *([AuditStage(self, self.options.audit)] if self.options.audit else []),
                 *(
                     [CommandPolicyStage(self, self.options.commands)]
                     if self.options.commands

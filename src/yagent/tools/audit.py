@@ -1,0 +1,59 @@
+"""The audit gate (`yagent.kernel.policy`) as a ring of the Surface's chain.
+
+Each call is judged as an operation whose risk and "mutating" flag come from the tool's declared
+facts, never its name: read-only, cognitive, flow and meta tools carry no risk and do not mutate;
+built-in writers, shell, network and browser tools are low risk (their real judgement is the
+workspace guard and the command policy); an external tool annotated `destructive` is high risk
+(the person is asked); an external tool with no read-only / idempotent / destructive annotation has
+an UNKNOWN mutating flag, which the gate escalates to the person rather than guessing.
+Standing permissions (-y, always, skip all, project) answer the gate's questions like any other;
+a DENY (risk at or over `deny_at`) is never answered away. The thresholds come from `[audit]` in
+config and can only be lowered while yagent runs.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from yagent.kernel import policy
+from yagent.kernel.invoke import Call, Decision, Verdict
+from yagent.toolspec import Effect, Spec
+
+if TYPE_CHECKING:
+    from yagent.tools.surface import Surface
+
+_NO_RISK = frozenset({Effect.READ, Effect.COGNITIVE, Effect.FLOW, Effect.META})
+LOW = policy.Level.LOW.value
+HIGH = policy.Level.HIGH.value
+
+
+def operation(spec: Spec) -> policy.Op:
+    """The operation the gate judges for a call to `spec`."""
+    if spec.effect in _NO_RISK:
+        return policy.Op(spec.name, 0.0, False)
+    if not spec.external:
+        return policy.Op(spec.name, LOW, True)
+    if "destructive" in spec.tags:
+        return policy.Op(spec.name, HIGH, True)
+    if spec.tags & {"read-only", "idempotent"}:
+        return policy.Op(spec.name, LOW, "read-only" not in spec.tags)
+    return policy.Op(spec.name, LOW, None)
+
+
+class AuditStage:
+    name = "audit"
+
+    def __init__(self, surface: Surface, gate: policy.AuditGate) -> None:
+        self._surface = surface
+        self.gate = gate
+
+    async def judge(self, call: Call) -> Verdict:
+        spec = self._surface.spec(call.tool)
+        if spec is None:  # not in the surface: the disclosure gate before us refuses it
+            return Verdict.allow(self.name)
+        verdict = await policy.stage(self.gate, lambda c: operation(spec), name=self.name).judge(
+            call
+        )
+        if verdict.decision is Decision.PROMPT and self._surface.guard.standing(spec):
+            return Verdict.allow(self.name)
+        return verdict

@@ -1,0 +1,78 @@
+"""The audit gate in the Surface's chain: risk and "mutating" from declared facts; unknown
+mutation goes to the person; thresholds only tighten; standing permissions answer questions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from yagent.kernel import policy
+from yagent.tools import flow
+from yagent.tools.adapter import Adapter, ToolContext
+from yagent.tools.audit import operation
+from yagent.tools.guard import WorkspaceGuard, Yolo
+from yagent.tools.surface import Surface, SurfaceOptions
+from yagent.toolspec import BUILTIN, Effect, Spec, Tier, builtin_by_name, profile
+
+
+def ext(name: str, *tags: str) -> Spec:
+    return Spec(
+        name,
+        "External.",
+        {"type": "object"},
+        Effect.NETWORK,
+        Tier.HOT,
+        tags=frozenset({"mcp", *tags}),
+        external=True,
+    )
+
+
+def test_operations_come_from_declared_facts() -> None:
+    specs = builtin_by_name()
+    assert operation(specs["read_file"]) == policy.Op("read_file", 0.0, False)
+    assert operation(specs["write_file"]).mutating is True
+    assert operation(ext("s__x", "destructive")).risk >= policy.Level.HIGH.value
+    assert operation(ext("s__x", "read-only")).mutating is False
+    assert operation(ext("s__x", "idempotent")).mutating is True
+    assert operation(ext("s__x")).mutating is None  # nobody declared it
+
+
+async def _call(
+    workspace: Path, spec: Spec, *, yolo: Yolo = Yolo.OFF, gate: policy.AuditGate | None = None
+) -> Any:
+    surface = Surface(
+        BUILTIN,
+        profile("coding"),
+        WorkspaceGuard(workspace, yolo=yolo),
+        external=[spec],
+        options=SurfaceOptions(deferred=False, audit=gate or policy.AuditGate()),
+    )
+
+    async def execute(ctx: ToolContext, args: Any) -> dict[str, Any]:
+        return {"ran": True}
+
+    adapter = Adapter(ToolContext(workspace, surface), {spec.name: execute, "think": flow.think})
+    return await adapter.call(spec.name, "{}", "c1")
+
+
+@pytest.mark.anyio
+async def test_unknown_mutation_asks_and_yolo_answers(tmp_path: Path) -> None:
+    asked = await _call(tmp_path, ext("s__unannotated"))
+    assert not asked.ok
+    assert json.loads(asked.content)["stage"] == "audit"
+    assert (await _call(tmp_path, ext("s__unannotated"), yolo=Yolo.YOLO)).ok
+    assert (await _call(tmp_path, ext("s__reader", "read-only"))).ok
+
+
+@pytest.mark.anyio
+async def test_deny_is_never_answered_away(tmp_path: Path) -> None:
+    gate = policy.AuditGate()
+    gate.lower_with(lambda t: policy.Thresholds(0.5, 0.7, False))
+    res = await _call(tmp_path, ext("s__drop", "destructive"), yolo=Yolo.FULL, gate=gate)
+    assert not res.ok
+    assert json.loads(res.content)["kind"] == "permission"
+    with pytest.raises(policy.LoosenError):
+        gate.lower_with(lambda t: policy.Thresholds(0.9, 1.0, False))
