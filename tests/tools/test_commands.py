@@ -257,3 +257,13 @@ def test_remember_without_a_file_is_this_process_only(tmp_path: Path) -> None:
     g = CommandGate(POLICY, PRESETS.resolve("workspace-write"), tmp_path)
     assert g.remember("make").rules
     assert decide_command(g.policy, "make").decision is Decision.ALLOW
+
+
+def test_tools_under_the_masked_tmp_are_bound_back(tmp_path: Path) -> None:
+    from yagent.tools.commands import masked_tool_paths
+
+    tooldir = tmp_path / "bin"
+    tooldir.mkdir()
+    shown = masked_tool_paths({"PATH": f"{tooldir}:/usr/bin:/nonexistent"})
+    assert str(tooldir.resolve()) in shown
+    assert "/usr/bin" not in shown

@@ -137,7 +137,9 @@ async def test_rg_is_killed_on_cancel(
             while not started.exists() or not started.read_text().strip():  # noqa: ASYNC110
                 await anyio.sleep(0.01)
         tg.cancel_scope.cancel()
-    assert spawned[0].returncode == -signal.SIGKILL
+    # Ended by us (SIGKILL; under heavy load the exec'd shell may report 255 instead), and the
+    # process that was running is really gone — the point of the contract.
+    assert spawned[0].returncode in (-signal.SIGKILL, 255)
     with pytest.raises(ProcessLookupError):
         os.kill(int(started.read_text()), 0)
 

@@ -28,6 +28,7 @@ import fnmatch
 import hashlib
 import os
 import re
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -55,6 +56,25 @@ _SCREEN = netguard.Allow(loopback=True, private=True)
 Launcher = Callable[[Sequence[str]], list[str]]
 Approval = invoke.Verdict | invoke.Decision
 ProviderFactory = Callable[[], Sequence[sandbox.Provider]]
+
+
+MASKED = ("/tmp", "/run")  # the sandbox mounts empty ones; tools installed there must be shown
+
+
+def masked_tool_paths(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """This interpreter's prefix and the PATH directories that live under a directory the
+    sandbox masks (a checkout or virtualenv under /tmp): bound back read-only, so `python` and
+    the tools on PATH still exist inside the sandbox."""
+    env = os.environ if env is None else env
+    candidates = [sys.prefix, *env.get("PATH", "").split(os.pathsep)]
+    out: dict[str, None] = {}
+    for raw in candidates:
+        if not raw or not os.path.isdir(raw):
+            continue
+        real = os.path.realpath(raw)
+        if any(real == m or real.startswith(m + "/") for m in MASKED) and real not in MASKED:
+            out.setdefault(real, None)
+    return tuple(out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,7 +204,9 @@ class CommandGate:
         if self.preset.level < sandbox.Level.NAMESPACES:
             return found  # nothing asks for more: do not touch the workspace with a probe
         try:
-            bwrap = sandbox.BwrapProvider(self.workspace, protected=PROTECTED)
+            bwrap = sandbox.BwrapProvider(
+                self.workspace, protected=PROTECTED, readable=masked_tool_paths()
+            )
             bwrap.probe()
         except sandbox.SandboxError as exc:
             self._unavailable = str(exc)

@@ -3,6 +3,7 @@ deadline kill, classified abnormal ends, redacted stderr."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -219,7 +220,8 @@ async def test_an_enforcing_egress_backend_lets_the_worker_start() -> None:
 async def test_the_worker_runs_under_the_bwrap_provider(
     bindings: Bindings, dispatcher: ChainDispatcher, tmp_path: Path
 ) -> None:
-    bwrap = BwrapProvider(tmp_path)
+    shown = [sys.prefix] if sys.prefix.startswith(("/tmp/", "/run/")) else []
+    bwrap = BwrapProvider(tmp_path, readable=shown)
     options = SubprocessOptions(
         launcher=bwrap,
         require=Requirements(launcher="bwrap", level=Level.NAMESPACES),

@@ -31,6 +31,9 @@ from .procs import gone, marker
 pytestmark = pytest.mark.anyio
 
 
+_SHOWN = [sys.prefix] if sys.prefix.startswith(("/tmp/", "/run/")) else []
+
+
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
     root = tmp_path / "ws"
@@ -41,7 +44,8 @@ def ws(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def box(ws: Path) -> BwrapProvider:
-    return BwrapProvider(ws, protected=[".git", ".yagent"])
+    # an interpreter under the masked /tmp (a checkout there) is bound back read-only
+    return BwrapProvider(ws, protected=[".git", ".yagent"], readable=_SHOWN)
 
 
 @pytest.fixture
@@ -306,3 +310,19 @@ def test_wrap_prefixes_an_argv_for_hosts_that_spawn_themselves(
     assert done.returncode != 0
     assert (ws / "f").read_text() == "hi\n"
     assert box.workspace == ws.resolve()
+
+
+async def test_readable_paths_under_the_masked_tmp_are_shown_read_only(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    tool = tmp_path / "tooldir"  # under /tmp: masked by the sandbox's private /tmp
+    tool.mkdir()
+    (tool / "hello").write_text("visible\n")
+    hidden = await BwrapProvider(ws).run(Program(["cat", str(tool / "hello")]))
+    assert hidden.exit_code != 0
+    shown = await BwrapProvider(ws, readable=[tool]).run(
+        Program(["sh", "-c", f"cat {tool}/hello; touch {tool}/x"])
+    )
+    assert b"visible" in shown.output
+    assert shown.exit_code != 0, "shown paths are read-only"
+    assert not (tool / "x").exists()

@@ -8,7 +8,8 @@ Guarantees, for every run (`command` builds the argv; the order of mounts matter
   `--new-session` (no terminal injection), `--die-with-parent`.
 - The host root read-only (`--ro-bind / /`), fresh `/dev` and `/proc`, a private empty `/tmp` and
   `/run` (host sockets there — docker, dbus, agents — are out of reach), then the workspace
-  writable at its own path, then each protected path inside it (`.git` by default; the host adds
+  writable at its own path (`readable` host paths under the masked `/tmp`/`/run` — an interpreter
+  or tool installed there — are bound back read-only before it), then each protected path inside it (`.git` by default; the host adds
   its own configuration directory) read-only again. A protected path that does not exist is
   masked by an empty read-only directory so the program cannot create it (bwrap leaves that
   empty directory behind on the host); a protected path that is a symbolic link is refused.
@@ -52,6 +53,7 @@ class BwrapProvider:
         *,
         protected: Iterable[str] = DEFAULT_PROTECTED,
         writable: Iterable[str | os.PathLike[str]] = (),
+        readable: Iterable[str | os.PathLike[str]] = (),
         name: str = "bwrap",
         executable: str | None = None,
     ) -> None:
@@ -65,6 +67,7 @@ class BwrapProvider:
         self._name = name
         self._workspace = _directory(workspace, "workspace")
         self._writable = tuple(_directory(extra, "writable path") for extra in writable)
+        self._readable = tuple(_directory(extra, "readable path") for extra in readable)
         self._protected = tuple(_relative(rel) for rel in protected)
 
     @property
@@ -92,6 +95,8 @@ class BwrapProvider:
         argv += ["--die-with-parent", "--new-session", "--cap-drop", "ALL"]
         argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         argv += ["--tmpfs", "/tmp", "--tmpfs", "/run"]
+        for shown in self._readable:  # host paths under the masked /tmp or /run the program needs
+            argv += ["--ro-bind", str(shown), str(shown)]
         if program.egress is EgressMode.UNRESTRICTED:
             argv += _resolver_binds()
         argv += ["--bind", ws, ws]
