@@ -9,10 +9,11 @@ Guarantees, for every run (`command` builds the argv; the order of mounts matter
 - The host root read-only (`--ro-bind / /`), fresh `/dev` and `/proc`, a private empty `/tmp` and
   `/run` (host sockets there — docker, dbus, agents — are out of reach), then the workspace
   writable at its own path (`readable` host paths under the masked `/tmp`/`/run` — an interpreter
-  or tool installed there — are bound back read-only before it), then each protected path inside it (`.git` by default; the host adds
-  its own configuration directory) read-only again. A protected path that does not exist is
-  masked by an empty read-only directory so the program cannot create it (bwrap leaves that
-  empty directory behind on the host); a protected path that is a symbolic link is refused.
+  or tool installed there — are bound back read-only before it), then each protected path inside
+  it (`.git` by default; the host adds its own configuration directory) read-only again. A
+  protected path that does not exist is masked by an empty read-only directory so the program
+  cannot create it (bwrap leaves that empty directory behind on the host); a protected path that
+  is a symbolic link is refused.
 - The program's process tree dies with the run: bwrap runs in its own process group, which is
   killed on timeout and cancellation; the sandbox's pid namespace dies with bwrap.
 - A sandbox bwrap could not build is a `SetupError`, never an exit code (told apart through
