@@ -32,6 +32,8 @@ from yagent.llm.scripted import ScriptedEngine, Step, call, calls
 from yagent.tools.guard import Yolo
 
 TASK = "The test suite fails. Find the bug, fix it, and make sure all tests pass."
+# Deterministic output whatever the terminal: fixed width, no width-dependent summary lines.
+PYTEST = "COLUMNS=80 python -m pytest -q -p no:cacheprovider -rN"
 FIX_OLD = "return total(values) / (len(values) + 1)"
 FIX_NEW = "return total(values) / len(values)"
 
@@ -51,7 +53,7 @@ SCRIPT: list[Step] = [
     ),
     call(
         "run_bash",
-        json.dumps({"command": "python -m pytest -q -p no:cacheprovider"}),
+        json.dumps({"command": PYTEST}),
         call_id="c4",
         text="Running the tests to see the failure.",
     ),
@@ -63,7 +65,7 @@ SCRIPT: list[Step] = [
     ),
     call(
         "run_bash",
-        json.dumps({"command": "python -m pytest -q -p no:cacheprovider"}),
+        json.dumps({"command": PYTEST}),
         call_id="c6",
         text="Re-running the tests.",
     ),

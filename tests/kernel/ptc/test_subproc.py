@@ -3,6 +3,7 @@ deadline kill, classified abnormal ends, redacted stderr."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+import yagent
 from yagent.kernel import toolfail
 from yagent.kernel.invoke import Chain
 from yagent.kernel.ptc import (
@@ -51,6 +53,9 @@ class Recording:
     def wrap(self, argv: Sequence[str]) -> list[str]:
         self.used += 1
         return [*self.prefix, *argv]
+
+
+_NEEDED = (sys.prefix, os.path.dirname(os.path.dirname(os.path.realpath(yagent.__file__))))
 
 
 def shell(name: str, script: str) -> FuncLauncher:
@@ -220,7 +225,8 @@ async def test_an_enforcing_egress_backend_lets_the_worker_start() -> None:
 async def test_the_worker_runs_under_the_bwrap_provider(
     bindings: Bindings, dispatcher: ChainDispatcher, tmp_path: Path
 ) -> None:
-    shown = [sys.prefix] if sys.prefix.startswith(("/tmp/", "/run/")) else []
+    # the interpreter and yagent's own sources, when a checkout lives under the masked /tmp
+    shown = [p for p in _NEEDED if p.startswith(("/tmp/", "/run/"))]
     bwrap = BwrapProvider(tmp_path, readable=shown)
     options = SubprocessOptions(
         launcher=bwrap,
