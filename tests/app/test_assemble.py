@@ -174,3 +174,19 @@ async def test_hooks_from_config_judge_every_call(workspace: Path, tmp_path: Pat
 def test_demo_dir_is_complete() -> None:
     assert (DEMO / "recording.json").is_file()
     assert shutil.which("git"), "the demo needs git"
+
+
+@pytest.mark.anyio
+async def test_every_run_chain_has_the_rings_in_order(workspace: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    engine = ScriptedEngine({"coding": []}, markers={"coding": MARKER})
+    async with open_app(
+        load(home=home, workspace=workspace),
+        home=home,
+        workspace=workspace,
+        interactive=False,
+        engine=engine,
+    ) as app:
+        names = [s.name for s in app.surface(catalog.builtin("coding", 0)).chain.stages]
+    assert names.index("tooldisclose") < names.index("audit") < names.index("workspace_boundary")
+    assert names[-1] == "authorization"

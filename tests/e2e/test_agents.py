@@ -19,7 +19,12 @@ from yagent.tools.guard import Yolo
 
 DEMO = Path(__file__).resolve().parents[2] / "demo"
 REPO = catalog.builtin("repo", 0)
-HANDOFF = {"findings": ["average divides by len+1"], "files": ["calc.py"], "open_questions": []}
+HANDOFF = {
+    "agent": "repo",
+    "status": "done",
+    "summary": "calc.average divides by len(values) + 1.",
+    "confidence": "high",
+}
 
 
 @pytest.fixture
@@ -57,6 +62,9 @@ async def test_repo_handoff_after_the_one_time_nudge(workspace: Path, tmp_path: 
     assert result.deliverable == "## Report\nOff-by-one in average."
     assert result.exit_payload is not None
     assert result.exit_payload["handoff"] == HANDOFF
+    assert result.report is not None, result.report_note  # the handoff is read with `protocol`
+    assert result.report.report.summary == HANDOFF["summary"]
+    assert not result.report.repaired
     nudge = engine.requests[2][1].messages[-1]
     assert reminder.unwrap(nudge.content) == REPO.no_action_reminder
     assert "run_bash" not in {d["name"] for d in engine.requests[0][1].tools}, "Repo is read-only"
