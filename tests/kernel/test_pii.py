@@ -371,3 +371,17 @@ def test_off_surface_scans_nothing() -> None:
 def test_policy_kinds_limit_what_is_redacted() -> None:
     store = PolicyStore(Policy(kinds=frozenset({Kind.EMAIL})))
     assert apply("13812345678 a@b.cn", Surface.MODEL, store=store).value == "13812345678 [EMAIL]"
+
+
+def test_decimal_parts_are_not_identifiers() -> None:
+    # a shell duration of 1.5156207139993057 s once came back as "1.[BANK_CARD]"
+    card = "4111111111111111"
+    ident = "11010519491231002X"
+    phone = "13812345678"
+    assert pii.valid_card(card)
+    for value in (card, ident, phone):
+        assert kinds(f'"duration": 1.{value}, ') == []  # fraction part
+        assert kinds(f"x = {value}.25") == []  # integer part
+        assert kinds(f"see {value}. Next") != []  # a full stop still ends a finding
+        assert kinds(f"v1.2 {value}") != []
+        assert kinds(f"12,{value},x") != []  # a CSV neighbour column does not hide it

@@ -76,6 +76,8 @@ def test_payload_is_json_and_carries_the_text() -> None:
     assert payload["receipt"] == "timeout"
     assert payload["exit_code"] is None
     assert payload["text"] == item.to_model_text()
+    # milliseconds are enough for the model; a 16-digit fraction only costs tokens
+    assert result(Receipt.SUCCESS, duration=1.5156207139993057).to_payload()["duration"] == 1.516
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,9 @@ Guarantees:
   industries; this keeps millisecond timestamps out), passing the Luhn check. A run failing
   Luhn is not a card.
 - E-mail addresses: local@domain.tld.
+- A digit run that is the fraction or the integer part of a decimal number (`1.5234…`, a
+  timing, a coordinate) is none of the numeric kinds: `.` followed by digits on either side
+  disqualifies it. A comma does not (a CSV row may put an ID right after a number column).
 - Findings never overlap: e-mail > ID > card > mobile wins a contested span. A Finding carries
   kind and position, never the value itself (findings go to logs).
 Known limits: 15-digit first-generation IDs, landlines, IDs written with separators, and phone
@@ -61,17 +64,19 @@ _EMAIL = re.compile(
     r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}(?![A-Za-z0-9-])"
 )
 _ID = re.compile(
-    r"(?<![0-9A-Za-z])[1-9][0-9]{5}(?:19|20)[0-9]{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01])"
-    r"[0-9]{3}[0-9Xx](?![0-9A-Za-z])"
+    r"(?<![0-9A-Za-z])(?<![0-9][.])"
+    r"[1-9][0-9]{5}(?:19|20)[0-9]{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01])"
+    r"[0-9]{3}[0-9Xx](?![0-9A-Za-z])(?![.][0-9])"
 )
 _CARD = re.compile(
-    r"(?<![0-9+])(?:[0-9]{13,19}"
+    r"(?<![0-9+])(?<![0-9][.])(?:[0-9]{13,19}"
     r"|[0-9]{4}([ -])[0-9]{4}(?:\1[0-9]{4}){1,2}(?:\1[0-9]{1,3})?"
-    r"|[0-9]{4}([ -])[0-9]{6}\2[0-9]{5})(?![0-9])"
+    r"|[0-9]{4}([ -])[0-9]{6}\2[0-9]{5})(?![0-9])(?![.][0-9])"
 )
 _MOBILE = re.compile(
-    r"(?<![0-9])(?P<prefix>\(?(?:\+|00)86\)?[ -]?)?(?P<number>1[3-9][0-9](?:[ -]?[0-9]{4}){2})"
-    r"(?![0-9])"
+    r"(?<![0-9])(?<![0-9][.])(?P<prefix>\(?(?:\+|00)86\)?[ -]?)?"
+    r"(?P<number>1[3-9][0-9](?:[ -]?[0-9]{4}){2})"
+    r"(?![0-9])(?![.][0-9])"
 )
 
 

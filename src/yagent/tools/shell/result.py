@@ -87,7 +87,7 @@ class ShellResult:
             "truncated": self.truncated,
             "total_bytes": self.total_bytes,
             "shown_bytes": self.shown_bytes,
-            "duration": self.duration,
+            "duration": round(self.duration, 3),
             "note": self.note,
             "text": self.to_model_text(),
         }
