@@ -19,23 +19,15 @@ Leaves to the host: the display itself, which tags exist, and channel order.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+
+from yagent.kernel.clock import Clock as Clock
+from yagent.kernel.clock import MonotonicClock as MonotonicClock
 
 
 class DeltaError(ValueError):
     """A throttle used outside its contract (bad settings, closed, nameless pieces)."""
-
-
-class Clock(Protocol):
-    def now(self) -> float: ...
-
-
-class MonotonicClock:
-    def now(self) -> float:
-        return time.monotonic()
 
 
 @dataclass(frozen=True, slots=True)

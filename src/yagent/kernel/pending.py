@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Protocol
+from typing import Any
+
+from yagent.kernel.clock import Clock as Clock
+from yagent.kernel.clock import SystemClock as SystemClock
 
 VERSION = 1
 _FIELDS = frozenset({"v", "kind", "id", "payload", "created_at"})
@@ -30,15 +32,6 @@ _FIELDS = frozenset({"v", "kind", "id", "payload", "created_at"})
 
 class PendingError(ValueError):
     """A pending state that cannot exist (raised by construction, never by `decode`)."""
-
-
-class Clock(Protocol):
-    def now(self) -> float: ...
-
-
-class SystemClock:
-    def now(self) -> float:
-        return time.time()
 
 
 def _freeze(value: Any, path: str) -> Any:

@@ -21,27 +21,18 @@ Leaves to the host: finding the other session, its current version, and when to 
 from __future__ import annotations
 
 import enum
-import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Protocol
 
 from yagent.kernel import reminder
+from yagent.kernel.clock import Clock as Clock
+from yagent.kernel.clock import SystemClock as SystemClock
 
 KIND = "session-ref"
 
 
 class SessionRefError(ValueError):
     """A snapshot that cannot be captured as asked."""
-
-
-class Clock(Protocol):
-    def now(self) -> float: ...
-
-
-class SystemClock:
-    def now(self) -> float:
-        return time.time()
 
 
 class State(enum.StrEnum):

@@ -27,11 +27,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-import time
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, TypeGuard
+from typing import TypeGuard
+
+from yagent.kernel.clock import Clock as Clock
+from yagent.kernel.clock import SystemClock as SystemClock
 
 DEFAULT_LIMIT = 20_000
 DEFAULT_PAGE = 200
@@ -56,15 +58,6 @@ class BadNameError(SpillError, ValueError):
 
 class NotFoundError(SpillError, LookupError):
     """No stored output under that session and locator (never stored, or cleaned up)."""
-
-
-class Clock(Protocol):
-    def now(self) -> float: ...
-
-
-class SystemClock:
-    def now(self) -> float:
-        return time.time()
 
 
 def is_safe_name(name: object) -> TypeGuard[str]:

@@ -27,16 +27,14 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, TypeVar
+
+from yagent.kernel.clock import Clock as Clock
 
 P = TypeVar("P")
 
 ID_BYTES = 32
 MIN_ID_CHARS = 16
-
-
-class Clock(Protocol):
-    def now(self) -> float: ...
 
 
 class TicketError(Exception):

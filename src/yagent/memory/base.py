@@ -15,12 +15,12 @@ import contextlib
 import os
 import sqlite3
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Self
 
+from yagent.kernel.clock import SystemClock as SystemClock
 from yagent.memory.errors import (
     SessionNotFoundError,
     SessionStoreError,
@@ -29,11 +29,6 @@ from yagent.memory.errors import (
 )
 from yagent.memory.records import Clock
 from yagent.memory.schema import open_database
-
-
-class SystemClock:
-    def now(self) -> float:
-        return time.time()
 
 
 class StoreBase:

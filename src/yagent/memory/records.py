@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
+
+from yagent.kernel.clock import Clock as Clock
 
 Status = Literal["active", "finished", "failed", "cancelled", "paused"]
 STATUSES: tuple[str, ...] = ("active", "finished", "failed", "cancelled", "paused")
@@ -21,10 +23,6 @@ SUB_AGENT_ACTIVITY = "sub_agent_activity"
 
 # Keys `messages()` adds to each stored message; a message to append may not carry them.
 MESSAGE_META_KEYS: tuple[str, ...] = ("seq", "ts", "agent", "delegation_id")
-
-
-class Clock(Protocol):
-    def now(self) -> float: ...
 
 
 class _Record:

@@ -18,6 +18,7 @@ from typing import Any
 
 import anyio
 
+from yagent.kernel.clock import FakeClock as FakeClock
 from yagent.kernel.taskboard import ClaimRequest, ClockedBoard, Task, TaskboardError
 
 TTL = 10.0
@@ -30,21 +31,6 @@ BoardFactory = Callable[[Path], ClockedBoard]
 
 class ContractViolation(AssertionError):
     """A board broke the taskboard contract; the message names the case and the clause."""
-
-
-class FakeClock:
-    """A clock that moves only when told to."""
-
-    def __init__(self, start: float = START) -> None:
-        self._now = float(start)
-
-    def now(self) -> float:
-        return self._now
-
-    def advance(self, seconds: float) -> None:
-        if seconds < 0:
-            raise ValueError("a FakeClock never runs backwards")
-        self._now += seconds
 
 
 CaseFn = Callable[[ClockedBoard, FakeClock], Awaitable[None]]

@@ -17,6 +17,7 @@ from typing import Any
 
 import anyio
 
+from yagent.kernel.clock import FakeClock as FakeClock
 from yagent.kernel.commitgate.store import ClockedGate
 from yagent.kernel.commitgate.types import (
     Acquired,
@@ -35,17 +36,6 @@ GateFactory = Callable[[Path, frozenset[str]], ClockedGate]
 
 class ContractViolation(AssertionError):
     """A gate broke the commitgate contract; the message names the case."""
-
-
-class FakeClock:
-    def __init__(self, start: float = 1_000_000.0) -> None:
-        self._now = start
-
-    def now(self) -> float:
-        return self._now
-
-    def advance(self, seconds: float) -> None:
-        self._now += seconds
 
 
 def expect(condition: bool, message: str) -> None:

@@ -15,27 +15,11 @@ from __future__ import annotations
 
 import enum
 import math
-import time
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
 
+from yagent.kernel.clock import Clock as Clock
+from yagent.kernel.clock import SystemClock as SystemClock
 from yagent.kernel.sideeffect.errors import InvalidArgumentError
-
-
-@runtime_checkable
-class Clock(Protocol):
-    """A source of wall-clock seconds. Stores read it inside their transaction."""
-
-    def now(self) -> float: ...
-
-
-class SystemClock:
-    """`time.time()`: the one clock every process on a machine agrees on."""
-
-    __slots__ = ()
-
-    def now(self) -> float:
-        return time.time()
 
 
 class RetrySafety(enum.StrEnum):

@@ -17,6 +17,7 @@ from typing import Any
 
 import anyio
 
+from yagent.kernel.clock import FakeClock as FakeClock
 from yagent.kernel.sideeffect import (
     Action,
     ClockedStore,
@@ -36,21 +37,6 @@ StoreFactory = Callable[[Path], ClockedStore]
 
 class ContractViolation(AssertionError):
     """A store broke the sideeffect contract; the message names the case and the clause."""
-
-
-class FakeClock:
-    """A clock that moves only when told to."""
-
-    def __init__(self, start: float = START) -> None:
-        self._now = float(start)
-
-    def now(self) -> float:
-        return self._now
-
-    def advance(self, seconds: float) -> None:
-        if seconds < 0:
-            raise ValueError("a FakeClock never runs backwards")
-        self._now += seconds
 
 
 CaseFn = Callable[[ClockedStore, FakeClock], Awaitable[None]]

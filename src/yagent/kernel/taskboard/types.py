@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import enum
 import math
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+
+from yagent.kernel.clock import Clock as Clock
+from yagent.kernel.clock import SystemClock as SystemClock
 
 
 class TaskboardError(Exception):
@@ -82,20 +83,6 @@ class InvariantError(TaskboardError):
 
 class StoreError(TaskboardError):
     """The backend could not run the operation; nothing is known to have changed."""
-
-
-@runtime_checkable
-class Clock(Protocol):
-    def now(self) -> float: ...
-
-
-class SystemClock:
-    """`time.time()`: the clock every process on one machine agrees on."""
-
-    __slots__ = ()
-
-    def now(self) -> float:
-        return time.time()
 
 
 class Status(enum.StrEnum):
