@@ -2,9 +2,10 @@
 
 `open_app()` builds, for a workspace: settings and the workspace guard (with the YOLO mode), the
 dispatcher and authorization loop, MCP servers (connected for the app's lifetime), hooks, the
-Surface per agent, the Adapter, the session store, and the engine. `App.run()` runs one task with
-one agent and records everything in the session: messages, the event rollout, tool calls and
-results, usage and cost. Events are persisted at the publish point, then shown (dispatcher).
+Surface per agent, the Adapter, the session store, and the engine. `App.run()` (`app.turn`) runs
+one task with one agent and records everything in the session: messages, the event rollout, tool
+calls and results, usage and cost. Events are persisted at the publish point, then shown
+(dispatcher).
 Each run also gets the context economy (`app.economy`: window, spill, offload, compaction
 archive), the memories (`app.memories`) in its system prompt and the session references
 (`app.sessionrefs`) in its task; a session continued in the same process keeps its compacted
@@ -20,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,26 +29,21 @@ from typing import Any
 import anyio
 
 from yagent.agents import catalog
-from yagent.agents.activity import Monitor
 from yagent.agents.catalog import AgentDef
-from yagent.agents.context import system_prompt
-from yagent.agents.loop import LoopConfig, run_agent_loop
 from yagent.agents.pause import PauseGate
 from yagent.agents.results import AgentResult
-from yagent.app import economy, memories, safety, sessionrefs
+from yagent.app import economy, fanout, safety, turn
 from yagent.app.config import Config
 from yagent.app.durable import Decision, open_home
 from yagent.app.engines import build_engine
-from yagent.app.runtrack import open_track
 from yagent.app.telemetry import WARNING_EVENT, Telemetry, exporter_from_env
-from yagent.kernel import hookengine, policy, sessionref
+from yagent.kernel import hookengine, policy, sessionref, spill
 from yagent.llm import Message
 from yagent.llm.pricing import DEFAULT_PRICES, Ledger, PriceTable
 from yagent.llm.types import AssistantTurn, Engine
-from yagent.memory import SessionStore, message_body
+from yagent.memory import SessionStore
 from yagent.messaging import Dispatcher, Event
-from yagent.tools import browser, hooks, program, registry
-from yagent.tools.adapter import Adapter, ToolContext
+from yagent.tools import hooks
 from yagent.tools.confirm import UserConfirm
 from yagent.tools.guard import WorkspaceGuard, Yolo
 from yagent.tools.mcp import McpTools, ServerConfig
@@ -73,6 +69,7 @@ class App:
     pause: PauseGate = field(default_factory=PauseGate)
     observers: list[Observer] = field(default_factory=list)
     prices: PriceTable = DEFAULT_PRICES
+    pruned: spill.Cleanup = field(default_factory=lambda: spill.Cleanup(0, 0, ()))
 
     def __post_init__(self) -> None:
         audit = self.config.audit
@@ -100,14 +97,15 @@ class App:
             return catalog.custom_agent(name, custom.model_dump(), retries)
         return catalog.builtin(name, retries)
 
-    def surface(self, agent: AgentDef) -> Surface:
+    def surface(self, agent: AgentDef, lane: fanout.Lane | None = None) -> Surface:
         options = SurfaceOptions(
             deferred=self.config.agent.deferred_tools,
             schema_budget=self.config.agent.schema_budget,
             yolo=self.yolo,
             host_stages=(hookengine.stage(self.hook_engine),) if self.hook_engine.hooks else (),
-            commands=self.safety.commands,
+            commands=lane.commands if lane else self.safety.commands,
             audit=self.audit,
+            confine=lane.declaration if lane else None,
         )
         return Surface(BUILTIN, agent.profile, self.guard, external=self.mcp.specs, options=options)
 
@@ -145,6 +143,7 @@ class App:
                 ok=bool(payload["ok"]),
                 kind=payload.get("kind"),
                 ended_at=time.time(),
+                delegation_id=delegation,  # parallel tasks may reuse call ids
             )
 
     def _account(self, session_id: str, agent: str, turn: AssistantTurn) -> None:
@@ -185,112 +184,18 @@ class App:
         return observe
 
     def _rollout(self, session_id: str, kind: str, payload: Mapping[str, Any]) -> None:
-        self.store.append_event(session_id, kind, self.safety.for_log(payload))
+        d = str(payload.get("delegation_id", ""))
+        self.store.append_event(session_id, kind, self.safety.for_log(payload), delegation_id=d)
 
     def _checkpoint(self, session_id: str, data: Mapping[str, Any]) -> None:
         self.store.write_checkpoint(session_id, step=int(data.get("step", 0)), data=dict(data))
 
-    def _message(self, session_id: str, agent: str, message: Message) -> None:
-        self.store.append_message(session_id, message.to_dict(), agent=agent)
+    def _message(self, session_id: str, agent: str, message: Message, d: str) -> None:
+        self.store.append_message(session_id, message.to_dict(), agent=agent, delegation_id=d)
 
-    async def run(
-        self,
-        task: str,
-        *,
-        agent_name: str | None = None,
-        session_id: str | None = None,
-        resume: Decision | None = None,
-    ) -> tuple[str, AgentResult]:
-        """Run `task`; a new session unless `session_id` continues one (its messages as history);
-        `resume` (a CONTINUE decision for that session) continues its interrupted run instead."""
-        if resume is not None and resume.run is not None:
-            agent_name = resume.run.agent
-        agent = self.agent(agent_name or self.config.agent.default)
-        if session_id is None:
-            info = self.store.create_session(
-                workspace=str(self.workspace),
-                title=task[:80],
-                model=self.engine.model,
-                meta={"agent": agent.name},
-            )
-            session_id, history = info.id, []
-        elif (live := self.live.pop(session_id, None)) is not None:
-            history = list(live)  # this process ran it: keep its compacted context
-        else:
-            history = [Message.from_dict(message_body(m)) for m in self.store.messages(session_id)]
-        publish = self.publish(session_id)
-        model_task, refs = sessionrefs.expand(
-            self.store, task, session_id=session_id, continued=bool(history), clock=self.clock
-        )
-        if refs:
-            publish("session_ref", {"references": refs})
-        remembered = memories.inject(self.home, self.workspace)
-        if remembered.worth_reporting:
-            publish("memory", remembered.event())
-        state_dir = self.home / "state" / session_id
-        context = economy.context_settings(self.config, state_dir=state_dir, session_id=session_id)
-        surface = self.surface(agent)
-        if resume is not None:
-            surface.restore_materialized(resume.materialized)
-        track = await open_track(
-            self.durable,
-            store=self.store,
-            session_id=session_id,
-            agent=agent.name,
-            task=task,
-            max_steps=agent.max_steps,
-            publish=publish,
-            materialized=surface.materialized,
-            resume=resume,
-        )
-        history = await track.settle(history)
-        ctx = ToolContext(
-            self.workspace,
-            surface,
-            session_id=session_id,
-            confirm=self.confirm,
-            skills=self.skills,
-            state_dir=state_dir,
-            spill=context.spill,
-            pii=self.safety.pii,
-            effects=self.durable.runner(session_id, publish, stopping=lambda: self.pause.abandoned),
-        )
-        adapter = Adapter(ctx, registry.executors(self.mcp.executors))
-        ctx.extras[program.ADAPTER_KEY] = adapter  # programs reach MCP executors too
-        ctx.extras[program.OBSERVER_KEY] = self._program_observer(session_id, agent.name)
-        settings = self.config.agent
-        cfg = LoopConfig(
-            name=agent.name,
-            system=system_prompt(
-                agent,
-                workspace=self.workspace,
-                surface=surface,
-                task=task,
-                skills=self.skills.list(),
-                autonomous=self.yolo >= Yolo.FULL,
-                memory=remembered.text,
-            ),
-            engine=self.engine,
-            adapter=adapter,
-            max_steps=track.run.max_steps,
-            stop_on_finish=agent.stop_on_finish,
-            no_action_retry_limit=agent.no_action_retry_limit,
-            step_retries=agent.step_retries,
-            no_action_reminder=agent.no_action_reminder,
-            parallel_limit=settings.max_parallel_tools,
-            tool_timeout=settings.tool_timeout,
-            publish=track.publisher(publish),
-            rollout=lambda k, p: self._rollout(session_id, k, p),
-            checkpoint=lambda data: self._checkpoint(session_id, data),
-            monitor=Monitor(idle=settings.idle_timeout, total=settings.total_timeout),
-            pause=self.pause,
-            on_turn=lambda turn: self._account(session_id, agent.name, turn),
-            on_message=lambda m: self._message(session_id, agent.name, m),
-            context=context,
-            archive=economy.archiver(self.store, session_id, agent.name),
-            start_step=resume.start_step if resume is not None else 0,
-            on_step=track.step,
-        )
+    @contextlib.contextmanager
+    def observed(self, session_id: str) -> Iterator[None]:
+        """One turn's telemetry: it sees every event published until the turn is over."""
         telemetry = Telemetry(
             session_id,
             sink=self.otel_sink,
@@ -299,28 +204,30 @@ class App:
         )
         self.observers.append(telemetry.observe_event)
         try:
-            async with track.guard():
-                result = await run_agent_loop(cfg, model_task, history=history)
+            yield
         finally:
             self.observers.remove(telemetry.observe_event)
             telemetry.close()
-            with anyio.CancelScope(shield=True):
-                await browser.close_session(ctx)
-        await track.end(result.status.value, result.error)
-        self.store.set_status(session_id, _session_status(result))
-        self.live[session_id] = result.messages
-        return session_id, result
 
+    async def run_parallel(self, work: fanout.Work, **options: Any) -> fanout.ParallelRun:
+        """Confined sub-agents at once, in one new session (`app.fanout`)."""
+        return await fanout.run_parallel(self, work, **options)
 
-def _session_status(result: AgentResult) -> str:
-    value = result.status.value
-    if value in ("finished", "answered", "max_steps"):
-        return "finished"
-    if value == "paused":
-        return "paused"
-    if value == "cancelled":
-        return "cancelled"
-    return "failed"
+    async def run(
+        self,
+        task: str,
+        *,
+        agent_name: str | None = None,
+        session_id: str | None = None,
+        resume: Decision | None = None,
+        lane: fanout.Lane | None = None,
+    ) -> tuple[str, AgentResult]:
+        """Run `task`; a new session unless `session_id` continues one (its messages as history);
+        `resume` (a CONTINUE decision for that session) continues its interrupted run instead;
+        `lane`: one confined task of a parallel run in that session (fresh history, `fanout`)."""
+        return await turn.run_task(
+            self, task, agent_name=agent_name, session_id=session_id, resume=resume, lane=lane
+        )
 
 
 @contextlib.asynccontextmanager
@@ -354,8 +261,14 @@ async def open_app(
                 interactive=interactive,
                 prices=prices,
             )
+            app.pruned = await anyio.to_thread.run_sync(
+                economy.prune_spills, home / "state", config.agent.spill_max_age_days
+            )
             try:
-                yield app
+                async with contextlib.AsyncExitStack() as stack:
+                    if app.safety.egress_proxy is not None:  # sandboxed egress, app-long
+                        await stack.enter_async_context(app.safety.egress_proxy)
+                    yield app
             finally:
                 app.durable.close()
                 if app.otel_sink is not None:

@@ -11,6 +11,9 @@ Contract:
   a fallback); `[[shell.rules]]` from the user's and the project's file are concatenated (user
   first), not overridden, and are checked as cmdpolicy rules when the app is assembled; `[pii]`
   sets the action per surface (default: mask for the model and the logs, off for the display).
+- Egress: `[sandbox] allow_hosts` lists the hosts sandboxed commands may reach through the
+  egress proxy; an entry that cannot be read is an error naming it (key by key like the rest: a
+  project's list replaces the user's).
 - Durability: `[[side_effects]]` rules (tools.effects) add up across files like shell rules;
   `[agent] drain_budget` and `effect_lease` set the Ctrl-C drain and the side-effect lease.
 """
@@ -25,7 +28,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
+from yagent.kernel import egress
 from yagent.kernel import preset as presets
+from yagent.tools.egresshosts import AllowList, AllowListError
 
 
 class ConfigError(Exception):
@@ -73,6 +78,7 @@ class LLMConfig(Strict):
 class AgentSettings(Strict):
     default: str = "coding"
     max_parallel_tools: int = Field(4, ge=1, le=32)
+    max_parallel_agents: int = Field(4, ge=1, le=32)  # sub-agents of a parallel run at once
     tool_timeout: float = Field(180.0, gt=0)
     idle_timeout: float | None = Field(600.0, gt=0)
     total_timeout: float | None = Field(None, gt=0)
@@ -93,6 +99,9 @@ class AgentSettings(Strict):
     compact_at: float = Field(0.8, gt=0.5, le=1.0, description="compact at this window share")
     # ≥ one spill line (2000 chars): a one-line JSON output must show at least its first piece
     max_tool_output: int = Field(20_000, ge=2000, description="tool output chars before spill")
+    spill_max_age_days: float = Field(
+        14.0, ge=0, allow_inf_nan=False, description="spilled outputs older than this are removed"
+    )
     # Ctrl-C / shutdown wait this long for the turn in flight (kernel.drain: 0 means drain's
     # default, a negative value means no drain), then stop it.
     drain_budget: float = Field(5.0, allow_inf_nan=False, description="seconds")
@@ -135,6 +144,22 @@ class ShellSettings(Strict):
     builtin_rules: bool = True
 
 
+class SandboxSettings(Strict):
+    """`allow_hosts`: the hosts a sandboxed command may reach through yagent's egress proxy
+    (grammar in `tools.egresshosts`); empty keeps the sandbox's network cut."""
+
+    allow_hosts: list[str] = Field(default_factory=list)
+
+    @field_validator("allow_hosts")
+    @classmethod
+    def _readable_hosts(cls, value: list[str]) -> list[str]:
+        try:
+            egress.Spec(egress.Mode.PROXY, AllowList.parse(value).entries).validate()
+        except (AllowListError, egress.SpecError) as exc:
+            raise ValueError(str(exc)) from None
+        return value
+
+
 class PiiSettings(Strict):
     model: PiiAction = "mask"
     log: PiiAction = "mask"
@@ -155,6 +180,7 @@ class Config(Strict):
     audit: AuditSettings = AuditSettings()
     agent: AgentSettings = AgentSettings()
     shell: ShellSettings = ShellSettings()
+    sandbox: SandboxSettings = SandboxSettings()
     pii: PiiSettings = PiiSettings()
     mcp: dict[str, McpServer] = Field(default_factory=dict)
     hooks: list[HookEntry] = Field(default_factory=list)

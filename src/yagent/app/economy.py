@@ -10,6 +10,9 @@ Contract:
 - Inline objects of at least `OFFLOAD_MIN_BYTES` go to `<state>/offload`, content-addressed.
 - Every compaction's leaving messages are stored whole with `store.archive(kind="compaction")`;
   the reference handed back is `archive:<seq>`.
+- `prune_spills(state_root, days)` removes spilled outputs stored more than `days` days ago
+  under every session's state directory (`open_app` runs it once per start, off the event
+  loop); `0` keeps everything. What could not be removed is reported, never dropped silently.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Any
 from yagent.agents.economy import Archive, ContextSettings
 from yagent.app.config import Config
 from yagent.kernel import offload, spill
+from yagent.kernel.clock import Clock
 from yagent.memory import SessionStore
 from yagent.tools.spillread import DEFAULT_SESSION
 
@@ -54,6 +58,24 @@ def context_settings(config: Config, *, state_dir: Path, session_id: str) -> Con
             offload.FileStore(state_dir / "offload"), min_bytes=OFFLOAD_MIN_BYTES
         ),
     )
+
+
+def prune_spills(
+    state_root: Path, max_age_days: float, *, clock: Clock | None = None
+) -> spill.Cleanup:
+    """Spilled outputs older than `max_age_days` removed from every session (see contract)."""
+    if max_age_days <= 0 or not state_root.is_dir():
+        return spill.Cleanup(0, 0, ())
+    removed, removed_bytes, failed = 0, 0, list[str]()
+    for session in sorted(state_root.iterdir()):
+        root = session / "spill"
+        if session.is_symlink() or not root.is_dir() or root.is_symlink():
+            continue
+        done = spill.Spill(root, clock=clock).cleanup(max_age_days * 86_400)
+        removed += done.removed
+        removed_bytes += done.removed_bytes
+        failed.extend(done.failed)
+    return spill.Cleanup(removed, removed_bytes, tuple(failed))
 
 
 def archiver(store: SessionStore, session_id: str, agent: str) -> Archive:

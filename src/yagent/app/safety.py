@@ -5,21 +5,28 @@ config refuses it), builds ONE cmdpolicy policy from the built-in rules, the con
 `[[shell.rules]]` (user then project) and the project's remembered rules, and the pii policy from
 `[pii]`. Anything that does not hold — a rule whose examples disagree, a duplicate rule name, an
 unreadable rules file — is a `ConfigError` naming it: the app does not start on a rule set it
-could not check. `for_log` / `for_display` are the pii passes for event payloads.
+could not check. A non-empty `[sandbox] allow_hosts` turns a sandboxed preset's egress into
+PROXY (the allow-list, the sandbox's own loopback bypassed) and builds the egress proxy the app
+serves for its lifetime; empty keeps the preset as shipped (network cut). `for_log` /
+`for_display` are the pii passes for event payloads.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from yagent.app.config import Config, ConfigError
-from yagent.kernel import pii
+from yagent.kernel import egress, pii
 from yagent.kernel import preset as presets
+from yagent.kernel.sandbox import Level
 from yagent.tools import outbound
 from yagent.tools.commands import CommandGate
+from yagent.tools.egresshosts import AllowList
+from yagent.tools.egressproxy import LOOPBACK_BYPASS, EgressProxy
 from yagent.tools.shellrules import RuleFile, ShellRulesError, build_policy
 
 
@@ -28,6 +35,7 @@ class Safety:
     preset: presets.Preset
     commands: CommandGate
     pii: pii.PolicyStore
+    egress_proxy: EgressProxy | None = None
 
     def for_log(self, payload: Mapping[str, Any]) -> dict[str, Any]:
         """An event payload as the rollout, the session store and the trace may keep it."""
@@ -52,4 +60,23 @@ def build(config: Config, workspace: Path) -> Safety:
         raise ConfigError(f"{exc} (rules from {where} and {rules.path})") from None
     settings = config.pii
     store = pii.PolicyStore(outbound.policy_of(settings.model, settings.log, settings.display))
-    return Safety(chosen, CommandGate(policy, chosen, workspace, rules=rules), store)
+    chosen, proxy = with_egress(chosen, config.sandbox.allow_hosts)
+    gate = CommandGate(policy, chosen, workspace, rules=rules, egress_proxy=proxy)
+    return Safety(chosen, gate, store, proxy)
+
+
+def with_egress(
+    preset: presets.Preset, hosts: Sequence[str]
+) -> tuple[presets.Preset, EgressProxy | None]:
+    """`preset` with PROXY egress over `hosts`, and the proxy for it; unchanged (and no proxy)
+    when the list is empty or the preset runs commands on the host (its network is open)."""
+    allowed = AllowList.parse(hosts)
+    if not allowed or preset.level < Level.NAMESPACES:
+        return preset, None
+    spec = egress.Spec(egress.Mode.PROXY, allowed.entries, LOOPBACK_BYPASS)
+    try:
+        proxied = dataclasses.replace(preset, egress=spec)
+        proxied.check()
+    except presets.InvalidPresetError as exc:
+        raise ConfigError(f"[sandbox] allow_hosts: {exc}") from None
+    return proxied, EgressProxy(allowed)

@@ -2,6 +2,8 @@
 
     yagent                      interactive session in the current directory
     yagent run "task" [-y|-Y] [--json] [--agent NAME]
+    yagent fanout PLAN.toml [-y] [--json] [--max-parallel N]   parallel sub-agents, each
+                                confined to the worktree it declares (exit 2: plan refused)
     yagent sessions [show ID]   list sessions / show one
     yagent resume [ID] [--json|--replay REC]   continue a session (the latest here by default):
                                 an interrupted run from its checkpoint, else a new turn
@@ -28,6 +30,7 @@ import click
 from yagent import __version__
 from yagent.app.config import ConfigError
 from yagent.cli import commands
+from yagent.cli.fanout import fanout
 from yagent.cli.memory import memory
 from yagent.cli.reconcile import reconcile
 from yagent.cli.runner import Options, interactive, replay_engine, run_once
@@ -137,6 +140,7 @@ def run(
 
 
 cli.add_command(commands.sessions)
+cli.add_command(fanout)
 cli.add_command(commands.resume)
 cli.add_command(commands.replay)
 cli.add_command(commands.doctor)

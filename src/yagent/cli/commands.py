@@ -20,6 +20,8 @@ from yagent.app.config import ConfigError, load
 from yagent.app.engines import OLLAMA_URL, NoProviderError, build_engine, ollama_models
 from yagent.app.recording import recording_of
 from yagent.cli.resume import resume as resume  # registered by yagent.cli
+from yagent.kernel.preset import BUILTIN as BUILTIN_PRESETS
+from yagent.kernel.sandbox import Level
 from yagent.llm.replay import ReplayEngine
 from yagent.memory import SessionStore
 from yagent.tools.guard import Yolo
@@ -130,7 +132,26 @@ def _checks(home: Path, workspace: Path) -> list[tuple[str, bool, str, bool]]:
                 False,
             )
         )
+    rows.append(_egress(config))
     return rows
+
+
+def _egress(config: Any) -> tuple[str, bool, str, bool]:
+    """What network a shell command gets under the configured preset and `[sandbox]`."""
+    chosen = BUILTIN_PRESETS.resolve(config.agent.preset)
+    hosts = config.sandbox.allow_hosts
+    if chosen.level < Level.NAMESPACES:
+        detail = f"preset {chosen.name!r}: commands run on the host, with its whole network"
+    elif hosts:
+        detail = (
+            f"preset {chosen.name!r}: sandboxed commands reach only {', '.join(hosts)} "
+            "through yagent's egress proxy (netguard judges every address)"
+        )
+    else:
+        detail = (
+            f"preset {chosen.name!r}: sandboxed commands have no network ([sandbox] allow_hosts)"
+        )
+    return ("egress", True, detail, False)
 
 
 def _provider(config: Any) -> tuple[str, bool, str, bool]:

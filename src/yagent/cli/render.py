@@ -97,6 +97,15 @@ class Renderer:
                 return response(rid, approved=picked[0], scope=picked[1])
 
     # -- showing -------------------------------------------------------------------------
+    def notice(self, text: str) -> None:
+        """A warning about the run's set-up: a JSON line of type "notice" in --json mode (stdout
+        stays JSON lines), a yellow line otherwise."""
+        if self.json_mode:
+            self.out.write(json.dumps({"type": "notice", "text": text}, ensure_ascii=False) + "\n")
+            self.out.flush()
+            return
+        self.console.print(text, style="yellow", markup=False)
+
     def show(self, event: Event) -> None:
         if self.json_mode:
             line = {"type": event.type, "delegation_id": event.delegation_id, **event.payload}

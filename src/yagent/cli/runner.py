@@ -63,6 +63,16 @@ def normalise(text: str) -> str:
     return text
 
 
+def start_notices(app: App, renderer: Renderer) -> None:
+    """What went wrong while the app opened, said before the run (never silently dropped)."""
+    for server, problem in app.mcp.problems:
+        renderer.notice(f"MCP server {server} unavailable: {problem}")
+    failed = app.pruned.failed
+    if failed:
+        more = f" (and {len(failed) - 3} more)" if len(failed) > 3 else ""
+        renderer.notice(f"old spilled outputs not removed: {'; '.join(failed[:3])}{more}")
+
+
 def replay_engine(path: Path, agent_names: list[str]) -> ReplayEngine:
     markers = {name: catalog.builtin(name, 0).marker for name in agent_names}
     return ReplayEngine(Recording.load(path), markers=markers, normalise=normalise)
@@ -150,8 +160,7 @@ async def run_once(
         interactive=True,
         engine=engine,
     ) as app:
-        for server, problem in app.mcp.problems:
-            renderer.console.print(f"[yellow]MCP server {server} unavailable: {problem}[/]")
+        start_notices(app, renderer)
         session_id, result = await run_turn(
             app, renderer, task, session_id, opts.agent, resume=resume
         )
@@ -208,6 +217,7 @@ async def interactive(
     async with open_app(
         config, home=opts.home, workspace=opts.workspace, yolo=opts.yolo, interactive=True
     ) as app:
+        start_notices(app, renderer)
         renderer.console.print(
             f"[bold]yagent[/] in {opts.workspace} · model {app.engine.model} · "
             "Ctrl-C cancels a turn, twice exits, Ctrl-D quits"

@@ -14,7 +14,14 @@ Guarantees:
 - `confinement()` names the sandbox the same gate picks for an approved call, and how to launch
   a command in it: bubblewrap for a NAMESPACES preset (workspace writable, `.git` and `.yagent`
   read-only, private /tmp, network per the preset's egress, secrets-looking variables dropped
-  from the environment), the host itself for an IN_PROCESS preset.
+  from the environment), the host itself for an IN_PROCESS preset. A gate `confined(areas)` to
+  a worker's declared writable areas binds the workspace read-only and only those areas
+  writable; under an IN_PROCESS preset it refuses to run commands at all (the host cannot
+  confine them), and an area bwrap refuses (missing, a symbolic link on the way) leaves no
+  sandbox, so commands are denied. Under a PROXY egress preset with an egress proxy, the
+  command runs behind `egressbridge` inside the sandbox, its proxy variables naming the bridge
+  (`egressproxy.route`); the network stays unshared, so the proxy (allow-list × netguard) is the
+  only way out. A proxy that is not running refuses the run.
 - `remember(line)` turns "don't ask again" into allow rules, one per exact command the line runs
   that needed the question, appended to the project's rules file and active at once — all or
   nothing: a line with something a rule cannot cover (a write redirection, dynamic code, a
@@ -25,6 +32,7 @@ Bubblewrap is probed once, lazily (off the event loop): unusable ⇒ not registe
 from __future__ import annotations
 
 import fnmatch
+import functools
 import hashlib
 import os
 import re
@@ -33,6 +41,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import anyio
 import anyio.to_thread
@@ -40,6 +49,7 @@ import anyio.to_thread
 from yagent.kernel import cmdpolicy, invoke, netguard, sandbox, toolfail
 from yagent.kernel.gatecheck import Action, Judgement
 from yagent.kernel.preset import Preset
+from yagent.tools import egressproxy
 from yagent.tools.guard import PROTECTED_PATHS
 from yagent.tools.shellrules import RuleFile, ShellRulesError, remembered_rule
 
@@ -117,12 +127,16 @@ class CommandGate:
         *,
         rules: RuleFile | None = None,
         providers: ProviderFactory | None = None,
+        areas: Sequence[str] | None = None,
+        egress_proxy: egressproxy.EgressProxy | None = None,
     ) -> None:
         self._policy = policy
+        self.egress_proxy = egress_proxy
         self.preset = preset
         self.workspace = workspace
         self._rules = rules
         self._providers = providers or self._default_providers
+        self.areas = None if areas is None else tuple(areas)  # None: the whole workspace
         self._registry: sandbox.Registry | None = None
         self._unavailable = ""
         self._lock = anyio.Lock()
@@ -130,6 +144,18 @@ class CommandGate:
     @property
     def policy(self) -> cmdpolicy.Policy:
         return self._policy
+
+    def confined(self, areas: Sequence[str]) -> CommandGate:
+        """This gate for a worker confined to `areas` (workspace-relative, existing, no symbolic
+        link on the way): its sandbox keeps the rest of the workspace read-only."""
+        return CommandGate(
+            self._policy,
+            self.preset,
+            self.workspace,
+            rules=self._rules,
+            areas=areas,
+            egress_proxy=self.egress_proxy,
+        )
 
     # -- judging ------------------------------------------------------------------------------
     def approval(self, line: str) -> invoke.Verdict:
@@ -179,12 +205,24 @@ class CommandGate:
         egress = self.preset.egress.mode
         if isinstance(provider, sandbox.BwrapProvider):
             env = sandbox_env(os.environ)
-            return Confinement(
-                provider.name, provider.level, lambda argv: provider.wrap(argv, egress=egress), env
-            )
+            launcher: Launcher = functools.partial(provider.wrap, egress=egress)
+            if egress is sandbox.EgressMode.PROXY and self.egress_proxy is not None:
+                try:  # the bridge inside, the proxy variables naming it, the proxy's socket bound
+                    env, launcher = egressproxy.route(
+                        self.egress_proxy, self.preset.egress, env, launcher
+                    )
+                except egressproxy.ProxyError as exc:
+                    raise toolfail.ToolFailure(toolfail.Kind.PERMISSION, str(exc)) from exc
+            return Confinement(provider.name, provider.level, launcher, env)
         if provider.level >= sandbox.Level.NAMESPACES:  # a sandbox yagent cannot launch into
             raise toolfail.ToolFailure(
                 toolfail.Kind.PERMISSION, f"sandbox {provider.name!r} cannot run shell commands"
+            )
+        if self.areas is not None:  # the host cannot keep a command inside declared areas
+            raise toolfail.ToolFailure(
+                toolfail.Kind.PERMISSION,
+                f"preset {self.preset.name!r} runs commands on the host: they cannot be confined "
+                "to this worker's declared areas",
             )
         return Confinement(provider.name, provider.level, None, None)
 
@@ -204,8 +242,13 @@ class CommandGate:
         if self.preset.level < sandbox.Level.NAMESPACES:
             return found  # nothing asks for more: do not touch the workspace with a probe
         try:
+            proxy = self.egress_proxy
             bwrap = sandbox.BwrapProvider(
-                self.workspace, protected=PROTECTED, readable=masked_tool_paths()
+                self.workspace,
+                protected=PROTECTED,
+                readable=(*masked_tool_paths(), *(egressproxy.bridge_paths() if proxy else ())),
+                proxy_dir=proxy.directory if proxy is not None else None,
+                **self._areas(),
             )
             bwrap.probe()
         except sandbox.SandboxError as exc:
@@ -213,6 +256,12 @@ class CommandGate:
             return found
         found.append(bwrap)
         return found
+
+    def _areas(self) -> dict[str, Any]:
+        if self.areas is None:
+            return {}
+        root = Path(os.path.realpath(self.workspace))
+        return {"workspace_writable": False, "writable": [root / a for a in self.areas]}
 
     # -- remembering --------------------------------------------------------------------------
     def remember(self, line: str) -> Remembered:

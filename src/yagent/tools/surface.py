@@ -13,8 +13,10 @@ Contract:
 - `-Y` (Yolo.FULL) removes `ask_user_for_help` from the surface.
 - The catalog brief is: adapter brief > spec brief > first sentence of the description.
 - The judgement ring is assembled here, once per rebuild: host stages first (hooks, audit gate…),
-  then the tooldisclose gate, the command policy (when `options.commands` is set: cmdpolicy ×
-  gatecheck for specs with a `command_arg`), the workspace boundary and the authorization stage.
+  then the tooldisclose gate, the worktree ring (when `options.confine` holds a declaration: a
+  confined worker's calls stay in its areas, `tools.worktree`), the audit gate, the command
+  policy (when `options.commands` is set: cmdpolicy × gatecheck for specs with a
+  `command_arg`), the workspace boundary and the authorization stage.
 - `tool_defs()` is name-sorted and `tool_defs_hash()` hashes exactly that list.
 - `is_parallelizable(name)` is the one parallel-admission predicate: read-only and not serial.
 """
@@ -27,12 +29,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from yagent.kernel import policy, tooldisclose
+from yagent.kernel import policy, tooldisclose, worktree
 from yagent.kernel.invoke import Chain, Stage
 from yagent.tools.audit import AuditStage
 from yagent.tools.commands import CommandGate
 from yagent.tools.guard import WorkspaceGuard, Yolo
 from yagent.tools.stages import AuthorizationStage, BoundaryStage, CommandPolicyStage
+from yagent.tools.worktree import WorktreeStage
 from yagent.toolspec import (
     ASKS_USER,
     LOADS_TOOLS,
@@ -54,6 +57,7 @@ class SurfaceOptions:
     audit: policy.AuditGate | None = None  # the audit gate, judged right after disclosure
     commands: CommandGate | None = None  # command lines judged by cmdpolicy × gatecheck
     briefs: Mapping[str, str] = field(default_factory=dict)  # adapter-provided briefs
+    confine: worktree.Declaration | None = None  # a confined worker: its declared areas only
 
 
 def schema_tokens(spec: Spec) -> int:
@@ -120,6 +124,7 @@ class Surface:
             [
                 *self.options.host_stages,
                 tooldisclose.Stage(tooldisclose.Gate(self.disclosure)),
+                *([WorktreeStage(self, self.options.confine)] if self.options.confine else []),
                 *([AuditStage(self, self.options.audit)] if self.options.audit else []),
                 *(
                     [CommandPolicyStage(self, self.options.commands)]

@@ -14,10 +14,21 @@ Guarantees, for every run (`command` builds the argv; the order of mounts matter
   protected path that does not exist is masked by an empty read-only directory so the program
   cannot create it (bwrap leaves that empty directory behind on the host); a protected path that
   is a symbolic link is refused.
+- `workspace_writable=False` binds the workspace read-only; only the `writable` paths, bound
+  after it (still before the protected ones, which stay read-only), can then be written — how a
+  host confines a worker to its declared areas. A writable path is taken literally: it must
+  exist, be a file or a directory, and have no symbolic link anywhere in it (refused:
+  `UnavailableError`). A missing protected path below a read-only workspace needs no mask.
 - The program's process tree dies with the run: bwrap runs in its own process group, which is
   killed on timeout and cancellation; the sandbox's pid namespace dies with bwrap.
 - A sandbox bwrap could not build is a `SetupError`, never an exit code (told apart through
   bwrap's `--json-status-fd`: a run that really happened reports its exit code there).
+- `proxy_dir` (optional): a host directory holding an egress proxy's unix socket. It is bound
+  read-only into a program whose egress mode is `PROXY` — and only into such a program — while
+  the network stays unshared, so that socket is the one way out. It must lie below `/tmp` or
+  `/run` (which every sandbox masks): anywhere else the read-only root would already show the
+  socket to every sandboxed program, `DENIED` ones included. What the proxy lets through is the
+  host's business; this provider only decides who can reach it.
 Declares: level `NAMESPACES`; enforces egress `DENIED` (and proves it: `verify_egress`).
 Known limits: the root is readable (secrets readable by the user are readable inside); unix
 sockets outside `/tmp` and `/run` stay connectable; the kernel is shared (a kernel exploit
@@ -53,8 +64,10 @@ class BwrapProvider:
         workspace: str | os.PathLike[str],
         *,
         protected: Iterable[str] = DEFAULT_PROTECTED,
+        workspace_writable: bool = True,
         writable: Iterable[str | os.PathLike[str]] = (),
         readable: Iterable[str | os.PathLike[str]] = (),
+        proxy_dir: str | os.PathLike[str] | None = None,
         name: str = "bwrap",
         executable: str | None = None,
     ) -> None:
@@ -67,8 +80,10 @@ class BwrapProvider:
         self._bwrap = found
         self._name = name
         self._workspace = _directory(workspace, "workspace")
-        self._writable = tuple(_directory(extra, "writable path") for extra in writable)
+        self._workspace_writable = workspace_writable
+        self._writable = tuple(_area(extra) for extra in writable)
         self._readable = tuple(_directory(extra, "readable path") for extra in readable)
+        self._proxy_dir = None if proxy_dir is None else _masked_directory(proxy_dir)
         self._protected = tuple(_relative(rel) for rel in protected)
 
     @property
@@ -98,10 +113,12 @@ class BwrapProvider:
         argv += ["--tmpfs", "/tmp", "--tmpfs", "/run"]
         for shown in self._readable:  # host paths under the masked /tmp or /run the program needs
             argv += ["--ro-bind", str(shown), str(shown)]
+        if program.egress is EgressMode.PROXY and self._proxy_dir is not None:
+            argv += ["--ro-bind", str(self._proxy_dir), str(self._proxy_dir)]
         if program.egress is EgressMode.UNRESTRICTED:
             argv += _resolver_binds()
-        argv += ["--bind", ws, ws]
-        for extra in self._writable:
+        argv += ["--bind" if self._workspace_writable else "--ro-bind", ws, ws]
+        for extra in self._writable:  # after the workspace: an area inside a read-only one wins
             argv += ["--bind", str(extra), str(extra)]
         for rel in self._protected:
             argv += self._protect(rel)
@@ -194,6 +211,8 @@ class BwrapProvider:
             raise SetupError(f"protected path {str(path)!r} is a symbolic link; refusing to guess")
         if path.exists():
             return ["--ro-bind", str(path), str(path)]
+        if not self._workspace_writable and not any(path.is_relative_to(w) for w in self._writable):
+            return []  # read-only there: nothing can create it (and bwrap could not mask it)
         return ["--tmpfs", str(path), "--remount-ro", str(path)]
 
     def _cwd(self, program: Program) -> str:
@@ -211,6 +230,35 @@ def _directory(value: str | os.PathLike[str], what: str) -> Path:
         raise UnavailableError(f"{what} {str(path)!r} is not a directory")
     if path == Path("/"):
         raise UnavailableError(f"{what} cannot be the root directory: nothing would be read-only")
+    return path
+
+
+def _masked_directory(value: str | os.PathLike[str]) -> Path:
+    path = _directory(value, "proxy directory")
+    if not any(path.is_relative_to(m) and path != m for m in (Path("/tmp"), _RUN)):
+        raise UnavailableError(
+            f"proxy directory {str(path)!r} must lie below /tmp or /run: elsewhere the read-only "
+            "root shows its socket to every sandboxed program"
+        )
+    return path
+
+
+def _area(value: str | os.PathLike[str]) -> Path:
+    """A writable path taken literally: absolute, existing, a file or a directory, and with no
+    symbolic link anywhere in it (the bind would follow it to a place nobody declared)."""
+    path = Path(os.path.abspath(value))
+    for step in (path, *path.parents):
+        if step.is_symlink():
+            raise UnavailableError(
+                f"writable path {str(path)!r} goes through the symbolic link {str(step)!r}; "
+                "refusing to bind what it points to"
+            )
+    if not path.exists():
+        raise UnavailableError(f"writable path {str(path)!r} does not exist")
+    if not (path.is_dir() or path.is_file()):
+        raise UnavailableError(f"writable path {str(path)!r} is neither a file nor a directory")
+    if path == Path("/"):
+        raise UnavailableError("writable path cannot be the root directory")
     return path
 
 

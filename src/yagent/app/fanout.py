@@ -1,0 +1,364 @@
+"""Parallel sub-agents, each confined to a declared worktree (issue 7).
+
+Contract:
+- `prepare(app, assignments)` checks the whole plan before anything starts and raises
+  `FanoutError` naming the tasks and paths: an empty plan; a name that is not a plain word
+  (letters, digits, `.`, `_`, `-`) or is used twice; an empty task; neither or both of `agent` and
+  `capabilities`; an unknown agent; capabilities no agent has (`kernel.delegate.choose`: the
+  least capable agent that has them all, ties by name — an agent's capabilities are the effects of
+  the tools it may use: read, write, exec, network, browser…); a preset whose commands run on the
+  host (nothing could confine them); a declaration `kernel.worktree` refuses (wildcards, `..`,
+  absolute paths, one path both read and written); writable areas that overlap between tasks
+  (every conflict listed); a writable area with a symbolic link on the way or a file where a
+  directory must be. Only then is a missing writable area created, as an empty directory (so
+  declare the directory of a file that does not exist yet), and each task's confined sandbox
+  probed (one that cannot be built refuses the plan). No session exists before `run_parallel`.
+- `run_parallel(app, plan)` creates ONE session and runs each task as its own agent run in it, at
+  most `max_parallel` at once (default `[agent] max_parallel_agents`), each with its own
+  delegation id (`<name>@<session prefix>`: on its events, messages, run record and side-effect
+  keys) and its own `Lane`: the worktree ring on its Surface and a command gate whose sandbox
+  keeps the workspace read-only except the task's writable areas. Each run becomes a
+  `kernel.delegate` receipt: completed (the run finished or answered; output = its deliverable),
+  failed (any other end, or an exception — which never reaches the other tasks), refused.
+  Cancellation (Ctrl-C) still stops them all.
+- Events: `delegation_start` as a task starts, the sub-run's own `run_end` (its delegation span;
+  published here when the run died before its loop could), then one top-level `run_end` carrying
+  the receipts (status finished when all completed, else error) — exactly the kinds the telemetry
+  vocabulary projects; one telemetry turn covers the fan-out.
+- Each task's agent prompt carries `marker(name)` on its first line (scripted and replay engines
+  route each task's requests by it), followed by the task's areas.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from yagent.agents import catalog
+from yagent.agents.catalog import AgentDef
+from yagent.kernel import delegate, sandbox, toolfail, worktree
+from yagent.tools.commands import CommandGate
+from yagent.tools.worktree import describe
+
+if TYPE_CHECKING:
+    from yagent.app.assemble import App
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+_DONE = ("finished", "answered")
+
+
+class FanoutError(Exception):
+    """A parallel plan refused before anything started (the message says what to fix)."""
+
+
+class Unfinished(Exception):  # the receipt reads "Unfinished: <how the run ended>"
+    """A sub-run that ended without completing its task."""
+
+
+@dataclass(frozen=True, slots=True)
+class Assignment:
+    """One task of a parallel run: who runs it (an agent, or the capabilities it needs) and the
+    worktree it declares (workspace-relative, exact paths)."""
+
+    name: str
+    task: str
+    agent: str = ""
+    capabilities: tuple[str, ...] = ()
+    write: tuple[str, ...] = ()
+    read: tuple[str, ...] = ()
+
+
+def marker(name: str) -> str:
+    """The text on a task's first system-prompt line that names it (engines route by it)."""
+    return f"[parallel task {name}]"
+
+
+@dataclass(frozen=True, slots=True)
+class Lane:
+    """What `App.run` needs to run one task confined: its delegation id, declaration, gate."""
+
+    name: str
+    delegation_id: str
+    declaration: worktree.Declaration
+    commands: CommandGate
+
+    def frame(self, agent: AgentDef) -> AgentDef:
+        """`agent` with this task's marker on its prompt's first line and its areas after it."""
+        first, newline, rest = agent.prompt.strip().partition("\n")
+        prompt = (
+            f"{first} {marker(self.name)}{newline}{rest}\n\n## Your worktree\n"
+            f"You are task {self.name!r} of a parallel run: other agents work in this workspace "
+            f"at the same time. Your declared areas ({describe(self.declaration)}) are the only "
+            "paths your tools may reach; you may read what you may write. Every other path is "
+            "refused, and shell commands see the workspace read-only except your writable "
+            "areas. If the task needs more, say so in your final report."
+        )
+        return dataclasses.replace(agent, prompt=prompt)
+
+
+def framed(lane: Lane | None, agent: AgentDef) -> AgentDef:
+    return agent if lane is None else lane.frame(agent)
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """A checked assignment: the agent chosen for it, its declaration, its confined gate."""
+
+    assignment: Assignment
+    executor: delegate.Executor
+    required: frozenset[str]
+    declaration: worktree.Declaration
+    commands: CommandGate
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    tasks: tuple[Task, ...]
+    max_parallel: int
+
+
+@dataclass(frozen=True, slots=True)
+class TaskReceipt:
+    name: str
+    delegation_id: str
+    receipt: delegate.Receipt
+    run_status: str  # how the agent run ended; "" when it never ended on its own
+
+    def to_dict(self) -> dict[str, Any]:
+        r = self.receipt
+        return {
+            "name": self.name,
+            "delegation_id": self.delegation_id,
+            "agent": r.executor,
+            "status": r.status.value,
+            "run_status": self.run_status,
+            "reason": r.reason,
+            "output": r.output,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ParallelRun:
+    session_id: str
+    tasks: tuple[TaskReceipt, ...]
+
+    @property
+    def receipts(self) -> list[delegate.Receipt]:
+        return [t.receipt for t in self.tasks]
+
+    @property
+    def ok(self) -> bool:
+        return all(t.receipt.ok for t in self.tasks)
+
+
+# -- checking -----------------------------------------------------------------------------------
+def executors(app: App) -> list[delegate.Executor]:
+    """The catalog: every built-in and configured agent with the effects of its tools."""
+    names = sorted({*catalog.BUILTIN_AGENTS, *app.config.agents})
+    return [delegate.Executor.of(n, _capabilities(app, n)) for n in names]
+
+
+def _capabilities(app: App, name: str) -> set[str]:
+    return {spec.effect.value for spec in app.surface(app.agent(name)).specs()}
+
+
+async def prepare(
+    app: App, assignments: Sequence[Assignment], *, max_parallel: int | None = None
+) -> Plan:
+    """The checked plan (see the module contract); `FanoutError` on anything that does not hold."""
+    listed = list(assignments)
+    if not listed:
+        raise FanoutError("a parallel run needs at least one task")
+    preset = app.safety.preset
+    if preset.level < sandbox.Level.NAMESPACES:
+        raise FanoutError(
+            f"preset {preset.name!r} runs shell commands on the host ({preset.level.name}): "
+            "parallel tasks could not be confined to their declared areas; choose a sandboxed "
+            "preset (workspace-write, full-auto, read-only)"
+        )
+    limit = app.config.agent.max_parallel_agents if max_parallel is None else max_parallel
+    if limit < 1:
+        raise FanoutError(f"max_parallel must be at least 1, not {limit}")
+    seen: set[str] = set()
+    for a in listed:
+        _check_shape(a, seen)
+    declarations = [_declaration(a) for a in listed]
+    try:
+        worktree.check(declarations)
+    except worktree.ConflictError as exc:
+        raise FanoutError(f"{exc}: two tasks may not write the same area") from None
+    root = app.workspace.resolve()
+    for d in declarations:
+        for area in d.writable:
+            _check_area(root, d.owner, area)
+    catalogue = executors(app)
+    chosen = [_executor(app, a, catalogue) for a in listed]
+    for d in declarations:
+        for area in d.writable:
+            root.joinpath(*area).mkdir(parents=True, exist_ok=True)
+    tasks = []
+    for a, d, (executor, required) in zip(listed, declarations, chosen, strict=True):
+        gate = app.safety.commands.confined(["/".join(w) or "." for w in d.writable])
+        try:
+            await gate.confinement()
+        except toolfail.ToolFailure as exc:
+            raise FanoutError(f"task {a.name!r}: its commands cannot be confined: {exc}") from None
+        tasks.append(Task(a, executor, required, d, gate))
+    return Plan(tuple(tasks), limit)
+
+
+def _check_shape(a: Assignment, seen: set[str]) -> None:
+    if not isinstance(a.name, str) or not _NAME.fullmatch(a.name):
+        raise FanoutError(
+            f"task name {a.name!r} must be a plain word (letters, digits, '.', '_', '-')"
+        )
+    if a.name in seen:
+        raise FanoutError(f"two tasks are named {a.name!r}")
+    seen.add(a.name)
+    if not isinstance(a.task, str) or not a.task.strip():
+        raise FanoutError(f"task {a.name!r} has no task text")
+    if bool(a.agent) == bool(a.capabilities):
+        raise FanoutError(f"task {a.name!r} must name either an agent or capabilities (not both)")
+
+
+def _declaration(a: Assignment) -> worktree.Declaration:
+    try:
+        return worktree.Declaration.of(a.name, writable=a.write, read_only=a.read)
+    except worktree.DeclarationError as exc:
+        raise FanoutError(f"task {a.name!r}: {exc}") from None
+
+
+def _check_area(root: Path, owner: str, area: worktree.Parts) -> None:
+    """No symbolic link on the way (a bind or a mkdir would follow it), no file mid-path."""
+    path = root
+    for i, part in enumerate(area):
+        path = path / part
+        shown = "/".join(area[: i + 1])
+        if path.is_symlink():
+            raise FanoutError(
+                f"task {owner!r}: writable area {'/'.join(area)!r} goes through the symbolic "
+                f"link {shown!r}; declare the real path"
+            )
+        last = i == len(area) - 1
+        if path.exists() and not path.is_dir() and not (last and path.is_file()):
+            raise FanoutError(
+                f"task {owner!r}: writable area {'/'.join(area)!r}: {shown!r} is not a directory"
+            )
+
+
+def _executor(
+    app: App, a: Assignment, catalogue: list[delegate.Executor]
+) -> tuple[delegate.Executor, frozenset[str]]:
+    try:
+        if a.agent:
+            app.agent(a.agent)  # an unknown or broken agent is refused here, not mid-run
+            return delegate.Executor.of(a.agent, _capabilities(app, a.agent)), frozenset()
+        required = delegate.capabilities(a.capabilities)
+        return delegate.choose(required, catalogue), required
+    except (delegate.DelegateError, catalog.AgentConfigError) as exc:
+        raise FanoutError(f"task {a.name!r}: {exc}") from None
+
+
+# -- running ------------------------------------------------------------------------------------
+Work = Plan | Sequence[Assignment]
+
+
+async def run_parallel(app: App, work: Work, *, max_parallel: int | None = None) -> ParallelRun:
+    """Run the plan's tasks concurrently in one new session; one receipt per task, in order."""
+    plan = work if isinstance(work, Plan) else await prepare(app, work, max_parallel=max_parallel)
+    names = [t.assignment.name for t in plan.tasks]
+    info = app.store.create_session(
+        workspace=str(app.workspace),
+        title=("parallel: " + ", ".join(names))[:80],
+        model=app.engine.model,
+        meta={"parallel": names},
+    )
+    lanes = [
+        Lane(t.assignment.name, f"{t.assignment.name}@{info.id[:8]}", t.declaration, t.commands)
+        for t in plan.tasks
+    ]
+    out: list[TaskReceipt] = []
+    limiter = anyio.CapacityLimiter(plan.max_parallel)
+    publish = app.publish(info.id)
+    with app.observed(info.id):
+        async with anyio.create_task_group() as tg:
+            for task, lane in zip(plan.tasks, lanes, strict=True):
+                tg.start_soon(_run_one, app, info.id, task, lane, limiter, out)
+        ordered = tuple(sorted(out, key=lambda r: names.index(r.name)))
+        failed = [f"{r.name} ({r.receipt.status.value})" for r in ordered if not r.receipt.ok]
+        publish(
+            "run_end",
+            {
+                "agent": "parallel",
+                "delegation_id": "",
+                "status": "error" if failed else "finished",
+                "steps": 0,
+                "error": f"{len(failed)} of {len(ordered)} tasks did not complete: "
+                + ", ".join(failed)
+                if failed
+                else "",
+                "note": "",
+                "receipts": [r.to_dict() for r in ordered],
+            },
+        )
+    app.store.set_status(info.id, "failed" if failed else "finished")
+    return ParallelRun(info.id, ordered)
+
+
+async def _run_one(
+    app: App,
+    session_id: str,
+    task: Task,
+    lane: Lane,
+    limiter: anyio.CapacityLimiter,
+    out: list[TaskReceipt],
+) -> None:
+    async with limiter:
+        publish = app.publish(session_id)
+        base = {"agent": task.executor.name, "delegation_id": lane.delegation_id}
+        publish(
+            "delegation_start",
+            {
+                **base,
+                "parent_delegation_id": "",
+                "call_id": "",
+                "task": task.assignment.task,
+                "name": lane.name,
+                "areas": describe(lane.declaration),
+            },
+        )
+        ended: list[str] = []
+
+        async def work(executor: delegate.Executor) -> str:
+            try:
+                _, result = await app.run(
+                    task.assignment.task, agent_name=executor.name, session_id=session_id, lane=lane
+                )
+            except ExceptionGroup as group:  # the run's task groups wrap what went wrong
+                raise Unfinished(f"the run raised {_leaves(group)}") from group
+            ended.append(result.status.value)
+            if result.status.value not in _DONE:
+                why = result.error or result.note or "nothing was delivered"
+                raise Unfinished(f"the run ended {result.status.value}: {why}")
+            return result.deliverable or result.text
+
+        receipt = await delegate.delegate(task.required, [task.executor], work)
+        if not ended:  # the run died before its loop could close its span
+            publish("run_end", {**base, "status": "error", "steps": 0, "error": receipt.reason})
+        out.append(TaskReceipt(lane.name, lane.delegation_id, receipt, "".join(ended)))
+
+
+def _leaves(group: BaseExceptionGroup[Any]) -> str:
+    found: list[str] = []
+    for exc in group.exceptions:
+        if isinstance(exc, BaseExceptionGroup):
+            found.append(_leaves(exc))
+        else:
+            found.append(f"{type(exc).__name__}: {exc}")
+    return "; ".join(found)

@@ -1,0 +1,162 @@
+"""`yagent fanout PLAN.toml [-C DIR] [--json] [-y] [--replay REC] [--max-parallel N]`.
+
+Runs the plan's tasks as parallel sub-agents, each confined to the worktree it declares
+(`app.fanout`). A plan is TOML: one `[[task]]` table per task with `name`, `task`, either `agent`
+or `capabilities`, and `write` / `read` lists of workspace-relative paths; any other key is an
+error. A plan that does not hold — unreadable, an unknown key, conflicting or invalid
+declarations, an unknown agent, a preset that runs commands on the host — exits 2 with the reason
+before any session exists. Otherwise one line per task says how it ended (`--json`: the events,
+one `receipt` line per task and a closing `fanout` line); exit 0 when every task completed, 1
+otherwise. Ctrl-C asks every task to stop at its next step; a second one kills and exits (130).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tomllib
+from collections.abc import Sequence
+from pathlib import Path
+
+import anyio
+import click
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from yagent.app.assemble import open_app
+from yagent.app.config import load
+from yagent.app.fanout import Assignment, FanoutError, ParallelRun, marker, prepare
+from yagent.cli.render import Ask, Renderer
+from yagent.cli.runner import Options, _interrupts, normalise, report_divergences
+from yagent.llm.replay import Recording, ReplayEngine
+from yagent.llm.types import Engine
+from yagent.tools.guard import Yolo
+
+
+class _Task(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    task: str
+    agent: str = ""
+    capabilities: list[str] = Field(default_factory=list)
+    write: list[str] = Field(default_factory=list)
+    read: list[str] = Field(default_factory=list)
+
+
+class _Plan(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    task: list[_Task] = Field(min_length=1)
+
+
+def load_plan(path: Path) -> list[Assignment]:
+    """The plan's assignments; `click.UsageError` (exit 2) naming the problem otherwise."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        plan = _Plan.model_validate(data)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise click.UsageError(f"cannot read the plan {path}: {exc}") from None
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise click.UsageError(f"invalid plan {path}: {problems}") from None
+    return [
+        Assignment(t.name, t.task, t.agent, tuple(t.capabilities), tuple(t.write), tuple(t.read))
+        for t in plan.task
+    ]
+
+
+async def run_plan(
+    opts: Options,
+    assignments: Sequence[Assignment],
+    *,
+    ask: Ask | None,
+    engine: Engine | None = None,
+    max_parallel: int | None = None,
+) -> ParallelRun:
+    config = load(home=opts.home, workspace=opts.workspace)
+    renderer = Renderer(json_mode=opts.json_mode, ask=ask)
+    async with open_app(
+        config,
+        home=opts.home,
+        workspace=opts.workspace,
+        yolo=opts.yolo,
+        interactive=True,
+        engine=engine,
+    ) as app:
+        plan = await prepare(app, assignments, max_parallel=max_parallel)  # before any session
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(renderer.pump, app)
+            tg.start_soon(_interrupts, lambda _: app.pause.abandon())
+            outcome = await app.run_parallel(plan)
+            tg.cancel_scope.cancel()
+        while (event := app.dispatcher.receive_nowait()) is not None:
+            renderer.show(event)  # what was published after the pump stopped
+        summary(renderer, outcome)
+        if isinstance(engine, ReplayEngine):
+            report_divergences(renderer, engine)
+        return outcome
+
+
+def summary(renderer: Renderer, outcome: ParallelRun) -> None:
+    if renderer.json_mode:
+        for task in outcome.tasks:
+            line = {"type": "receipt", "session_id": outcome.session_id, **task.to_dict()}
+            renderer.out.write(json.dumps(line, ensure_ascii=False) + "\n")
+        end = {"type": "fanout", "session_id": outcome.session_id, "ok": outcome.ok}
+        renderer.out.write(json.dumps(end) + "\n")
+        return
+    for task in outcome.tasks:
+        r = task.receipt
+        mark = "[green]✓[/]" if r.ok else "[red]✗[/]"
+        detail = r.output if r.ok else r.reason
+        first = detail.strip().splitlines()[0][:160] if detail.strip() else ""
+        renderer.console.print(
+            f"{mark} {task.name} ({r.executor or 'no agent'}, {task.delegation_id}): "
+            f"{r.status.value}" + (f" — {first}" if first else "")
+        )
+    done, total = sum(t.receipt.ok for t in outcome.tasks), len(outcome.tasks)
+    sid = outcome.session_id[:12]
+    renderer.console.print(f"[dim]{done} of {total} tasks completed · session {sid}[/]")
+
+
+@click.command()
+@click.argument("plan", type=click.Path(dir_okay=False, exists=True))
+@click.option("--workspace", "-C", type=click.Path(file_okay=False), help="Work in this directory.")
+@click.option("-y", "yes", is_flag=True, help="YOLO: approve every authorization.")
+@click.option("--json", "json_mode", is_flag=True, help="Print events as JSON lines (for CI).")
+@click.option(
+    "--replay",
+    "recording",
+    type=click.Path(dir_okay=False, exists=True),
+    help="Replay a recorded model side (its agents named by the plan's task names).",
+)
+@click.option(
+    "--max-parallel",
+    type=click.IntRange(1, 64),
+    help="Tasks running at once (default: [agent] max_parallel_agents).",
+)
+def fanout(
+    plan: str,
+    workspace: str | None,
+    yes: bool,
+    json_mode: bool,
+    recording: str | None,
+    max_parallel: int | None,
+) -> None:
+    """Run PLAN's tasks as parallel sub-agents, each confined to its declared worktree."""
+    from yagent.cli import _ask, home_dir
+
+    assignments = load_plan(Path(plan))
+    ws = Path(workspace or os.getcwd()).resolve()
+    opts = Options(ws, home_dir(), Yolo.YOLO if yes else Yolo.OFF, json_mode)
+    engine = None
+    if recording:
+        markers = {a.name: marker(a.name) for a in assignments}
+        engine = ReplayEngine(Recording.load(recording), markers=markers, normalise=normalise)
+    ask = None if json_mode else _ask()
+    try:
+        outcome = anyio.run(
+            lambda: run_plan(opts, assignments, ask=ask, engine=engine, max_parallel=max_parallel)  # type: ignore[arg-type]
+        )
+    except FanoutError as exc:
+        raise click.ClickException(f"parallel plan refused: {exc}") from None
+    sys.exit(0 if outcome.ok else 1)

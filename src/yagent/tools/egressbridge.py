@@ -1,0 +1,121 @@
+"""The in-sandbox bridge: 127.0.0.1:<port> inside the sandbox → the egress proxy's unix socket.
+
+`python -I -m yagent.tools.egressbridge --socket PATH --port N -- COMMAND...` runs INSIDE the
+sandbox, whose network namespace has only `lo`: it listens on 127.0.0.1:N (the proxy URL the
+command's proxy variables name), forwards each connection byte for byte to the proxy's socket
+(bound into the sandbox), runs COMMAND as its child (stdin, stdout and stderr inherited), forwards
+SIGTERM, SIGINT and SIGHUP to it, and exits with its exit code (128 + N when a signal N killed
+it, as a shell reports it). The listener is bound before the command starts, so its first request
+finds it. The bridge judges nothing — the proxy does — and it is only the standard library: it
+runs on the host's interpreter, read-only, with `-I` so neither the environment nor the working
+directory (the workspace) can put modules in front of it.
+Exit 125 (with a line on stderr) when the bridge itself cannot start (bad arguments, port taken);
+127 when COMMAND cannot be started.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+from collections.abc import Sequence
+
+CHUNK = 65536
+SETUP_FAILED = 125
+NOT_STARTED = 127
+FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+
+USAGE = "usage: egressbridge --socket PATH --port N -- COMMAND..."
+
+
+def _arguments(argv: Sequence[str]) -> tuple[str, int, list[str]]:
+    words = list(argv)
+    if len(words) < 6 or words[0] != "--socket" or words[2] != "--port" or words[4] != "--":
+        raise ValueError(USAGE)
+    port = int(words[3]) if words[3].isascii() and words[3].isdigit() else 0
+    if not 0 < port < 65536 or not words[1]:
+        raise ValueError(f"bad socket or port; {USAGE}")
+    return words[1], port, words[5:]
+
+
+async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    try:
+        while chunk := await reader.read(CHUNK):
+            writer.write(chunk)
+            await writer.drain()
+        if writer.can_write_eof():
+            writer.write_eof()
+    except (ConnectionError, OSError):
+        writer.close()
+
+
+async def _relay(
+    socket_path: str, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter
+) -> None:
+    try:
+        proxy_reader, proxy_writer = await asyncio.open_unix_connection(socket_path)
+    except OSError as exc:
+        print(f"egressbridge: cannot reach the egress proxy: {exc}", file=sys.stderr)
+        client_writer.close()
+        return
+    try:
+        await asyncio.gather(_pipe(client_reader, proxy_writer), _pipe(proxy_reader, client_writer))
+    finally:
+        for writer in (proxy_writer, client_writer):
+            writer.close()
+            with contextlib.suppress(OSError):
+                await writer.wait_closed()
+
+
+async def bridge(socket_path: str, port: int, command: Sequence[str]) -> int:
+    """Serve 127.0.0.1:`port` → `socket_path` while `command` runs; its exit code."""
+    relays: set[asyncio.Task[None]] = set()
+
+    def accepted(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.ensure_future(_relay(socket_path, reader, writer))
+        relays.add(task)
+        task.add_done_callback(relays.discard)
+
+    server = await asyncio.start_server(accepted, "127.0.0.1", port)
+    try:
+        try:
+            child = await asyncio.create_subprocess_exec(*command)
+        except OSError as exc:
+            print(f"egressbridge: cannot run {command[0]!r}: {exc}", file=sys.stderr)
+            return NOT_STARTED
+        loop = asyncio.get_running_loop()
+        for signum in FORWARDED:
+            loop.add_signal_handler(signum, _forward, child, signum)
+        code = await child.wait()
+        for signum in FORWARDED:
+            loop.remove_signal_handler(signum)
+        return 128 - code if code < 0 else code
+    finally:
+        server.close()
+        for task in list(relays):
+            task.cancel()
+        await asyncio.gather(*relays, return_exceptions=True)
+
+
+def _forward(child: asyncio.subprocess.Process, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        child.send_signal(signum)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        socket_path, port, command = _arguments(sys.argv[1:] if argv is None else argv)
+    except ValueError as exc:
+        print(f"egressbridge: {exc}", file=sys.stderr)
+        return SETUP_FAILED
+    try:
+        return asyncio.run(bridge(socket_path, port, command))
+    except OSError as exc:  # the port could not be bound
+        print(f"egressbridge: cannot listen on 127.0.0.1:{port}: {exc}", file=sys.stderr)
+        return SETUP_FAILED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

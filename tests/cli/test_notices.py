@@ -1,0 +1,35 @@
+"""Set-up warnings reach the person, and --json output stays JSON lines."""
+
+from __future__ import annotations
+
+import io
+import json
+from types import SimpleNamespace
+from typing import Any
+
+from yagent.cli.render import Renderer
+from yagent.cli.runner import start_notices
+from yagent.kernel.spill import Cleanup
+
+
+def _app(problems: list[tuple[str, str]], failed: tuple[str, ...]) -> Any:
+    return SimpleNamespace(mcp=SimpleNamespace(problems=problems), pruned=Cleanup(0, 0, failed))
+
+
+def test_json_mode_keeps_every_line_json() -> None:
+    out = io.StringIO()
+    failed = tuple(f"/s/{i}: denied" for i in range(5))
+    start_notices(_app([("git", "exited 1")], failed), Renderer(json_mode=True, ask=None, out=out))
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [line["type"] for line in lines] == ["notice", "notice"]
+    assert lines[0]["text"] == "MCP server git unavailable: exited 1"
+    assert "/s/0: denied; /s/1: denied; /s/2: denied (and 2 more)" in lines[1]["text"]
+
+
+def test_terminal_mode_prints_them_and_nothing_when_all_is_well() -> None:
+    out = io.StringIO()
+    start_notices(_app([], ("/s/x: [denied]",)), Renderer(json_mode=False, ask=None, out=out))
+    assert "old spilled outputs not removed: /s/x: [denied]" in out.getvalue()  # no markup eaten
+    quiet = io.StringIO()
+    start_notices(_app([], ()), Renderer(json_mode=False, ask=None, out=quiet))
+    assert quiet.getvalue() == ""
