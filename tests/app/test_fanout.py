@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 import pytest
 
-from yagent.app import fanout
+from yagent.app import fanout, fanrun
 from yagent.app.assemble import App, open_app
 from yagent.app.config import load
 from yagent.app.fanout import Assignment, FanoutError, marker
@@ -198,7 +198,7 @@ async def test_the_trajectory_shows_one_turn_with_a_span_per_task(ws: Path, tmp_
         Assignment("b", "two", agent="chat", write=("src",)),
     ]
     async with opened(ws, tmp_path / "home", engine) as app:
-        run = await fanout.run_parallel(app, plan)
+        run = await fanrun.run_parallel(app, plan)
         projection = project(app.store.events(run.session_id))
     assert len(projection.turns) == 1
     turn = projection.turns[0]

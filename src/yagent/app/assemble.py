@@ -32,7 +32,7 @@ from yagent.agents import catalog
 from yagent.agents.catalog import AgentDef
 from yagent.agents.pause import PauseGate
 from yagent.agents.results import AgentResult
-from yagent.app import economy, fanout, safety, turn
+from yagent.app import economy, fanout, fanrun, safety, turn
 from yagent.app.config import Config
 from yagent.app.durable import Decision, open_home
 from yagent.app.engines import build_engine
@@ -209,9 +209,9 @@ class App:
             self.observers.remove(telemetry.observe_event)
             telemetry.close()
 
-    async def run_parallel(self, work: fanout.Work, **options: Any) -> fanout.ParallelRun:
-        """Confined sub-agents at once, in one new session (`app.fanout`)."""
-        return await fanout.run_parallel(self, work, **options)
+    async def run_parallel(self, work: fanrun.Work, **options: Any) -> fanout.ParallelRun:
+        """Confined sub-agents at once, in one new session (`app.fanout`, `app.fanrun`)."""
+        return await fanrun.run_parallel(self, work, **options)
 
     async def run(
         self,

@@ -1,4 +1,4 @@
-"""Parallel sub-agents, each confined to a declared worktree (issue 7).
+"""Parallel sub-agents, each confined to a declared worktree: the plan, checked before it runs.
 
 Contract:
 - `prepare(app, assignments)` checks the whole plan before anything starts and raises
@@ -13,18 +13,10 @@ Contract:
   directory must be. Only then is a missing writable area created, as an empty directory (so
   declare the directory of a file that does not exist yet), and each task's confined sandbox
   probed (one that cannot be built refuses the plan). No session exists before `run_parallel`.
-- `run_parallel(app, plan)` creates ONE session and runs each task as its own agent run in it, at
-  most `max_parallel` at once (default `[agent] max_parallel_agents`), each with its own
-  delegation id (`<name>@<session prefix>`: on its events, messages, run record and side-effect
-  keys) and its own `Lane`: the worktree ring on its Surface and a command gate whose sandbox
-  keeps the workspace read-only except the task's writable areas. Each run becomes a
-  `kernel.delegate` receipt: completed (the run finished or answered; output = its deliverable),
-  failed (any other end, or an exception — which never reaches the other tasks), refused.
-  Cancellation (Ctrl-C) still stops them all.
-- Events: `delegation_start` as a task starts, the sub-run's own `run_end` (its delegation span;
-  published here when the run died before its loop could), then one top-level `run_end` carrying
-  the receipts (status finished when all completed, else error) — exactly the kinds the telemetry
-  vocabulary projects; one telemetry turn covers the fan-out.
+- Running a checked plan, and resuming one, is `app.fanrun`: each task its own agent run in ONE
+  session with its own delegation id and `Lane` (the worktree ring on its Surface and a command
+  gate whose sandbox keeps the workspace read-only except the task's writable areas), each
+  ending in a `kernel.delegate` receipt.
 - Each task's agent prompt carries `marker(name)` on its first line (scripted and replay engines
   route each task's requests by it), followed by the task's areas.
 """
@@ -38,8 +30,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import anyio
-
 from yagent.agents import catalog
 from yagent.agents.catalog import AgentDef
 from yagent.kernel import delegate, sandbox, toolfail, worktree
@@ -50,15 +40,10 @@ if TYPE_CHECKING:
     from yagent.app.assemble import App
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-_DONE = ("finished", "answered")
 
 
 class FanoutError(Exception):
     """A parallel plan refused before anything started (the message says what to fix)."""
-
-
-class Unfinished(Exception):  # the receipt reads "Unfinished: <how the run ended>"
-    """A sub-run that ended without completing its task."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,102 +248,3 @@ def _executor(
         return delegate.choose(required, catalogue), required
     except (delegate.DelegateError, catalog.AgentConfigError) as exc:
         raise FanoutError(f"task {a.name!r}: {exc}") from None
-
-
-# -- running ------------------------------------------------------------------------------------
-Work = Plan | Sequence[Assignment]
-
-
-async def run_parallel(app: App, work: Work, *, max_parallel: int | None = None) -> ParallelRun:
-    """Run the plan's tasks concurrently in one new session; one receipt per task, in order."""
-    plan = work if isinstance(work, Plan) else await prepare(app, work, max_parallel=max_parallel)
-    names = [t.assignment.name for t in plan.tasks]
-    info = app.store.create_session(
-        workspace=str(app.workspace),
-        title=("parallel: " + ", ".join(names))[:80],
-        model=app.engine.model,
-        meta={"parallel": names},
-    )
-    lanes = [
-        Lane(t.assignment.name, f"{t.assignment.name}@{info.id[:8]}", t.declaration, t.commands)
-        for t in plan.tasks
-    ]
-    out: list[TaskReceipt] = []
-    limiter = anyio.CapacityLimiter(plan.max_parallel)
-    publish = app.publish(info.id)
-    with app.observed(info.id):
-        async with anyio.create_task_group() as tg:
-            for task, lane in zip(plan.tasks, lanes, strict=True):
-                tg.start_soon(_run_one, app, info.id, task, lane, limiter, out)
-        ordered = tuple(sorted(out, key=lambda r: names.index(r.name)))
-        failed = [f"{r.name} ({r.receipt.status.value})" for r in ordered if not r.receipt.ok]
-        publish(
-            "run_end",
-            {
-                "agent": "parallel",
-                "delegation_id": "",
-                "status": "error" if failed else "finished",
-                "steps": 0,
-                "error": f"{len(failed)} of {len(ordered)} tasks did not complete: "
-                + ", ".join(failed)
-                if failed
-                else "",
-                "note": "",
-                "receipts": [r.to_dict() for r in ordered],
-            },
-        )
-    app.store.set_status(info.id, "failed" if failed else "finished")
-    return ParallelRun(info.id, ordered)
-
-
-async def _run_one(
-    app: App,
-    session_id: str,
-    task: Task,
-    lane: Lane,
-    limiter: anyio.CapacityLimiter,
-    out: list[TaskReceipt],
-) -> None:
-    async with limiter:
-        publish = app.publish(session_id)
-        base = {"agent": task.executor.name, "delegation_id": lane.delegation_id}
-        publish(
-            "delegation_start",
-            {
-                **base,
-                "parent_delegation_id": "",
-                "call_id": "",
-                "task": task.assignment.task,
-                "name": lane.name,
-                "areas": describe(lane.declaration),
-            },
-        )
-        ended: list[str] = []
-
-        async def work(executor: delegate.Executor) -> str:
-            try:
-                _, result = await app.run(
-                    task.assignment.task, agent_name=executor.name, session_id=session_id, lane=lane
-                )
-            except ExceptionGroup as group:  # the run's task groups wrap what went wrong
-                raise Unfinished(f"the run raised {_leaves(group)}") from group
-            ended.append(result.status.value)
-            if result.status.value not in _DONE:
-                why = result.error or result.note or "nothing was delivered"
-                raise Unfinished(f"the run ended {result.status.value}: {why}")
-            return result.deliverable or result.text
-
-        receipt = await delegate.delegate(task.required, [task.executor], work)
-        if not ended:  # the run died before its loop could close its span
-            publish("run_end", {**base, "status": "error", "steps": 0, "error": receipt.reason})
-        out.append(TaskReceipt(lane.name, lane.delegation_id, receipt, "".join(ended)))
-
-
-def _leaves(group: BaseExceptionGroup[Any]) -> str:
-    found: list[str] = []
-    for exc in group.exceptions:
-        if isinstance(exc, BaseExceptionGroup):
-            found.append(_leaves(exc))
-        else:
-            found.append(f"{type(exc).__name__}: {exc}")
-    return "; ".join(found)

@@ -97,7 +97,9 @@ VOCABULARY = RuleBook(
                  attrs=_RUN),
         ),
     },
-    ignore=("assistant_delta", "reminder", "sub_agent_activity", WARNING_EVENT),
+    ignore=(
+        "assistant_delta", "reminder", "sub_agent_activity", WARNING_EVENT, "delegation_receipt"
+    ),
 )  # fmt: skip
 
 

@@ -16,18 +16,25 @@ import json
 import os
 import sys
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 import anyio
 import click
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from yagent.app.assemble import open_app
+from yagent.app.assemble import App, open_app
 from yagent.app.config import load
 from yagent.app.fanout import Assignment, FanoutError, ParallelRun, marker, prepare
+from yagent.app.fanrun import resume_parallel, resume_plan
 from yagent.cli.render import Ask, Renderer
-from yagent.cli.runner import Options, _interrupts, normalise, report_divergences
+from yagent.cli.runner import (
+    Options,
+    _interrupts,
+    normalise,
+    report_divergences,
+    start_notices,
+)
 from yagent.llm.replay import Recording, ReplayEngine
 from yagent.llm.types import Engine
 from yagent.tools.guard import Yolo
@@ -72,6 +79,33 @@ async def run_plan(
     engine: Engine | None = None,
     max_parallel: int | None = None,
 ) -> ParallelRun:
+    async def start(app: App, renderer: Renderer) -> Callable[[], Awaitable[ParallelRun]]:
+        plan = await prepare(app, assignments, max_parallel=max_parallel)  # before any session
+        return lambda: app.run_parallel(plan)
+
+    return await _with_app(opts, ask, engine, start)
+
+
+async def resume_session(
+    opts: Options, session_id: str, *, ask: Ask | None, engine: Engine | None = None
+) -> ParallelRun:
+    """Resume a parallel session: say what happens to each task, then do it (`app.fanrun`)."""
+
+    async def start(app: App, renderer: Renderer) -> Callable[[], Awaitable[ParallelRun]]:
+        work = await resume_plan(app, session_id)
+        for line in work.lines:
+            renderer.notice(f"resume: {line}")
+        return lambda: resume_parallel(app, work)
+
+    return await _with_app(opts, ask, engine, start)
+
+
+Starter = Callable[[App, Renderer], Awaitable[Callable[[], Awaitable[ParallelRun]]]]
+
+
+async def _with_app(
+    opts: Options, ask: Ask | None, engine: Engine | None, start: Starter
+) -> ParallelRun:
     config = load(home=opts.home, workspace=opts.workspace)
     renderer = Renderer(json_mode=opts.json_mode, ask=ask)
     async with open_app(
@@ -82,11 +116,12 @@ async def run_plan(
         interactive=True,
         engine=engine,
     ) as app:
-        plan = await prepare(app, assignments, max_parallel=max_parallel)  # before any session
+        start_notices(app, renderer)
+        go = await start(app, renderer)
         async with anyio.create_task_group() as tg:
             tg.start_soon(renderer.pump, app)
             tg.start_soon(_interrupts, lambda _: app.pause.abandon())
-            outcome = await app.run_parallel(plan)
+            outcome = await go()
             tg.cancel_scope.cancel()
         while (event := app.dispatcher.receive_nowait()) is not None:
             renderer.show(event)  # what was published after the pump stopped

@@ -1,5 +1,8 @@
 """`yagent resume [SESSION] [-y|-Y] [--json] [--replay RECORDING]`.
 
+A parallel session (`yagent fanout`) resumes task by task: a task with a recorded receipt is kept,
+an interrupted one continues from its checkpoint, one that never started starts (`app.fanrun`).
+
 Consults the pure resume decision (`app.durable.decide`) and prints it before doing anything:
 - the session's latest run concluded (its end committed) ⇒ a new turn in the session: the run is
   never reopened; interactively the prompt continues the session as before;
@@ -67,8 +70,10 @@ def resume(
                 raise click.ClickException("no session to resume in this workspace")
             info = recent[0]
     where = Path(info.workspace)
-    decision = anyio.run(decide, home, where, info.id)
     yolo = Yolo.FULL if full else Yolo.YOLO if yes else Yolo.OFF
+    if info.meta.get("parallel"):
+        sys.exit(_resume_parallel(info.id, info.title, where, home, yolo, json_mode, recording))
+    decision = anyio.run(decide, home, where, info.id)
     click.echo(f"resuming {info.id[:12]}: {info.title}", err=json_mode)
     click.echo(decision.describe(), err=json_mode)
     carry_on = decision if decision.action is Action.CONTINUE else None
@@ -107,3 +112,38 @@ def resume(
         return 0 if result.status.value in ("finished", "answered") else 1
 
     sys.exit(anyio.run(once))
+
+
+def _resume_parallel(
+    session_id: str,
+    title: str,
+    where: Path,
+    home: Path,
+    yolo: Yolo,
+    json_mode: bool,
+    recording: str | None,
+) -> int:
+    """A parallel session (`yagent fanout`): its tasks are resumed, each as the stored plan and
+    its own record say (`app.fanrun`); exit 0 when every task has completed."""
+    from yagent.app.fanout import FanoutError, marker
+    from yagent.cli import _ask
+    from yagent.cli.fanout import resume_session
+    from yagent.cli.runner import Options, normalise
+    from yagent.llm.replay import Recording, ReplayEngine
+
+    click.echo(f"resuming parallel session {session_id[:12]}: {title}", err=json_mode)
+    engine = None
+    if recording:
+        with SessionStore(home / "sessions.db") as store:
+            names = store.get_session(session_id).meta.get("parallel") or []
+        markers = {str(n): marker(str(n)) for n in names}
+        engine = ReplayEngine(Recording.load(recording), markers=markers, normalise=normalise)
+    opts = Options(where, home, yolo, json_mode)
+    ask = None if json_mode else _ask()
+    try:
+        outcome = anyio.run(
+            lambda: resume_session(opts, session_id, ask=ask, engine=engine)  # type: ignore[arg-type]
+        )
+    except FanoutError as exc:
+        raise click.ClickException(f"cannot resume: {exc}") from None
+    return 0 if outcome.ok else 1

@@ -1,0 +1,291 @@
+"""Running a checked parallel plan (`app.fanout`), and resuming one a crash or Ctrl-C cut short.
+
+Contract:
+- `run_parallel(app, plan)` creates ONE session (its meta keeps the plan, so the run can be
+  resumed) and runs each task as its own agent run in it, at most `max_parallel` at once, each
+  with its own delegation id (`<name>@<session prefix>`: on its events, messages, run record and
+  side-effect keys) and its own `Lane`. Each run becomes a `kernel.delegate` receipt: completed
+  (the run finished or answered; output = its deliverable), failed (any other end, or an
+  exception — which never reaches the other tasks), refused. Cancellation still stops them all.
+- Events: `delegation_start` as a task starts, the sub-run's own `run_end` (published here when
+  the run died before its loop could), a `delegation_receipt` once the task is decided (what a
+  resume trusts), then one top-level `run_end` carrying every receipt (status finished when all
+  completed, else error).
+- `resume_plan(app, session_id)` re-checks the stored plan exactly as a new one (`prepare`) and
+  says, per task, what `resume_parallel` will do: a completed (or refused) receipt is kept — the
+  task is NOT run again; an interrupted run continues from its checkpoint (`app.durable.decide`:
+  calls a dead process left open are settled first, never re-run) — also when its receipt says
+  failed but the failure only interrupted the run (a model error, a timeout); a failed task
+  whose run concluded (its step budget spent) is kept; a run that concluded before its receipt
+  was recorded gets its receipt from its `run_end` event; a task that never started starts. A
+  session that is not a parallel run with a stored plan is a `FanoutError`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from yagent.app.durable import Action, Decision
+from yagent.app.fanout import (
+    Assignment,
+    FanoutError,
+    Lane,
+    ParallelRun,
+    Plan,
+    Task,
+    TaskReceipt,
+    prepare,
+)
+from yagent.app.runtrack import continuation_task
+from yagent.kernel import delegate
+from yagent.tools.worktree import describe
+
+if TYPE_CHECKING:
+    from yagent.app.assemble import App
+
+RECEIPT_EVENT = "delegation_receipt"
+_DONE = ("finished", "answered")
+
+Work = Plan | Sequence[Assignment]
+
+
+class Unfinished(Exception):  # the receipt reads "Unfinished: <how the run ended>"
+    """A sub-run that ended without completing its task."""
+
+
+def delegation_id(name: str, session_id: str) -> str:
+    return f"{name}@{session_id[:8]}"
+
+
+async def run_parallel(app: App, work: Work, *, max_parallel: int | None = None) -> ParallelRun:
+    """Run the plan's tasks concurrently in one new session; one receipt per task, in order."""
+    plan = work if isinstance(work, Plan) else await prepare(app, work, max_parallel=max_parallel)
+    names = [t.assignment.name for t in plan.tasks]
+    info = app.store.create_session(
+        workspace=str(app.workspace),
+        title=("parallel: " + ", ".join(names))[:80],
+        model=app.engine.model,
+        meta={
+            "parallel": names,
+            "plan": [dataclasses.asdict(t.assignment) for t in plan.tasks],
+            "max_parallel": plan.max_parallel,
+        },
+    )
+    return await execute(app, info.id, plan)
+
+
+async def execute(
+    app: App,
+    session_id: str,
+    plan: Plan,
+    *,
+    kept: Mapping[str, TaskReceipt] | None = None,
+    resumes: Mapping[str, Decision] | None = None,
+) -> ParallelRun:
+    """Run the plan's tasks in `session_id`, except those `kept`; `resumes` continue runs."""
+    kept, resumes = kept or {}, resumes or {}
+    names = [t.assignment.name for t in plan.tasks]
+    out: list[TaskReceipt] = [kept[n] for n in names if n in kept]
+    limiter = anyio.CapacityLimiter(plan.max_parallel)
+    publish = app.publish(session_id)
+    with app.observed(session_id):
+        async with anyio.create_task_group() as tg:
+            for task in plan.tasks:
+                name = task.assignment.name
+                if name in kept:
+                    continue
+                lane = Lane(name, delegation_id(name, session_id), task.declaration, task.commands)
+                tg.start_soon(
+                    _run_one, app, session_id, task, lane, limiter, out, resumes.get(name)
+                )
+        ordered = tuple(sorted(out, key=lambda r: names.index(r.name)))
+        failed = [f"{r.name} ({r.receipt.status.value})" for r in ordered if not r.receipt.ok]
+        error = f"{len(failed)} of {len(ordered)} tasks did not complete: " + ", ".join(failed)
+        publish(
+            "run_end",
+            {
+                "agent": "parallel",
+                "delegation_id": "",
+                "status": "error" if failed else "finished",
+                "steps": 0,
+                "error": error if failed else "",
+                "note": "",
+                "receipts": [r.to_dict() for r in ordered],
+            },
+        )
+    app.store.set_status(session_id, "failed" if failed else "finished")
+    return ParallelRun(session_id, ordered)
+
+
+async def _run_one(
+    app: App,
+    session_id: str,
+    task: Task,
+    lane: Lane,
+    limiter: anyio.CapacityLimiter,
+    out: list[TaskReceipt],
+    resume: Decision | None,
+) -> None:
+    async with limiter:
+        publish = app.publish(session_id)
+        base = {"agent": task.executor.name, "delegation_id": lane.delegation_id}
+        publish(
+            "delegation_start",
+            {
+                **base,
+                "parent_delegation_id": "",
+                "call_id": "",
+                "task": task.assignment.task,
+                "name": lane.name,
+                "areas": describe(lane.declaration),
+                "resumed": resume is not None,
+            },
+        )
+        ended: list[str] = []
+        text = task.assignment.task if resume is None else continuation_task(resume)
+
+        async def work(executor: delegate.Executor) -> str:
+            try:
+                _, result = await app.run(
+                    text, agent_name=executor.name, session_id=session_id, lane=lane, resume=resume
+                )
+            except ExceptionGroup as group:  # the run's task groups wrap what went wrong
+                raise Unfinished(f"the run raised {_leaves(group)}") from group
+            ended.append(result.status.value)
+            if result.status.value not in _DONE:
+                why = result.error or result.note or "nothing was delivered"
+                raise Unfinished(f"the run ended {result.status.value}: {why}")
+            return result.deliverable or result.text
+
+        receipt = await delegate.delegate(task.required, [task.executor], work)
+        if not ended:  # the run died before its loop could close its span
+            publish("run_end", {**base, "status": "error", "steps": 0, "error": receipt.reason})
+        done = TaskReceipt(lane.name, lane.delegation_id, receipt, "".join(ended))
+        publish(RECEIPT_EVENT, {**base, "receipt": done.to_dict()})
+        out.append(done)
+
+
+def _leaves(group: BaseExceptionGroup[Any]) -> str:
+    found: list[str] = []
+    for exc in group.exceptions:
+        if isinstance(exc, BaseExceptionGroup):
+            found.append(_leaves(exc))
+        else:
+            found.append(f"{type(exc).__name__}: {exc}")
+    return "; ".join(found)
+
+
+# -- resuming -----------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class ResumeWork:
+    """What resuming a parallel session will do, per task, before anything runs."""
+
+    session_id: str
+    plan: Plan
+    kept: Mapping[str, TaskReceipt]
+    resumes: Mapping[str, Decision]
+    lines: tuple[str, ...]  # one per task, for the person
+
+
+async def resume_plan(app: App, session_id: str, *, max_parallel: int | None = None) -> ResumeWork:
+    """The stored plan re-checked, and each task's fate (see the module contract)."""
+    try:
+        info = app.store.get_session(session_id)
+    except LookupError as exc:  # no such session, or an ambiguous prefix
+        raise FanoutError(str(exc)) from None
+    stored = info.meta.get("plan")
+    if not isinstance(stored, list) or not stored:
+        raise FanoutError(f"session {info.id[:12]} is not a parallel run with a stored plan")
+    try:
+        assignments = [_assignment(a) for a in stored]
+    except (TypeError, ValueError) as exc:
+        raise FanoutError(f"session {info.id[:12]}: its stored plan is unreadable: {exc}") from None
+    limit = max_parallel or int(info.meta.get("max_parallel") or 0) or None
+    plan = await prepare(app, assignments, max_parallel=limit)
+    recorded = _recorded_receipts(app, info.id)
+    kept: dict[str, TaskReceipt] = {}
+    resumes: dict[str, Decision] = {}
+    lines = []
+    for task in plan.tasks:
+        name = task.assignment.name
+        did = delegation_id(name, info.id)
+        before = recorded.get(name)
+        if before is not None and before.receipt.status is not delegate.Status.FAILED:
+            kept[name] = before
+            lines.append(f"{name}: {before.receipt.status.value} before — kept, not run")
+            continue
+        decision = await app.durable.decide(info.id, did)
+        if decision.action is Action.CONTINUE:  # also a failure that only interrupted the run
+            resumes[name] = decision
+            failed = "failed before; " if before is not None else ""
+            lines.append(f"{name}: {failed}{decision.describe()}")
+        elif before is not None:
+            kept[name] = before
+            lines.append(f"{name}: failed before, its run concluded — kept, not run")
+        elif decision.run is not None:
+            kept[name] = _from_run_end(app, info.id, task, did)
+            lines.append(f"{name}: concluded before ({kept[name].run_status}) — kept, not run")
+        else:
+            lines.append(f"{name}: never started — starts now")
+    return ResumeWork(info.id, plan, kept, resumes, tuple(lines))
+
+
+async def resume_parallel(app: App, work: ResumeWork) -> ParallelRun:
+    return await execute(app, work.session_id, work.plan, kept=work.kept, resumes=work.resumes)
+
+
+def _assignment(raw: object) -> Assignment:
+    if not isinstance(raw, dict):
+        raise TypeError(f"a task is {type(raw).__name__}, not a table")
+
+    def words(key: str) -> tuple[str, ...]:
+        value = raw.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise TypeError(f"{key} is not a list of strings")
+        return tuple(value)
+
+    name, task, agent = raw.get("name"), raw.get("task"), raw.get("agent", "")
+    if not all(isinstance(v, str) for v in (name, task, agent)):
+        raise TypeError("name, task and agent must be strings")
+    return Assignment(
+        str(name), str(task), str(agent), words("capabilities"), words("write"), words("read")
+    )
+
+
+def _recorded_receipts(app: App, session_id: str) -> dict[str, TaskReceipt]:
+    found: dict[str, TaskReceipt] = {}
+    for event in app.store.events(session_id, types=RECEIPT_EVENT):
+        data = event.payload.get("receipt")
+        if not isinstance(data, dict):
+            continue
+        try:
+            receipt = delegate.Receipt(
+                delegate.Status(str(data["status"])),
+                str(data.get("agent") or ""),
+                str(data.get("output") or ""),
+                str(data.get("reason") or ""),
+            )  # its invariants are checked again: a tampered receipt is not trusted
+        except (KeyError, ValueError, delegate.DelegateError):
+            continue  # unreadable: the task is judged from its run record instead
+        name = str(data.get("name", ""))
+        did = str(data.get("delegation_id", ""))
+        found[name] = TaskReceipt(name, did, receipt, str(data.get("run_status") or ""))
+    return found
+
+
+def _from_run_end(app: App, session_id: str, task: Task, did: str) -> TaskReceipt:
+    ends = app.store.events(session_id, types="run_end", delegation_id=did)
+    status = str(ends[-1].payload.get("status", "")) if ends else ""
+    name, agent = task.assignment.name, task.executor.name
+    if status in _DONE:
+        output = "(concluded before the parallel run was interrupted; see the session)"
+        receipt = delegate.Receipt.completed(agent, output)
+    else:
+        why = f"Unfinished: the run ended {status or 'without a recorded end'}"
+        receipt = delegate.Receipt.failed(agent, why)
+    return TaskReceipt(name, did, receipt, status)
