@@ -18,7 +18,7 @@ from yagent.kernel import egress, toolfail
 from yagent.kernel.preset import BUILTIN as PRESETS
 from yagent.kernel.sandbox import BwrapProvider, EgressMode
 from yagent.tools import egressbridge, egressproxy, shell
-from yagent.tools.commands import CommandGate
+from yagent.tools.commands import CommandGate, masked_tool_paths
 from yagent.tools.egressproxy import EgressProxy
 from yagent.tools.shellrules import build_policy
 
@@ -123,7 +123,8 @@ async def test_a_stopped_proxy_refuses_the_run(ws: Path, origin: Servers) -> Non
 
 
 async def test_denied_programs_cannot_reach_the_proxy_socket(ws: Path, proxy: EgressProxy) -> None:
-    box = BwrapProvider(ws, proxy_dir=proxy.directory, readable=egressproxy.bridge_paths())
+    shown = (*masked_tool_paths(), *egressproxy.bridge_paths())  # a checkout/venv under /tmp
+    box = BwrapProvider(ws, proxy_dir=proxy.directory, readable=shown)
     probe = (
         "import socket,sys\n"
         "s=socket.socket(socket.AF_UNIX)\n"
