@@ -111,9 +111,14 @@ async def test_a_sandboxed_command_meets_the_apps_proxy(dirs: tuple[Path, Path])
         assert proxy.running
         session_id, _ = await app.run("fetch it", agent_name="coding")
         [record] = app.store.tool_calls(session_id)
+        [event] = app.store.events(session_id, types="egress")
         decisions = proxy.decisions
     assert not proxy.running
-    assert "refused 403 not-listed.example:80 is not on the egress allow-list" in (
-        record.content or ""
-    )
+    content = json.loads(record.content or "{}")
+    assert "refused 403 not-listed.example:80 is not on the egress allow-list" in content["text"]
+    note = "[egress: 1 refused: not-listed.example:80 — not on [sandbox] allow_hosts]"
+    assert content["text"].endswith(note)
+    assert event.payload["call_id"] == "c1"
+    assert event.payload["requests"] == content["egress"]["requests"]
+    assert event.payload["requests"][0]["host"] == "not-listed.example"
     assert [(d.host, d.allowed) for d in decisions] == [("not-listed.example", False)]

@@ -24,7 +24,7 @@ from yagent.app.durable import Decision
 from yagent.app.runtrack import open_track
 from yagent.llm import Message
 from yagent.memory import message_body
-from yagent.tools import browser, program, registry
+from yagent.tools import bash, browser, program, registry
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.guard import Yolo
 
@@ -105,6 +105,7 @@ async def run_task(
     adapter = Adapter(ctx, registry.executors(app.mcp.executors))
     ctx.extras[program.ADAPTER_KEY] = adapter  # programs reach MCP executors too
     ctx.extras[program.OBSERVER_KEY] = app._program_observer(session_id, agent.name)
+    ctx.extras[bash.PUBLISH_KEY] = publish  # run_bash's egress events reach the rollout
     settings = app.config.agent
     cfg = LoopConfig(
         name=agent.name,

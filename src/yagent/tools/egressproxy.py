@@ -19,7 +19,13 @@ Guarantees:
   `HEADER_TIMEOUT` and `egresswire.MAX_HEADER` bytes, a tunnel idle for
   `egresswire.IDLE_TIMEOUT` closed (the wire details live in `egresswire`).
 - `route` gives a sandboxed command its way here: the proxy variables `egress.env` writes for the
-  bridge's address (`BRIDGE_PORT`, inside the sandbox), verified, and the bridge around it.
+  bridge's address (`BRIDGE_PORT`, inside the sandbox), verified, and the bridge around it (a
+  `Bridged` launcher).
+- Per command: `watch(launcher)` around one run of a `Bridged` launcher issues a tag
+  (`egresslog.Ledger`), runs the bridge with it and, when the block ends, puts the command's
+  `egresslog.Report` on the watch. A connection announcing a tag the proxy does not follow is a
+  400; an untagged one (a program reaching the socket itself) is served and filed under no
+  command. Refused before its head is read (503 over the bound) means filed under no command.
 Leaves to others: what goes through a tunnel (TLS is not inspected: an allowed host receives
 whatever the program sends it), and routing programs here (`egressbridge`, proxy variables).
 """
@@ -28,11 +34,12 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import dataclasses
 import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -43,7 +50,10 @@ import httpcore
 
 from yagent.kernel import egress, netguard
 from yagent.tools.egresshosts import AllowList
+from yagent.tools.egresslog import NOT_LISTED, Counts, Decision, Ledger, Report, unattributed
 from yagent.tools.egresswire import Refused, Request, closing, parse, read_head, refusal, tunnel
+
+__all__ = ["Bridged", "Counts", "Decision", "EgressProxy", "ProxyError", "Watch", "route", "watch"]
 
 HEADER_TIMEOUT = 30.0
 CONNECT_TIMEOUT = 30.0
@@ -60,25 +70,6 @@ Launcher = Callable[[Sequence[str]], list[str]]
 
 class ProxyError(Exception):
     """Root of this module's errors."""
-
-
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """One judged request: what was asked, whether it went out, and why."""
-
-    method: str
-    host: str
-    port: int
-    allowed: bool
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class Counts:
-    allowed: int = 0
-    refused: int = 0
-    dropped: int = 0
-    """Decisions older than the kept log (counted above, no longer listed)."""
 
 
 class EgressProxy:
@@ -99,6 +90,7 @@ class EgressProxy:
         self._backend = netguard.GuardedBackend(guard or netguard.Guard(), opening)
         self._observer = observer
         self._log: collections.deque[Decision] = collections.deque(maxlen=MAX_LOG)
+        self.ledger = Ledger()
         self._allowed = self._refused = self._active = 0
         self._group: anyio.abc.TaskGroup | None = None
         self._listener: anyio.abc.SocketListener | None = None
@@ -175,6 +167,7 @@ class EgressProxy:
         else:
             self._refused += 1
         self._log.append(decision)
+        self.ledger.record(decision)
         if self._observer is not None:
             self._observer(decision)
 
@@ -193,21 +186,20 @@ class EgressProxy:
                 self._active -= 1
 
     async def _serve(self, client: anyio.abc.SocketStream) -> None:
-        method = "-"
+        method, tag = "-", None
         try:
-            with anyio.fail_after(HEADER_TIMEOUT):
-                head, rest = await read_head(client)
-            request = parse(head)
+            got = await read_head(client, HEADER_TIMEOUT)
+            if got.tag is not None and not self.ledger.knows(got.tag):
+                raise Refused(400, "the tag line names no command this proxy follows")
+            tag, rest = got.tag, got.rest
+            request = parse(got.head)
             method = request.method
             upstream = await self._open(request)
-        except TimeoutError:
-            await self._refuse(client, method, Refused(408, "request head not received in time"))
-            return
         except Refused as refused:
-            await self._refuse(client, method, refused)
+            await self._refuse(client, method, refused, refused.tag or tag)
             return
         target = request.target
-        self._record(Decision(method, target.host, target.port, True, "allow-listed"))
+        self._record(Decision(method, target.host, target.port, True, "allow-listed", tag))
         async with closing(upstream):
             if method == "CONNECT":
                 await client.send(b"HTTP/1.1 200 Connection established\r\n\r\n")
@@ -220,7 +212,8 @@ class EgressProxy:
         target = request.target
         where = (target.host, target.port)
         if self.hosts.match(*where) is None:
-            raise Refused(403, f"{_show(*where)} is not on the egress allow-list", *where)
+            why = f"{_show(*where)} is not on the egress allow-list"
+            raise Refused(403, why, *where, recorded=NOT_LISTED)
         try:
             return await self._backend.connect_tcp(
                 target.host, target.port, timeout=CONNECT_TIMEOUT
@@ -231,8 +224,11 @@ class EgressProxy:
         except (httpcore.ConnectError, httpcore.ConnectTimeout, OSError) as exc:
             raise Refused(502, f"could not connect to {_show(*where)}: {exc}", *where) from exc
 
-    async def _refuse(self, client: anyio.abc.SocketStream, method: str, why: Refused) -> None:
-        self._record(Decision(method, why.host, why.port, False, why.reason))
+    async def _refuse(
+        self, client: anyio.abc.SocketStream, method: str, why: Refused, tag: str | None = None
+    ) -> None:
+        tag = tag if self.ledger.knows(tag) else None
+        self._record(Decision(method, why.host, why.port, False, why.recorded, tag))
         with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
             await client.send(refusal(why))
 
@@ -250,9 +246,48 @@ def route(
     names = {name.upper() for name in values}
     routed = {k: v for k, v in environ.items() if k.upper() not in names} | values
     egress.verify(spec, routed, url)
-    bridge = [sys.executable, "-I", "-m", "yagent.tools.egressbridge", "--socket"]
-    bridge += [str(proxy.socket_path), "--port", str(BRIDGE_PORT), "--"]
-    return routed, lambda argv: launcher([*bridge, *argv])
+    bridge: tuple[str, ...] = (sys.executable, "-I", "-m", "yagent.tools.egressbridge")
+    bridge += ("--socket", str(proxy.socket_path), "--port", str(BRIDGE_PORT))
+    return routed, Bridged(proxy, bridge, launcher)
+
+
+@dataclass(frozen=True, slots=True)
+class Bridged:
+    """A launcher running the bridge (`prefix`, announcing `tag` when set) around a command."""
+
+    proxy: EgressProxy
+    prefix: tuple[str, ...]
+    inner: Launcher
+    tag: str | None = None
+
+    def __call__(self, argv: Sequence[str]) -> list[str]:
+        tagged = ("--tag", self.tag) if self.tag is not None else ()
+        return self.inner([*self.prefix, *tagged, "--", *argv])
+
+
+class Watch:
+    """One command's run: the launcher to use, and its report once the `watch` block ended
+    (None while running, and for a command not behind the proxy)."""
+
+    def __init__(self, launcher: Launcher | None) -> None:
+        self.launcher = launcher
+        self.report: Report | None = None
+
+
+@contextlib.contextmanager
+def watch(launcher: Launcher | None) -> Iterator[Watch]:
+    """Around one run: a `Bridged` launcher gets a fresh tag, its report is taken at the end."""
+    if not isinstance(launcher, Bridged):
+        yield Watch(launcher)
+        return
+    ledger = launcher.proxy.ledger
+    tag = ledger.issue()
+    full = f"the proxy was already following {ledger.following} running commands"
+    watching = Watch(dataclasses.replace(launcher, tag=tag))
+    try:
+        yield watching
+    finally:
+        watching.report = unattributed(full) if tag is None else ledger.take(tag)
 
 
 def bridge_paths() -> tuple[str, ...]:

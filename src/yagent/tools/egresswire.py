@@ -8,6 +8,10 @@ origin (origin-form target, `Host` from the URL, proxy and hop-by-hop headers dr
 `Connection: close`, only `Content-Length` body bytes — chunked uploads are a 411) so nothing can
 ride behind it; the host is read by netguard's strict URL reader. `tunnel` copies both ways until
 the upstream ends or nothing moves for `IDLE_TIMEOUT`; a broken side ends it quietly.
+Tagged connections: the head may open with the bridge's tag line (`egressbridge.tag_line`,
+`YAGENT-TAG <32 lowercase hex>\r\n`, counted in `MAX_HEADER`); `read_head` splits it off and
+hands the tag beside the head (also on a refusal, once the line is complete), and a line that
+starts with `YAGENT-TAG` but is not exactly that form is a 400. No tag line: an untagged head.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import anyio.abc
 import httpcore
 
 from yagent.kernel import netguard
+from yagent.tools.egressbridge import TAG_WORD, valid_tag
 
 MAX_HEADER = 16 * 1024
 IDLE_TIMEOUT = 300.0
@@ -38,9 +43,20 @@ _PHRASES |= {431: "Request Header Fields Too Large", 502: "Bad Gateway", 503: "U
 class Refused(Exception):
     """A request the proxy answers with `status` and a one-line `reason`."""
 
-    def __init__(self, status: int, reason: str, host: str = "-", port: int = 0) -> None:
+    def __init__(
+        self, status: int, reason: str, host: str = "-", port: int = 0, *, recorded: str = ""
+    ) -> None:
         super().__init__(reason)
         self.status, self.reason, self.host, self.port = status, reason, host, port
+        self.recorded = recorded or reason  # the reason as decisions keep it
+        self.tag: str | None = None  # the connection's tag, when its line was read
+
+
+@dataclass(frozen=True, slots=True)
+class Head:
+    tag: str | None
+    head: bytes
+    rest: bytes  # what came after the head (body bytes, or a tunnel's first bytes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,18 +78,50 @@ def refusal(why: Refused) -> bytes:
     return head.encode() + body
 
 
-async def read_head(client: anyio.abc.SocketStream) -> tuple[bytes, bytes]:
+async def read_head(client: anyio.abc.SocketStream, timeout: float) -> Head:  # noqa: ASYNC109
+    """The head (tag line split off) within `timeout` seconds and `MAX_HEADER` bytes."""
     buffer = b""
-    while True:
-        end = buffer.find(b"\r\n\r\n")
-        if end >= 0 and end + 4 <= MAX_HEADER:
-            return buffer[:end], buffer[end + 4 :]
-        if len(buffer) > MAX_HEADER:
-            raise Refused(431, f"request head over {MAX_HEADER} bytes")
-        try:
-            buffer += await client.receive(CHUNK)
-        except anyio.EndOfStream:
-            raise Refused(400, "connection closed before the request head ended") from None
+    try:
+        with anyio.fail_after(timeout):
+            while True:
+                end = buffer.find(b"\r\n\r\n")
+                if end >= 0 and end + 4 <= MAX_HEADER:
+                    tag, head = split_tag(buffer[:end])
+                    return Head(tag, head, buffer[end + 4 :])
+                if len(buffer) > MAX_HEADER:
+                    raise Refused(431, f"request head over {MAX_HEADER} bytes")
+                try:
+                    buffer += await client.receive(CHUNK)
+                except anyio.EndOfStream:
+                    raise Refused(400, "connection closed before the request head ended") from None
+    except TimeoutError:
+        refused = Refused(408, "request head not received in time")
+        refused.tag = _tag_seen(buffer)
+        raise refused from None
+    except Refused as refused:
+        refused.tag = refused.tag or _tag_seen(buffer)
+        raise
+
+
+def split_tag(head: bytes) -> tuple[str | None, bytes]:
+    if not head.startswith(TAG_WORD.encode()):
+        return None, head
+    line, _, rest = head.partition(b"\r\n")
+    word, _, tag = line.decode("latin-1").partition(" ")
+    if word != TAG_WORD or not valid_tag(tag):
+        raise Refused(400, "malformed tag line")
+    return tag, rest
+
+
+def _tag_seen(buffer: bytes) -> str | None:
+    """The tag of a head not read to its end, when its tag line is complete and well formed."""
+    line, ended, _ = buffer.partition(b"\r\n")
+    if not ended:
+        return None
+    try:
+        return split_tag(line)[0]
+    except Refused:
+        return None
 
 
 def parse(head: bytes) -> Request:
