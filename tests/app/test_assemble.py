@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.projecttrust import trust_project
 from yagent.agents import catalog
 from yagent.app.assemble import open_app
 from yagent.app.config import load
@@ -89,6 +90,7 @@ async def test_replaying_a_session_reports_divergence(workspace: Path, tmp_path:
     other = prepare(DEMO / "project", tmp_path / "again")
     (other / "calc.py").write_text((other / "calc.py").read_text() + "\n# extra line\n")
     replay = ReplayEngine(recording, markers={"coding": MARKER})
+    config = load(home=home, workspace=other)  # a configuration belongs to its workspace
     async with open_app(
         config, home=home, workspace=other, yolo=Yolo.YOLO, interactive=False, engine=replay
     ) as app:
@@ -152,6 +154,7 @@ async def test_hooks_from_config_judge_every_call(workspace: Path, tmp_path: Pat
         '[[hooks]]\nname = "no-shell"\nmatcher = "run_bash"\n'
         'command = "echo no shell >&2; exit 2"\n'
     )
+    trust_project(home, workspace)  # hooks from a repository run only once trusted
     script = [
         call("run_bash", json.dumps({"command": "echo hi"})),
         call("agent_exit", json.dumps({"reason": "r"})),

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.projecttrust import trust_project
 from yagent.app.config import ConfigError, load
 
 
@@ -25,6 +26,7 @@ def test_project_overrides_user_and_env_overrides_both(tmp_path: Path) -> None:
     home, ws = tmp_path / "h", tmp_path / "w"
     write(home / "config.toml", '[llm]\nprovider = "openai"\nmodel = "user-model"\ntimeout = 30\n')
     write(ws / ".yagent" / "config.toml", '[llm]\nmodel = "project-model"\n')
+    trust_project(home, ws)  # [llm] from a repository applies only once trusted
     config = load(home=home, workspace=ws, env={})
     assert (config.llm.provider, config.llm.model, config.llm.timeout) == (
         "openai",

@@ -13,6 +13,7 @@ from typing import Any
 import anyio
 import pytest
 
+from tests.projecttrust import trust_project
 from yagent.app import fanout, fanrun
 from yagent.app.assemble import App, open_app
 from yagent.app.config import load
@@ -347,6 +348,7 @@ async def test_run_parallel_refuses_under_a_preset_that_runs_commands_on_the_hos
 ) -> None:
     (ws / ".yagent").mkdir()
     (ws / ".yagent" / "config.toml").write_text('[agent]\npreset = "yolo"\n')
+    trust_project(tmp_path / "home", ws)  # a looser preset from the repository needs trust
     async with opened(ws, tmp_path / "home", scripted({"x": [finish("x")]})) as app:
         with pytest.raises(FanoutError, match="preset 'yolo' runs shell commands on the host"):
             await app.run_parallel([_a("x", write=("src",))])

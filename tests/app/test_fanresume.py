@@ -12,6 +12,7 @@ from typing import Any
 import anyio
 import pytest
 
+from tests.projecttrust import trust_project
 from yagent.app import fanrun
 from yagent.app.fanout import Assignment, FanoutError
 from yagent.cli import main
@@ -182,6 +183,7 @@ async def test_a_task_failed_by_a_model_error_continues_one_out_of_steps_is_kept
         "[llm]\nstep_retries = 0\n\n[agents.lister]\nprompt = 'List.'\n"
         "tools = ['list_dir', 'agent_exit']\nmax_steps = 2\n"
     )
+    trust_project(home, ws)  # [llm] and [agents.*] from a repository apply once trusted
     plan = [
         Assignment("flaky", "one", agent="coding", write=("docs",)),
         Assignment("spent", "two", agent="lister", write=("src",)),
@@ -201,3 +203,41 @@ async def test_a_task_failed_by_a_model_error_continues_one_out_of_steps_is_kept
     assert [r.status for r in run.receipts] == [Status.COMPLETED, Status.FAILED]
     assert run.receipts[0].output == "flaky recovered"
     assert run.tasks[1] == first.tasks[1]  # the kept receipt, as recorded
+
+
+def test_a_parallel_session_replays_and_saves_per_task(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home = tmp_path / "home"
+    fresh = tmp_path / "fresh"
+    for root in (tmp_path / "orig", fresh):
+        for d in (".git", "docs", "src"):
+            (root / d).mkdir(parents=True)
+    plan = [
+        Assignment("a", "first", agent="coding", write=("docs",)),
+        Assignment("b", "second", agent="coding", write=("src",)),
+    ]
+    engine = scripted(
+        {
+            "a": [tool("write_file", "a1", path="docs/a.md", content="a\n"), finish("a", "A")],
+            "b": [tool("run_bash", "b1", command="echo b > src/b.txt"), finish("b", "B")],
+        }
+    )
+
+    async def original() -> str:
+        async with opened(tmp_path / "orig", home, engine) as app:
+            return (await app.run_parallel(plan)).session_id
+
+    sid = anyio.run(original)
+    monkeypatch.setenv("YAGENT_HOME", str(home))
+    saved = tmp_path / "rec.json"
+    assert main(["replay", sid[:12], "--save", str(saved)]) == 0
+    recording = Recording.load(saved)
+    assert sorted(recording.agents) == ["a", "b"]
+    assert [len(steps) for _, steps in sorted(recording.agents.items())] == [2, 2]
+    monkeypatch.chdir(fresh)
+    capsys.readouterr()
+    assert main(["replay", sid[:12], "-y"]) == 0  # the stored plan, against the recording
+    assert (fresh / "docs" / "a.md").read_text() == "a\n"
+    assert (fresh / "src" / "b.txt").read_text() == "b\n"
+    assert "2 of 2 tasks completed" in capsys.readouterr().out

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.projecttrust import trust_project
 from yagent.agents import catalog
 from yagent.app import safety
 from yagent.app.assemble import open_app
@@ -60,6 +61,7 @@ def test_an_unknown_preset_is_a_config_error(dirs: tuple[Path, Path]) -> None:
 def test_every_builtin_preset_can_be_chosen(dirs: tuple[Path, Path], name: str) -> None:
     home, ws = dirs
     write(ws / ".yagent" / "config.toml", f'[agent]\npreset = "{name}"\n')
+    trust_project(home, ws)  # a looser preset from the repository needs the person's trust
     assert safety.build(load(home=home, workspace=ws, env={}), ws).preset.name == name
 
 
@@ -72,6 +74,7 @@ def test_user_and_project_rules_add_up(dirs: tuple[Path, Path]) -> None:
         '[shell]\ndefault = "prompt"\n' + rule.format(n="proj-push", p="git push", v="forbidden"),
     )
     RuleFile(ws).append([remembered_rule(["npm", "test"], "remembered-npm", "today")])
+    trust_project(home, ws)  # allow rules from the workspace's files apply once trusted
     config = load(home=home, workspace=ws, env={})
     assert [r["name"] for r in config.shell.rules] == ["user-make", "proj-push"]
     policy = safety.build(config, ws).commands.policy
@@ -86,6 +89,7 @@ def test_a_rule_whose_example_disagrees_stops_the_app(dirs: tuple[Path, Path]) -
         ws / ".yagent" / "config.toml",
         '[[shell.rules]]\nname = "liar"\nprefix = "ls"\nverdict = "allow"\nmatch = ["rm x"]\n',
     )
+    trust_project(home, ws)  # an untrusted allow rule is withheld, not checked
     config = load(home=home, workspace=ws, env={})
     with pytest.raises(ConfigError, match=r"liar.*rm x"):
         safety.build(config, ws)

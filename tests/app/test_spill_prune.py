@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.projecttrust import trust_project
 from yagent.app.assemble import open_app
 from yagent.app.config import load
 from yagent.app.economy import prune_spills
@@ -94,6 +95,7 @@ async def test_opening_the_app_prunes_by_the_configured_age(tmp_path: Path) -> N
     assert young.exists()
     (workspace / ".yagent").mkdir()
     (workspace / ".yagent" / "config.toml").write_text("[agent]\nspill_max_age_days = 0\n")
+    trust_project(home, workspace)  # the spill age (what is deleted) needs the person's trust
     _stored(home / "state", "s1", "old", 20, now)
     config = load(home=home, workspace=workspace)
     async with open_app(

@@ -123,6 +123,7 @@ def test_doctor_reports_each_check(
     assert status == 1, "no provider is a failure"
     for check in ("config", "provider", "settings", "ripgrep", "chromium", "bwrap"):
         assert check in out
+    assert "[sandbox]" in out  # a detail is shown as text: rich markup would eat the brackets
 
 
 def test_normalise_masks_volatile_text() -> None:

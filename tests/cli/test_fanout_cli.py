@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.projecttrust import trust_project
 from yagent.cli import main
 from yagent.llm.replay import Recording
 from yagent.llm.scripted import call
@@ -154,6 +155,7 @@ def test_a_preset_that_runs_commands_on_the_host_is_refused(
 ) -> None:
     (ws / ".yagent").mkdir()
     (ws / ".yagent" / "config.toml").write_text('[agent]\npreset = "yolo"\n')
+    trust_project(home, ws)  # a looser preset from the repository needs trust
     plan = write(tmp_path, "plan.toml", PLAN)
     assert main(["fanout", plan, "-C", str(ws), "--replay", recording(tmp_path)]) == 2
     assert "preset 'yolo' runs shell commands on the host" in capsys.readouterr().err

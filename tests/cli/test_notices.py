@@ -7,13 +7,16 @@ import json
 from types import SimpleNamespace
 from typing import Any
 
+from yagent.app.config import Config
 from yagent.cli.render import Renderer
 from yagent.cli.runner import start_notices
 from yagent.kernel.spill import Cleanup
 
 
 def _app(problems: list[tuple[str, str]], failed: tuple[str, ...]) -> Any:
-    return SimpleNamespace(mcp=SimpleNamespace(problems=problems), pruned=Cleanup(0, 0, failed))
+    return SimpleNamespace(
+        mcp=SimpleNamespace(problems=problems), pruned=Cleanup(0, 0, failed), config=Config()
+    )
 
 
 def test_json_mode_keeps_every_line_json() -> None:

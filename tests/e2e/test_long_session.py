@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from tests.projecttrust import trust_project
 from yagent.agents.compaction import is_summary
 from yagent.app import economy as app_economy
 from yagent.app.assemble import open_app
@@ -121,6 +122,7 @@ async def test_long_session_stays_in_the_window_and_loses_nothing(
     workspace = tmp_path / "ws"
     (workspace / ".yagent").mkdir(parents=True)
     (workspace / ".yagent" / "config.toml").write_text(CONFIG)
+    trust_project(tmp_path / "home", workspace)  # [llm], [agents.*] need trust
     image = random.Random(6).randbytes(2048)
     uri = "data:image/png;base64," + base64.b64encode(image).decode()
     (workspace / "image.txt").write_text(uri + "\n")

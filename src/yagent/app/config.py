@@ -16,21 +16,39 @@ Contract:
   project's list replaces the user's).
 - Durability: `[[side_effects]]` rules (tools.effects) add up across files like shell rules;
   `[agent] drain_budget` and `effect_lease` set the Ctrl-C drain and the side-effect lease.
+- Project trust: the workspace's files (`.yagent/config.toml`, `.yagent/shell-rules.toml`) come
+  with the repository. Every key is validated, but until the person trusted the file's exact
+  content (`app.trust`, `yagent trust`) only the keys `app.projectkeys` judges harmless or
+  tightening apply; the rest are withheld and listed in `Config.project.withheld` with the
+  reason (not trusted / changed since trusted). The user's own file is never affected. A
+  trust file that cannot be read is an error, never "trust all".
 """
 
 from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    SkipValidation,
+    ValidationError,
+    field_validator,
+)
 
-from yagent.kernel import egress
+from yagent.app import projectkeys, trust
+from yagent.kernel import cmdpolicy, egress
 from yagent.kernel import preset as presets
 from yagent.tools.egresshosts import AllowList, AllowListError
+from yagent.tools.shellrules import RuleFile, ShellRulesError, build_policy
+
+CONFIG, RULES = trust.CONFIG_FILE, trust.RULES_FILE
 
 
 class ConfigError(Exception):
@@ -187,6 +205,10 @@ class Config(Strict):
     agents: dict[str, CustomAgent] = Field(default_factory=dict)
     side_effects: list[dict[str, Any]] = Field(default_factory=list)  # tools.effects rules
     sources: list[str] = Field(default_factory=list, exclude=True)
+    # what the workspace's own files contributed and what was withheld (set by `load`)
+    project: SkipValidation[projectkeys.ProjectState] = Field(
+        default_factory=projectkeys.ProjectState, exclude=True
+    )
 
 
 def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
@@ -199,10 +221,10 @@ def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _read(path: Path) -> dict[str, Any]:
+def _parse(raw: bytes, path: Path) -> dict[str, Any]:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
     llm = data.get("llm")
     if isinstance(llm, dict) and "api_key" in llm:
@@ -213,22 +235,23 @@ def _read(path: Path) -> dict[str, Any]:
     return data
 
 
-def load(*, home: Path, workspace: Path, env: Mapping[str, str] | None = None) -> Config:
-    env = os.environ if env is None else env
+def _read(path: Path) -> dict[str, Any]:
+    return _parse(path.read_bytes(), path)
+
+
+def _build(files: Sequence[tuple[Path, Mapping[str, Any]]], env: Mapping[str, str]) -> Config:
     merged: dict[str, Any] = {}
     sources: list[str] = []
     rules: list[Any] = []
     effects: list[Any] = []
-    for path in (home / "config.toml", workspace / ".yagent" / "config.toml"):
-        if path.is_file():
-            data = _read(path)
-            shell = data.get("shell")
-            if isinstance(shell, dict) and isinstance(shell.get("rules"), list):
-                rules.extend(shell["rules"])  # rules add up across files; other keys override
-            if isinstance(data.get("side_effects"), list):
-                effects.extend(data["side_effects"])  # so do side-effect rules
-            merged = _merge(merged, data)
-            sources.append(str(path))
+    for path, data in files:
+        shell = data.get("shell")
+        if isinstance(shell, dict) and isinstance(shell.get("rules"), list):
+            rules.extend(shell["rules"])  # rules add up across files; other keys override
+        if isinstance(data.get("side_effects"), list):
+            effects.extend(data["side_effects"])  # so do side-effect rules
+        merged = _merge(merged, data)
+        sources.append(str(path))
     if rules:
         merged["shell"]["rules"] = rules
     if effects:
@@ -249,4 +272,56 @@ def load(*, home: Path, workspace: Path, env: Mapping[str, str] | None = None) -
         where = ", ".join(sources) or "defaults"
         raise ConfigError(f"invalid configuration ({where}): {problems}") from None
     config.sources = sources
+    return config
+
+
+def _policy(config: Config) -> cmdpolicy.Policy | None:
+    """The shell rules `config` puts in force (None when they cannot be built)."""
+    settings = config.shell
+    try:
+        return build_policy(
+            settings.rules, default=settings.default, builtin=settings.builtin_rules
+        )
+    except ShellRulesError:
+        return None
+
+
+def load(*, home: Path, workspace: Path, env: Mapping[str, str] | None = None) -> Config:
+    """The configuration in force in `workspace` (see the module contract)."""
+    env = os.environ if env is None else env
+    user_path, project_path = home / "config.toml", workspace / ".yagent" / "config.toml"
+    user = [(user_path, _read(user_path))] if user_path.is_file() else []
+    project_raw = None
+    if project_path.is_file() and not (user and project_path.samefile(user_path)):
+        project_raw = project_path.read_bytes()  # read once: what is hashed is what applies
+    project = _parse(project_raw, project_path) if project_raw is not None else None
+    try:
+        rules_raw, remembered = RuleFile(workspace).read()
+    except ShellRulesError as exc:
+        raise ConfigError(str(exc)) from None
+    # every key is checked, trusted or not: a typo is an error whoever wrote it
+    config = _build([*user, *([(project_path, project)] if project is not None else [])], env)
+    digests = {
+        f: trust.digest(r) for f, r in ((CONFIG, project_raw), (RULES, rules_raw)) if r is not None
+    }
+    if not digests:  # no project file: nothing to trust (a later remembered rule will be)
+        config.project = projectkeys.ProjectState(home=home, workspace=workspace)
+        return config
+    try:
+        records = trust.Store(home).records(workspace)
+    except trust.TrustError as exc:
+        raise ConfigError(str(exc)) from None
+    status = {f: trust.status_of(records, f, d) for f, d in digests.items()}
+    held: list[projectkeys.Withheld] = []
+    if project is not None and status[CONFIG] is not trust.Status.TRUSTED:
+        baseline = _build(user, {})
+        applied, names = projectkeys.split_config(project, baseline.model_dump(), _policy(baseline))
+        held += projectkeys.withheld(CONFIG, status[CONFIG], names)
+        config = _build([*user, (project_path, applied)], env)
+    if rules_raw is not None and status[RULES] is not trust.Status.TRUSTED:
+        remembered, names = projectkeys.split_rules(remembered, _policy(config), "rules")
+        held += projectkeys.withheld(RULES, status[RULES], names)
+    config.project = projectkeys.ProjectState(
+        tuple(held), tuple(remembered), digests, status, home, workspace
+    )
     return config

@@ -202,7 +202,7 @@ async def resume_plan(app: App, session_id: str, *, max_parallel: int | None = N
     if not isinstance(stored, list) or not stored:
         raise FanoutError(f"session {info.id[:12]} is not a parallel run with a stored plan")
     try:
-        assignments = [_assignment(a) for a in stored]
+        assignments = [assignment_of(a) for a in stored]
     except (TypeError, ValueError) as exc:
         raise FanoutError(f"session {info.id[:12]}: its stored plan is unreadable: {exc}") from None
     limit = max_parallel or int(info.meta.get("max_parallel") or 0) or None
@@ -239,7 +239,8 @@ async def resume_parallel(app: App, work: ResumeWork) -> ParallelRun:
     return await execute(app, work.session_id, work.plan, kept=work.kept, resumes=work.resumes)
 
 
-def _assignment(raw: object) -> Assignment:
+def assignment_of(raw: object) -> Assignment:
+    """One task of a plan stored in a session's meta (`TypeError` when it is not one)."""
     if not isinstance(raw, dict):
         raise TypeError(f"a task is {type(raw).__name__}, not a table")
 

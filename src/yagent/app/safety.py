@@ -2,23 +2,27 @@
 
 `build(config, workspace)` resolves `[agent] preset` (an unknown name never reaches here: the
 config refuses it), builds ONE cmdpolicy policy from the built-in rules, the configured
-`[[shell.rules]]` (user then project) and the project's remembered rules, and the pii policy from
-`[pii]`. Anything that does not hold — a rule whose examples disagree, a duplicate rule name, an
-unreadable rules file — is a `ConfigError` naming it: the app does not start on a rule set it
-could not check. A non-empty `[sandbox] allow_hosts` turns a sandboxed preset's egress into
-PROXY (the allow-list, the sandbox's own loopback bypassed) and builds the egress proxy the app
-serves for its lifetime; empty keeps the preset as shipped (network cut). `for_log` /
-`for_display` are the pii passes for event payloads.
+`[[shell.rules]]` (user then project) and the project's remembered rules (those `config.load` let
+apply: allow rules only from a trusted file), and the pii policy from `[pii]`. A rule yagent
+appends keeps the file trusted only if it was trusted (or absent) before (`trust.carry_over`).
+Anything that does not hold — a rule whose examples disagree, a duplicate rule name, an
+unreadable rules file, a configuration loaded for another workspace — is a `ConfigError` naming
+it: the app does not start on a rule set it could not check. A non-empty `[sandbox] allow_hosts`
+turns a sandboxed preset's egress into PROXY (the allow-list, the sandbox's own loopback
+bypassed) and builds the egress proxy the app serves for its lifetime; empty keeps the preset as
+shipped (network cut). `for_log` / `for_display` are the pii passes for event payloads.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+import os
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from yagent.app import trust
 from yagent.app.config import Config, ConfigError
 from yagent.kernel import egress, pii
 from yagent.kernel import preset as presets
@@ -48,10 +52,15 @@ class Safety:
 
 def build(config: Config, workspace: Path) -> Safety:
     chosen = presets.BUILTIN.resolve(config.agent.preset)
-    rules = RuleFile(workspace)
+    project = config.project
+    if project.workspace is not None and os.path.realpath(project.workspace) != os.path.realpath(
+        workspace
+    ):
+        raise ConfigError(f"configuration loaded for {project.workspace}, not for {workspace}")
+    rules = RuleFile(workspace, on_append=_carry_trust(project.home, workspace))
     try:
         policy = build_policy(
-            [*config.shell.rules, *rules.entries()],
+            [*config.shell.rules, *project.remembered],
             default=config.shell.default,
             builtin=config.shell.builtin_rules,
         )
@@ -63,6 +72,23 @@ def build(config: Config, workspace: Path) -> Safety:
     chosen, proxy = with_egress(chosen, config.sandbox.allow_hosts)
     gate = CommandGate(policy, chosen, workspace, rules=rules, egress_proxy=proxy)
     return Safety(chosen, gate, store, proxy)
+
+
+def _carry_trust(
+    home: Path | None, workspace: Path
+) -> Callable[[bytes | None, bytes], None] | None:
+    """After yagent appends a remembered rule (the person just consented), the new content stays
+    trusted — only if the old one was trusted or absent (`trust.Store.carry_over`)."""
+    if home is None:
+        return None  # a configuration not loaded from a home: nothing records trust
+
+    def carry(before: bytes | None, after: bytes) -> None:
+        try:
+            trust.Store(home).carry_over(workspace, trust.RULES_FILE, before, after)
+        except (trust.TrustError, OSError) as exc:
+            raise ShellRulesError(f"rule written, but its trust was not recorded: {exc}") from exc
+
+    return carry
 
 
 def with_egress(

@@ -12,6 +12,8 @@
     yagent reconcile [SESSION] [--applied|--not-applied KEY]   side effects of unknown outcome
     yagent trace SESSION [--html FILE]   rows per turn, or a self-contained HTML timeline
     yagent memory add TEXT [--global] | list   memories injected into every agent's context
+    yagent trust [-C DIR] [--show|--revoke] [--yes]   review and trust the workspace's own
+                                .yagent/ files (until then their loosening keys are withheld)
 
 Exit status: 0 done, 1 the run did not finish (error, timeout, cancelled, nothing submitted),
 2 usage or configuration error (the message says what to fix).
@@ -35,6 +37,7 @@ from yagent.cli.memory import memory
 from yagent.cli.reconcile import reconcile
 from yagent.cli.runner import Options, interactive, replay_engine, run_once
 from yagent.cli.trace import trace
+from yagent.cli.trust import trust_command
 from yagent.memory import SessionStoreError
 from yagent.tools.guard import Yolo
 
@@ -147,6 +150,7 @@ cli.add_command(commands.doctor)
 cli.add_command(trace)
 cli.add_command(memory)
 cli.add_command(reconcile)
+cli.add_command(trust_command)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

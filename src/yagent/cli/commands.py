@@ -1,4 +1,5 @@
-"""`yagent sessions`, `resume` (from `cli.resume`), `replay`, `doctor`."""
+"""`yagent sessions`, `resume` (from `cli.resume`), `replay`, `doctor` (provider, tools, settings,
+egress and the workspace's project trust)."""
 
 from __future__ import annotations
 
@@ -15,14 +16,16 @@ import click
 import httpx
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
+from yagent.app import projectkeys
 from yagent.app.config import ConfigError, load
 from yagent.app.engines import OLLAMA_URL, NoProviderError, build_engine, ollama_models
-from yagent.app.recording import recording_of
+from yagent.app.recording import parallel_recording, recording_of
 from yagent.cli.resume import resume as resume  # registered by yagent.cli
 from yagent.kernel.preset import BUILTIN as BUILTIN_PRESETS
 from yagent.kernel.sandbox import Level
-from yagent.llm.replay import ReplayEngine
+from yagent.llm.replay import Recording, ReplayEngine
 from yagent.memory import SessionStore
 from yagent.tools.guard import Yolo
 from yagent.tools.search import find_rg
@@ -50,7 +53,8 @@ def sessions(ctx: click.Context, show_all: bool, limit: int) -> None:
         rows = store.list_sessions(limit=limit, workspace=workspace)
     table = Table("id", "updated", "status", "title", "workspace")
     for info in rows:
-        table.add_row(info.id[:12], _when(info.updated_at), info.status, info.title, info.workspace)
+        plain = (Text(info.status), Text(info.title), Text(info.workspace))  # never markup
+        table.add_row(info.id[:12], _when(info.updated_at), *plain)
     Console().print(table if rows else "no sessions yet" + ("" if show_all else " here (--all?)"))
 
 
@@ -86,7 +90,11 @@ def replay(session: str, save: str | None, yes: bool) -> None:
     from yagent.cli.runner import Options, run_once
 
     with SessionStore(_home() / "sessions.db") as store:
-        recording, task, agent = recording_of(store, store.get_session(session).id)
+        sid = store.get_session(session).id
+        parallel = parallel_recording(store, sid)
+        recording, task, agent = recording_of(store, sid)
+    if parallel is not None:
+        sys.exit(_replay_parallel(parallel[0], parallel[1], save, yes))
     if save:
         recording.save(save)
         click.echo(f"recording written to {save}")
@@ -95,6 +103,32 @@ def replay(session: str, save: str | None, yes: bool) -> None:
     opts = Options(Path.cwd().resolve(), _home(), Yolo.YOLO if yes else Yolo.OFF, agent=agent)
     _, result = anyio.run(lambda: run_once(opts, task, ask=_ask(), engine=engine))  # type: ignore[arg-type]
     sys.exit(0 if result is not None and not engine.divergences else 1)
+
+
+def _replay_parallel(recording: Recording, plan: list[Any], save: str | None, yes: bool) -> int:
+    """A parallel session: saved per task, or its stored plan run again against the replay."""
+    from yagent.app.fanout import FanoutError, marker
+    from yagent.app.fanrun import assignment_of
+    from yagent.cli import _ask
+    from yagent.cli.fanout import run_plan
+    from yagent.cli.runner import Options, normalise
+
+    if save:
+        recording.save(save)
+        click.echo(f"recording written to {save} (one identity per task)")
+        return 0
+    try:
+        assignments = [assignment_of(raw) for raw in plan]
+    except TypeError as exc:
+        raise click.ClickException(f"the session's stored plan is unreadable: {exc}") from None
+    markers = {a.name: marker(a.name) for a in assignments}
+    engine = ReplayEngine(recording, markers=markers, normalise=normalise)
+    opts = Options(Path.cwd().resolve(), _home(), Yolo.YOLO if yes else Yolo.OFF)
+    try:
+        outcome = anyio.run(lambda: run_plan(opts, assignments, ask=_ask(), engine=engine))  # type: ignore[arg-type]
+    except FanoutError as exc:
+        raise click.ClickException(f"parallel plan refused: {exc}") from None
+    return 0 if outcome.ok and not engine.divergences else 1
 
 
 def _checks(home: Path, workspace: Path) -> list[tuple[str, bool, str, bool]]:
@@ -133,7 +167,18 @@ def _checks(home: Path, workspace: Path) -> list[tuple[str, bool, str, bool]]:
             )
         )
     rows.append(_egress(config))
+    rows.append(_trust(config))
     return rows
+
+
+def _trust(config: Any) -> tuple[str, bool, str, bool]:
+    """Whether the workspace's own files are trusted, and what waits for `yagent trust`."""
+    project = config.project
+    if not project.digests:
+        return ("project trust", True, "no project files (.yagent/config.toml, shell-rules)", False)
+    states = "; ".join(f"{f}: {s.value}" for f, s in project.status.items())
+    line = projectkeys.notice(project)
+    return ("project trust", line is None, f"{states}" + (f" — {line}" if line else ""), False)
 
 
 def _egress(config: Any) -> tuple[str, bool, str, bool]:
@@ -179,6 +224,6 @@ def doctor() -> None:
     table = Table("check", "ok", "detail")
     for name, ok, detail, required in rows:
         mark = "[green]ok[/]" if ok else "[red]FAIL[/]" if required else "[yellow]missing[/]"
-        table.add_row(name, mark, detail)
+        table.add_row(name, mark, Text(detail))  # a detail's `[sandbox]` is text, not markup
     Console().print(table)
     sys.exit(0 if all(ok for _, ok, _, required in rows if required) else 1)

@@ -26,6 +26,7 @@ import anyio
 from yagent.agents import catalog
 from yagent.agents.pause import PauseGate
 from yagent.agents.results import AgentResult
+from yagent.app import projectkeys
 from yagent.app.assemble import App, open_app
 from yagent.app.config import load
 from yagent.app.durable import Decision
@@ -65,6 +66,9 @@ def normalise(text: str) -> str:
 
 def start_notices(app: App, renderer: Renderer) -> None:
     """What went wrong while the app opened, said before the run (never silently dropped)."""
+    withheld = projectkeys.notice(app.config.project)
+    if withheld:
+        renderer.notice(withheld)
     for server, problem in app.mcp.problems:
         renderer.notice(f"MCP server {server} unavailable: {problem}")
     failed = app.pruned.failed

@@ -12,7 +12,10 @@ Guarantees:
   writing a complete new file beside it and renaming it over the old one (atomic: a reader sees
   the old file or the new one, never half), and the text is read back through `tomllib` before
   the rename, so a file yagent writes always loads.
-Leaves to the caller: when to remember (the person's answer) and which rules to add.
+Leaves to the caller: when to remember (the person's answer), which rules to add, and whether
+the file's rules may apply at all (a repository can ship this file: `app.projectkeys` withholds
+its allow rules until the person trusted its content; `on_append` lets the host carry that trust
+over yagent's own write).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import os
 import shlex
 import tempfile
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -133,46 +136,60 @@ def rule_entry(rule: cmdpolicy.Rule) -> dict[str, Any]:
 
 
 class RuleFile:
-    """The project's remembered rules: `<workspace>/.yagent/shell-rules.toml`."""
+    """The project's remembered rules: `<workspace>/.yagent/shell-rules.toml`.
 
-    def __init__(self, workspace: Path) -> None:
+    `on_append(before, after)` is told the file's bytes before (None: it did not exist) and after
+    each append — the host carries its trust in the file over yagent's own write with it."""
+
+    def __init__(
+        self, workspace: Path, *, on_append: Callable[[bytes | None, bytes], None] | None = None
+    ) -> None:
         self.path = workspace / RULES_FILE
+        self.on_append = on_append
 
-    def entries(self) -> list[dict[str, Any]]:
-        """The rules in the file (none when it does not exist)."""
+    def read(self) -> tuple[bytes | None, list[dict[str, Any]]]:
+        """The file's bytes (None when it does not exist) and the rules they hold."""
         try:
-            text = self.path.read_text(encoding="utf-8")
+            raw = self.path.read_bytes()
         except FileNotFoundError:
-            return []
+            return None, []
         except OSError as exc:
             raise ShellRulesError(f"{self.path}: cannot read: {exc.strerror}") from exc
         try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
+            data = tomllib.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
             raise ShellRulesError(f"{self.path}: not valid TOML: {exc}") from exc
         unknown = sorted(set(data) - {"rules"})
         rules = data.get("rules", [])
         if unknown or not isinstance(rules, list):
             raise ShellRulesError(f"{self.path}: expected only [[rules]] tables, found {unknown}")
-        return [dict(r) if isinstance(r, dict) else r for r in rules]
+        return raw, [dict(r) if isinstance(r, dict) else r for r in rules]
+
+    def entries(self) -> list[dict[str, Any]]:
+        """The rules in the file (none when it does not exist)."""
+        return self.read()[1]
 
     def append(self, rules: Sequence[cmdpolicy.Rule]) -> None:
         """Add `rules` to the file, atomically (see the module contract)."""
-        entries = [*self.entries(), *(rule_entry(r) for r in rules)]
+        before, current = self.read()
+        entries = [*current, *(rule_entry(r) for r in rules)]
         text = _HEADER + "".join(_table(e) for e in entries)
         if tomllib.loads(text).get("rules") != entries:  # pragma: no cover - _toml's own bug
             raise ShellRulesError(f"{self.path}: the rules did not survive a TOML round trip")
+        after = text.encode("utf-8")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".shell-rules-", dir=self.path.parent)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                out.write(text)
+            with os.fdopen(fd, "wb") as out:
+                out.write(after)
                 out.flush()
                 os.fsync(out.fileno())
             os.replace(tmp, self.path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+        if self.on_append is not None:
+            self.on_append(before, after)
 
 
 def _table(entry: Mapping[str, Any]) -> str:
