@@ -18,7 +18,8 @@ from yagent.llm.types import Engine
 OLLAMA_URL = "http://127.0.0.1:11434"
 HOW_TO = """no model provider is configured and no local Ollama server answered at {url}.
 
-Configure one in ~/.yagent/config.toml (or <repo>/.yagent/config.toml), for example:
+Configure one in ~/.yagent/config.toml (a <repo>/.yagent/config.toml [llm] applies once you
+run `yagent trust` there), for example:
 
     [llm]
     provider = "openai"          # or "anthropic", or "ollama"
