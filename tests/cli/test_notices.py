@@ -36,3 +36,14 @@ def test_terminal_mode_prints_them_and_nothing_when_all_is_well() -> None:
     quiet = io.StringIO()
     start_notices(_app([], ()), Renderer(json_mode=False, ask=None, out=quiet))
     assert quiet.getvalue() == ""
+
+
+def test_the_terminal_replay_report_names_what_was_not_compared() -> None:
+    from yagent.cli.runner import report_divergences
+
+    out = io.StringIO()
+    engine = SimpleNamespace(divergences=[], unverified=lambda: [("coding", 5)])
+    report_divergences(Renderer(json_mode=False, ask=None, out=out), engine)  # type: ignore[arg-type]
+    text = out.getvalue()
+    assert "not compared: the results of the last step (coding step 6); the run ended there" in text
+    assert "replay matched the recording" in text

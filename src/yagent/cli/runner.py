@@ -201,7 +201,10 @@ def report_divergences(renderer: Renderer, engine: ReplayEngine) -> None:
         )
     unverified = engine.unverified()
     if unverified:
-        renderer.console.print(f"[dim]{len(unverified)} recorded step(s) never compared[/]")
+        steps = ", ".join(f"{ident} step {step + 1}" for ident, step in unverified)
+        renderer.console.print(  # its calls' results were never sent back to the model
+            f"[dim]not compared: the results of the last step ({steps}); the run ended there[/]"
+        )
     if not engine.divergences:
         renderer.console.print("[green]replay matched the recording[/]")
 
