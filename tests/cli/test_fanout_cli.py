@@ -160,3 +160,33 @@ def test_a_preset_that_runs_commands_on_the_host_is_refused(
     assert main(["fanout", plan, "-C", str(ws), "--replay", recording(tmp_path)]) == 2
     assert "preset 'yolo' runs shell commands on the host" in capsys.readouterr().err
     assert sessions(home) == []
+
+
+def test_check_runs_every_check_and_nothing_else(
+    tmp_path: Path,
+    home: Path,
+    ws: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from yagent.app import engines
+
+    monkeypatch.setattr(engines, "OLLAMA_URL", "http://127.0.0.1:9")  # no model anywhere
+    plan = write(tmp_path, "plan.toml", PLAN.replace('write = ["docs"]', 'write = ["docs/new"]'))
+    assert main(["fanout", plan, "-C", str(ws), "--check", "--json"]) == 0
+    [line] = [json.loads(x) for x in capsys.readouterr().out.splitlines() if x.strip()]
+    assert line["type"] == "plan"
+    assert [(t["name"], t["agent"]) for t in line["tasks"]] == [
+        ("docs", "coding"),
+        ("code", "coding"),
+    ]
+    assert line["created"] == ["docs/new"]
+    assert not (ws / "docs" / "new").exists()  # a check creates nothing
+    assert sessions(home) == []
+    assert main(["fanout", plan, "-C", str(ws), "--check"]) == 0
+    out = capsys.readouterr().out
+    assert "plan holds: 2 task(s)" in out
+    assert "would create: docs/new" in out
+    clash = write(tmp_path, "clash.toml", PLAN.replace('write = ["docs"]', 'write = ["src/x"]'))
+    assert main(["fanout", clash, "-C", str(ws), "--check"]) == 2
+    assert "cannot be both" in capsys.readouterr().err  # refused with no model configured

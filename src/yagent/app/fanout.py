@@ -106,6 +106,7 @@ class Task:
 class Plan:
     tasks: tuple[Task, ...]
     max_parallel: int
+    created: tuple[str, ...] = ()  # writable areas that did not exist (created unless a dry run)
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,9 +155,15 @@ def _capabilities(app: App, name: str) -> set[str]:
 
 
 async def prepare(
-    app: App, assignments: Sequence[Assignment], *, max_parallel: int | None = None
+    app: App,
+    assignments: Sequence[Assignment],
+    *,
+    max_parallel: int | None = None,
+    dry_run: bool = False,
 ) -> Plan:
-    """The checked plan (see the module contract); `FanoutError` on anything that does not hold."""
+    """The checked plan (see the module contract); `FanoutError` on anything that does not hold.
+    `dry_run`: every check, but no missing area is created and no sandbox probed (a probe needs
+    the areas to exist) — what `yagent fanout --check` shows."""
     listed = list(assignments)
     if not listed:
         raise FanoutError("a parallel run needs at least one task")
@@ -184,18 +191,26 @@ async def prepare(
             _check_area(root, d.owner, area)
     catalogue = executors(app)
     chosen = [_executor(app, a, catalogue) for a in listed]
-    for d in declarations:
-        for area in d.writable:
-            root.joinpath(*area).mkdir(parents=True, exist_ok=True)
+    missing = tuple(
+        "/".join(area)
+        for d in declarations
+        for area in d.writable
+        if not root.joinpath(*area).exists()
+    )
+    for shown in () if dry_run else missing:
+        root.joinpath(shown).mkdir(parents=True, exist_ok=True)
     tasks = []
     for a, d, (executor, required) in zip(listed, declarations, chosen, strict=True):
         gate = app.safety.commands.confined(["/".join(w) or "." for w in d.writable])
+        if dry_run:
+            tasks.append(Task(a, executor, required, d, gate))
+            continue
         try:
             await gate.confinement()
         except toolfail.ToolFailure as exc:
             raise FanoutError(f"task {a.name!r}: its commands cannot be confined: {exc}") from None
         tasks.append(Task(a, executor, required, d, gate))
-    return Plan(tuple(tasks), limit)
+    return Plan(tuple(tasks), limit, missing)
 
 
 def _check_shape(a: Assignment, seen: set[str]) -> None:

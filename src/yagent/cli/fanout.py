@@ -1,4 +1,4 @@
-"""`yagent fanout PLAN.toml [-C DIR] [--json] [-y] [--replay REC] [--max-parallel N]`.
+"""`yagent fanout PLAN.toml [-C DIR] [--json] [-y] [--replay REC] [--max-parallel N] [--check]`.
 
 Runs the plan's tasks as parallel sub-agents, each confined to the worktree it declares
 (`app.fanout`). A plan is TOML: one `[[task]]` table per task with `name`, `task`, either `agent`
@@ -8,6 +8,8 @@ declarations, an unknown agent, a preset that runs commands on the host — exit
 before any session exists. Otherwise one line per task says how it ended (`--json`: the events,
 one `receipt` line per task and a closing `fanout` line); exit 0 when every task completed, 1
 otherwise. Ctrl-C asks every task to stop at its next step; a second one kills and exits (130).
+`--check` makes every check and shows the plan (who runs what where, which areas would be
+created) without running, creating or asking a model anything.
 """
 
 from __future__ import annotations
@@ -36,8 +38,10 @@ from yagent.cli.runner import (
     start_notices,
 )
 from yagent.llm.replay import Recording, ReplayEngine
+from yagent.llm.scripted import ScriptedEngine
 from yagent.llm.types import Engine
 from yagent.tools.guard import Yolo
+from yagent.tools.worktree import describe
 
 
 class _Task(BaseModel):
@@ -131,6 +135,55 @@ async def _with_app(
         return outcome
 
 
+async def check_plan(
+    opts: Options, assignments: Sequence[Assignment], max_parallel: int | None
+) -> None:
+    """Every check `fanout` makes before it starts, and what it would start; nothing runs, no
+    session is created, no area created, no model asked (the engine below is never called)."""
+    config = load(home=opts.home, workspace=opts.workspace)
+    renderer = Renderer(json_mode=opts.json_mode, ask=None)
+    async with open_app(
+        config,
+        home=opts.home,
+        workspace=opts.workspace,
+        yolo=opts.yolo,
+        interactive=False,
+        engine=ScriptedEngine({}),
+    ) as app:
+        start_notices(app, renderer)
+        plan = await prepare(app, assignments, max_parallel=max_parallel, dry_run=True)
+        tasks = [
+            {
+                "name": t.assignment.name,
+                "agent": t.executor.name,
+                "areas": describe(t.declaration),
+                "task": t.assignment.task,
+            }
+            for t in plan.tasks
+        ]
+        if renderer.json_mode:
+            line = {
+                "type": "plan",
+                "ok": True,
+                "preset": app.safety.preset.name,
+                "max_parallel": plan.max_parallel,
+                "tasks": tasks,
+                "created": list(plan.created),
+            }
+            renderer.out.write(json.dumps(line, ensure_ascii=False) + "\n")
+            return
+        out = renderer.console
+        out.print(
+            f"plan holds: {len(tasks)} task(s), at most {plan.max_parallel} at once, "
+            f"preset {app.safety.preset.name}",
+            markup=False,
+        )
+        for t in tasks:
+            out.print(f"  {t['name']} → {t['agent']}: {t['areas']}", markup=False)
+        if plan.created:
+            out.print(f"  would create: {', '.join(plan.created)}", markup=False)
+
+
 def summary(renderer: Renderer, outcome: ParallelRun) -> None:
     if renderer.json_mode:
         for task in outcome.tasks:
@@ -169,6 +222,11 @@ def summary(renderer: Renderer, outcome: ParallelRun) -> None:
     type=click.IntRange(1, 64),
     help="Tasks running at once (default: [agent] max_parallel_agents).",
 )
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Check the plan and show who runs what where; run nothing (no model needed).",
+)
 def fanout(
     plan: str,
     workspace: str | None,
@@ -176,6 +234,7 @@ def fanout(
     json_mode: bool,
     recording: str | None,
     max_parallel: int | None,
+    check: bool,
 ) -> None:
     """Run PLAN's tasks as parallel sub-agents, each confined to its declared worktree."""
     from yagent.cli import _ask, home_dir
@@ -183,6 +242,12 @@ def fanout(
     assignments = load_plan(Path(plan))
     ws = Path(workspace or os.getcwd()).resolve()
     opts = Options(ws, home_dir(), Yolo.YOLO if yes else Yolo.OFF, json_mode)
+    if check:
+        try:
+            anyio.run(lambda: check_plan(opts, assignments, max_parallel))
+        except FanoutError as exc:
+            raise click.ClickException(f"parallel plan refused: {exc}") from None
+        return
     engine = None
     if recording:
         markers = {a.name: marker(a.name) for a in assignments}
