@@ -18,7 +18,6 @@ Contract:
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import time
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from yagent.kernel import budget, memorypipe
+from yagent.tools.atomicfile import atomic_write
 
 GLOBAL = "global"
 PROJECT = "project"
@@ -99,13 +99,8 @@ class MemoryFile:
         }
         items.append(item)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        temp = self.path.with_name(f".{self.path.name}.{secrets.token_hex(4)}.tmp")
         body = json.dumps({"version": 1, "memories": items}, ensure_ascii=False, indent=2)
-        try:
-            temp.write_text(body + "\n", encoding="utf-8")
-            os.replace(temp, self.path)
-        finally:
-            temp.unlink(missing_ok=True)
+        atomic_write(self.path, (body + "\n").encode("utf-8"))
         return item
 
 

@@ -28,11 +28,12 @@ import fcntl
 import hashlib
 import json
 import os
-import tempfile
 import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
+
+from yagent.tools.atomicfile import atomic_write
 
 FILE_NAME = "trust.json"
 CONFIG_FILE = ".yagent/config.toml"
@@ -155,16 +156,6 @@ class Store:
                 fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
 
     def _save(self, records: dict[str, dict[str, str]]) -> None:
-        fd, tmp = tempfile.mkstemp(prefix=".trust.", dir=self.path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(
-                    {"version": _VERSION, "workspaces": records}, fh, indent=2, sort_keys=True
-                )
-                fh.write("\n")
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        data = {"version": _VERSION, "workspaces": records}
+        text = json.dumps(data, indent=2, sort_keys=True) + "\n"
+        atomic_write(self.path, text.encode("utf-8"), force_mode=0o600)

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any
+
+from yagent.tools.atomicfile import atomic_write
 
 
 class SettingsError(Exception):
@@ -48,17 +49,8 @@ class Settings:
 
     def save(self, data: dict[str, Any]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".settings.", dir=self.path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(data, fh, indent=2, sort_keys=True)
-                fh.write("\n")
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        text = json.dumps(data, indent=2, sort_keys=True) + "\n"
+        atomic_write(self.path, text.encode("utf-8"), force_mode=0o600)  # as mkstemp made it
 
     def authorized_projects(self) -> frozenset[str]:
         value = self.load().get("authorized_projects", [])

@@ -20,15 +20,14 @@ over yagent's own write).
 
 from __future__ import annotations
 
-import os
 import shlex
-import tempfile
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from yagent.kernel import cmdpolicy
+from yagent.tools.atomicfile import atomic_write
 
 RULES_FILE = Path(".yagent") / "shell-rules.toml"
 _HEADER = (
@@ -178,16 +177,7 @@ class RuleFile:
             raise ShellRulesError(f"{self.path}: the rules did not survive a TOML round trip")
         after = text.encode("utf-8")
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".shell-rules-", dir=self.path.parent)
-        try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(after)
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_write(self.path, after)
         if self.on_append is not None:
             self.on_append(before, after)
 

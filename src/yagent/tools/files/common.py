@@ -16,14 +16,13 @@ Contract:
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
-import tempfile
 from pathlib import Path
 
 from yagent.kernel.toolfail import Kind, ToolFailure
 from yagent.tools.adapter import ToolContext
+from yagent.tools.atomicfile import atomic_write as atomic_write
 
 # Git's heuristic: a NUL byte in the first 8 KiB means binary.
 BINARY_SNIFF_BYTES = 8192
@@ -85,31 +84,3 @@ def not_utf8_refusal(given: str, line: int) -> ToolFailure:
         f"{given} is not UTF-8 text (line {line} does not decode); it is not shown with altered "
         "bytes — inspect or convert it with run_bash (e.g. `file`, `iconv`)",
     )
-
-
-def _umask() -> int:
-    # os.umask can only be read by setting it; set it back at once.
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def atomic_write(target: Path, data: bytes) -> bool:
-    """Replace `target` with `data` atomically; True when the file did not exist before."""
-    try:
-        mode: int | None = stat.S_IMODE(target.stat().st_mode)
-    except FileNotFoundError:
-        mode = None
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(tmp, mode if mode is not None else 0o666 & ~_umask())
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    return mode is None
