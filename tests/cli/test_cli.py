@@ -21,15 +21,6 @@ from yagent.llm.scripted import call
 DEMO = Path(__file__).resolve().parents[2] / "demo"
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    h = tmp_path / "home"
-    monkeypatch.setenv("YAGENT_HOME", str(h))
-    for name in ("YAGENT_PROVIDER", "YAGENT_MODEL", "YAGENT_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    return h
-
-
 def test_version_and_help(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--version"]) == 0
     assert "yagent" in capsys.readouterr().out

@@ -26,15 +26,6 @@ env = { TOKEN = "s3cr3t-value" }
 
 
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    h = tmp_path / "home"
-    monkeypatch.setenv("YAGENT_HOME", str(h))
-    for name in ("YAGENT_PROVIDER", "YAGENT_MODEL", "YAGENT_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    return h
-
-
-@pytest.fixture
 def ws(tmp_path: Path) -> Path:
     root = tmp_path / "ws"
     (root / ".yagent").mkdir(parents=True)
