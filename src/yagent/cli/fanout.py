@@ -25,17 +25,16 @@ import anyio
 import click
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from yagent.app.assemble import App, open_app
-from yagent.app.config import load
+from yagent.app.assemble import App
 from yagent.app.fanout import Assignment, FanoutError, ParallelRun, marker, prepare
 from yagent.app.fanrun import resume_parallel, resume_plan
 from yagent.cli.render import Ask, Renderer
 from yagent.cli.runner import (
     Options,
     _interrupts,
+    cli_app,
     normalise,
     report_divergences,
-    start_notices,
 )
 from yagent.llm.replay import Recording, ReplayEngine
 from yagent.llm.scripted import ScriptedEngine
@@ -110,17 +109,8 @@ Starter = Callable[[App, Renderer], Awaitable[Callable[[], Awaitable[ParallelRun
 async def _with_app(
     opts: Options, ask: Ask | None, engine: Engine | None, start: Starter
 ) -> ParallelRun:
-    config = load(home=opts.home, workspace=opts.workspace)
     renderer = Renderer(json_mode=opts.json_mode, ask=ask)
-    async with open_app(
-        config,
-        home=opts.home,
-        workspace=opts.workspace,
-        yolo=opts.yolo,
-        interactive=True,
-        engine=engine,
-    ) as app:
-        start_notices(app, renderer)
+    async with cli_app(opts, renderer, engine) as app:
         go = await start(app, renderer)
         async with anyio.create_task_group() as tg:
             tg.start_soon(renderer.pump, app)
@@ -140,17 +130,8 @@ async def check_plan(
 ) -> None:
     """Every check `fanout` makes before it starts, and what it would start; nothing runs, no
     session is created, no area created, no model asked (the engine below is never called)."""
-    config = load(home=opts.home, workspace=opts.workspace)
     renderer = Renderer(json_mode=opts.json_mode, ask=None)
-    async with open_app(
-        config,
-        home=opts.home,
-        workspace=opts.workspace,
-        yolo=opts.yolo,
-        interactive=False,
-        engine=ScriptedEngine({}),
-    ) as app:
-        start_notices(app, renderer)
+    async with cli_app(opts, renderer, ScriptedEngine({}), interactive=False) as app:
         plan = await prepare(app, assignments, max_parallel=max_parallel, dry_run=True)
         tasks = [
             {

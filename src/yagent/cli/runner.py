@@ -16,7 +16,7 @@ import os
 import re
 import signal
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -145,6 +145,29 @@ async def run_turn(
     return outcome[0]
 
 
+@contextlib.asynccontextmanager
+async def cli_app(
+    opts: Options,
+    renderer: Renderer,
+    engine: Engine | None = None,
+    *,
+    interactive: bool = True,
+) -> AsyncIterator[App]:
+    """The app for one CLI command: config loaded for the workspace, opened, and what went
+    wrong while opening said first (`start_notices`)."""
+    config = load(home=opts.home, workspace=opts.workspace)
+    async with open_app(
+        config,
+        home=opts.home,
+        workspace=opts.workspace,
+        yolo=opts.yolo,
+        interactive=interactive,
+        engine=engine,
+    ) as app:
+        start_notices(app, renderer)
+        yield app
+
+
 async def run_once(
     opts: Options,
     task: str,
@@ -154,17 +177,8 @@ async def run_once(
     session_id: str | None = None,
     resume: Decision | None = None,
 ) -> tuple[str, AgentResult | None]:
-    config = load(home=opts.home, workspace=opts.workspace)
     renderer = Renderer(json_mode=opts.json_mode, ask=ask)
-    async with open_app(
-        config,
-        home=opts.home,
-        workspace=opts.workspace,
-        yolo=opts.yolo,
-        interactive=True,
-        engine=engine,
-    ) as app:
-        start_notices(app, renderer)
+    async with cli_app(opts, renderer, engine) as app:
         session_id, result = await run_turn(
             app, renderer, task, session_id, opts.agent, resume=resume
         )
@@ -219,12 +233,8 @@ async def interactive(
 ) -> int:
     """The REPL: each line is a task continuing the same session; an empty read ends it.
     With `resume` (a CONTINUE decision), the interrupted run is continued first."""
-    config = load(home=opts.home, workspace=opts.workspace)
     renderer = Renderer(json_mode=False, ask=ask)
-    async with open_app(
-        config, home=opts.home, workspace=opts.workspace, yolo=opts.yolo, interactive=True
-    ) as app:
-        start_notices(app, renderer)
+    async with cli_app(opts, renderer) as app:
         renderer.console.print(
             f"[bold]yagent[/] in {opts.workspace} · model {app.engine.model} · "
             "Ctrl-C cancels a turn, twice exits, Ctrl-D quits"
