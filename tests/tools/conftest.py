@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,8 @@ from yagent.tools.settings import Settings
 from yagent.tools.surface import Surface, SurfaceOptions
 from yagent.toolspec import BUILTIN, profile
 
+from .egresskit import Servers, servers
+
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
@@ -18,6 +21,13 @@ def workspace(tmp_path: Path) -> Path:
     ws.mkdir()
     (ws / "a.txt").write_text("hello\n")
     return ws
+
+
+@pytest.fixture
+async def origin() -> AsyncIterator[Servers]:
+    """An HTTP origin and a TCP echo server on loopback (egress tests)."""
+    async with servers() as found:
+        yield found
 
 
 @pytest.fixture

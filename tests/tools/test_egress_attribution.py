@@ -28,7 +28,7 @@ from yagent.tools.shellrules import build_policy
 from yagent.tools.surface import Surface, SurfaceOptions
 from yagent.toolspec import BUILTIN, profile
 
-from .egresskit import FixedResolver, Servers, proxy_for, servers, short_dir
+from .egresskit import FixedResolver, Servers, proxy_for, short_dir
 
 pytestmark = pytest.mark.anyio
 
@@ -52,12 +52,6 @@ FETCH = textwrap.dedent(
 )
 WAIT = "for i in $(seq 1200); do [ -e {0} ] && break; sleep 0.05; done; [ -e {0} ]"
 """A bounded wait for a file another command writes (ordering, not timing)."""
-
-
-@pytest.fixture
-async def origin() -> AsyncIterator[Servers]:
-    async with servers() as found:
-        yield found
 
 
 @pytest.fixture

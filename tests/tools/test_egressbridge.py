@@ -22,7 +22,7 @@ from yagent.tools.commands import CommandGate, masked_tool_paths
 from yagent.tools.egressproxy import EgressProxy
 from yagent.tools.shellrules import build_policy
 
-from .egresskit import FixedResolver, Servers, proxy_for, servers, short_dir
+from .egresskit import FixedResolver, Servers, proxy_for, short_dir
 
 pytestmark = pytest.mark.anyio
 
@@ -40,12 +40,6 @@ FETCH = textwrap.dedent(
         print("failed", getattr(e, "code", ""), why)
     """
 )
-
-
-@pytest.fixture
-async def origin() -> AsyncIterator[Servers]:
-    async with servers() as found:
-        yield found
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from yagent.tools import egressproxy, egresswire
 from yagent.tools.egresshosts import AllowList
 from yagent.tools.egressproxy import Decision, EgressProxy, ProxyError
 
-from .egresskit import FixedResolver, Servers, ask, body, proxy_for, servers, short_dir, status
+from .egresskit import FixedResolver, Servers, ask, body, proxy_for, short_dir, status
 
 pytestmark = pytest.mark.anyio
 
@@ -26,12 +26,6 @@ NAMES = {
     "private.test": ["10.20.30.40"],
     "mixed.test": ["127.0.0.1", "192.168.1.9"],
 }
-
-
-@pytest.fixture
-async def origin() -> AsyncIterator[Servers]:
-    async with servers() as found:
-        yield found
 
 
 @pytest.fixture

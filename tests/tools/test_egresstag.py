@@ -15,17 +15,11 @@ from yagent.tools import egressbridge, egresslog, egressproxy, egresswire
 from yagent.tools.egresslog import NOT_LISTED, Entry
 from yagent.tools.egressproxy import EgressProxy
 
-from .egresskit import FixedResolver, Servers, ask, body, proxy_for, servers, short_dir, status
+from .egresskit import FixedResolver, Servers, ask, body, proxy_for, short_dir, status
 
 pytestmark = pytest.mark.anyio
 
 NAMES = {"allowed.test": ["127.0.0.1"], "other.test": ["127.0.0.1"]}
-
-
-@pytest.fixture
-async def origin() -> AsyncIterator[Servers]:
-    async with servers() as found:
-        yield found
 
 
 @pytest.fixture
