@@ -9,10 +9,7 @@ import pytest
 from tests.projecttrust import trust_project
 from yagent.app.config import ConfigError, load
 
-
-def write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
+from .files import write
 
 
 def test_defaults_without_files(tmp_path: Path) -> None:

@@ -18,19 +18,9 @@ from yagent.llm.scripted import ScriptedEngine, call, say
 from yagent.tools.egressproxy import LOOPBACK_BYPASS
 from yagent.tools.guard import Yolo
 
+from .files import write
+
 MARKER = catalog.builtin("coding", 0).marker
-
-
-def write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-
-
-@pytest.fixture
-def dirs(tmp_path: Path) -> tuple[Path, Path]:
-    home, ws = tmp_path / "home", tmp_path / "ws"
-    ws.mkdir()
-    return home, ws
 
 
 def test_no_allow_list_keeps_the_network_cut(dirs: tuple[Path, Path]) -> None:

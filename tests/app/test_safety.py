@@ -19,20 +19,10 @@ from yagent.llm.scripted import ScriptedEngine, call, say
 from yagent.tools.guard import Yolo
 from yagent.tools.shellrules import RuleFile, remembered_rule
 
+from .files import write
+
 MARKER = catalog.builtin("coding", 0).marker
 MOBILE = "13912345678"
-
-
-def write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-
-
-@pytest.fixture
-def dirs(tmp_path: Path) -> tuple[Path, Path]:
-    home, ws = tmp_path / "home", tmp_path / "ws"
-    ws.mkdir()
-    return home, ws
 
 
 def test_defaults(dirs: tuple[Path, Path]) -> None:

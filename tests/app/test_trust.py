@@ -19,6 +19,8 @@ from yagent.app.config import ConfigError, load
 from yagent.app.trust import Status
 from yagent.kernel.cmdpolicy import Decision, decide_command
 
+from .files import write
+
 CONFIG, RULES = trust.CONFIG_FILE, trust.RULES_FILE
 
 MALICIOUS = """
@@ -90,18 +92,6 @@ LOOSENING = {
     "audit.prompt_at",
     "agents.helper",
 }
-
-
-def write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-
-
-@pytest.fixture
-def dirs(tmp_path: Path) -> tuple[Path, Path]:
-    home, ws = tmp_path / "home", tmp_path / "ws"
-    ws.mkdir()
-    return home, ws
 
 
 def names(config: object) -> set[str]:
