@@ -33,7 +33,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from yagent.tools.atomicfile import atomic_write
+from yagent.tools.atomicfile import MISSING, atomic_write, read_json
 
 FILE_NAME = "trust.json"
 CONFIG_FILE = ".yagent/config.toml"
@@ -78,20 +78,9 @@ class Store:
     # -- reading ------------------------------------------------------------------------------
     def load(self) -> dict[str, dict[str, str]]:
         """Every workspace's records: realpath → {project file → sha256}."""
-        try:
-            text = self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return {}
-        except OSError as exc:
-            raise TrustError(f"cannot read the trust file {self.path}: {exc.strerror}") from exc
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise TrustError(
-                f"the trust file {self.path} is not valid JSON ({exc}); fix or remove it — "
-                "yagent trusts no project while it cannot read it, and will not overwrite it"
-            ) from exc
-        return self._checked(data)
+        why = " trusts no project while it cannot read it"
+        data = read_json(self.path, TrustError, "the trust file", why)
+        return {} if data is MISSING else self._checked(data)
 
     def _checked(self, data: Any) -> dict[str, dict[str, str]]:
         bad = TrustError(

@@ -1,19 +1,48 @@
-"""Atomic file replacement: the one way yagent rewrites a file a reader may be reading.
+"""Files yagent keeps for the person: read strictly, replaced atomically.
 
-Guarantees: `atomic_write` writes the whole content to a temporary file beside the target,
-fsyncs it, gives it the target's permission bits (a new file: the umask's, or `force_mode`) and
-renames it over the target — a reader sees the old file or the new one, never half; on any
-failure the temporary file is removed and the target is untouched. Standard library only (a
-leaf: settings, trust, rules and the file tools all use it).
+Guarantees:
+- `read_json` reads a JSON file: missing ⇒ `MISSING`; unreadable or not JSON ⇒ the caller's
+  error naming the file and saying it will not be overwritten (a person's file is never
+  silently replaced by defaults).
+- `atomic_write` writes the whole content to a temporary file beside the target, fsyncs it,
+  gives it the target's permission bits (a new file: the umask's, or `force_mode`) and renames
+  it over the target — a reader sees the old file or the new one, never half; on any failure
+  the temporary file is removed and the target is untouched.
+Standard library only (a leaf: settings, trust, rules, memories and the file tools use it).
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import stat
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+MISSING: Any = object()
+"""What `read_json` returns for a file that does not exist."""
+
+
+def read_json(path: Path, error: Callable[[str], Exception], what: str, why: str = "") -> Any:
+    """The JSON value in `path`; `MISSING` when there is no file; `error(message)` raised when
+    it cannot be read or parsed (`what` names the file for the person, `why` adds the stakes)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return MISSING
+    except OSError as exc:
+        raise error(f"cannot read {what} {path}: {exc.strerror or exc}") from exc
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        stakes = f"{why}, and" if why else ""
+        raise error(
+            f"{what} {path} is not valid JSON ({exc}); fix or remove it — yagent{stakes} will "
+            "not overwrite it"
+        ) from exc
 
 
 def _umask() -> int:

@@ -13,7 +13,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from yagent.tools.atomicfile import atomic_write
+from yagent.tools.atomicfile import MISSING, atomic_write, read_json
 
 
 class SettingsError(Exception):
@@ -30,19 +30,9 @@ class Settings:
         self._lock = threading.Lock()
 
     def load(self) -> dict[str, Any]:
-        try:
-            text = self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
+        data = read_json(self.path, SettingsError, "the settings file")
+        if data is MISSING:
             return {}
-        except OSError as exc:
-            raise SettingsError(f"cannot read {self.path}: {exc}") from exc
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise SettingsError(
-                f"{self.path} is not valid JSON ({exc}); fix or remove it — yagent will not "
-                "overwrite it"
-            ) from exc
         if not isinstance(data, dict):
             raise SettingsError(f"{self.path} must hold a JSON object, not {type(data).__name__}")
         return data
