@@ -47,3 +47,24 @@ def test_the_terminal_replay_report_names_what_was_not_compared() -> None:
     text = out.getvalue()
     assert "not compared: the results of the last step (coding step 6); the run ended there" in text
     assert "replay matched the recording" in text
+
+
+def test_parallel_tasks_lines_carry_their_name_and_text_is_not_interleaved() -> None:
+    from yagent.messaging import Event
+
+    out = io.StringIO()
+    renderer = Renderer(json_mode=False, ask=None, out=out)
+    lane_a, lane_b = "docs@0123abcd", "code@0123abcd"
+    renderer.show(Event("delegation_start", {"agent": "coding", "areas": "write: docs"}, lane_a))
+    renderer.show(Event("assistant_delta", {"text": "Writ", "channel": "answer"}, lane_a))
+    renderer.show(Event("assistant_delta", {"text": "Look", "channel": "answer"}, lane_b))
+    renderer.show(Event("assistant_turn", {"text": "Writing the docs."}, lane_a))
+    renderer.show(Event("tool_call", {"name": "write_file", "arguments": "{}"}, lane_b))
+    renderer.show(Event("tool_result", {"ok": True, "content": "a[/] b [bold]"}, lane_b))
+    text = out.getvalue()
+    assert "Writ\n" not in text
+    assert "WritLook" not in text  # deltas of two tasks never mix
+    assert "[docs] started (coding): write: docs" in text
+    assert "[docs] Writing the docs." in text
+    assert "[code] → write_file" in text
+    assert "[code]   ← a[/] b [bold]" in text  # tool output is text, not markup

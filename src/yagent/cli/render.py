@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TextIO
 
 import anyio
 from rich.console import Console
 from rich.markdown import Markdown
+from rich.markup import escape
 
 from yagent.agents.reports import looks_like_report
 from yagent.agents.results import AgentResult
@@ -42,6 +43,37 @@ CHOICES = {
     "n": (False, Scope.ONCE),
     "no": (False, Scope.ONCE),
 }
+
+
+def _line(kind: str, p: Mapping[str, Any]) -> str | None:
+    """The markup line an event is shown as in the terminal; None when it is not shown."""
+    shown = economy_lines.line(kind, p)
+    if shown is not None:
+        return shown
+    if kind == "tool_call":
+        return f"[bold cyan]→ {p.get('name')}[/] {escape(_clip(str(p.get('arguments')), 200))}"
+    if kind == "tool_result":
+        style = "green" if p.get("ok") else "red"
+        return f"[{style}]  ← {escape(_clip(str(p.get('content', ''))))}[/]"
+    if kind == USER_HELP_NEEDED:
+        if p.get("kind") == "question":
+            return f"[bold yellow]? {escape(str(p.get('question')))}[/]"
+        args = _clip(json.dumps(p.get("args", {}), ensure_ascii=False), 300)
+        return (
+            f"[bold yellow]! {p.get('tool')} needs your approval:[/] "
+            f"{escape(str(p.get('reason')))}\n  {escape(args)}"
+        )
+    if kind == "reminder":
+        return "[dim](reminded the agent to use its tools)[/]"
+    if kind == "side_effect" and p.get("outcome") in ("uncertain", "unrecorded"):
+        return (
+            f"[bold yellow]! side effect of unknown outcome, not re-run — reconcile it: "
+            f"yagent reconcile --applied|--not-applied {p.get('key')}[/] "
+            f"({escape(str(p.get('reason')))})"
+        )
+    if kind == "run_end" and p.get("error"):
+        return f"[red]run ended: {p.get('status')}: {escape(str(p.get('error')))}[/]"
+    return None
 
 
 def _clip(text: str, limit: int = PREVIEW) -> str:
@@ -113,6 +145,9 @@ class Renderer:
             self.out.flush()
             return
         p = event.payload
+        if event.delegation_id:  # a task of a parallel run: its lines carry its name
+            self._show_lane(event.delegation_id.split("@", 1)[0], event)
+            return
         if event.type == "assistant_delta":
             self.stream.feed(str(p.get("text", "")), str(p.get("channel", "answer")))
             return
@@ -120,34 +155,28 @@ class Renderer:
             self.stream.end_turn(str(p.get("text", "")))
             return
         self.stream.end_turn()
-        shown = economy_lines.line(event.type, p)
+        shown = _line(event.type, p)
         if shown is not None:
             self.console.print(shown)
-        elif event.type == "tool_call":
-            self.console.print(
-                f"[bold cyan]→ {p.get('name')}[/] {_clip(str(p.get('arguments')), 200)}"
+
+    def _show_lane(self, lane: str, event: Event) -> None:
+        """Parallel tasks interleave: their text is not streamed (deltas of two tasks would mix
+        in one line) but shown whole per turn, and every line starts with the task's name."""
+        p = event.payload
+        if event.type == "assistant_delta":
+            return
+        self.stream.end_turn()
+        if event.type == "assistant_turn":
+            text = str(p.get("text", "")).strip()
+            shown = escape(_clip(text, 400)) if text else None
+        elif event.type == "delegation_start":
+            shown = (
+                f"[bold]started[/] ({escape(str(p.get('agent')))}): {escape(str(p.get('areas')))}"
             )
-        elif event.type == "tool_result":
-            style = "green" if p.get("ok") else "red"
-            self.console.print(f"[{style}]  ← {_clip(str(p.get('content', '')))}[/]")
-        elif event.type == USER_HELP_NEEDED:
-            if p.get("kind") == "question":
-                self.console.print(f"[bold yellow]? {p.get('question')}[/]")
-            else:
-                args = _clip(json.dumps(p.get("args", {}), ensure_ascii=False), 300)
-                self.console.print(
-                    f"[bold yellow]! {p.get('tool')} needs your approval:[/] {p.get('reason')}\n"
-                    f"  {args}"
-                )
-        elif event.type == "reminder":
-            self.console.print("[dim](reminded the agent to use its tools)[/]")
-        elif event.type == "side_effect" and p.get("outcome") in ("uncertain", "unrecorded"):
-            self.console.print(
-                f"[bold yellow]! side effect of unknown outcome, not re-run — reconcile it: "
-                f"yagent reconcile --applied|--not-applied {p.get('key')}[/] ({p.get('reason')})"
-            )
-        elif event.type == "run_end" and p.get("error"):
-            self.console.print(f"[red]run ended: {p.get('status')}: {p.get('error')}[/]")
+        else:
+            shown = _line(event.type, p)
+        if shown is not None:
+            self.console.print(f"[magenta]{escape(f'[{lane}]')}[/] {shown}")
 
     def final(self, session_id: str, result: AgentResult) -> None:
         if self.json_mode:
