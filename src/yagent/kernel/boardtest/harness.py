@@ -10,15 +10,15 @@ closed afterwards when it has a `close()`.
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import anyio
-
+from yagent.kernel import contractsuite
 from yagent.kernel.clock import FakeClock as FakeClock
+from yagent.kernel.contractsuite import Case as Case
+from yagent.kernel.contractsuite import ContractViolation as ContractViolation
+from yagent.kernel.contractsuite import expect as expect
 from yagent.kernel.taskboard import ClaimRequest, ClockedBoard, Task, TaskboardError
 
 TTL = 10.0
@@ -29,24 +29,7 @@ BoardFactory = Callable[[Path], ClockedBoard]
 """Gives a fresh, empty board; the path is a scratch directory owned by this one case."""
 
 
-class ContractViolation(AssertionError):
-    """A board broke the taskboard contract; the message names the case and the clause."""
-
-
 CaseFn = Callable[[ClockedBoard, FakeClock], Awaitable[None]]
-
-
-@dataclass(frozen=True, slots=True)
-class Case:
-    """One named clause of the contract."""
-
-    name: str
-    fn: CaseFn
-
-
-def expect(condition: bool, message: str) -> None:
-    if not condition:
-        raise ContractViolation(message)
 
 
 async def refused(what: str, call: Awaitable[Any], kind: type[TaskboardError]) -> TaskboardError:
@@ -73,71 +56,35 @@ async def claimed(board: ClockedBoard, task_id: str, owner: str) -> tuple[Task, 
     return task, lease.token
 
 
-def _named(case: Case | str, cases: Sequence[Case]) -> Case:
-    if isinstance(case, Case):
-        return case
-    for known in cases:
-        if known.name == case:
-            return known
-    raise ValueError(f"boardtest: no case named {case!r}")
+def _start(board: ClockedBoard) -> tuple[ClockedBoard, FakeClock]:
+    if not isinstance(board, ClockedBoard):
+        raise ContractViolation(
+            f"{type(board).__name__} is not a ClockedBoard: without an injected clock and "
+            f"seed the expiry clauses cannot be checked"
+        )
+    clock = FakeClock()
+    board.set_clock(clock)
+    return board, clock
 
 
 def run_case(
     case: Case | str, factory: BoardFactory, scratch: Path | None, *, cases: Sequence[Case]
 ) -> None:
     """Run one case on a fresh board; raises `ContractViolation` naming the case on failure."""
-    chosen = _named(case, cases)
-    if scratch is None:
-        with tempfile.TemporaryDirectory(prefix="boardtest-") as tmp:
-            run_case(chosen, factory, Path(tmp), cases=cases)
-        return
-    board = factory(scratch)
-    try:
-        if not isinstance(board, ClockedBoard):
-            raise ContractViolation(
-                f"{type(board).__name__} is not a ClockedBoard: without an injected clock and "
-                f"seed the expiry clauses cannot be checked"
-            )
-        clock = FakeClock()
-        board.set_clock(clock)
-        try:
-            anyio.run(chosen.fn, board, clock)
-        except TaskboardError as exc:
-            raise ContractViolation(f"an operation the contract accepts raised {exc!r}") from exc
-    except ContractViolation as exc:
-        raise ContractViolation(f"boardtest {chosen.name}: {exc}") from exc
-    finally:
-        close = getattr(board, "close", None)
-        if callable(close):
-            close()
+    chosen = contractsuite.named("boardtest", case, cases)
+    contractsuite.run_case("boardtest", chosen, factory, scratch, _start, TaskboardError)
 
 
 def run_all(factory: BoardFactory, *, cases: Sequence[Case]) -> None:
     """Run every case (all of them, not up to the first failure); one violation lists them all."""
-    failures: list[str] = []
-    for case in cases:
-        try:
-            run_case(case, factory, None, cases=cases)
-        except ContractViolation as exc:
-            failures.append(str(exc))
-    if failures:
-        raise ContractViolation(
-            f"{len(failures)} of {len(cases)} cases failed:\n" + "\n".join(failures)
-        )
+    contractsuite.run_all(lambda case: run_case(case, factory, None, cases=cases), cases)
 
 
 def suite(factory: BoardFactory, *, cases: Sequence[Case], name: str) -> type:
     """A test class with one `test_<case>` method per case, for pytest to collect."""
-    namespace: dict[str, object] = {"__doc__": f"The taskboard contract suite on {name}."}
-    for case in cases:
-        namespace[f"test_{case.name}"] = _method(case, factory, cases)
-    return type(f"Test{name}", (), namespace)
-
-
-def _method(case: Case, factory: BoardFactory, cases: Sequence[Case]) -> Callable[..., None]:
-    def test(self: object, tmp_path: Path) -> None:
-        run_case(case, factory, tmp_path, cases=cases)
-
-    test.__name__ = f"test_{case.name}"
-    test.__doc__ = case.name.replace("_", " ")
-    return test
+    return contractsuite.pytest_class(
+        name,
+        f"The taskboard contract suite on {name}.",
+        cases,
+        lambda case, tmp: run_case(case, factory, tmp, cases=cases),
+    )

@@ -9,29 +9,22 @@ Use with pytest: `TestSqliteCAS = suite(lambda d: SqliteStore(d / "c.db"), name=
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
 
+from yagent.kernel import contractsuite
 from yagent.kernel.checkpoint.committer import Committer
 from yagent.kernel.checkpoint.errors import CheckpointError, StaleSeqError
 from yagent.kernel.checkpoint.store import StoreCAS
 from yagent.kernel.checkpoint.types import RunState, Snapshot, StepRecord, StepStatus, digest
+from yagent.kernel.contractsuite import Case as Case
+from yagent.kernel.contractsuite import ContractViolation as ContractViolation
+from yagent.kernel.contractsuite import expect as expect
 
 StoreFactory = Callable[[Path], StoreCAS]
-
-
-class ContractViolation(AssertionError):
-    """A store broke the StoreCAS contract; the message names the case."""
-
-
-def expect(condition: bool, message: str) -> None:
-    if not condition:
-        raise ContractViolation(message)
 
 
 async def refused(what: str, call: Awaitable[Any]) -> None:
@@ -128,12 +121,6 @@ async def committer_sequence(store: StoreCAS) -> None:
     expect(done.seq == 3 and await store.load("r1") == done, "after resync the commit lands")
 
 
-@dataclass(frozen=True, slots=True)
-class Case:
-    name: str
-    fn: Callable[[StoreCAS], Awaitable[None]]
-
-
 CASES: tuple[Case, ...] = tuple(
     Case(fn.__name__, fn)
     for fn in (
@@ -149,47 +136,23 @@ CASES: tuple[Case, ...] = tuple(
 )
 
 
+def _start(store: StoreCAS) -> tuple[StoreCAS]:
+    if not isinstance(store, StoreCAS):
+        raise ContractViolation(f"{type(store).__name__} is not a checkpoint StoreCAS")
+    return (store,)
+
+
 def run_case(case: Case | str, factory: StoreFactory, scratch: Path | None = None) -> None:
     """Run one case on a fresh store; `ContractViolation` naming the case on failure."""
-    chosen = case if isinstance(case, Case) else _named(case)
-    if scratch is None:
-        with tempfile.TemporaryDirectory(prefix="checkpoint-suite-") as tmp:
-            run_case(chosen, factory, Path(tmp))
-        return
-    store = factory(scratch)
-    try:
-        if not isinstance(store, StoreCAS):
-            raise ContractViolation(f"{type(store).__name__} is not a checkpoint StoreCAS")
-        try:
-            anyio.run(chosen.fn, store)
-        except CheckpointError as exc:
-            raise ContractViolation(f"an operation the contract accepts raised {exc!r}") from exc
-    except ContractViolation as exc:
-        raise ContractViolation(f"checkpoint suite {chosen.name}: {exc}") from exc
-    finally:
-        close = getattr(store, "close", None)
-        if callable(close):
-            close()
-
-
-def _named(name: str) -> Case:
-    for case in CASES:
-        if case.name == name:
-            return case
-    raise ValueError(f"checkpoint suite: no case named {name!r}")
+    chosen = contractsuite.named("checkpoint suite", case, CASES)
+    contractsuite.run_case("checkpoint suite", chosen, factory, scratch, _start, CheckpointError)
 
 
 def suite(factory: StoreFactory, *, name: str = "CheckpointContract") -> type:
     """A pytest-collectable class with one `test_<case>` per case (assign it to a `Test…` name)."""
-    namespace: dict[str, object] = {"__doc__": f"The checkpoint StoreCAS suite on {name}."}
-    for case in CASES:
-        namespace[f"test_{case.name}"] = _method(case, factory)
-    return type(f"Test{name}", (), namespace)
-
-
-def _method(case: Case, factory: StoreFactory) -> Callable[..., None]:
-    def test(self: object, tmp_path: Path) -> None:
-        run_case(case, factory, tmp_path)
-
-    test.__name__ = f"test_{case.name}"
-    return test
+    return contractsuite.pytest_class(
+        name,
+        f"The checkpoint StoreCAS suite on {name}.",
+        CASES,
+        lambda case, tmp: run_case(case, factory, tmp),
+    )

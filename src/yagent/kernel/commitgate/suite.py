@@ -9,14 +9,13 @@ Use with pytest: `TestSqliteGate = suite(lambda d, t: SqliteGate(d / "g.db", t),
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
 
+from yagent.kernel import contractsuite
 from yagent.kernel.clock import FakeClock as FakeClock
 from yagent.kernel.commitgate.store import ClockedGate
 from yagent.kernel.commitgate.types import (
@@ -28,19 +27,13 @@ from yagent.kernel.commitgate.types import (
     Outcome,
     TokenError,
 )
+from yagent.kernel.contractsuite import Case as Case
+from yagent.kernel.contractsuite import ContractViolation as ContractViolation
+from yagent.kernel.contractsuite import expect as expect
 
 TERMINAL = frozenset({"succeeded", "failed"})
 TTL = 10.0
 GateFactory = Callable[[Path, frozenset[str]], ClockedGate]
-
-
-class ContractViolation(AssertionError):
-    """A gate broke the commitgate contract; the message names the case."""
-
-
-def expect(condition: bool, message: str) -> None:
-    if not condition:
-        raise ContractViolation(message)
 
 
 async def refused(what: str, call: Awaitable[Any], kind: type[Exception] = TokenError) -> None:
@@ -176,12 +169,6 @@ async def renew_extends_and_keeps_token(gate: ClockedGate, clock: FakeClock) -> 
     await refused("renew after hand-over", gate.renew(taken.token, TTL))
 
 
-@dataclass(frozen=True, slots=True)
-class Case:
-    name: str
-    fn: Callable[[ClockedGate, FakeClock], Awaitable[None]]
-
-
 CASES: tuple[Case, ...] = tuple(
     Case(fn.__name__, fn)
     for fn in (
@@ -197,49 +184,26 @@ CASES: tuple[Case, ...] = tuple(
 )
 
 
+def _start(gate: ClockedGate) -> tuple[ClockedGate, FakeClock]:
+    if not isinstance(gate, ClockedGate):
+        raise ContractViolation(f"{type(gate).__name__} is not a ClockedGate")
+    clock = FakeClock()
+    gate.set_clock(clock)
+    return gate, clock
+
+
 def run_case(case: Case | str, factory: GateFactory, scratch: Path | None = None) -> None:
     """Run one case on a fresh gate; `ContractViolation` naming the case on failure."""
-    chosen = case if isinstance(case, Case) else _named(case)
-    if scratch is None:
-        with tempfile.TemporaryDirectory(prefix="commitgate-suite-") as tmp:
-            run_case(chosen, factory, Path(tmp))
-        return
-    gate = factory(scratch, TERMINAL)
-    try:
-        if not isinstance(gate, ClockedGate):
-            raise ContractViolation(f"{type(gate).__name__} is not a ClockedGate")
-        clock = FakeClock()
-        gate.set_clock(clock)
-        try:
-            anyio.run(chosen.fn, gate, clock)
-        except CommitGateError as exc:
-            raise ContractViolation(f"an operation the contract accepts raised {exc!r}") from exc
-    except ContractViolation as exc:
-        raise ContractViolation(f"commitgate suite {chosen.name}: {exc}") from exc
-    finally:
-        close = getattr(gate, "close", None)
-        if callable(close):
-            close()
-
-
-def _named(name: str) -> Case:
-    for case in CASES:
-        if case.name == name:
-            return case
-    raise ValueError(f"commitgate suite: no case named {name!r}")
+    chosen = contractsuite.named("commitgate suite", case, CASES)
+    fresh = lambda where: factory(where, TERMINAL)  # noqa: E731 - the factory with the vocabulary
+    contractsuite.run_case("commitgate suite", chosen, fresh, scratch, _start, CommitGateError)
 
 
 def suite(factory: GateFactory, *, name: str = "CommitGateContract") -> type:
     """A pytest-collectable class with one `test_<case>` per case (assign it to a `Test…` name)."""
-    namespace: dict[str, object] = {"__doc__": f"The commitgate suite on {name}."}
-    for case in CASES:
-        namespace[f"test_{case.name}"] = _method(case, factory)
-    return type(f"Test{name}", (), namespace)
-
-
-def _method(case: Case, factory: GateFactory) -> Callable[..., None]:
-    def test(self: object, tmp_path: Path) -> None:
-        run_case(case, factory, tmp_path)
-
-    test.__name__ = f"test_{case.name}"
-    return test
+    return contractsuite.pytest_class(
+        name,
+        f"The commitgate suite on {name}.",
+        CASES,
+        lambda case, tmp: run_case(case, factory, tmp),
+    )

@@ -115,7 +115,7 @@ async def abandon_only_this_attempt(store: ClockedStore, clock: FakeClock) -> No
 
 
 CASES = tuple(
-    Case(fn.__name__, FAMILY, fn)
+    Case(fn.__name__, fn, FAMILY)
     for fn in (
         unresolved_intent_not_regranted,
         expired_unresolved_needs_reconciliation,

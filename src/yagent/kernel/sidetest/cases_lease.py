@@ -175,7 +175,7 @@ async def renew_refused_after_release(store: ClockedStore, clock: FakeClock) -> 
 
 
 CASES = tuple(
-    Case(fn.__name__, FAMILY, fn)
+    Case(fn.__name__, fn, FAMILY)
     for fn in (
         only_once,
         completed_beats_held,

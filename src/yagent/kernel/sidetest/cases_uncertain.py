@@ -105,7 +105,7 @@ async def stale_fence_cannot_mark_uncertain(store: ClockedStore, clock: FakeCloc
 
 
 CASES = tuple(
-    Case(fn.__name__, FAMILY, fn)
+    Case(fn.__name__, fn, FAMILY)
     for fn in (
         uncertain_forbids_reexecution,
         resolved_not_applied_allows_retry,

@@ -9,15 +9,15 @@ directory of its own; the store is closed afterwards when it has a `close()`.
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import anyio
-
+from yagent.kernel import contractsuite
 from yagent.kernel.clock import FakeClock as FakeClock
+from yagent.kernel.contractsuite import Case as Case
+from yagent.kernel.contractsuite import ContractViolation as ContractViolation
+from yagent.kernel.contractsuite import expect as expect
 from yagent.kernel.sideeffect import (
     Action,
     ClockedStore,
@@ -35,25 +35,7 @@ StoreFactory = Callable[[Path], ClockedStore]
 """Gives a fresh, empty store; the path is a scratch directory owned by this one case."""
 
 
-class ContractViolation(AssertionError):
-    """A store broke the sideeffect contract; the message names the case and the clause."""
-
-
 CaseFn = Callable[[ClockedStore, FakeClock], Awaitable[None]]
-
-
-@dataclass(frozen=True, slots=True)
-class Case:
-    """One named clause of the contract."""
-
-    name: str
-    family: str
-    fn: CaseFn
-
-
-def expect(condition: bool, message: str) -> None:
-    if not condition:
-        raise ContractViolation(message)
 
 
 def action(key: str, resource: str = "res", safety: RetrySafety = RetrySafety.UNDECLARED) -> Action:
@@ -100,54 +82,28 @@ async def refused(what: str, call: Awaitable[Any]) -> None:
     raise ContractViolation(f"{what} was accepted; the contract refuses it")
 
 
-def _named(case: Case | str, cases: Sequence[Case]) -> Case:
-    if isinstance(case, Case):
-        return case
-    for known in cases:
-        if known.name == case:
-            return known
-    raise ValueError(f"sidetest: no case named {case!r}")
+def _start(store: ClockedStore) -> tuple[ClockedStore, FakeClock]:
+    if not isinstance(store, ClockedStore):
+        raise ContractViolation(
+            f"{type(store).__name__} is not a ClockedStore: without an injected clock the "
+            f"expiry clauses cannot be checked"
+        )
+    clock = FakeClock()
+    store.set_clock(clock)
+    return store, clock
 
 
 def run_case(
     case: Case | str, factory: StoreFactory, scratch: Path | None = None, *, cases: Sequence[Case]
 ) -> None:
     """Run one case on a fresh store; raises `ContractViolation` naming the case on failure."""
-    chosen = _named(case, cases)
-    if scratch is None:
-        with tempfile.TemporaryDirectory(prefix="sidetest-") as tmp:
-            run_case(chosen, factory, Path(tmp), cases=cases)
-        return
-    store = factory(scratch)
-    try:
-        if not isinstance(store, ClockedStore):
-            raise ContractViolation(
-                f"{type(store).__name__} is not a ClockedStore: without an injected clock the "
-                f"expiry clauses cannot be checked"
-            )
-        clock = FakeClock()
-        store.set_clock(clock)
-        anyio.run(chosen.fn, store, clock)
-    except ContractViolation as exc:
-        raise ContractViolation(f"sidetest {chosen.name}: {exc}") from exc
-    finally:
-        close = getattr(store, "close", None)
-        if callable(close):
-            close()
+    chosen = contractsuite.named("sidetest", case, cases)
+    contractsuite.run_case("sidetest", chosen, factory, scratch, _start)
 
 
 def run_all(factory: StoreFactory, *, cases: Sequence[Case]) -> None:
     """Run every case (all of them, not up to the first failure); one violation lists them all."""
-    failures: list[str] = []
-    for case in cases:
-        try:
-            run_case(case, factory, cases=cases)
-        except ContractViolation as exc:
-            failures.append(str(exc))
-    if failures:
-        raise ContractViolation(
-            f"{len(failures)} of {len(cases)} cases failed:\n" + "\n".join(failures)
-        )
+    contractsuite.run_all(lambda case: run_case(case, factory, cases=cases), cases)
 
 
 def suite(factory: StoreFactory, *, cases: Sequence[Case], name: str) -> type:
@@ -156,16 +112,9 @@ def suite(factory: StoreFactory, *, cases: Sequence[Case], name: str) -> type:
     Each method takes pytest's `tmp_path` fixture as the case's scratch directory. Assign the class
     to a module-level name starting with `Test`.
     """
-    namespace: dict[str, object] = {"__doc__": f"The sideeffect contract suite on {name}."}
-    for case in cases:
-        namespace[f"test_{case.name}"] = _method(case, factory, cases)
-    return type(f"Test{name}", (), namespace)
-
-
-def _method(case: Case, factory: StoreFactory, cases: Sequence[Case]) -> Callable[..., None]:
-    def test(self: object, tmp_path: Path) -> None:
-        run_case(case, factory, tmp_path, cases=cases)
-
-    test.__name__ = f"test_{case.name}"
-    test.__doc__ = f"[{case.family}] {case.name.replace('_', ' ')}"
-    return test
+    return contractsuite.pytest_class(
+        name,
+        f"The sideeffect contract suite on {name}.",
+        cases,
+        lambda case, tmp: run_case(case, factory, tmp, cases=cases),
+    )
