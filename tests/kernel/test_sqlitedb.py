@@ -9,7 +9,7 @@ from typing import Any
 import anyio
 import pytest
 
-from yagent.kernel.sqlitedb import Database
+from yagent.kernel.sqlitedb import Database, DatabaseStore
 
 SCHEMA = ("CREATE TABLE IF NOT EXISTS demo_rows (k TEXT PRIMARY KEY, v INTEGER NOT NULL)",)
 
@@ -145,3 +145,15 @@ def test_unsafe_or_malformed_settings_are_refused(
     args.update(kwargs)
     with pytest.raises(ValueError, match=match):
         Database(tmp_path / "d.db", **args)
+
+
+def test_a_database_store_exposes_its_path_and_closes_on_exit(tmp_path: Path) -> None:
+    class Store(DatabaseStore):
+        def __init__(self, path: Path) -> None:
+            self._db = open_db(path)
+
+    with Store(tmp_path / "s.db") as store:
+        assert store.path == str(tmp_path / "s.db")
+        assert store._db.run(_put, True) == 1
+    with pytest.raises(DemoError, match="closed"):
+        store._db.run(_put, True)

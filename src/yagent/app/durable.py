@@ -37,7 +37,7 @@ from typing import Any
 from yagent.agents.results import Status
 from yagent.app.config import Config, ConfigError
 from yagent.kernel import checkpoint, commitgate, sideeffect
-from yagent.kernel.sqlitedb import Database
+from yagent.kernel.sqlitedb import Database, DatabaseStore
 from yagent.tools.effectrun import EffectRunner, Publish
 from yagent.tools.effects import EffectRuleError, EffectTable
 
@@ -81,14 +81,11 @@ class RunRow:
         return tuple(checkpoint.StepDef(str(i)) for i in range(1, self.max_steps + 1))
 
 
-class RunIndex:
+class RunIndex(DatabaseStore):
     """The runs of every session, numbered per session and delegation."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self._db = Database(path, prefix="runs", version=1, schema=_SCHEMA, error=DurableError)
-
-    def close(self) -> None:
-        self._db.close()
 
     async def new_run(
         self, session_id: str, delegation_id: str, agent: str, task: str, max_steps: int

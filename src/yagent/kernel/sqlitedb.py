@@ -29,7 +29,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from types import TracebackType
-from typing import TypeVar
+from typing import Self, TypeVar
 
 import anyio.to_thread
 
@@ -162,6 +162,26 @@ class Database:
                 _rollback(conn)
                 raise
             return result
+
+
+class DatabaseStore:
+    """A store that owns one `Database` (as `_db`): its `path`, `close()`, and use as a context
+    manager — the part every SQLite store shares."""
+
+    _db: Database
+
+    @property
+    def path(self) -> str:
+        return self._db.path
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _check_schema(prefix: str, schema: Sequence[str], invalid: Callable[[str], Exception]) -> None:

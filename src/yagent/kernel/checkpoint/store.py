@@ -22,7 +22,7 @@ from typing import Protocol, runtime_checkable
 from yagent.kernel.checkpoint.errors import InvalidArgumentError, StoreError
 from yagent.kernel.checkpoint.resume import require_newer
 from yagent.kernel.checkpoint.types import Snapshot, decode, encode
-from yagent.kernel.sqlitedb import Database
+from yagent.kernel.sqlitedb import Database, DatabaseStore
 
 
 @runtime_checkable
@@ -77,7 +77,7 @@ _SCHEMA = (
 )
 
 
-class SqliteStore:
+class SqliteStore(DatabaseStore):
     """Snapshots in one SQLite file (WAL, `BEGIN IMMEDIATE`; see `yagent.kernel.sqlitedb`)."""
 
     def __init__(
@@ -97,16 +97,6 @@ class SqliteStore:
             busy_timeout=busy_timeout,
             synchronous=synchronous,
         )
-        self.path = self._db.path
-
-    def close(self) -> None:
-        self._db.close()
-
-    def __enter__(self) -> SqliteStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     async def load(self, run_id: str) -> Snapshot | None:
         key = _run_id(run_id)

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from yagent.kernel.commitgate import rules
 from yagent.kernel.commitgate.store import Op, RowGate
 from yagent.kernel.commitgate.types import Clock, InvalidArgumentError, StoreError
-from yagent.kernel.sqlitedb import Database
+from yagent.kernel.sqlitedb import Database, DatabaseStore
 
 T = TypeVar("T")
 
@@ -95,7 +95,7 @@ class _SqliteTx:
         )
 
 
-class SqliteGate(RowGate):
+class SqliteGate(RowGate, DatabaseStore):
     """A `ClockedGate` in one SQLite file (see the module docstring)."""
 
     def __init__(
@@ -118,16 +118,6 @@ class SqliteGate(RowGate):
             busy_timeout=busy_timeout,
             synchronous=synchronous,
         )
-        self.path = self._db.path
-
-    def close(self) -> None:
-        self._db.close()
-
-    def __enter__(self) -> SqliteGate:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     async def _transact(self, fn: Op[T], *, write: bool) -> T:
         def body(conn: sqlite3.Connection) -> T:

@@ -15,7 +15,7 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from yagent.kernel.sqlitedb import Database
+from yagent.kernel.sqlitedb import Database, DatabaseStore
 from yagent.kernel.taskboard.store import RowBoard, Tx
 from yagent.kernel.taskboard.types import (
     Clock,
@@ -114,7 +114,7 @@ class _SqliteTx:
         self._conn.execute("DELETE FROM taskboard_tasks")
 
 
-class SqliteBoard(RowBoard):
+class SqliteBoard(RowBoard, DatabaseStore):
     """A `ClockedBoard` in one SQLite file (see the module docstring)."""
 
     def __init__(
@@ -136,16 +136,6 @@ class SqliteBoard(RowBoard):
             busy_timeout=busy_timeout,
             synchronous=synchronous,
         )
-        self.path = self._db.path
-
-    def close(self) -> None:
-        self._db.close()
-
-    def __enter__(self) -> SqliteBoard:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     async def _transact(self, fn: Callable[[Tx, float], T], *, write: bool) -> T:
         return await self._db.transact(
