@@ -15,6 +15,9 @@ Contract:
   path, only when the run ends with an error (including timeouts and cancellation). `on_step`,
   when set, is awaited at each step's start (after the pause gate, before the model request):
   the host's durable per-step progress record.
+- Each call's execution has a backstop (`tool_timeout`, else `DEFAULT_TOOL_TIMEOUT`) that the
+  adapter applies after authorization and raises above the tool's own declared bound, so the
+  tool's own timeout answers first; a person's approval time never counts against it.
 - Idle/total timeouts come from the `activity.Monitor` and end the run as `idle_timeout` /
   `total_timeout`, distinguishable from a person's cancel (which propagates after the checkpoint).
 - With `context` set, every request first goes through the run's `economy.Economy` (metering,
@@ -47,7 +50,9 @@ from yagent.llm.retry import complete_with_retries
 from yagent.llm.types import AssistantTurn, Engine
 from yagent.tools.adapter import Adapter, ToolResult, failure_content
 
-DEFAULT_TOOL_TIMEOUT = 180.0  # seconds per tool call; tests shorten it
+# The backstop on one tool execution, in seconds (tests shorten it). It never covers the judgement
+# or a person's approval, and a tool's own declared bound raises it (`Spec.execution_limit`).
+DEFAULT_TOOL_TIMEOUT = 180.0
 GENERIC_REMINDER = (
     "You replied without calling a tool. Keep working: explore the code, make the edit, run the "
     "relevant command or tests, verify the result — and call agent_exit when the task is done."
@@ -302,18 +307,16 @@ async def _run_tools(run: _Run, calls: Sequence[ToolCall]) -> bool:
             "tool_call",
             {"step": run.step, "call_id": tc.id, "name": tc.name, "arguments": tc.arguments},
         )
-        with anyio.fail_after(timeout):
-            result = await adapter.call(tc.name, tc.arguments, tc.id, caller=cfg.name)
+        result = await adapter.call(
+            tc.name, tc.arguments, tc.id, caller=cfg.name, time_limit=timeout
+        )
         if cfg.monitor is not None:
             cfg.monitor.heartbeat()
         return result
 
     def on_error(tc: ToolCall, exc: Exception) -> ToolResult:
         kind = toolfail.classify(exc)
-        if isinstance(exc, TimeoutError):
-            msg = f"{tc.name} did not finish within {timeout:g}s and was stopped"
-        else:
-            msg = f"{tc.name} failed: {type(exc).__name__}: {exc}"
+        msg = f"{tc.name} failed: {type(exc).__name__}: {exc}"
         return ToolResult(tc.id, tc.name, False, failure_content(kind, msg), kind)
 
     def on_cancelled(tc: ToolCall) -> ToolResult:

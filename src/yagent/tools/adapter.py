@@ -10,6 +10,10 @@ Contract — four steps, in this order:
    serialised with `json.dumps`. An executor returning something unserialisable is an error
    result, never an empty one. Failures are classified with `toolfail`; the model reads the kind,
    whether to retry, and the table's guidance.
+Time: `time_limit` (the host's per-call backstop) covers step 4 only — never the judgement or a
+person's answer to an approval question — and is raised above the tool's own declared bound
+(`Spec.execution_limit`), so a tool's own timeout fires first with its partial output; the
+backstop firing is a TIMEOUT result that says the limit it hit.
 Every call gets exactly one `ToolResult`; its content passes pii's MODEL surface when the context
 has a pii store (`outbound.for_model`: masked, or withheld visibly under a block policy).
 A "remember" answer (`Scope.RULE`) to a shell command becomes an allow rule (`CommandGate`).
@@ -26,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import anyio
 from pydantic import BaseModel, ValidationError
 
 from yagent.kernel import toolfail
@@ -114,10 +119,16 @@ class Adapter:
         *,
         caller: str = "",
         depth: int = 0,
+        time_limit: float | None = None,
     ) -> ToolResult:
+        """Run one call; `time_limit`: the backstop for its execution (None: none)."""
         args = parse_arguments(raw_args)
         call = Call(name, args, call_id=call_id, caller=caller, depth=depth)
-        outcome = await self.surface.chain.invoke(call, self._execute, approve=self._approve)
+
+        async def execute(c: Call) -> ToolResult:
+            return await self._execute(c, time_limit)
+
+        outcome = await self.surface.chain.invoke(call, execute, approve=self._approve)
         if not outcome.executed:
             verdict = outcome.verdict
             kind = verdict.kind or toolfail.Kind.PERMISSION
@@ -172,7 +183,7 @@ class Adapter:
         elif scope is Scope.PROJECT and guard.settings is not None:
             guard.settings.authorize_project(guard.workspace)
 
-    async def _execute(self, call: Call) -> ToolResult:
+    async def _execute(self, call: Call, time_limit: float | None) -> ToolResult:
         spec = self.surface.spec(call.tool)
         executor = self._executors.get(call.tool)
         if spec is None or executor is None:
@@ -196,6 +207,14 @@ class Adapter:
         # The call being executed, for executors that attribute their own sub-calls (run_program
         # numbers its host calls `<id>#n`); exact for serial tools, which run alone.
         self.ctx.extras["call_id"] = call.call_id
+        limit = spec.execution_limit(call.args, time_limit)
+        with anyio.move_on_after(limit):
+            return await self._run(spec, executor, call, args)
+        kind = toolfail.Kind.TIMEOUT
+        msg = f"{call.tool} did not finish within {limit:g}s and was stopped"
+        return ToolResult(call.call_id, call.tool, False, failure_content(kind, msg), kind)
+
+    async def _run(self, spec: Spec, executor: Executor, call: Call, args: Any) -> ToolResult:
         effects = self.ctx.effects
         found = effects.classify(spec, args) if effects is not None else None
         if effects is not None and found is not None:

@@ -93,6 +93,7 @@ def to_spec(server: str, tool: Any) -> Spec:
         brief=(hints.title if hints and hints.title else "") or (tool.title or ""),
         tags=frozenset(tags),
         external=True,
+        own_timeout=lambda _args: CALL_TIMEOUT,  # its read timeout (the module seam)
     )
 
 

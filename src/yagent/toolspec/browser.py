@@ -212,12 +212,17 @@ BROWSER: tuple[Spec, ...] = (
         Tier.WARM,
         "Press a key.",
     ),
-    _spec(
+    make_spec(
         "browser_wait_for",
         "Wait until a text or selector appears (or disappears), up to a timeout.",
         WaitForArgs,
+        Effect.BROWSER,
         Tier.WARM,
-        "Wait for text or an element.",
+        serial=True,
+        brief="Wait for text or an element.",
+        own_timeout=lambda args: float(
+            args.get("timeout") or WaitForArgs.model_fields["timeout"].default
+        ),
     ),
     _spec(
         "browser_screenshot",

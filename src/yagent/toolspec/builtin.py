@@ -34,6 +34,14 @@ def _paths(key: str) -> Any:
     return read
 
 
+def _bash_timeout(args: Mapping[str, Any]) -> float | None:
+    """run_bash's own bound: the foreground timeout (a background run returns at once)."""
+    if args.get("is_background"):
+        return None
+    timeout = args.get("timeout")
+    return float(timeout) if isinstance(timeout, int | float) else p.RUN_BASH_TIMEOUT
+
+
 def _match_files(result: Any) -> list[str]:
     if not isinstance(result, Mapping):
         return []
@@ -106,6 +114,7 @@ BUILTIN: tuple[Spec, ...] = (
         brief="Run a shell command.",
         command_arg="command",
         danger_flag="is_dangerous",
+        own_timeout=_bash_timeout,
     ),
     make_spec(
         "search",

@@ -42,6 +42,9 @@ class DirTreeArgs(Args):
     max_depth: int = Field(3, ge=1, le=12, description="How many levels to show.")
 
 
+RUN_BASH_TIMEOUT = 180.0  # a foreground command's timeout when the model gives none (seconds)
+
+
 class RunBashArgs(Args):
     command: str = Field(description="The bash command line to run in the workspace.")
     is_dangerous: bool = Field(
@@ -54,7 +57,10 @@ class RunBashArgs(Args):
         description="Run detached (servers, watchers); returns at once with a log file path.",
     )
     timeout: float | None = Field(
-        None, gt=0, description="Seconds before the whole process group is killed."
+        None,
+        gt=0,
+        description=f"Seconds before the whole process group is killed (default "
+        f"{RUN_BASH_TIMEOUT:g}).",
     )
 
 

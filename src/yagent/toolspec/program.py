@@ -52,4 +52,5 @@ RUN_PROGRAM = make_spec(
     Tier.HOT,
     serial=True,
     brief="Run a JS program that calls tools and returns a merged result.",
+    own_timeout=lambda args: float(args.get("timeout") or DEFAULT_TIMEOUT),
 )

@@ -7,6 +7,10 @@ Contract:
   file paths from its arguments and its results.
 - `read_only` is derived from the effect; the parallel-admission predicate is read-only and not
   serial, asked through the Surface (one truth).
+- A tool with its own bounded wait (a command's timeout, a program's wall budget, a browser wait)
+  declares it with `own_timeout(args)`; `execution_limit` puts the host's per-call backstop
+  above that bound (`BACKSTOP_GRACE` seconds above it, never below the host's own limit), so the
+  tool's own timeout — with its partial output and its advice — always fires first.
 - `tool_defs()` are always sorted by name, and `tool_defs_hash()` is the first 8 bytes of the sha256
   of that sorted list: one function for every consumer, so a provider's prefix cache never breaks
   because two places ordered tools differently.
@@ -48,6 +52,9 @@ class Tier(enum.IntEnum):
 
 
 ResultPaths = Callable[[Any], Sequence[str]]
+OwnTimeout = Callable[[Mapping[str, Any]], float | None]
+
+BACKSTOP_GRACE = 30.0  # seconds between a tool's own bound and the host's backstop (a seam)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +76,9 @@ class Spec:
     # Non-empty: every call needs authorization, for this reason — for tools whose risk cannot be
     # judged from their arguments. Standing permissions (session, project, YOLO) still apply.
     always_authorize: str = ""
+    # The bound of the tool's own wait for these (validated) arguments, in seconds; None: it has
+    # none and the host's backstop is its only limit.
+    own_timeout: OwnTimeout | None = field(default=None, compare=False)
 
     @property
     def read_only(self) -> bool:
@@ -84,6 +94,14 @@ class Spec:
             elif isinstance(value, list):
                 out.extend(v for v in value if isinstance(v, str))
         return tuple(out)
+
+    def execution_limit(self, args: Mapping[str, Any], backstop: float | None) -> float | None:
+        """How long the host lets one execution run: its `backstop`, raised above the tool's own
+        declared bound for `args` by `BACKSTOP_GRACE`. None: no backstop."""
+        if backstop is None:
+            return None
+        declared = self.own_timeout(args) if self.own_timeout is not None else None
+        return backstop if declared is None else max(backstop, declared + BACKSTOP_GRACE)
 
     def result_paths_of(self, result: Any) -> tuple[str, ...]:
         """The file paths this call's result names (used for evidence sets)."""
