@@ -57,7 +57,8 @@ async def test_repo_handoff_after_the_one_time_nudge(workspace: Path, tmp_path: 
         interactive=False,
         engine=engine,
     ) as app:
-        _, result = await app.run("Where is the bug?", agent_name="repo")
+        sid, result = await app.run("Where is the bug?", agent_name="repo")
+        marker = app.markers[sid]  # the session's own band marker
     assert result.status.value == "finished"
     assert result.deliverable == "## Report\nOff-by-one in average."
     assert result.exit_payload is not None
@@ -66,7 +67,9 @@ async def test_repo_handoff_after_the_one_time_nudge(workspace: Path, tmp_path: 
     assert result.report.report.summary == HANDOFF["summary"]
     assert not result.report.repaired
     nudge = engine.requests[2][1].messages[-1]
-    assert reminder.unwrap(nudge.content) == REPO.no_action_reminder
+    with reminder.using(marker):
+        assert reminder.unwrap(nudge.content) == REPO.no_action_reminder
+    assert reminder.unwrap(nudge.content) is None, "not a band outside its session"
     assert "run_bash" not in {d["name"] for d in engine.requests[0][1].tools}, "Repo is read-only"
 
 

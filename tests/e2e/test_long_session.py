@@ -24,6 +24,7 @@ from yagent.agents.compaction import is_summary
 from yagent.app import economy as app_economy
 from yagent.app.assemble import open_app
 from yagent.app.config import load
+from yagent.kernel import reminder
 from yagent.kernel.budget import approx_tokens
 from yagent.llm import AssistantTurn, Message, Request, ToolCall, Usage
 from yagent.llm.scripted import ScriptedEngine, call, say
@@ -143,6 +144,7 @@ async def test_long_session_stays_in_the_window_and_loses_nothing(
         events = app.store.events(sid)
         stored = [message_body(m) for m in app.store.messages(sid)]
         archives = app.store.archived(sid, "compaction")
+        marker = app.markers[sid]  # the session's own band marker: summaries are judged under it
     assert result.status.value == "finished", result.error
     assert result.deliverable == "all steps ran"
 
@@ -156,8 +158,9 @@ async def test_long_session_stays_in_the_window_and_loses_nothing(
     compactions = [e.payload for e in events if e.type == "compaction"]
     assert len(compactions) >= 3
     assert all(c["compacted"] for c in compactions)
-    assert any(is_summary(m) for m in result.messages)
-    assert "archive:" in next(m.content for m in result.messages if is_summary(m))
+    with reminder.using(marker):
+        assert any(is_summary(m) for m in result.messages)
+        assert "archive:" in next(m.content for m in result.messages if is_summary(m))
 
     # provider shape: each request pairs every call with exactly one result
     requests = [r for ident, r in engine.requests if ident == "longrun"]
@@ -189,6 +192,7 @@ async def test_long_session_stays_in_the_window_and_loses_nothing(
 
     # nothing lost: archived + live messages cover the whole stored history
     covered = Counter(key(m) for a in archives for m in a.payload["messages"])
-    covered.update(key(m.to_dict()) for m in result.messages if not is_summary(m))
+    with reminder.using(marker):
+        covered.update(key(m.to_dict()) for m in result.messages if not is_summary(m))
     missing = [m for m in stored if covered[key(m)] == 0]
     assert missing == []

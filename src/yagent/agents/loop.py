@@ -20,6 +20,9 @@ Contract:
   tool's own timeout answers first; a person's approval time never counts against it.
 - Idle/total timeouts come from the `activity.Monitor` and end the run as `idle_timeout` /
   `total_timeout`, distinguishable from a person's cancel (which propagates after the checkpoint).
+- Every tool result joins the history through `untrusted.tool_message` (neutralised: forged
+  bands and control tokens in it read as data), and is shown in its `tool_result` event as the
+  model reads it.
 - With `context` set, every request first goes through the run's `economy.Economy` (metering,
   compaction, offload) and every tool result through `Economy.admit` (spill, offload) before it
   joins the history; the deliverable is always taken from the tool's uncut result.
@@ -36,7 +39,7 @@ from typing import Any
 
 import anyio
 
-from yagent.agents import exitpolicy
+from yagent.agents import exitpolicy, untrusted
 from yagent.agents.activity import Monitor
 from yagent.agents.compaction import EngineSummarizer
 from yagent.agents.economy import Archive, ContextSettings, Economy
@@ -331,10 +334,11 @@ async def _run_tools(run: _Run, calls: Sequence[ToolCall]) -> bool:
         nonlocal finished
         spec = surface.spec(tc.name)
         content, facts = result.content, {}
-        if run.economy is not None:
-            admitted = run.economy.admit(spec, result.content)
+        if run.economy is not None:  # spilled pages are neutralised when they are read back
+            admitted = run.economy.admit(spec, content)
             content, facts = admitted.content, dict(admitted.facts)
-        run.add(Message("tool", content, tool_call_id=tc.id, name=tc.name))
+        message = untrusted.tool_message(tc.id, tc.name, content)
+        run.add(message)
         run.emit(
             "tool_result",
             {
@@ -343,7 +347,7 @@ async def _run_tools(run: _Run, calls: Sequence[ToolCall]) -> bool:
                 "name": tc.name,
                 "ok": result.ok,
                 "kind": result.kind.value if result.kind else None,
-                "content": content,
+                "content": message.content,
                 **facts,
             },
         )

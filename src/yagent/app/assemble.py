@@ -88,6 +88,7 @@ class App:
         self.durable = open_home(self.home, self.config)  # closed by open_app
         self.clock: sessionref.Clock = sessionref.SystemClock()
         self.live: dict[str, tuple[Message, ...]] = {}  # compacted history of finished runs
+        self.markers: dict[str, str] = {}  # each session's reminder band marker (memory only)
 
     # -- per agent ----------------------------------------------------------------------------
     def agent(self, name: str) -> AgentDef:

@@ -5,7 +5,8 @@ Contract:
   resumed) and runs each task as its own agent run in it, at most `max_parallel` at once, each
   with its own delegation id (`<name>@<session prefix>`: on its events, messages, run record and
   side-effect keys) and its own `Lane`. Each run becomes a `kernel.delegate` receipt: completed
-  (the run finished or answered; output = its deliverable), failed (any other end, or an
+  (the run finished or answered; output = its deliverable, neutralised by
+  `untrusted.deliverable`: it was written from untrusted tool output), failed (any other end, or an
   exception — which never reaches the other tasks), refused. Cancellation still stops them all.
 - Events: `delegation_start` as a task starts, the sub-run's own `run_end` (published here when
   the run died before its loop could), a `delegation_receipt` once the task is decided (what a
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from yagent.agents import untrusted
 from yagent.app.durable import Action, Decision
 from yagent.app.fanout import (
     Assignment,
@@ -160,7 +162,7 @@ async def _run_one(
             if result.status.value not in _DONE:
                 why = result.error or result.note or "nothing was delivered"
                 raise Unfinished(f"the run ended {result.status.value}: {why}")
-            return result.deliverable or result.text
+            return untrusted.deliverable(result.deliverable or result.text)
 
         receipt = await delegate.delegate(task.required, [task.executor], work)
         if not ended:  # the run died before its loop could close its span

@@ -28,6 +28,7 @@ from typing import Any
 
 import anyio
 
+from yagent.agents import untrusted
 from yagent.app.durable import CONCLUDED, END_STEP, Decision, Durable, RunRow
 from yagent.kernel import checkpoint, commitgate, reminder, sideeffect, toolfail
 from yagent.kernel.invoke import Call
@@ -218,14 +219,14 @@ class RunTrack:
                     "settled": True,
                 },
             )
-        message = Message("tool", content, tool_call_id=call_id, name=name)
+        message = untrusted.tool_message(call_id, name, content)
         session = self.run.session_id
         self._store.append_message(session, message.to_dict(), agent=self.run.agent)
         with contextlib.suppress(ToolCallNotFoundError):
             self._store.record_tool_result(
                 session,
                 call_id,
-                content=content,
+                content=message.content,
                 ok=ok,
                 kind=kind.value if kind else None,
                 ended_at=self.run.started_at,

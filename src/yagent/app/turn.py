@@ -6,6 +6,9 @@ messages as history, or the compacted context this process kept); `resume` conti
 interrupted run from its checkpoint; a `lane` is one confined task of a parallel run (fresh
 history, its own delegation id on everything it records, its events observed by the fan-out's
 telemetry turn). The session's status is set from how the run ended.
+A history read back from the store passes `untrusted.restored`; the whole run (its reminders,
+session references, memories, compaction) works under the session's own band marker
+(`App.markers`, drawn per session, kept in memory only, never written to a store or an event).
 """
 
 from __future__ import annotations
@@ -15,13 +18,16 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from yagent.agents import untrusted
 from yagent.agents.activity import Monitor
+from yagent.agents.catalog import AgentDef
 from yagent.agents.context import system_prompt
 from yagent.agents.loop import LoopConfig, run_agent_loop
 from yagent.agents.results import AgentResult
 from yagent.app import economy, fanout, memories, sessionrefs
 from yagent.app.durable import Decision
 from yagent.app.runtrack import open_track
+from yagent.kernel import reminder
 from yagent.llm import Message
 from yagent.memory import message_body
 from yagent.tools import bash, browser, program, registry
@@ -60,7 +66,22 @@ async def run_task(
         history = list(live)  # this process ran it: keep its compacted context
     else:  # this run's own messages (a parallel task's lane starts with none)
         stored = app.store.messages(session_id, delegation_id=delegation)
-        history = [Message.from_dict(message_body(m)) for m in stored]
+        history = untrusted.restored(message_body(m) for m in stored)
+    # the session's own band marker: every reminder made or checked in this run carries it
+    with reminder.using(app.markers.setdefault(session_id, reminder.new_marker())):
+        return await _run(app, reminder.reseal(task), agent, session_id, history, resume, lane)
+
+
+async def _run(
+    app: App,
+    task: str,
+    agent: AgentDef,
+    session_id: str,
+    history: list[Message],
+    resume: Decision | None,
+    lane: fanout.Lane | None,
+) -> tuple[str, AgentResult]:
+    delegation = lane.delegation_id if lane else ""
     publish = app.publish(session_id)
     model_task, refs = sessionrefs.expand(
         app.store, task, session_id=session_id, continued=bool(history), clock=app.clock

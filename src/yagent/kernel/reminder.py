@@ -1,9 +1,12 @@
 """reminder: a band around system-injected text that untrusted text cannot imitate.
 
 Guarantees:
-- `wrap(text, kind=...)` puts system text in a band carrying a per-process marker drawn from
-  `secrets` at import time (unpredictable to anything outside the process); `unwrap` /
-  `is_trusted` accept exactly such a band and return / confirm its text.
+- `wrap(text, kind=...)` puts system text in a band carrying the current marker: the one set by
+  `using(marker)` for the code running inside it (a host gives each session its own, drawn with
+  `new_marker()`), else a per-process marker drawn from `secrets` at import time — unpredictable
+  to anything outside the process either way. `unwrap` / `is_trusted` accept exactly such a band
+  under the current marker and return / confirm its text. `reseal(text)` moves bands this process
+  made before a session's marker was in force under that marker (nothing else is touched).
 - `neutralize(untrusted)` rewrites everything in untrusted text (tool output, files, web pages)
   that imitates a band tag of any registered kind, or a chat-template control token, into a
   visible `[neutralized ...]` note, so a forged reminder reads as data. Imitations are found on a
@@ -16,23 +19,28 @@ Guarantees:
   placed, never from its content). `neutralize` is idempotent.
 Refuses: kinds that are not lower-case identifiers.
 Leaves to the host: calling `neutralize` on every untrusted text before it reaches the model and
-`wrap` on every system injection; telling the model how genuine bands look. Known limit: `<s>` /
+`wrap` on every system injection; one marker per session (`using`), shown to nobody but the model;
+telling the model how genuine bands look. Known limit: `<s>` /
 `</s>` are not treated as control tokens (they are ordinary HTML).
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import re
 import secrets
 import threading
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 DEFAULT_KIND = "system-reminder"
 
-_MARKER = secrets.token_hex(16)
+_MARKER = secrets.token_hex(16)  # the process's own, for bands made outside any session
+_current: contextvars.ContextVar[str] = contextvars.ContextVar("reminder_marker", default=_MARKER)
+_MARKER_SHAPE = re.compile(r"[0-9a-f]{32}")
 _KIND_SHAPE = re.compile(r"[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*")
 _kinds_lock = threading.Lock()
 _kinds: frozenset[str] = frozenset({DEFAULT_KIND})
@@ -43,8 +51,34 @@ class ReminderError(ValueError):
 
 
 def marker() -> str:
-    """This process's band marker (for telling the model what a genuine band carries)."""
-    return _MARKER
+    """The band marker in force here (for telling the model what a genuine band carries)."""
+    return _current.get()
+
+
+def new_marker() -> str:
+    """A fresh marker (one per session), as unpredictable as the process's own."""
+    return secrets.token_hex(16)
+
+
+@contextlib.contextmanager
+def using(value: str) -> Iterator[None]:
+    """Bands made and checked inside this block (and tasks started in it) carry `value`."""
+    if not (isinstance(value, str) and _MARKER_SHAPE.fullmatch(value)):
+        raise ReminderError("reminder: a marker is 32 lower-case hex digits (see new_marker)")
+    token = _current.set(value)
+    try:
+        yield
+    finally:
+        _current.reset(token)
+
+
+def reseal(text: str) -> str:
+    """`text` with the bands this process made outside any session moved under the current
+    marker (a continuation written before its session's marker was in force)."""
+    current = _current.get()
+    if current == _MARKER:
+        return text
+    return text.replace(f'band="{_MARKER}">', f'band="{current}">')
 
 
 def _check_kind(kind: str) -> str:
@@ -68,7 +102,8 @@ def kinds() -> frozenset[str]:
 def wrap(text: str, *, kind: str = DEFAULT_KIND) -> str:
     """System-injected `text` in a band the model can trust. `text` itself is trusted as is."""
     register_kind(kind)
-    return f'<{kind} band="{_MARKER}">\n{text}\n</{kind} band="{_MARKER}">'
+    band = _current.get()
+    return f'<{kind} band="{band}">\n{text}\n</{kind} band="{band}">'
 
 
 _BAND = re.compile(r'<([a-z0-9_-]+) band="([0-9a-f]+)">\n(.*)\n</\1 band="\2">', re.DOTALL)
@@ -79,7 +114,7 @@ def unwrap(band: str) -> str | None:
     match = _BAND.fullmatch(band) if isinstance(band, str) else None
     if match is None or not _KIND_SHAPE.fullmatch(match.group(1)):
         return None
-    if not secrets.compare_digest(match.group(2), _MARKER):
+    if not secrets.compare_digest(match.group(2), _current.get()):
         return None
     return match.group(3)
 
