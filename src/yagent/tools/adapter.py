@@ -10,6 +10,8 @@ Contract — four steps, in this order:
    serialised with `json.dumps`. An executor returning something unserialisable is an error
    result, never an empty one. Failures are classified with `toolfail`; the model reads the kind,
    whether to retry, and the table's guidance.
+The call's paths are resolved once, before step 2 (`WorkspaceGuard.pinned`): the rings judge and
+the executor uses that one resolution.
 Every call gets exactly one `ToolResult`; its content passes pii's MODEL surface when the context
 has a pii store (`outbound.for_model`: masked, or withheld visibly under a block policy).
 A "remember" answer (`Scope.RULE`) to a shell command becomes an allow rule (`CommandGate`).
@@ -117,7 +119,10 @@ class Adapter:
     ) -> ToolResult:
         args = parse_arguments(raw_args)
         call = Call(name, args, call_id=call_id, caller=caller, depth=depth)
-        outcome = await self.surface.chain.invoke(call, self._execute, approve=self._approve)
+        spec = self.surface.spec(name)
+        # One resolution of the call's paths for every ring and the executor (`guard.pinned`).
+        with self.surface.guard.pinned(spec.arg_paths_of(args) if spec is not None else ()):
+            outcome = await self.surface.chain.invoke(call, self._execute, approve=self._approve)
         if not outcome.executed:
             verdict = outcome.verdict
             kind = verdict.kind or toolfail.Kind.PERMISSION
