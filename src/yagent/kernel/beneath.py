@@ -49,6 +49,7 @@ class _OpenHow(ctypes.Structure):
     _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64), ("resolve", ctypes.c_uint64)]
 
 
+_HOW_SIZE = ctypes.sizeof(_OpenHow)
 _libc: ctypes.CDLL | None = None
 
 
@@ -61,6 +62,13 @@ def _syscall() -> ctypes.CDLL | None:
             USE_OPENAT2 = False
             return None
         _libc.syscall.restype = ctypes.c_long
+        _libc.syscall.argtypes = [
+            ctypes.c_long,
+            ctypes.c_int,
+            ctypes.c_char_p,
+            ctypes.c_void_p,
+            ctypes.c_size_t,
+        ]
     return _libc
 
 
@@ -81,13 +89,7 @@ def _openat2(dir_fd: int, rel: str, flags: int, mode: int) -> int | None:
     if libc is None:
         return None
     how = _OpenHow(flags | os.O_CLOEXEC, mode if flags & os.O_CREAT else 0, _RESOLVE)
-    fd = libc.syscall(
-        ctypes.c_long(_SYS_OPENAT2),
-        ctypes.c_int(dir_fd),
-        ctypes.c_char_p(os.fsencode(rel)),
-        ctypes.byref(how),
-        ctypes.c_size_t(ctypes.sizeof(how)),
-    )
+    fd = libc.syscall(_SYS_OPENAT2, dir_fd, os.fsencode(rel), ctypes.byref(how), _HOW_SIZE)
     if fd >= 0:
         return int(fd)
     err = ctypes.get_errno()
@@ -115,21 +117,16 @@ def _step(dir_fd: int, name: str) -> int:
         if exc.errno == errno.ELOOP or (exc.errno == errno.ENOTDIR and _is_link(dir_fd, name)):
             raise _symlink(name) from None
         raise
-    st = os.fstat(fd)  # O_PATH|O_NOFOLLOW may open a link itself rather than fail
-    if not stat.S_ISDIR(st.st_mode):
-        os.close(fd)
-        if stat.S_ISLNK(st.st_mode):
-            raise _symlink(name)
-        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), name)
-    return fd
+    return fd  # O_DIRECTORY: the kernel refused anything but a directory (a link included)
 
 
 def _walk(dir_fd: int, parts: Sequence[str], flags: int, mode: int) -> int:
-    current = os.dup(dir_fd)
+    current = dir_fd
     try:
         for name in parts[:-1]:
             nxt = _step(current, name)
-            os.close(current)
+            if current != dir_fd:
+                os.close(current)
             current = nxt
         try:
             return os.open(parts[-1], flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=current)
@@ -139,7 +136,8 @@ def _walk(dir_fd: int, parts: Sequence[str], flags: int, mode: int) -> int:
                 raise _symlink(last) from None
             raise
     finally:
-        os.close(current)
+        if current != dir_fd:
+            os.close(current)
 
 
 def open_beneath(dir_fd: int, parts: Sequence[str], flags: int, mode: int = 0o666) -> int:

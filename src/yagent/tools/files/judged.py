@@ -36,14 +36,15 @@ class Judged:
 
     @classmethod
     def of(cls, workspace: Path, resolved: str | Path) -> Judged:
-        path = Path(resolved)
-        try:
-            rel = path.relative_to(workspace)
-            anchor = str(workspace)
-        except ValueError:
-            rel = path.relative_to("/")
-            anchor = "/"
-        return cls(path, anchor, tuple(p for p in rel.parts if p != "."))
+        # String work, not pathlib: this runs on every file call (see bench/bench_fdwalk.py).
+        text, base = str(resolved), str(workspace)
+        if text == base:
+            return cls(Path(text), base, ())
+        if text.startswith(base.rstrip("/") + "/"):
+            rest, anchor = text[len(base.rstrip("/")) + 1 :], base
+        else:
+            rest, anchor = text.lstrip("/"), "/"
+        return cls(Path(text), anchor, tuple(p for p in rest.split("/") if p not in ("", ".")))
 
     def below(self, *names: str) -> Judged:
         """A path under this one (names from a walk of it), anchored the same way."""
