@@ -14,6 +14,8 @@ Time: `time_limit` (the host's per-call backstop) covers step 4 only — never t
 person's answer to an approval question — and is raised above the tool's own declared bound
 (`Spec.execution_limit`), so a tool's own timeout fires first with its partial output; the
 backstop firing is a TIMEOUT result that says the limit it hit.
+The call's paths are resolved once, before step 2 (`WorkspaceGuard.pinned`): the rings judge and
+the executor uses that one resolution.
 Every call gets exactly one `ToolResult`; its content passes pii's MODEL surface when the context
 has a pii store (`outbound.for_model`: masked, or withheld visibly under a block policy).
 A "remember" answer (`Scope.RULE`) to a shell command becomes an allow rule (`CommandGate`).
@@ -128,7 +130,10 @@ class Adapter:
         async def execute(c: Call) -> ToolResult:
             return await self._execute(c, time_limit)
 
-        outcome = await self.surface.chain.invoke(call, execute, approve=self._approve)
+        spec = self.surface.spec(name)
+        # One resolution of the call's paths for every ring and the executor (`guard.pinned`).
+        with self.surface.guard.pinned(spec.arg_paths_of(args) if spec is not None else ()):
+            outcome = await self.surface.chain.invoke(call, execute, approve=self._approve)
         if not outcome.executed:
             verdict = outcome.verdict
             kind = verdict.kind or toolfail.Kind.PERMISSION

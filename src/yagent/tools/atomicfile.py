@@ -8,12 +8,18 @@ Guarantees:
   gives it the target's permission bits (a new file: the umask's, or `force_mode`) and renames
   it over the target — a reader sees the old file or the new one, never half; on any failure
   the temporary file is removed and the target is untouched.
-Standard library only (a leaf: settings, trust, rules, memories and the file tools use it).
+- `atomic_write_at` does the same inside one open directory (`dir_fd`): the temporary file is
+  created there (`O_EXCL | O_NOFOLLOW`) and renamed within it, so the file written is in the
+  directory that was opened, whatever its path names now. A target that is a symbolic link there
+  is refused (`kernel.beneath.SymlinkMetError`), a directory is `IsADirectoryError`.
+Standard library and `kernel.beneath`'s error only (a leaf: settings, trust, rules, memories and
+the file tools use it).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import stat
@@ -21,6 +27,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from yagent.kernel.beneath import SymlinkMetError
 
 MISSING: Any = object()
 """What `read_json` returns for a file that does not exist."""
@@ -71,5 +79,48 @@ def atomic_write(target: Path, data: bytes, *, force_mode: int | None = None) ->
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        raise
+    return mode is None
+
+
+_TMP_TRIES = 8
+
+
+def _create_tmp(dir_fd: int, name: str) -> tuple[int, str]:
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    for _ in range(_TMP_TRIES):
+        tmp = f".{name}.{os.urandom(6).hex()}.tmp"
+        try:
+            return os.open(tmp, flags, 0o600, dir_fd=dir_fd), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temporary name", name)
+
+
+def atomic_write_at(dir_fd: int, name: str, data: bytes, *, force_mode: int | None = None) -> bool:
+    """Replace `name` in the directory `dir_fd` with `data` atomically; True when it did not
+    exist before. Permission bits as `atomic_write`; the rename stays inside `dir_fd`."""
+    try:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        mode: int | None = None
+    else:
+        if stat.S_ISLNK(st.st_mode):
+            raise SymlinkMetError(errno.ELOOP, "a symbolic link is in the way (not followed)", name)
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), name)
+        mode = stat.S_IMODE(st.st_mode)
+    fd, tmp = _create_tmp(dir_fd, name)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+            chosen = force_mode if force_mode is not None else mode
+            os.fchmod(out.fileno(), chosen if chosen is not None else 0o666 & ~_umask())
+        os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp, dir_fd=dir_fd)
         raise
     return mode is None

@@ -6,6 +6,11 @@ Contract:
   call (its risk cannot be judged from its arguments), unless a standing permission covers it.
 - Paths are judged after `realpath` (symlinks resolved, `..` collapsed). The workspace directory
   itself counts as outside for destructive (write) operations on it (`rel == "."`).
+- One resolution per call: inside `pinned(paths)` (entered by `Adapter.call` around the ring and
+  the executor) `resolve` answers each pinned path with the resolution made on entry, so every
+  ring judges — and the executor then uses — the same resolved path, however the disk changes
+  meanwhile. The executor walks that path by descriptors without following links
+  (`tools.files.judged`), so a later change is an error, never a second resolution.
 - The shell has no blacklist. Defence is: the model's own danger flag, plus any absolute-path token
   (also `~`, `--opt=/path`, redirect targets) outside the workspace needs authorization, except the
   one `SAFE_SYSTEM_PATHS` allow-list below; `/` itself is always dangerous. A command line that
@@ -20,10 +25,12 @@ Contract:
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import os
 import shlex
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +65,13 @@ SAFE_SYSTEM_PATHS: tuple[str, ...] = (
 _DESTRUCTIVE = frozenset({Effect.WRITE})
 PROTECTED_PATHS: tuple[str, ...] = (".git", ".yagent")
 """Workspace paths only a person may let a tool write (and that a sandbox mounts read-only)."""
+
+
+# The call being judged and run (per task, so parallel calls keep their own): whose guard pinned
+# which given path to which resolution.
+_PINNED: ContextVar[tuple[WorkspaceGuard, Mapping[str, str]] | None] = ContextVar(
+    "yagent_pinned_paths", default=None
+)
 
 
 class Yolo(enum.IntEnum):
@@ -127,6 +141,23 @@ class WorkspaceGuard:
 
     # -- judgements ------------------------------------------------------------------------
     def resolve(self, path: str) -> str:
+        pinned = _PINNED.get()
+        if pinned is not None and pinned[0] is self:
+            hit = pinned[1].get(path)
+            if hit is not None:
+                return hit
+        return self._resolve_now(path)
+
+    @contextlib.contextmanager
+    def pinned(self, paths: Iterable[str]) -> Iterator[None]:
+        """Resolve `paths` once; inside, `resolve` answers them with that resolution."""
+        token = _PINNED.set((self, {p: self._resolve_now(p) for p in paths}))
+        try:
+            yield
+        finally:
+            _PINNED.reset(token)
+
+    def _resolve_now(self, path: str) -> str:
         expanded = os.path.expanduser(path)
         joined = expanded if os.path.isabs(expanded) else os.path.join(self.workspace, expanded)
         return os.path.realpath(joined)

@@ -14,6 +14,8 @@ from yagent.kernel.toolfail import Kind, ToolFailure
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.codegraph import find_definitions, find_references
 from yagent.tools.codegraph import tools as cg
+from yagent.tools.files import judged
+from yagent.tools.files.judged import Judged
 from yagent.toolspec.params import SymbolArgs
 
 
@@ -227,8 +229,11 @@ async def test_missing_path_and_qualified_reference_note(ctx: ToolContext) -> No
 
 
 def test_unreadable_files_are_listed_as_skipped(tmp_path: Path) -> None:
-    survey = cg._Survey(str(tmp_path), "x", None, "definitions", 10, cg.threading.Event(), 1e18)
-    survey.visit(str(tmp_path / "vanished.py"))
+    root = Judged.of(tmp_path, tmp_path)
+    event = cg.threading.Event()
+    survey = cg._Survey(root, str(tmp_path), "x", None, "definitions", 10, event, 1e18)
+    with judged.anchor(root) as survey.anchor_fd:
+        survey.visit(str(tmp_path / "vanished.py"))
     assert survey.skipped == [
         {"path": "vanished.py", "reason": "unreadable: No such file or directory"}
     ]
@@ -260,3 +265,29 @@ async def test_both_tools_through_the_adapter(repo: Path, home: Path) -> None:
     bad = await adapter.call("find_references", {"symbol": "not ok"})
     assert not bad.ok
     assert bad.kind is Kind.INVALID_ARGS
+
+
+@pytest.mark.anyio
+async def test_a_directory_swapped_for_a_link_after_the_check_is_not_read(
+    repo: Path, home: Path, tmp_path: Path
+) -> None:
+    """The ring judges `srv` (inside); before the walk, `srv` becomes a link to a sibling dir
+    outside: no outside file is parsed, and each is listed as changed, not read."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "leak.py").write_text("def helper():  # OUTSIDE-SECRET\n    pass\n")
+
+    async def swapped(ctx: ToolContext, args: Any) -> Any:
+        (repo / "srv").rename(repo / "srv.old")
+        (repo / "srv").symlink_to(outside)
+        return await find_definitions(ctx, args)
+
+    adapter = Adapter(ToolContext(repo, make_surface(repo, home)), {"find_definitions": swapped})
+    res = await adapter.call("find_definitions", {"symbol": "helper", "path": "srv"})
+    assert res.ok, res.content
+    assert "OUTSIDE-SECRET" not in res.content
+    body = json.loads(res.content)
+    assert body["matches"] == []
+    assert [s["reason"] for s in body["skipped"]] == [
+        "changed after the check (a symbolic link on its way); not read"
+    ]

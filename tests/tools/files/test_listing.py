@@ -187,7 +187,9 @@ async def test_tree_unreadable_directory_is_not_expanded(
     real_scandir = os.scandir
 
     def scandir(path: Any) -> Any:
-        if str(path).endswith("locked"):
+        # The walk lists through descriptors: name the directory behind one by /proc.
+        where = os.readlink(f"/proc/self/fd/{path}") if isinstance(path, int) else str(path)
+        if where.endswith("locked"):
             raise PermissionError("denied")
         return real_scandir(path)
 

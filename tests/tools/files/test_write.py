@@ -11,8 +11,8 @@ import pytest
 from tests.tools.files.conftest import failure
 from yagent.kernel.toolfail import Kind, ToolFailure
 from yagent.tools.adapter import ToolContext
-from yagent.tools.files import common, write_file
 from yagent.tools.files import write as wr
+from yagent.tools.files import write_file
 from yagent.toolspec.params import WriteFileArgs
 
 pytestmark = pytest.mark.anyio
@@ -55,16 +55,18 @@ async def test_overwrite_replaces_everything_but_mode(ctx: ToolContext, workspac
     assert os.listdir(workspace) == ["a.txt"]  # the temporary file is gone
 
 
-async def test_replacement_is_atomic(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_replacement_is_atomic(
+    ctx: ToolContext, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     target = workspace / "a.txt"
     before = target.read_bytes()
 
-    def broken_replace(src: str, dst: str) -> None:
+    def broken_rename(src: str, dst: str, **dir_fds: int) -> None:
         raise OSError("disk gone")
 
-    monkeypatch.setattr(os, "replace", broken_replace)
+    monkeypatch.setattr(os, "rename", broken_rename)
     with pytest.raises(OSError, match="disk gone"):
-        common.atomic_write(target, b"new content")
+        await write(ctx, "a.txt", "new content")
     assert target.read_bytes() == before  # old content intact
     assert os.listdir(workspace) == ["a.txt"]  # and no temporary file left behind
 

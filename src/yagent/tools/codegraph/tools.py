@@ -11,6 +11,10 @@ Contract:
   are returned, `total` counts all, `truncated` says when anything is left out.
 - `symbol` is an identifier, optionally qualified (`Outer.Inner.method`): the qualifier narrows
   definitions to that container; references are matched by the last name only (the note says so).
+- Files are read as the judged path's descendants (`files.judged`): each is opened beneath the
+  resolution the ring judged, no symbolic link followed on the way (non-blocking, checked with
+  `fstat`). A file whose path changed after the check — a directory swapped for a link — is not
+  read; it is listed in `skipped` saying so, and none of its content is returned.
 - `CODEGRAPH_TIMEOUT` bounds the walk; a partial result says `timed_out: true`. On cancellation
   the worker thread is told to stop.
 Refuses: an empty or non-identifier symbol (INVALID_ARGS); a missing path (`FileNotFoundError`).
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import threading
 import time
 from collections import Counter
@@ -30,10 +35,13 @@ from typing import Any, Literal
 import anyio
 import anyio.to_thread
 
+from yagent.kernel import beneath
 from yagent.kernel.toolfail import Kind, ToolFailure
 from yagent.tools.adapter import ToolContext
 from yagent.tools.codegraph.languages import extension_label, language_for
 from yagent.tools.codegraph.scan import scan
+from yagent.tools.files import judged
+from yagent.tools.files.judged import Judged
 from yagent.tools.ignorewalk import IgnoreTree, walk_files
 from yagent.tools.searchkit.results import display_path
 from yagent.toolspec.params import SymbolArgs
@@ -47,12 +55,14 @@ MAX_LISTED = 50
 
 _NAME = r"(?:#?[^\W\d]|\$)[\w$]*"  # identifiers of the four languages, JS `$x` and `#private`
 _SYMBOL = re.compile(rf"{_NAME}(?:\.{_NAME})*")
+_READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY
 
 Want = Literal["definitions", "references"]
 
 
 @dataclass(slots=True)
 class _Survey:
+    root: Judged
     workspace: str
     name: str
     qualifier: str | None
@@ -68,6 +78,7 @@ class _Survey:
     syntax_errors: list[str] = field(default_factory=list)
     timed_out: bool = False
     errors: list[str] = field(default_factory=list)
+    anchor_fd: int = -1  # the judged root's anchor, open while the worker walks
 
     def over(self) -> bool:
         if self.stop.is_set():
@@ -83,18 +94,32 @@ class _Survey:
             self.matches.append(row)
 
     def read(self, path: str, shown: str) -> bytes | None:
+        rel = os.path.relpath(path, self.root.resolved)
+        parts = (*self.root.parts, *(p for p in rel.split("/") if p != "."))
         try:
-            size = os.stat(path).st_size
-            if size > MAX_FILE_BYTES:
-                self.skipped.append(
-                    {"path": shown, "reason": f"larger than {MAX_FILE_BYTES} bytes", "bytes": size}
-                )
-                return None
-            with open(path, "rb") as fh:
-                return fh.read(MAX_FILE_BYTES + 1)
+            fd = beneath.open_beneath(self.anchor_fd, parts, _READ_FLAGS)
+        except beneath.SymlinkMetError:
+            reason = "changed after the check (a symbolic link on its way); not read"
+            self.skipped.append({"path": shown, "reason": reason})
+            return None
         except OSError as exc:
             self.skipped.append({"path": shown, "reason": f"unreadable: {exc.strerror or exc}"})
             return None
+        with open(fd, "rb") as fh:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                self.skipped.append({"path": shown, "reason": "not a regular file"})
+                return None
+            if st.st_size > MAX_FILE_BYTES:
+                self.skipped.append(
+                    {
+                        "path": shown,
+                        "reason": f"larger than {MAX_FILE_BYTES} bytes",
+                        "bytes": st.st_size,
+                    }
+                )
+                return None
+            return fh.read(MAX_FILE_BYTES + 1)
 
     def visit(self, path: str) -> None:
         lang = language_for(path)
@@ -127,10 +152,11 @@ def _contained(container: str | None, qualifier: str) -> bool:
 
 def _survey(root: str, survey: _Survey) -> None:
     tree = IgnoreTree(root) if os.path.isdir(root) else None
-    for path in walk_files(root, tree=tree, stop=survey.over, errors=survey.errors):
-        survey.visit(path)
-        if survey.over():
-            break
+    with judged.anchor(survey.root) as survey.anchor_fd:
+        for path in walk_files(root, tree=tree, stop=survey.over, errors=survey.errors):
+            survey.visit(path)
+            if survey.over():
+                break
     if tree is not None:
         survey.errors += tree.problems
 
@@ -186,6 +212,7 @@ def _prepare(ctx: ToolContext, args: SymbolArgs, want: Want, limit: int) -> tupl
     if not os.path.exists(root):
         raise FileNotFoundError(f"no such file or directory: {args.path}")
     survey = _Survey(
+        Judged.of(ctx.surface.guard.workspace, root),
         os.path.realpath(ctx.workspace),
         name,
         qualifier or None,

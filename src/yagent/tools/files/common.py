@@ -2,16 +2,19 @@
 file, recognising binary content, and writing atomically.
 
 Contract:
-- Every path goes through the guard's `resolve` (realpath: symlinks followed, `..` collapsed), so
-  the executor acts on exactly the file the guard judged.
+- Every path goes through the guard's `resolve` (realpath: symlinks followed, `..` collapsed) —
+  under `Adapter.call` that is the resolution the ring pinned and judged for this call — and is
+  then used through descriptors walked beneath it (`files.judged`), so the executor acts on
+  exactly the file the guard judged; a path that changed in between is a CONFLICT failure.
 - Results name a file by `shown_path`: workspace-relative when inside the workspace, the resolved
   absolute path otherwise — one spelling per file, so evidence sets do not count `./a` and `a`
   as two files.
 - Failures are `ToolFailure`s with a kind from `toolfail` and a message that says what to do
   instead (missing → NOT_FOUND, wrong kind of file or binary content → INVALID_ARGS).
-- `atomic_write` never leaves a half-written file: it writes a temporary file beside the target,
-  fsyncs it and `os.replace`s it over the target. An existing target keeps its permission bits;
-  a new file gets the usual `0o666 & ~umask`.
+- Writes are atomic and happen inside the judged directory's descriptor
+  (`atomicfile.atomic_write_at`): a temporary file beside the target, fsynced, renamed over it
+  within that one directory. An existing target keeps its permission bits; a new file gets the
+  usual `0o666 & ~umask`.
 """
 
 from __future__ import annotations
@@ -22,14 +25,15 @@ from pathlib import Path
 
 from yagent.kernel.toolfail import Kind, ToolFailure
 from yagent.tools.adapter import ToolContext
-from yagent.tools.atomicfile import atomic_write as atomic_write
+from yagent.tools.files.judged import Judged
 
 # Git's heuristic: a NUL byte in the first 8 KiB means binary.
 BINARY_SNIFF_BYTES = 8192
 
 
-def resolve(ctx: ToolContext, path: str) -> Path:
-    return Path(ctx.surface.guard.resolve(path))
+def resolve(ctx: ToolContext, path: str) -> Judged:
+    guard = ctx.surface.guard
+    return Judged.of(guard.workspace, guard.resolve(path))
 
 
 def shown_path(ctx: ToolContext, resolved: Path) -> str:
@@ -41,29 +45,26 @@ def shown_path(ctx: ToolContext, resolved: Path) -> str:
     return rel.as_posix() or "."
 
 
-def stat_regular_file(resolved: Path, given: str) -> os.stat_result:
-    """The stat of an existing regular file, or a ToolFailure saying what `given` is instead."""
-    try:
-        st = resolved.stat()
-    except FileNotFoundError:
-        raise ToolFailure(Kind.NOT_FOUND, f"{given}: no such file") from None
+def is_a_directory(given: str) -> ToolFailure:
+    return ToolFailure(Kind.INVALID_ARGS, f"{given} is a directory; use list_dir or print_dir_tree")
+
+
+def no_such_file(given: str) -> ToolFailure:
+    return ToolFailure(Kind.NOT_FOUND, f"{given}: no such file")
+
+
+def check_regular_file(st: os.stat_result, given: str) -> os.stat_result:
+    """`st` when it is a regular file's, or a ToolFailure saying what `given` is instead."""
     if stat.S_ISDIR(st.st_mode):
-        raise ToolFailure(
-            Kind.INVALID_ARGS, f"{given} is a directory; use list_dir or print_dir_tree"
-        )
+        raise is_a_directory(given)
     if not stat.S_ISREG(st.st_mode):
         # FIFOs and devices could block forever or never end; only regular files are read.
         raise ToolFailure(Kind.INVALID_ARGS, f"{given} is not a regular file")
     return st
 
 
-def stat_directory(resolved: Path, given: str) -> None:
-    try:
-        st = resolved.stat()
-    except FileNotFoundError:
-        raise ToolFailure(Kind.NOT_FOUND, f"{given}: no such directory") from None
-    if not stat.S_ISDIR(st.st_mode):
-        raise ToolFailure(Kind.INVALID_ARGS, f"{given} is not a directory; use read_file")
+def not_a_directory(given: str) -> ToolFailure:
+    return ToolFailure(Kind.INVALID_ARGS, f"{given} is not a directory; use read_file")
 
 
 def looks_binary(head: bytes) -> bool:

@@ -16,6 +16,10 @@ Contract:
 - The receipt has the 1-based line where the change starts, the bytes written and a unified diff of
   the change (`difflib`, `DIFF_CONTEXT` lines of context, at most `MAX_DIFF_CHARS` characters; a cut
   diff ends with a visible marker and `diff_truncated: true`). The write is atomic.
+- Read and write act on the judged file through one descriptor of its directory (`files.judged`):
+  the file is read with `O_NOFOLLOW` from that directory and the new content renamed into the
+  same one. A path that changed after the check (a symbolic link on its way) is a CONFLICT
+  failure; nothing is read from or written to where it points.
 - Refused: empty `old_string`; `old_string` equal to `new_string`; either over `MAX_EDIT_BYTES`
   (10 MiB, UTF-8) (TOO_LARGE); files over `MAX_EDIT_FILE_BYTES` (they are edited in memory);
   binary or non-UTF-8 files; directories and non-regular files.
@@ -26,17 +30,21 @@ Blocking I/O and the matching run in a worker thread (`anyio.to_thread`): files 
 from __future__ import annotations
 
 import difflib
+import errno
 import functools
+import os
 import re
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import anyio.to_thread
 
+from yagent.kernel.beneath import SymlinkMetError
 from yagent.kernel.toolfail import Kind, ToolFailure
 from yagent.tools.adapter import ToolContext
-from yagent.tools.files import common
+from yagent.tools.atomicfile import atomic_write_at
+from yagent.tools.files import common, judged
+from yagent.tools.files.judged import Judged
 from yagent.tools.files.lineends import Endings, to_crlf, to_lf
 from yagent.toolspec.params import SearchReplaceArgs
 
@@ -182,15 +190,33 @@ def _check_strings(args: SearchReplaceArgs) -> None:
             )
 
 
-def _read_text(resolved: Path, given: str) -> str:
-    st = common.stat_regular_file(resolved, given)
+def _read_text(dir_fd: int, name: str, given: str) -> str:
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(name, flags, dir_fd=dir_fd)
+    except FileNotFoundError:
+        raise common.no_such_file(given) from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise SymlinkMetError(errno.ELOOP, "a symbolic link is in the way", name) from None
+        raise
+    try:
+        st = common.check_regular_file(os.fstat(fd), given)
+    except BaseException:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "rb") as f:
+        return _decode_file(f, st, given)
+
+
+def _decode_file(f: IO[bytes], st: os.stat_result, given: str) -> str:
     if st.st_size > MAX_EDIT_FILE_BYTES:
         raise ToolFailure(
             Kind.TOO_LARGE,
             f"{given} is {st.st_size} bytes, over the edit limit of {MAX_EDIT_FILE_BYTES} bytes "
             "for a file; edit it with run_bash (sed, a script)",
         )
-    data = resolved.read_bytes()
+    data = f.read()
     if common.looks_binary(data):
         raise common.binary_refusal(given)
     try:
@@ -199,11 +225,19 @@ def _read_text(resolved: Path, given: str) -> str:
         raise common.not_utf8_refusal(given, data.count(b"\n", 0, exc.start) + 1) from None
 
 
-def _edit_sync(resolved: Path, args: SearchReplaceArgs, shown: str) -> dict[str, Any]:
-    before = _read_text(resolved, args.path)
-    plan = plan_replacement(before, args.old_string, args.new_string, args.path)
-    data = plan.text.encode("utf-8")
-    common.atomic_write(resolved, data)
+def _edit_sync(target: Judged, args: SearchReplaceArgs, shown: str) -> dict[str, Any]:
+    try:
+        with judged.parent(target) as (dir_fd, name):
+            before = _read_text(dir_fd, name, args.path)
+            plan = plan_replacement(before, args.old_string, args.new_string, args.path)
+            data = plan.text.encode("utf-8")
+            atomic_write_at(dir_fd, name, data)
+    except FileNotFoundError:
+        raise common.no_such_file(args.path) from None
+    except IsADirectoryError:
+        raise common.is_a_directory(args.path) from None
+    except SymlinkMetError as exc:
+        raise judged.changed(args.path, exc, "nothing was read or written") from None
     diff, cut = unified_diff(before, plan.text, shown)
     return {
         "path": shown,
@@ -218,6 +252,6 @@ def _edit_sync(resolved: Path, args: SearchReplaceArgs, shown: str) -> dict[str,
 
 async def search_replace_in_file(ctx: ToolContext, args: SearchReplaceArgs) -> dict[str, Any]:
     _check_strings(args)
-    resolved = common.resolve(ctx, args.path)
-    shown = common.shown_path(ctx, resolved)
-    return await anyio.to_thread.run_sync(functools.partial(_edit_sync, resolved, args, shown))
+    target = common.resolve(ctx, args.path)
+    shown = common.shown_path(ctx, target.resolved)
+    return await anyio.to_thread.run_sync(functools.partial(_edit_sync, target, args, shown))

@@ -10,6 +10,9 @@ Contract:
 - The chain for a walk starts at the repository top: the nearest ancestor of the walked root that
   holds `.git` (the root itself included); without one, at the root. `.gitignore` files between
   the top and the root apply too.
+- Given the directory's descriptor, `load` reads its `.gitignore` through it with `O_NOFOLLOW`
+  (a walk reading by descriptor reads the directory it lists); a `.gitignore` that is a symbolic
+  link there is not read.
 - Not read: `.git/info/exclude` and the user's global excludes file (they are personal, not the
   project's). An unreadable `.gitignore` is treated as empty.
 """
@@ -31,9 +34,17 @@ class Level:
     spec: pathspec.GitIgnoreSpec
 
 
-def load(directory: Path) -> Level | None:
+def _read(directory: Path, dir_fd: int | None) -> str:
+    if dir_fd is None:
+        return (directory / ".gitignore").read_text(encoding="utf-8", errors="replace")
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    with open(os.open(".gitignore", flags, dir_fd=dir_fd), "rb") as f:
+        return f.read().decode("utf-8", errors="replace")
+
+
+def load(directory: Path, dir_fd: int | None = None) -> Level | None:
     try:
-        text = (directory / ".gitignore").read_text(encoding="utf-8", errors="replace")
+        text = _read(directory, dir_fd)
     except OSError:
         return None
     lines = text.splitlines()

@@ -12,12 +12,18 @@ Contract:
   skips `.git/`. At most `MAX_TREE_ENTRIES` entries are shown; past that the listing ends with a
   visible marker and `truncated: true`. It also reports how many entries `.gitignore` hid and
   whether `max_depth` left directories unexpanded.
+- Both list the directory the ring judged, through descriptors (`files.judged`): the root is
+  opened beneath the judged resolution without following links, each subdirectory is opened
+  from its parent's descriptor with `O_NOFOLLOW`, and every `.gitignore` is read from the
+  directory's descriptor. A directory that became a symbolic link after it was listed is shown,
+  not expanded; a root that changed after the check is a CONFLICT failure.
 - Refused: a missing path (NOT_FOUND), a path that is not a directory (INVALID_ARGS).
 Both walk the disk in a worker thread (`anyio.to_thread`): trees can be large.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import heapq
 import os
@@ -28,12 +34,32 @@ from typing import Any
 
 import anyio.to_thread
 
+from yagent.kernel.beneath import SymlinkMetError
+from yagent.kernel.toolfail import Kind, ToolFailure
 from yagent.tools.adapter import ToolContext
-from yagent.tools.files import common, ignore
+from yagent.tools.files import common, ignore, judged
+from yagent.tools.files.judged import Judged
 from yagent.toolspec.params import DirTreeArgs, ListDirArgs
 
 MAX_LIST_ENTRIES = 1000
 MAX_TREE_ENTRIES = 500
+_SUBDIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+@contextlib.contextmanager
+def _open_root(target: Judged, given: str) -> Iterator[int]:
+    try:
+        fd = judged.open_fd(target, os.O_RDONLY | os.O_DIRECTORY)
+    except FileNotFoundError:
+        raise ToolFailure(Kind.NOT_FOUND, f"{given}: no such directory") from None
+    except NotADirectoryError:
+        raise common.not_a_directory(given) from None
+    except SymlinkMetError as exc:
+        raise judged.changed(given, exc, "nothing was listed") from None
+    try:
+        yield fd
+    finally:
+        os.close(fd)
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:
@@ -43,19 +69,19 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
         return False
 
 
-def _list_sync(resolved: Path, given: str, shown: str) -> dict[str, Any]:
-    common.stat_directory(resolved, given)
+def _list_sync(target: Judged, given: str, shown: str) -> dict[str, Any]:
     total = 0
 
-    def names() -> Iterator[str]:
+    def names(fd: int) -> Iterator[str]:
         nonlocal total
-        with os.scandir(resolved) as it:
+        with os.scandir(fd) as it:
             for entry in it:
                 total += 1
                 yield entry.name + ("/" if _is_dir(entry) else "")
 
-    # nsmallest keeps memory bounded by the cap, whatever the directory holds.
-    entries = heapq.nsmallest(MAX_LIST_ENTRIES, names(), key=lambda n: n.rstrip("/"))
+    with _open_root(target, given) as fd:
+        # nsmallest keeps memory bounded by the cap, whatever the directory holds.
+        entries = heapq.nsmallest(MAX_LIST_ENTRIES, names(fd), key=lambda n: n.rstrip("/"))
     result: dict[str, Any] = {
         "path": shown,
         "entries": entries,
@@ -81,21 +107,32 @@ class _Walk:
     truncated: bool = False
 
 
-def _entries(directory: Path) -> list[os.DirEntry[str]]:
+def _entries(fd: int) -> list[os.DirEntry[str]]:
     try:
-        with os.scandir(directory) as it:
+        with os.scandir(fd) as it:
             return sorted(it, key=lambda e: e.name)
     except OSError:
         return []  # unreadable directories are shown, just not expanded
 
 
-def _walk(walk: _Walk, directory: Path, depth: int, levels: list[ignore.Level]) -> None:
-    level = ignore.load(directory)
+def _subdir(walk: _Walk, fd: int, path: Path, depth: int, levels: list[ignore.Level]) -> None:
+    try:
+        sub = os.open(path.name, _SUBDIR_FLAGS, dir_fd=fd)
+    except OSError:
+        return  # gone, unreadable or turned into a link since it was listed: not expanded
+    try:
+        _walk(walk, sub, path, depth, levels)
+    finally:
+        os.close(sub)
+
+
+def _walk(walk: _Walk, fd: int, directory: Path, depth: int, levels: list[ignore.Level]) -> None:
+    level = ignore.load(directory, fd)
     if level is not None:
         levels = [*levels, level]
     indent = "  " * depth
-    for entry in _entries(directory):
-        path = Path(entry.path)
+    for entry in _entries(fd):
+        path = directory / entry.name
         is_link = entry.is_symlink()
         is_dir = not is_link and _is_dir(entry)
         if ignore.is_ignored(levels, path, is_dir):
@@ -106,11 +143,11 @@ def _walk(walk: _Walk, directory: Path, depth: int, levels: list[ignore.Level]) 
             return
         walk.shown += 1
         if is_link:
-            walk.lines.append(f"{indent}{entry.name} -> {os.readlink(path)}")
+            walk.lines.append(f"{indent}{entry.name} -> {_readlink(fd, entry.name)}")
         elif is_dir:
             walk.lines.append(f"{indent}{entry.name}/")
             if depth + 1 < walk.max_depth:
-                _walk(walk, path, depth + 1, levels)
+                _subdir(walk, fd, path, depth + 1, levels)
                 if walk.truncated:
                     return
             else:
@@ -119,10 +156,17 @@ def _walk(walk: _Walk, directory: Path, depth: int, levels: list[ignore.Level]) 
             walk.lines.append(f"{indent}{entry.name}")
 
 
-def _tree_sync(resolved: Path, given: str, shown: str, max_depth: int) -> dict[str, Any]:
-    common.stat_directory(resolved, given)
+def _readlink(fd: int, name: str) -> str:
+    try:
+        return os.readlink(name, dir_fd=fd)
+    except OSError:
+        return "(changed while listed)"
+
+
+def _tree_sync(target: Judged, given: str, shown: str, max_depth: int) -> dict[str, Any]:
     walk = _Walk(max_depth)
-    _walk(walk, resolved, 0, ignore.ancestor_levels(resolved))
+    with _open_root(target, given) as fd:
+        _walk(walk, fd, target.resolved, 0, ignore.ancestor_levels(target.resolved))
     header = "./" if shown == "." else shown.rstrip("/") + "/"
     lines = [header] + ["  " + line for line in walk.lines]
     if walk.truncated:
@@ -139,14 +183,14 @@ def _tree_sync(resolved: Path, given: str, shown: str, max_depth: int) -> dict[s
 
 
 async def list_dir(ctx: ToolContext, args: ListDirArgs) -> dict[str, Any]:
-    resolved = common.resolve(ctx, args.path)
-    shown = common.shown_path(ctx, resolved)
-    work = functools.partial(_list_sync, resolved, args.path, shown)
+    target = common.resolve(ctx, args.path)
+    shown = common.shown_path(ctx, target.resolved)
+    work = functools.partial(_list_sync, target, args.path, shown)
     return await anyio.to_thread.run_sync(work)
 
 
 async def print_dir_tree(ctx: ToolContext, args: DirTreeArgs) -> dict[str, Any]:
-    resolved = common.resolve(ctx, args.path)
-    shown = common.shown_path(ctx, resolved)
-    work = functools.partial(_tree_sync, resolved, args.path, shown, args.max_depth)
+    target = common.resolve(ctx, args.path)
+    shown = common.shown_path(ctx, target.resolved)
+    work = functools.partial(_tree_sync, target, args.path, shown, args.max_depth)
     return await anyio.to_thread.run_sync(work)

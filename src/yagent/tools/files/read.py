@@ -16,6 +16,10 @@ Contract:
   bytes (numbering aside). Output: one line per file line, `f"{n:>6}\\t{text}"`, joined by `\\n`.
 - `total_lines` is given when known cheaply: the read reached the end of the file, or the file is
   at most `COUNT_LINES_MAX_BYTES` (counted in one chunked pass); otherwise None.
+- The file read is the one the ring judged: opened through `files.judged` (descriptors walked
+  beneath the judged resolution, no symbolic link followed; opened non-blocking and checked with
+  `fstat`, so a FIFO swapped in cannot hang the call). A path that changed after the check is a
+  CONFLICT failure and nothing of it is returned.
 - Refused: binary files (a NUL byte in the first `BINARY_SNIFF_BYTES`), content that is not UTF-8
   (the line is named; bytes are never shown altered), directories and non-regular files, and an
   offset past the last line (the message gives `total_lines`). An empty file read from offset 1
@@ -35,15 +39,17 @@ limit, and parallel read-only calls must not stall the event loop.
 from __future__ import annotations
 
 import functools
+import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import IO, Any
 
 import anyio.to_thread
 
+from yagent.kernel.beneath import SymlinkMetError
 from yagent.kernel.toolfail import Kind, ToolFailure
 from yagent.tools.adapter import ToolContext
-from yagent.tools.files import common
+from yagent.tools.files import common, judged
+from yagent.tools.files.judged import Judged
 from yagent.toolspec.params import ReadFileArgs
 
 MAX_READ_LINES = 2000
@@ -174,31 +180,52 @@ def _cut_first_line(f: IO[bytes], page: _Page, raw: bytes, budget: int, n: int, 
         page.next_offset = n + 1
 
 
-def _read_sync(resolved: Path, args: ReadFileArgs, shown: str) -> dict[str, Any]:
+def open_judged(target: Judged, given: str) -> tuple[IO[bytes], os.stat_result]:
+    """The judged file opened for reading, and its fstat (a regular file's, else a refusal)."""
+    try:
+        fd = judged.open_fd(target, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    except FileNotFoundError:
+        raise common.no_such_file(given) from None
+    except SymlinkMetError as exc:
+        raise judged.changed(given, exc, "nothing was read") from None
+    try:
+        st = common.check_regular_file(os.fstat(fd), given)
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "rb"), st
+
+
+def _read_sync(target: Judged, args: ReadFileArgs, shown: str) -> dict[str, Any]:
     given = args.path
-    st = common.stat_regular_file(resolved, given)
+    f, st = open_judged(target, given)
+    with f:
+        return _read_open(f, st, args, shown)
+
+
+def _read_open(f: IO[bytes], st: os.stat_result, args: ReadFileArgs, shown: str) -> dict[str, Any]:
+    given = args.path
     if st.st_size > MAX_FILE_SIZE_FOR_READ:
         raise ToolFailure(
             Kind.TOO_LARGE,
             f"{given} is {st.st_size} bytes, over the read limit of {MAX_FILE_SIZE_FOR_READ} "
             "bytes; look at parts of it with search or run_bash (grep, head, tail, sed -n)",
         )
-    with resolved.open("rb") as f:
-        if common.looks_binary(f.read(common.BINARY_SNIFF_BYTES)):
-            raise common.binary_refusal(given)
-        total: int | None = None
-        if st.st_size <= COUNT_LINES_MAX_BYTES:
-            f.seek(0)
-            total = count_lines(f)
+    if common.looks_binary(f.read(common.BINARY_SNIFF_BYTES)):
+        raise common.binary_refusal(given)
+    total: int | None = None
+    if st.st_size <= COUNT_LINES_MAX_BYTES:
         f.seek(0)
-        passed = skip_lines(f, args.offset - 1)
-        if passed < args.offset - 1 or (args.offset > 1 and _at_eof(f)):
-            lines = passed if passed < args.offset - 1 else args.offset - 1
-            raise ToolFailure(
-                Kind.INVALID_ARGS,
-                f"offset {args.offset} is past the end of {given}: it has {lines} lines",
-            )
-        page = _read_page(f, args.offset, args.limit, given)
+        total = count_lines(f)
+    f.seek(0)
+    passed = skip_lines(f, args.offset - 1)
+    if passed < args.offset - 1 or (args.offset > 1 and _at_eof(f)):
+        lines = passed if passed < args.offset - 1 else args.offset - 1
+        raise ToolFailure(
+            Kind.INVALID_ARGS,
+            f"offset {args.offset} is past the end of {given}: it has {lines} lines",
+        )
+    page = _read_page(f, args.offset, args.limit, given)
     if page.eof_line is not None:
         total = page.eof_line
     return _result(shown, args.offset, page, total, st.st_size)
@@ -230,7 +257,7 @@ def _result(shown: str, offset: int, page: _Page, total: int | None, size: int) 
 
 
 async def read_file(ctx: ToolContext, args: ReadFileArgs) -> dict[str, Any]:
-    resolved = common.resolve(ctx, args.path)
-    shown = common.shown_path(ctx, resolved)
-    work = functools.partial(_read_sync, resolved, args, shown)
+    target = common.resolve(ctx, args.path)
+    shown = common.shown_path(ctx, target.resolved)
+    work = functools.partial(_read_sync, target, args, shown)
     return await anyio.to_thread.run_sync(work)

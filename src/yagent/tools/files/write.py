@@ -3,8 +3,10 @@
 Contract:
 - The content is written as UTF-8, byte for byte as given: no line-ending conversion, no added
   final newline. Missing parent directories are created.
-- The write is atomic (temporary file beside the target, fsync, `os.replace`): a reader sees the
-  old file or the new one, never a mix. Overwriting keeps the file's permission bits; nothing
+- The write is atomic (temporary file beside the target, fsync, rename — all inside the judged
+  directory's descriptor, `files.judged`): a reader sees the old file or the new one, never a
+  mix, and a path whose directories turned into symbolic links after the check is a CONFLICT
+  failure with nothing written. Overwriting keeps the file's permission bits; nothing
   else of the old file is kept.
 - The receipt says how many bytes were written and whether the file was created or overwritten.
 - Refused: content over `MAX_WRITE_BYTES` (TOO_LARGE), a path that is a directory, a parent path
@@ -14,29 +16,33 @@ Contract:
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
 
+from yagent.kernel.beneath import SymlinkMetError
 from yagent.kernel.toolfail import Kind, ToolFailure
 from yagent.tools.adapter import ToolContext
-from yagent.tools.files import common
+from yagent.tools.atomicfile import atomic_write_at
+from yagent.tools.files import common, judged
+from yagent.tools.files.judged import Judged
 from yagent.toolspec.params import WriteFileArgs
 
 MAX_WRITE_BYTES = 10 * 1024 * 1024
 
 
-def _write_sync(resolved: Path, given: str, shown: str, data: bytes) -> dict[str, Any]:
-    if resolved.is_dir():
-        raise ToolFailure(Kind.INVALID_ARGS, f"{given} is a directory; give a file path")
+def _write_sync(target: Judged, given: str, shown: str, data: bytes) -> dict[str, Any]:
     try:
-        resolved.parent.mkdir(parents=True, exist_ok=True)
-    except (FileExistsError, NotADirectoryError):
+        with judged.parent(target, make=True) as (dir_fd, name):
+            created = atomic_write_at(dir_fd, name, data)
+    except IsADirectoryError:
+        raise ToolFailure(Kind.INVALID_ARGS, f"{given} is a directory; give a file path") from None
+    except NotADirectoryError:
         raise ToolFailure(
             Kind.INVALID_ARGS, f"cannot create {given}: a parent of it is a file, not a directory"
         ) from None
-    created = common.atomic_write(resolved, data)
+    except SymlinkMetError as exc:
+        raise judged.changed(given, exc, "nothing was written") from None
     return {
         "path": shown,
         "bytes_written": len(data),
@@ -54,7 +60,7 @@ async def write_file(ctx: ToolContext, args: WriteFileArgs) -> dict[str, Any]:
             f"content is {len(data)} bytes, over the write limit of {MAX_WRITE_BYTES} bytes; "
             "write the file in parts (write_file, then search_replace_in_file or run_bash)",
         )
-    resolved = common.resolve(ctx, args.path)
-    shown = common.shown_path(ctx, resolved)
-    work = functools.partial(_write_sync, resolved, args.path, shown, data)
+    target = common.resolve(ctx, args.path)
+    shown = common.shown_path(ctx, target.resolved)
+    work = functools.partial(_write_sync, target, args.path, shown, data)
     return await anyio.to_thread.run_sync(work)
