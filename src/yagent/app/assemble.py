@@ -90,6 +90,12 @@ class App:
         self.live: dict[str, tuple[Message, ...]] = {}  # compacted history of finished runs
         self.markers: dict[str, str] = {}  # each session's reminder band marker (memory only)
 
+    async def end_jobs(self) -> str | None:
+        """End the session's background jobs (or keep them, `[sandbox] keep_background`); the
+        notice naming them, None when there were none."""
+        session = self.safety.commands.session
+        return None if session is None else await session.close()
+
     # -- per agent ----------------------------------------------------------------------------
     def agent(self, name: str) -> AgentDef:
         retries = self.config.llm.step_retries
@@ -271,6 +277,8 @@ async def open_app(
                         await stack.enter_async_context(app.safety.egress_proxy)
                     yield app
             finally:
+                if (session := app.safety.commands.session) is not None:
+                    session.close_now()  # a host that did not end_jobs: nothing outlives the app
                 app.durable.close()
                 if app.otel_sink is not None:
                     app.otel_sink.shutdown()

@@ -164,9 +164,11 @@ class ShellSettings(Strict):
 
 class SandboxSettings(Strict):
     """`allow_hosts`: the hosts a sandboxed command may reach through yagent's egress proxy
-    (grammar in `tools.egresshosts`); empty keeps the sandbox's network cut."""
+    (grammar in `tools.egresshosts`); empty keeps the sandbox's network cut. `keep_background`:
+    background jobs keep running after the session ends (default: stopped, with a notice)."""
 
     allow_hosts: list[str] = Field(default_factory=list)
+    keep_background: bool = False
 
     @field_validator("allow_hosts")
     @classmethod

@@ -10,7 +10,9 @@ unreadable rules file, a configuration loaded for another workspace — is a `Co
 it: the app does not start on a rule set it could not check. A non-empty `[sandbox] allow_hosts`
 turns a sandboxed preset's egress into PROXY (the allow-list, the sandbox's own loopback
 bypassed) and builds the egress proxy the app serves for its lifetime; empty keeps the preset as
-shipped (network cut). `for_log` / `for_display` are the pii passes for event payloads.
+shipped (network cut). `[sandbox] keep_background` leaves the session sandbox's background jobs
+running when the app closes (`tools.jobs`). `for_log` / `for_display` are the pii passes for
+event payloads.
 """
 
 from __future__ import annotations
@@ -70,7 +72,10 @@ def build(config: Config, workspace: Path) -> Safety:
     settings = config.pii
     store = pii.PolicyStore(outbound.policy_of(settings.model, settings.log, settings.display))
     chosen, proxy = with_egress(chosen, config.sandbox.allow_hosts)
-    gate = CommandGate(policy, chosen, workspace, rules=rules, egress_proxy=proxy)
+    keep = config.sandbox.keep_background
+    gate = CommandGate(
+        policy, chosen, workspace, rules=rules, egress_proxy=proxy, keep_background=keep
+    )
     return Safety(chosen, gate, store, proxy)
 
 

@@ -165,7 +165,13 @@ async def cli_app(
         engine=engine,
     ) as app:
         start_notices(app, renderer)
-        yield app
+        try:
+            yield app
+        finally:
+            with anyio.CancelScope(shield=True):
+                ended = await app.end_jobs()
+            if ended:
+                renderer.notice(ended)
 
 
 async def run_once(

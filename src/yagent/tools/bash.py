@@ -7,8 +7,18 @@ repeated beside the text. Background runs log to the session's state directory.
 Where it runs is the command gate's word (`CommandGate.confinement`, the provider the judgement
 picked): inside bubblewrap under a namespaces preset — foreground and background alike, so
 `is_background` is no way out of the sandbox — or on the host. A foreground payload is the same in
-and out of the sandbox (recorded sessions replay identically); a sandboxed background run's text
-says what the sandbox means for it. A surface without a command gate runs on the host.
+and out of the sandbox (recorded sessions replay identically) apart from the jobs view; a
+sandboxed background run's text says what the sandbox means for it. A surface without a command
+gate runs on the host.
+
+With a session sandbox (`tools.jobs`: bubblewrap over the whole workspace, no egress proxy), every
+command runs in that one sandbox: `is_background` starts a job there, and a foreground line that
+leaves processes running (`cmd &`, `nohup cmd &`) turns them into a job instead of losing them.
+Jobs keep running across calls — a server a job started is reachable from later commands on the
+sandbox's loopback — and every result after one exists ends with a short `jobs` view (text and
+payload "jobs"). `list_jobs` lists them with their last output lines; `stop_job` stops one.
+Without a session sandbox (host presets, an egress proxy, a worker confined to areas) a background
+run is a process of its own as before, and list_jobs says so.
 
 Behind the egress proxy (`[sandbox] allow_hosts`), a foreground run gets its own tag
 (`egressproxy.watch`): when the proxy decided anything for it, the text ends with one
@@ -25,10 +35,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from yagent.kernel import toolfail
 from yagent.tools import egressproxy, shell
 from yagent.tools.adapter import ToolContext
 from yagent.tools.commands import Confinement
 from yagent.tools.egresslog import Report
+from yagent.tools.jobs import JobError, SessionSandbox, jobs_view
 from yagent.toolspec import params as p
 
 SANDBOXED_BACKGROUND_NOTE = (
@@ -55,6 +67,11 @@ async def _confinement(ctx: ToolContext) -> Confinement | None:
 
 async def run_bash(ctx: ToolContext, args: p.RunBashArgs) -> dict[str, Any]:
     where = await _confinement(ctx)
+    if where is not None and where.session is not None:
+        try:
+            return await _in_session(ctx, args, where.session, where.env or {})
+        except JobError as exc:
+            raise toolfail.ToolFailure(toolfail.Kind.INTERNAL, str(exc)) from exc
     launcher = where.launcher if where is not None else None
     env = where.env if where is not None else None
     if args.is_background:
@@ -92,3 +109,87 @@ def _tell(ctx: ToolContext, payload: dict[str, Any], report: Report | None) -> N
     if callable(publish):
         event = {"delegation_id": ctx.delegation_id, "call_id": ctx.extras.get("call_id", "")}
         publish("egress", {**event, "name": "run_bash", **payload["egress"]})
+
+
+JOB_STARTED = (
+    "started in the background as job {id}: pid {pid} in the session sandbox; output goes to "
+    "{log}. It keeps running across calls in the same sandbox (later commands reach its ports "
+    "on 127.0.0.1 and its pids); list_jobs shows it with its last output lines, stop_job stops "
+    "it, and it is stopped when the session ends."
+)
+
+
+async def _in_session(
+    ctx: ToolContext, args: p.RunBashArgs, session: SessionSandbox, env: dict[str, str] | Any
+) -> dict[str, Any]:
+    if args.is_background:
+        job = await session.start_job(
+            args.command,
+            ["bash", "-c", args.command],
+            cwd=ctx.workspace,
+            env=env,
+            log=_log_path(ctx),
+        )
+        text = JOB_STARTED.format(id=job.id, pid=job.pid, log=job.log)
+        payload: dict[str, Any] = {"job": job.id, "pid": job.pid, "log_path": job.log}
+        payload["text"] = text
+    else:
+        result = await shell.run_foreground(
+            args.command,
+            cwd=ctx.workspace,
+            timeout=args.timeout,
+            env=env,
+            launcher=session.launcher(_log_path(ctx)),
+        )
+        payload = result.to_payload()
+        payload.pop("output", None)
+    jobs = await session.jobs()
+    if jobs:
+        payload["jobs"] = [job.line() for job in jobs]
+        text = payload["text"]
+        payload["text"] = text + ("" if text.endswith("\n") else "\n") + jobs_view(jobs)
+    return payload
+
+
+def _session(ctx: ToolContext) -> SessionSandbox | None:
+    gate = ctx.surface.options.commands
+    return None if gate is None else gate.session
+
+
+NO_SESSION = (
+    "no background jobs: no session sandbox is running here (none started yet, or commands run "
+    "on the host, behind the egress proxy, or confined to a worker's areas, where a background "
+    "run is a process of its own: stop it with `kill -TERM -<pgid>`)"
+)
+
+
+async def list_jobs(ctx: ToolContext, args: p.ListJobsArgs) -> dict[str, Any]:
+    session = _session(ctx)
+    try:
+        jobs = [] if session is None else await session.jobs()
+    except JobError as exc:
+        raise toolfail.ToolFailure(toolfail.Kind.INTERNAL, str(exc)) from exc
+    if not jobs:
+        text = "no background jobs in this session" if session is not None else NO_SESSION
+        return {"jobs": [], "text": text}
+    blocks = []
+    for job in jobs:
+        lines = [job.line(), f"  log: {job.log}"]
+        lines += [f"  | {line}" for line in job.tail] or ["  (no output yet)"]
+        blocks.append("\n".join(lines))
+    return {"jobs": [job.to_payload() for job in jobs], "text": "\n".join(blocks)}
+
+
+async def stop_job(ctx: ToolContext, args: p.StopJobArgs) -> dict[str, Any]:
+    session = _session(ctx)
+    if session is None or not session.started:
+        raise toolfail.ToolFailure(toolfail.Kind.NOT_FOUND, f"no job {args.id}: {NO_SESSION}")
+    try:
+        job, killed = await session.stop(args.id)
+    except JobError as exc:
+        raise toolfail.ToolFailure(toolfail.Kind.NOT_FOUND, str(exc)) from exc
+    how = f"; SIGKILL was needed for pids {', '.join(map(str, killed))}" if killed else ""
+    text = f"stopped {job.line()}{how}"
+    if job.tail:
+        text += "\nlast output:\n" + "\n".join(f"  | {line}" for line in job.tail)
+    return {"job": job.to_payload(), "killed": list(killed), "text": text}

@@ -51,6 +51,7 @@ from yagent.kernel.gatecheck import Action, Judgement
 from yagent.kernel.preset import Preset
 from yagent.tools import egressproxy
 from yagent.tools.guard import PROTECTED_PATHS
+from yagent.tools.jobs import SessionSandbox
 from yagent.tools.shellrules import RuleFile, ShellRulesError, remembered_rule
 
 STAGE = "command_policy"
@@ -95,6 +96,9 @@ class Confinement:
     level: sandbox.Level
     launcher: Launcher | None
     env: Mapping[str, str] | None
+    session: SessionSandbox | None = None
+    """The session's long-lived sandbox (its commands and background jobs run there), when the
+    gate keeps one: bubblewrap, the whole workspace, no egress proxy in between."""
 
     @property
     def sandboxed(self) -> bool:
@@ -129,8 +133,10 @@ class CommandGate:
         providers: ProviderFactory | None = None,
         areas: Sequence[str] | None = None,
         egress_proxy: egressproxy.EgressProxy | None = None,
+        keep_background: bool = False,
     ) -> None:
         self._policy = policy
+        self.keep_background = keep_background
         self.egress_proxy = egress_proxy
         self.preset = preset
         self.workspace = workspace
@@ -140,6 +146,7 @@ class CommandGate:
         self._registry: sandbox.Registry | None = None
         self._unavailable = ""
         self._lock = anyio.Lock()
+        self.session: SessionSandbox | None = None
 
     @property
     def policy(self) -> cmdpolicy.Policy:
@@ -213,6 +220,13 @@ class CommandGate:
                     )
                 except egressproxy.ProxyError as exc:
                     raise toolfail.ToolFailure(toolfail.Kind.PERMISSION, str(exc)) from exc
+                return Confinement(provider.name, provider.level, launcher, env)
+            if self.areas is None:  # the whole workspace: the session's one sandbox
+                if self.session is None:
+                    self.session = SessionSandbox(
+                        launcher, env, self.workspace, keep=self.keep_background
+                    )
+                return Confinement(provider.name, provider.level, launcher, env, self.session)
             return Confinement(provider.name, provider.level, launcher, env)
         if provider.level >= sandbox.Level.NAMESPACES:  # a sandbox yagent cannot launch into
             raise toolfail.ToolFailure(
@@ -246,7 +260,7 @@ class CommandGate:
             bwrap = sandbox.BwrapProvider(
                 self.workspace,
                 protected=PROTECTED,
-                readable=(*masked_tool_paths(), *(egressproxy.bridge_paths() if proxy else ())),
+                readable=(*masked_tool_paths(), *egressproxy.bridge_paths()),
                 proxy_dir=proxy.directory if proxy is not None else None,
                 **self._areas(),
             )

@@ -20,6 +20,8 @@ _BUILTIN: Mapping[str, Executor] = {
     "list_dir": files.list_dir,
     "print_dir_tree": files.print_dir_tree,
     "run_bash": bash.run_bash,
+    "list_jobs": bash.list_jobs,
+    "stop_job": bash.stop_job,
     "search": search.search,
     "find_definitions": find_definitions,
     "find_references": find_references,

@@ -117,6 +117,26 @@ BUILTIN: tuple[Spec, ...] = (
         own_timeout=_bash_timeout,
     ),
     make_spec(
+        "list_jobs",
+        "List this session's background jobs (started with is_background, or left running by a "
+        "command line ending in `&`): id, pid, command, state, exit code, log file and last "
+        "output lines.",
+        p.ListJobsArgs,
+        Effect.READ,
+        Tier.WARM,
+        brief="List background jobs.",
+    ),
+    make_spec(
+        "stop_job",
+        "Stop a background job: SIGTERM to all its processes, SIGKILL to what is left after a "
+        "short grace. Returns its final state and last output lines.",
+        p.StopJobArgs,
+        Effect.EXEC,
+        Tier.WARM,
+        serial=True,
+        brief="Stop a background job.",
+    ),
+    make_spec(
         "search",
         "Search file contents with a regular expression (ripgrep), respecting .gitignore. "
         "Returns matching lines with paths and line numbers, capped at max_results.",

@@ -54,7 +54,8 @@ class RunBashArgs(Args):
     )
     is_background: bool = Field(
         False,
-        description="Run detached (servers, watchers); returns at once with a log file path.",
+        description="Run as a background job (servers, watchers): returns at once with the job's "
+        "id, pid and log; it keeps running across calls (list_jobs, stop_job).",
     )
     timeout: float | None = Field(
         None,
@@ -62,6 +63,14 @@ class RunBashArgs(Args):
         description=f"Seconds before the whole process group is killed (default "
         f"{RUN_BASH_TIMEOUT:g}).",
     )
+
+
+class ListJobsArgs(Args):
+    pass
+
+
+class StopJobArgs(Args):
+    id: int = Field(ge=1, description="The job's id, as run_bash or list_jobs gave it.")
 
 
 class SearchArgs(Args):

@@ -49,10 +49,13 @@ class Profile:
 
 _READ = frozenset({Effect.READ, Effect.COGNITIVE})
 _FLOW = frozenset({Effect.FLOW, Effect.META})
+# Background jobs belong to the agents that run commands (EXEC); listing them is read-only but
+# means nothing to the others.
+_JOBS = frozenset({"list_jobs"})
 
 CODING = Profile("coding", _READ | _FLOW | {Effect.WRITE, Effect.EXEC}, external=True)
 # Repo stays read-only: a program can only reach the tools the profile grants anyway.
-REPO = Profile("repo", _READ | _FLOW, names=frozenset({"run_program"}), external=True)
+REPO = Profile("repo", _READ | _FLOW, names=frozenset({"run_program"}), deny=_JOBS, external=True)
 CHAT = Profile(
     "chat",
     frozenset({Effect.COGNITIVE}) | _FLOW,
@@ -61,9 +64,9 @@ CHAT = Profile(
 DEVOPS = Profile(
     "devops", _READ | _FLOW | {Effect.WRITE, Effect.EXEC, Effect.NETWORK}, external=True
 )
-BROWSER = Profile("browser", _READ | _FLOW | {Effect.BROWSER, Effect.NETWORK})
-DIRECTOR = Profile("director", _READ | _FLOW)
-META = Profile("meta", _READ | _FLOW)
+BROWSER = Profile("browser", _READ | _FLOW | {Effect.BROWSER, Effect.NETWORK}, deny=_JOBS)
+DIRECTOR = Profile("director", _READ | _FLOW, deny=_JOBS)
+META = Profile("meta", _READ | _FLOW, deny=_JOBS)
 
 PROFILES: dict[str, Profile] = {
     p.name: p for p in (CODING, REPO, CHAT, DEVOPS, BROWSER, DIRECTOR, META)

@@ -1,0 +1,338 @@
+"""The session sandbox: one long-lived bubblewrap sandbox per app, where background jobs live.
+
+Guarantees:
+- `SessionSandbox` starts, on first use, ONE sandbox through the provider's own launcher (the
+  same `BwrapProvider.command` argv a one-shot command gets — same mounts, network, protected
+  paths, capabilities, and whatever limits the provider applies), running the supervisor
+  (`tools.jobhost serve`). Every command of the session runs in it, foreground and background
+  alike, so they share one network namespace (a job's port on the sandbox's loopback is
+  reachable from later commands) and one pid namespace (its pids mean the same to later
+  commands). The supervisor's socket lies in a private 0700 host directory under `/run/user/<uid>`
+  or `/tmp`, both masked inside every sandbox: no sandboxed program can reach it.
+- A foreground command runs through `launcher(log)`: a small host process (`jobhost enter`) the
+  shell engine spawns, times out and kills as before; killing it kills the command's whole run
+  inside the sandbox. A command that exits leaving processes running (`cmd &`, `nohup cmd &`,
+  `setsid cmd &`) turns them into a job whose output goes to `log` (bounded: `jobhost.LOG_CAP`).
+  `start_job` starts an `is_background` command as a job straight away.
+- `jobs()` lists every job (id, pid inside the sandbox, command, running or not, exit code when
+  known, last `TAIL_LINES` lines of its log); `stop(id)` sends SIGTERM to the job's processes and
+  SIGKILL to what is left after the supervisor's grace.
+- `close()` ends the sandbox — and with it every job — and returns a notice naming the
+  jobs it stopped; with `keep` (`[sandbox] keep_background`) leaves it running and the notice names
+  the jobs kept, their pids and the host pid that ends them all. The sandbox is started with
+  `--die-with-parent` towards yagent itself unless keep is asked, so a crash does not leave it
+  behind either; with keep, a `setsid -w` holder is its parent instead.
+Refuses: a supervisor that cannot be reached is a `JobError` (run_bash reports it; nothing falls
+back to running outside the sandbox). Leaves to the host: where logs live and when to close.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+
+from yagent.tools import jobhost
+from yagent.tools.egressproxy import runtime_base
+
+TAIL_LINES = 5
+TAIL_BYTES = 4096
+VIEW_LINES = 5
+"""Jobs shown in a run_bash result's jobs view; list_jobs shows them all."""
+SOCKET_NAME = "jobs.sock"
+JOBHOST = str(Path(jobhost.__file__).resolve())
+REPLY_TIMEOUT = 30.0
+
+Wrap = Callable[[Sequence[str]], list[str]]
+
+
+_LIVE: weakref.WeakSet[SessionSandbox] = weakref.WeakSet()
+
+
+def close_all_now() -> int:
+    """Kill every session sandbox of this process not kept (`close_now`): for a host ending
+    abruptly, or a test harness between tests. Returns how many were running."""
+    live = [s for s in list(_LIVE) if s.started and not s.keep]
+    for session in live:
+        session.close_now()
+    return len(live)
+
+
+class JobError(Exception):
+    """The session sandbox could not be started or reached, or refused a request."""
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One background job as the supervisor and its log tell it."""
+
+    id: int
+    command: str
+    pid: int
+    pids: tuple[int, ...]
+    running: bool
+    exit_code: int | None
+    stopped: bool
+    log: str
+    tail: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, view: Mapping[str, Any]) -> Job:
+        log = str(view.get("log") or "")
+        code = view.get("exit_code")
+        return cls(
+            id=int(view["id"]),
+            command=str(view.get("command", "")),
+            pid=int(view.get("pid", 0)),
+            pids=tuple(int(p) for p in view.get("pids", ())),
+            running=bool(view.get("running")),
+            exit_code=None if code is None else int(code),
+            stopped=bool(view.get("stopped")),
+            log=log,
+            tail=_tail(log),
+        )
+
+    @property
+    def state(self) -> str:
+        if self.running:
+            return "running"
+        if self.stopped:
+            return "stopped"
+        return "exited" if self.exit_code is None else f"exited with code {self.exit_code}"
+
+    def line(self) -> str:
+        return f"job {self.id} [{self.state}] pid {self.pid}: {_short(self.command)}"
+
+    def to_payload(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "command": self.command,
+            "pid": self.pid,
+            "pids": list(self.pids),
+            "state": self.state,
+            "running": self.running,
+            "exit_code": self.exit_code,
+            "log": self.log,
+            "last_lines": list(self.tail),
+        }
+
+
+def jobs_view(jobs: Sequence[Job]) -> str:
+    """The short `jobs` block appended to a run_bash result (empty when there are none)."""
+    if not jobs:
+        return ""
+    shown = [f"  {job.line()}" for job in jobs[-VIEW_LINES:]]
+    more = len(jobs) - len(shown)
+    head = "jobs (background, in the session sandbox; pids are the sandbox's):"
+    tail = [f"  … and {more} older (list_jobs shows all)"] if more > 0 else []
+    return "\n".join([head, *tail, *shown])
+
+
+class SessionSandbox:
+    """The app's long-lived sandbox and the jobs running in it (see the module contract)."""
+
+    def __init__(
+        self, wrap: Wrap, env: Mapping[str, str], workspace: Path, *, keep: bool = False
+    ) -> None:
+        self._wrap = wrap
+        self._env = dict(env)
+        self._workspace = workspace
+        self._directory: Path | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+        self._closed = False
+        self.keep = keep
+        _LIVE.add(self)
+
+    @property
+    def socket_path(self) -> Path:
+        if self._directory is None:
+            raise JobError("the session sandbox is not started")
+        return self._directory / SOCKET_NAME
+
+    @property
+    def started(self) -> bool:
+        return self._process is not None
+
+    def start(self) -> None:
+        """Start the sandbox unless it runs. Call it from the event loop's thread: bwrap's
+        `--die-with-parent` follows the thread that forked it, which must outlive the session."""
+        if self._closed:
+            raise JobError("the session sandbox was closed")
+        if self._process is not None:
+            if self._process.poll() is None:
+                return
+            raise JobError(f"the session sandbox exited (code {self._process.returncode})")
+        directory = Path(tempfile.mkdtemp(prefix="yagent-jobs-", dir=runtime_base()))
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            listener.bind(str(directory / SOCKET_NAME))
+            listener.listen(64)
+            fd = listener.fileno()
+            serve = [sys.executable, "-I", JOBHOST, "serve", "--fd", str(fd)]
+            argv = self._wrap(serve)
+            if self.keep:  # its parent is a holder that outlives yagent, not yagent's thread
+                argv = ["setsid", "-w", *argv]
+            self._process = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                cwd=self._workspace,
+                env=self._env,
+                pass_fds=(fd,),
+                start_new_session=True,
+            )
+        except OSError as exc:
+            shutil.rmtree(directory, ignore_errors=True)
+            raise JobError(f"could not start the session sandbox: {exc}") from exc
+        finally:
+            listener.close()  # the supervisor holds its own copy
+        self._directory = directory
+
+    def launcher(self, log: Path) -> Wrap:
+        """How the shell engine runs one foreground `argv` in this sandbox; a job it leaves
+        behind logs to `log`."""
+        self.start()
+        log.parent.mkdir(parents=True, exist_ok=True)
+        prefix = [sys.executable, "-I", JOBHOST, "enter", "--socket", str(self.socket_path)]
+        prefix += ["--log", str(log), "--"]
+        return lambda argv: [*prefix, *argv]
+
+    async def start_job(
+        self, command: str, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], log: Path
+    ) -> Job:
+        """Start `argv` as a job (output to `log`) and return it at once."""
+        self.start()
+        log.parent.mkdir(parents=True, exist_ok=True)
+        message = {"op": "run", "job": True, "argv": list(argv), "env": dict(env)}
+        message |= {"cwd": str(cwd), "command": command, "log": str(log)}
+        stdin = os.open(os.devnull, os.O_RDONLY)
+        out = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            reply = await self._ask(message, [stdin, out])
+        finally:
+            os.close(stdin)
+            os.close(out)
+        job_id = int(reply["job"])
+        for job in await self.jobs():
+            if job.id == job_id:
+                return job
+        raise JobError(f"job {job_id} started but is not listed")
+
+    async def jobs(self) -> list[Job]:
+        """Every job of the session, oldest first (none before the sandbox started)."""
+        if self._process is None or self._closed:
+            return []
+        reply = await self._ask({"op": "list"})
+        return [Job.of(view) for view in reply.get("jobs", ())]
+
+    async def stop(self, job_id: int) -> tuple[Job, tuple[int, ...]]:
+        """Stop job `job_id`; returns it and the pids that needed SIGKILL."""
+        if self._process is None:
+            raise JobError(f"no job {job_id}: no background job was started in this session")
+        reply = await self._ask({"op": "stop", "id": job_id})
+        return Job.of(reply["job"]), tuple(int(p) for p in reply.get("killed", ()))
+
+    async def close(self) -> str | None:
+        """End the session (see the module contract); the notice, or None with no jobs."""
+        if self._closed or self._process is None:
+            self._closed = True
+            return None
+        keep = self.keep
+        try:
+            running = [job for job in await self.jobs() if job.running]
+        except JobError as exc:
+            running, keep = [], False
+            failure = f"; its jobs could not be listed: {exc}"
+        else:
+            failure = ""
+        self._closed = True
+        process = self._process
+        if keep and running:
+            names = "; ".join(f"{job.line()} (log {job.log})" for job in running)
+            return (
+                f"kept {len(running)} background job(s) running after the session "
+                f"([sandbox] keep_background): {names}; they live in a sandbox that "
+                f"`kill {process.pid}` ends"
+            )
+        await anyio.to_thread.run_sync(self._kill, process)
+        if self._directory is not None:
+            shutil.rmtree(self._directory, ignore_errors=True)
+        if not running:
+            return f"session sandbox ended{failure}" if failure else None
+        names = "; ".join(job.line().replace("[running] ", "") for job in running)
+        return f"stopped {len(running)} background job(s) at session end: {names}"
+
+    def close_now(self) -> None:
+        """Kill the sandbox without asking it anything (an app closing on an error)."""
+        if self._process is not None and not self._closed and not self.keep:
+            self._closed = True
+            self._kill(self._process)
+            if self._directory is not None:
+                shutil.rmtree(self._directory, ignore_errors=True)
+
+    @staticmethod
+    def _kill(process: subprocess.Popen[bytes]) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)  # bwrap; the pid namespace dies with it
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=REPLY_TIMEOUT)
+
+    async def _ask(self, message: dict[str, Any], fds: list[int] | None = None) -> dict[str, Any]:
+        path = str(self.socket_path)
+        reply = await anyio.to_thread.run_sync(_round_trip, path, message, fds)
+        if "error" in reply:
+            raise JobError(str(reply["error"]))
+        return reply
+
+
+def _round_trip(path: str, message: dict[str, Any], fds: list[int] | None) -> dict[str, Any]:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(REPLY_TIMEOUT)
+        try:
+            sock.connect(path)
+        except OSError as exc:
+            raise JobError(f"the session sandbox cannot be reached: {exc}") from exc
+        try:
+            jobhost.send(sock, message, fds)
+            reply = jobhost.Reader(sock).next()
+        except (OSError, ValueError) as exc:
+            raise JobError(f"the session sandbox did not answer: {exc}") from exc
+    if reply is None:
+        raise JobError("the session sandbox hung up without an answer")
+    return reply
+
+
+def _tail(log: str) -> tuple[str, ...]:
+    if not log:
+        return ()
+    try:
+        with open(log, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - TAIL_BYTES))
+            data = f.read()
+    except OSError:
+        return ()
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    if size > TAIL_BYTES and lines:
+        lines = lines[1:]  # the first may be cut
+    return tuple(lines[-TAIL_LINES:])
+
+
+def _short(command: str, limit: int = 80) -> str:
+    flat = " ".join(command.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
