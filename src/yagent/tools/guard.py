@@ -11,10 +11,12 @@ Contract:
   ring judges — and the executor then uses — the same resolved path, however the disk changes
   meanwhile. The executor walks that path by descriptors without following links
   (`tools.files.judged`), so a later change is an error, never a second resolution.
-- The shell has no blacklist. Defence is: the model's own danger flag, plus any absolute-path token
-  (also `~`, `--opt=/path`, redirect targets) outside the workspace needs authorization, except the
-  one `SAFE_SYSTEM_PATHS` allow-list below; `/` itself is always dangerous. A command line that
-  cannot be tokenised needs authorization.
+- The shell has no blacklist. Defence is: the model's own danger flag, plus every path the
+  command line names outside the workspace needs authorization (`shellpaths`: words read on the
+  bash AST after static expansion, relative paths against the command's working directory,
+  `--opt=PATH`, redirect targets, globs; a word only run time knows may be any path), except
+  the one `SAFE_SYSTEM_PATHS` allow-list below; `/` itself is always dangerous. A command line
+  that cannot be read needs authorization.
 - The only enforcement is "ask the person": the guard returns a reason, never a hard refusal.
   Standing permissions skip the question: session (per tool, or all), project (persisted
   `authorized_projects`), YOLO (`-y`: everything, including paths outside the workspace) —
@@ -28,13 +30,13 @@ from __future__ import annotations
 import contextlib
 import enum
 import os
-import shlex
 from collections.abc import Iterable, Iterator, Mapping
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
 from yagent.tools.settings import Settings, SettingsError
+from yagent.tools.shellpaths import outside_reasons
 from yagent.toolspec import Effect, Spec
 
 # The one allow-list of system paths a command may name without asking. `/` is never safe.
@@ -88,23 +90,6 @@ def is_safe_system_path(resolved: str) -> bool:
     if resolved == "/":
         return False
     return any(_under(resolved, safe) for safe in SAFE_SYSTEM_PATHS)
-
-
-def _path_tokens(command: str) -> list[str] | None:
-    """Absolute or home-relative path tokens of a command line; None when it cannot be tokenised."""
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|<>()")
-    lexer.whitespace_split = True
-    try:
-        tokens = list(lexer)
-    except ValueError:
-        return None
-    out: list[str] = []
-    for token in tokens:
-        candidates = [token]
-        if "=" in token:
-            candidates.append(token.split("=", 1)[1])
-        out.extend(cand for cand in candidates if cand.startswith(("/", "~")))
-    return out
 
 
 class WorkspaceGuard:
@@ -206,16 +191,7 @@ class WorkspaceGuard:
             reasons.append("the model marked this command as dangerous")
         command = args.get(spec.command_arg) if spec.command_arg else None
         if isinstance(command, str):
-            tokens = _path_tokens(command)
-            if tokens is None:
-                reasons.append("the command line cannot be tokenised (unclosed quote?)")
-            else:
-                for token in tokens:
-                    resolved = self.resolve(token)
-                    if resolved == "/":
-                        reasons.append("the command names the filesystem root /")
-                    elif not self.in_workspace(token) and not is_safe_system_path(resolved):
-                        reasons.append(f"the command names {token} outside the workspace")
+            reasons.extend(outside_reasons(command, self.workspace, SAFE_SYSTEM_PATHS))
         elif spec.command_arg and command is not None:
             reasons.append(f"{spec.command_arg} is not a string")
         return "; ".join(dict.fromkeys(reasons)) or None

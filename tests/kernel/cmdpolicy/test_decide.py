@@ -100,9 +100,10 @@ def test_write_redirections(policy: Policy, line: str, wrote: bool) -> None:
         "echo ${X:-$(ls)}",
         "$CMD",
         "${CMD} -l",
-        "$'\\x6c\\x73'",
+        "$'\\x6c\\x73\\0'",
+        '$"ls"',
         "l* -la",
-        "l{s,} -la",
+        "l{s,{x,}} -la",
         "eval ls",
         "cat <<EOF | sh\nls\nEOF",
     ],
@@ -111,6 +112,27 @@ def test_dynamic_code_floors_at_prompt(policy: Policy, line: str) -> None:
     verdict = decide_command(policy, line)
     assert verdict.dynamic
     assert verdict.decision is P
+
+
+@pytest.mark.parametrize(
+    ("line", "argv"),
+    [
+        ("$'\\x6c\\x73' -la", ("ls", "-la")),
+        ("$'ls'", ("ls",)),
+        ("l''s", ("ls",)),
+        ('"ls" src', ("ls", "src")),
+        ("l{s,} -la", ("ls", "l", "-la")),
+        ("ls {a..c}", ("ls", "a", "b", "c")),
+        ("ls x{01..02}", ("ls", "x01", "x02")),
+    ],
+)
+def test_static_after_quote_removal_and_braces(
+    policy: Policy, line: str, argv: tuple[str, ...]
+) -> None:
+    verdict = decide_command(policy, line)
+    assert verdict.allowed, verdict.explain()
+    assert [c.argv for c in verdict.commands] == [argv]
+    assert all(c.exact for c in verdict.commands)
 
 
 def test_variables_as_arguments_are_not_dynamic(policy: Policy) -> None:

@@ -95,6 +95,8 @@ REGRESSIONS = [
     "ll `\\\\tt -y`",  # backtick bodies are un-escaped before parsing
     "tt\r x",  # bash keeps a bare CR in the word: it runs `tt\r`
     "ll x\r",
+    "ll '-'\\y",  # quoted and escaped parts touching: one word to bash, two to the grammar
+    'll "-"\\y',
 ]
 
 
@@ -104,11 +106,15 @@ def test_regression_lines_are_sound(line: str) -> None:
     assert_sound(line)
 
 
-_WORDS = ["aa", "ll", "\\tt", "'ss'", '"uu"', "v''v", "m\\ m", "$U", "t\\\nt", "g{g,}", "cc*"]
+_WORDS = [
+    "aa", "ll", "\\tt", "'ss'", '"uu"', "v''v", "m\\ m", "$U", "t\\\nt", "g{g,}", "cc*",
+    "$'tt'", "$'\\x74t'", "$'t\\164'", "$'\\u0074t'", "$'t\\0t'", "{t,a}t", "t{t..t}",
+    "'l'\\l",
+]  # fmt: skip
 _ARGS = [
     "x", "-y", "'-y'", "\\-y", '"$V"', "$V", "\\;", "'&&'", "#c", "a=b", "\\\n", "\\\n-y",
     '"a\nb"', "$(ll -y)", "`tt -y`", "<(ss -y)", "\\\\", "$'\\n'", "{a,b}", "2>&1", ">/dev/null",
-    "\r", "1",
+    "\r", "1", "$'-y'", "$'\\x2dy'", "{-y,x}", "{x,-y}", "-{y,}", "'-'\\y", "{x..z}",
 ]  # fmt: skip
 _SEPARATORS = [";", "&&", "||", "|", "&", "\n", " ;\n", "\n\\\n", " \\\n", "|&", "\r\n", " #c\n"]
 _FORMS = [

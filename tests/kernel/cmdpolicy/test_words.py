@@ -1,16 +1,11 @@
-"""Word-level helpers: the shlex fast path, backtick bodies, heredoc text, gaps."""
+"""Word-level helpers: backtick bodies, heredoc text, gaps."""
 
 from __future__ import annotations
 
-import shlex
-
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from yagent.kernel.cmdpolicy import UnclosedQuoteError
 from yagent.kernel.cmdpolicy.words import (
-    _PLAIN,
     as_double_quoted,
     backtick_bodies,
     bare_newline,
@@ -18,12 +13,6 @@ from yagent.kernel.cmdpolicy.words import (
     glued,
     unescape_backtick,
 )
-
-
-@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=12))
-def test_plain_fast_path_agrees_with_shlex(word: str) -> None:
-    if _PLAIN.match(word):
-        assert shlex.split(word) == [word]
 
 
 def test_backtick_bodies() -> None:

@@ -10,6 +10,9 @@ Guarantees:
   changes, environment steering, configuration overrides, path-qualified commands matched by
   basename, run-time arguments that could match a stricter rule, wrapper options not understood.
 - A line with no command at all gets the policy default.
+- The `Verdict` also carries every command's words as read (`words`: wrappers and what they run,
+  inner scripts included, brace fields and all) and every redirection's file (`targets`), for
+  hosts that judge paths; rules never see these beyond the argv they match.
 - Never allows what it cannot judge: a line over `MAX_LINE_BYTES`, an AST over `MAX_AST_NODES`
   (summed over inner scripts), inner scripts nested deeper than `MAX_NESTING`, or any parse error
   raises an `UnjudgeableError` (module-level seams, patched by tests).
@@ -70,6 +73,14 @@ class CommandVerdict:
 
 
 @dataclass(frozen=True, slots=True)
+class Words:
+    """The words of one command the line can run — a wrapper's own and each command it runs."""
+
+    args: tuple[Arg, ...]
+    open_tail: bool = False  # more arguments are appended at run time (xargs)
+
+
+@dataclass(frozen=True, slots=True)
 class Verdict:
     """The line's judgement and the facts behind it."""
 
@@ -80,6 +91,8 @@ class Verdict:
     signals: tuple[Signal, ...]
     wrote: bool
     dynamic: bool
+    words: tuple[Words, ...] = ()  # every command's words, inner scripts included
+    targets: tuple[Arg, ...] = ()  # every file a redirection names
 
     @property
     def allowed(self) -> bool:
@@ -116,12 +129,14 @@ def decide_command(policy: Policy, line: str) -> Verdict:
 
 
 class _Judge:
-    __slots__ = ("_commands", "_nodes", "_policy", "_signals")
+    __slots__ = ("_commands", "_nodes", "_policy", "_signals", "_targets", "_words")
 
     def __init__(self, policy: Policy) -> None:
         self._policy = policy
         self._commands: list[CommandVerdict] = []
         self._signals: list[Signal] = []
+        self._words: list[Words] = []
+        self._targets: list[Arg] = []
         self._nodes = 0
 
     def script(self, text: str, via: tuple[str, ...], depth: int) -> None:
@@ -129,6 +144,7 @@ class _Judge:
         facts = syntax.parse(text, MAX_AST_NODES - self._nodes)
         self._nodes += facts.nodes
         self._signals.extend(facts.signals)
+        self._targets.extend(facts.targets)
         self._assigned(facts.assigned, "", via, depth)
         for inv in facts.invocations:
             self.invocation(inv.args, False, inv.stdin, via, depth)
@@ -154,6 +170,7 @@ class _Judge:
         if not args:  # pragma: no cover - the grammar gives no command without a word
             return
         _check_depth(depth)
+        self._words.append(Words(args, open_tail))
         head = args[0].value
         name = None if head is None else basename(head)
         unwrapped = None if name is None else wrappers.unwrap(name, args, open_tail, stdin)
@@ -235,6 +252,8 @@ class _Judge:
             signals=signals,
             wrote=any(s.kind is SignalKind.WRITE for s in every),
             dynamic=any(s.kind is SignalKind.DYNAMIC for s in every),
+            words=tuple(self._words),
+            targets=tuple(self._targets),
         )
 
 

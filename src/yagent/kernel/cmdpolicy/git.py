@@ -4,7 +4,10 @@ Guarantees: `normalise_git` returns `git <subcommand …>` without the global op
 `--git-dir`, `--no-pager`…), so a rule on `git status` matches `git -C sub status`. Options that
 change what git executes (`-c`, `--config-env`, `--exec-path=`) are CONFIG signals; the value of
 a `-c` key git runs as a command (core.pager, core.sshCommand, alias.* with `!`, …) is returned as
-a script to judge. An option not in git's table is OPAQUE.
+a script to judge. `-p` / `--paginate` are DYNAMIC signals: they run a pager even into a pipe,
+and the repository's configuration chooses it. An option not in git's table is OPAQUE.
+`--output` (or `--output=FILE`, and any abbreviation of it) before `--` makes git write a file:
+a WRITE signal whatever the subcommand.
 Leaves to the caller: judging the scripts and the normalised argv. Known limit: configuration
 read from files (the repository's .git/config, ~/.gitconfig) is not visible here.
 """
@@ -24,9 +27,11 @@ _GIT_COMMAND_KEYS = (
     "gpg.*.program", "uploadpack.packobjectshook", "remote.*.uploadpack", "remote.*.receivepack",
     "sendemail.*cmd", "web.browser", "browser.*.cmd", "man.*.cmd",
 )  # fmt: skip
+_PAGINATE = frozenset({"-p", "--paginate"})
+_OUTPUT = "--output"
 _GIT_WITH_ARG = frozenset({"-C", "--git-dir", "--work-tree", "--namespace"})
 _GIT_FLAGS = frozenset({
-    "-p", "--paginate", "-P", "--no-pager", "--bare", "--no-replace-objects", "--literal-pathspecs",
+    "-P", "--no-pager", "--bare", "--no-replace-objects", "--literal-pathspecs",
     "--glob-pathspecs", "--noglob-pathspecs", "--icase-pathspecs", "--no-optional-locks",
     "--no-lazy-fetch", "--no-advice", "--super-prefix", "--list-cmds", "--html-path", "--exec-path",
     "--man-path", "--info-path", "--version", "--help",
@@ -53,12 +58,27 @@ def normalise_git(args: tuple[Arg, ...]) -> tuple[tuple[Arg, ...], list[Signal],
                 scripts.extend(_git_command_value(setting))
         elif key == "--config-env" or (key == "--exec-path" and eq):
             signals.append(Signal(SignalKind.CONFIG, f"git {value}"))
+        elif value in _PAGINATE:
+            signals.append(
+                Signal(SignalKind.DYNAMIC, f"git {value} runs the pager the configuration names")
+            )
         elif value in _GIT_WITH_ARG:
             step = 2
         elif key not in _GIT_WITH_ARG and key not in _GIT_FLAGS:
             signals.append(Signal(SignalKind.OPAQUE, f"git: option {value} not understood"))
         i += step
-    return (args[0], *args[i:]), signals, scripts
+    return (args[0], *args[i:]), [*signals, *_writes(args[i:])], scripts
+
+
+def _writes(rest: tuple[Arg, ...]) -> list[Signal]:
+    """`--output[=FILE]` in a subcommand's options: git writes that file."""
+    for arg in rest:
+        if arg.value == "--":
+            break
+        key = (arg.value or "").partition("=")[0]
+        if len(key) >= len("--out") and _OUTPUT.startswith(key):
+            return [Signal(SignalKind.WRITE, f"git {arg.shown}: writes a file")]
+    return []
 
 
 def _git_command_value(setting: Arg) -> list[Arg]:

@@ -10,9 +10,10 @@ signal raises the line's floor to prompt.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from yagent.kernel import invoke
+from yagent.kernel.cmdpolicy.expand import Field, unread
 
 
 class Decision(enum.StrEnum):
@@ -43,10 +44,15 @@ _TO_INVOKE = {
 
 @dataclass(frozen=True, slots=True)
 class Arg:
-    """One word of a command: `value` is None when it is not knowable before run time."""
+    """One word of a command: `value` is None when it is not knowable before run time.
+
+    `fields` are what bash makes of the word (see `expand`); a word read from the line carries
+    them, a synthetic one (`Arg.of`) is its own single field.
+    """
 
     value: str | None
     source: str
+    fields: tuple[Field, ...] = field(default=(), compare=False)
 
     @classmethod
     def of(cls, value: str) -> Arg:
@@ -55,6 +61,12 @@ class Arg:
     @property
     def shown(self) -> str:
         return self.source if self.value is None else self.value
+
+    @property
+    def expanded(self) -> tuple[Field, ...]:
+        if self.fields:
+            return self.fields
+        return (unread(self.source),) if self.value is None else (Field(self.value),)
 
 
 def basename(word: str) -> str:

@@ -10,6 +10,7 @@ Guarantees:
 - Write redirections (`>`, `>>`, `&>`, `&>>`, `>|`, `<>`, `>&file`) are WRITE signals unless they go
   to /dev/null, /dev/stdout or /dev/stderr; fd duplications (`2>&1`, `>&-`) are not writes. Command
   and process substitutions are DYNAMIC signals.
+- The file every redirection names (`<`, `>`, `>>`, `&>`, `<>`, `>&file`…) is a target.
 - Variable names assigned anywhere (prefix, standalone, `export`/`declare`/`local`, `for` loops)
   are reported so the caller can judge environment steering.
 - Where tree-sitter-bash reads a line differently from bash, bash wins: words the grammar hangs on
@@ -49,7 +50,7 @@ _LOCAL = threading.local()
 
 _WRITE_OPS = frozenset({">", ">>", "&>", "&>>", ">|", "<>"})
 _DUP_OPS = frozenset({">&", "<&"})
-_CLOSE_OPS = frozenset({">&-", "<&-", "<"})
+_CLOSE_OPS = frozenset({">&-", "<&-"})
 _SAFE_SINKS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 _QUOTES = frozenset("\"'`")
 # Text-bearing nodes where bash still performs backtick substitution.
@@ -100,6 +101,7 @@ class Facts:
     signals: list[Signal] = field(default_factory=list)
     assigned: list[tuple[str, Arg]] = field(default_factory=list)  # (variable, value)
     scripts: list[str] = field(default_factory=list)  # inner code: backtick and heredoc bodies
+    targets: list[Arg] = field(default_factory=list)  # files the line's redirections name
     nodes: int = 0
 
 
@@ -303,21 +305,26 @@ class _Walker:
         heredocs = [span for r in redirects if (span := words.heredoc_span(r)) is not None]
         args: list[Arg] = []
         last_end = -1
+        last_count = 0  # how many args the previous word gave (brace expansion gives several)
         for word in parts:
-            arg = words.word_arg(self._data, word)
-            if not args and arg.source in _RESERVED:
-                raise ShellSyntaxError(f"the grammar took the keyword {arg.source!r} for a command")
+            given = words.word_args(self._data, word)
+            if not args and given[0].source in _RESERVED:
+                raise ShellSyntaxError(
+                    f"the grammar took the keyword {given[0].source!r} for a command"
+                )
             gap = words.cut(self._data, last_end, word.start_byte, heredocs) if args else b""
             if words.bare_newline(gap) or words.bare_newline(words.unquoted(self._data, word)):
                 # bash ends a command at a bare newline; the grammar did not: it misread.
                 raise ShellSyntaxError(
                     f"the grammar joined lines bash keeps apart near byte {word.start_byte}"
                 )
-            if args and words.glued(gap):
-                # `a\<newline>b` is one word to bash but two to the grammar.
-                prev = args.pop()
-                arg = Arg(None, prev.source + gap.decode("utf-8") + arg.source)
-            args.append(arg)
+            if args and (words.glued(gap) or word.start_byte == last_end):
+                # `a\<newline>b` and `'-'\y` are one word to bash but two to the grammar.
+                prev = args[-last_count:]
+                del args[-last_count:]
+                given = [Arg(None, prev[0].source + gap.decode("utf-8") + given[0].source)]
+            args.extend(given)
+            last_count = len(given)
             last_end = word.end_byte
         return tuple(args)
 
@@ -367,6 +374,10 @@ class _Walker:
         if op in _DUP_OPS and (
             target is None or (dest is not None and dest.type == "number") or target.value == "-"
         ):
+            return
+        if target is not None:
+            self._facts.targets.append(target)
+        if op == "<":
             return
         if op in _WRITE_OPS and target is not None and target.value in _SAFE_SINKS:
             return

@@ -1,28 +1,23 @@
 """Words as bash sees them: which are static, and the text forms the grammar gets wrong.
 
 Guarantees: `word_arg` gives a word's literal value only when bash could not change it at run
-time — no expansion of any kind, no unquoted glob or brace pattern, no `\\$`/`\\``/continuation
-inside (where POSIX shlex and bash part ways); otherwise the value is None. The helpers read
+time — quotes removed and `$'…'` decoded, but no expansion of any kind, no unquoted glob, no
+brace expansion, no `\\$`/`\\``/continuation inside; otherwise the value is None. `word_args`
+gives the words a brace expansion makes, one `Arg` each (see `expand`). The helpers read
 backtick bodies, heredoc text and the gaps between words the way bash does.
 """
 
 from __future__ import annotations
 
 import re
-import shlex
 
 from tree_sitter import Node
 
+from yagent.kernel.cmdpolicy import expand
 from yagent.kernel.cmdpolicy.errors import UnclosedQuoteError
 from yagent.kernel.cmdpolicy.model import Arg
 
-# Node types a static word may be made of; anything else (any expansion, $'…', $"…") is run time.
-_STATIC_PARTS = frozenset({"word", "string", "raw_string", "concatenation", "number", '"'})
-_STATIC_PARTS_ALL = _STATIC_PARTS | {"string_content"}
-_BRACE = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
-_ESCAPED = re.compile(r"\\.", re.DOTALL)
 _ESCAPED_BYTES = re.compile(rb"\\.", re.DOTALL)
-_PLAIN = re.compile(r"[^\\\\'\"\s]+\Z")  # no quote, escape or blank: shlex returns it as is
 _UNESCAPE_BACKTICK = re.compile(r"\\([$`\\])")
 
 
@@ -41,29 +36,19 @@ def unquoted(data: bytes, node: Node) -> bytes:
 
 
 def word_arg(data: bytes, node: Node) -> Arg:
-    """The word under `node`: its literal value, or None when only run time knows it."""
+    """The word under `node`: its literal value, or None when only run time knows it (or bash
+    makes several words of it)."""
     source = data[node.start_byte : node.end_byte].decode("utf-8")
-    stack = [node]
-    words: list[str] = []
-    while stack:
-        part = stack.pop()
-        if part.type not in _STATIC_PARTS_ALL:
-            return Arg(None, source)
-        if part.type == "word":
-            words.append(data[part.start_byte : part.end_byte].decode("utf-8"))
-        elif part.type in _STATIC_PARTS:
-            stack.extend(part.children)
-    if "\\\n" in source or "\\$" in source or "\\`" in source:
-        return Arg(None, source)
-    if any(_is_pattern(w) for w in words) or _BRACE.search(_ESCAPED.sub("_", source)):
-        return Arg(None, source)
-    if _PLAIN.match(source):
-        return Arg(source, source)  # what shlex would give, without its cost
-    try:
-        tokens = shlex.split(source)
-    except ValueError:  # pragma: no cover - the grammar refuses unbalanced quotes first
-        return Arg(None, source)
-    return Arg(tokens[0], source) if len(tokens) == 1 else Arg(None, source)
+    found = expand.fields(data, node)
+    return Arg(found[0].static if len(found) == 1 else None, source, found)
+
+
+def word_args(data: bytes, node: Node) -> list[Arg]:
+    """The words bash passes for the word under `node`: one per brace-expansion field."""
+    arg = word_arg(data, node)
+    if len(arg.fields) == 1:
+        return [arg]
+    return [Arg(f.static, arg.source, (f,)) for f in arg.fields]
 
 
 def as_double_quoted(text: str) -> str:
@@ -108,12 +93,6 @@ def backtick_bodies(text: str) -> list[str]:
 def bare_newline(text: bytes) -> bool:
     """A newline that is neither escaped nor part of a line continuation."""
     return b"\n" in text and b"\n" in _ESCAPED_BYTES.sub(b"", text)
-
-
-def _is_pattern(word: str) -> bool:
-    """An unescaped glob character in an unquoted word: bash may replace the word by file names."""
-    bare = _ESCAPED.sub("_", word)
-    return any(ch in bare for ch in "*?[")
 
 
 def heredoc_span(redirect: Node) -> tuple[int, int] | None:
