@@ -70,7 +70,9 @@ def build(config: Config, workspace: Path) -> Safety:
     settings = config.pii
     store = pii.PolicyStore(outbound.policy_of(settings.model, settings.log, settings.display))
     chosen, proxy = with_egress(chosen, config.sandbox.allow_hosts)
-    gate = CommandGate(policy, chosen, workspace, rules=rules, egress_proxy=proxy)
+    gate = CommandGate(
+        policy, chosen, workspace, rules=rules, egress_proxy=proxy, limits=config.sandbox.limits()
+    )
     return Safety(chosen, gate, store, proxy)
 
 

@@ -6,7 +6,9 @@ repeated beside the text. Background runs log to the session's state directory.
 
 Where it runs is the command gate's word (`CommandGate.confinement`, the provider the judgement
 picked): inside bubblewrap under a namespaces preset — foreground and background alike, so
-`is_background` is no way out of the sandbox — or on the host. A foreground payload is the same in
+`is_background` is no way out of the sandbox — or on the host. A sandboxed run is under the
+sandbox's resource limits; a foreground one is supervised (at its process limit it is killed),
+and a run a limit ended has the `limit` receipt naming it. A foreground payload is the same in
 and out of the sandbox (recorded sessions replay identically); a sandboxed background run's text
 says what the sandbox means for it. A surface without a command gate runs on the host.
 
@@ -74,6 +76,7 @@ async def run_bash(ctx: ToolContext, args: p.RunBashArgs) -> dict[str, Any]:
                 timeout=args.timeout,
                 env=env,
                 launcher=watch.launcher,
+                supervision=where.supervision if where is not None else None,
             )
         payload = result.to_payload()
         payload.pop("output", None)

@@ -22,6 +22,11 @@ Guarantees:
   command runs behind `egressbridge` inside the sandbox, its proxy variables naming the bridge
   (`egressproxy.route`); the network stays unshared, so the proxy (allow-list × netguard) is the
   only way out. A proxy that is not running refuses the run.
+- Every sandboxed command runs under the gate's resource `limits` (default `sandbox.Limits()`):
+  memory, CPU time, file size and open files per process, and processes per sandbox — the gate's
+  (and each confined worker's own), background runs included. The confinement carries the
+  `supervision` a foreground run is polled with, so a command at its process limit is killed at
+  once and a run a limit ended says which.
 - `remember(line)` turns "don't ask again" into allow rules, one per exact command the line runs
   that needed the question, appended to the project's rules file and active at once — all or
   nothing: a line with something a rule cannot cover (a write redirection, dynamic code, a
@@ -95,6 +100,7 @@ class Confinement:
     level: sandbox.Level
     launcher: Launcher | None
     env: Mapping[str, str] | None
+    supervision: sandbox.Supervision | None = None
 
     @property
     def sandboxed(self) -> bool:
@@ -129,8 +135,10 @@ class CommandGate:
         providers: ProviderFactory | None = None,
         areas: Sequence[str] | None = None,
         egress_proxy: egressproxy.EgressProxy | None = None,
+        limits: sandbox.Limits | None = None,
     ) -> None:
         self._policy = policy
+        self.limits = sandbox.Limits() if limits is None else limits
         self.egress_proxy = egress_proxy
         self.preset = preset
         self.workspace = workspace
@@ -155,6 +163,7 @@ class CommandGate:
             rules=self._rules,
             areas=areas,
             egress_proxy=self.egress_proxy,
+            limits=self.limits,
         )
 
     # -- judging ------------------------------------------------------------------------------
@@ -204,7 +213,7 @@ class CommandGate:
             raise toolfail.ToolFailure(toolfail.Kind.PERMISSION, judgement.reason)
         egress = self.preset.egress.mode
         if isinstance(provider, sandbox.BwrapProvider):
-            env = sandbox_env(os.environ)
+            env = provider.program_env(sandbox_env(os.environ))
             launcher: Launcher = functools.partial(provider.wrap, egress=egress)
             if egress is sandbox.EgressMode.PROXY and self.egress_proxy is not None:
                 try:  # the bridge inside, the proxy variables naming it, the proxy's socket bound
@@ -213,7 +222,7 @@ class CommandGate:
                     )
                 except egressproxy.ProxyError as exc:
                     raise toolfail.ToolFailure(toolfail.Kind.PERMISSION, str(exc)) from exc
-            return Confinement(provider.name, provider.level, launcher, env)
+            return Confinement(provider.name, provider.level, launcher, env, provider.supervision())
         if provider.level >= sandbox.Level.NAMESPACES:  # a sandbox yagent cannot launch into
             raise toolfail.ToolFailure(
                 toolfail.Kind.PERMISSION, f"sandbox {provider.name!r} cannot run shell commands"
@@ -248,6 +257,7 @@ class CommandGate:
                 protected=PROTECTED,
                 readable=(*masked_tool_paths(), *(egressproxy.bridge_paths() if proxy else ())),
                 proxy_dir=proxy.directory if proxy is not None else None,
+                limits=self.limits,
                 **self._areas(),
             )
             bwrap.probe()
