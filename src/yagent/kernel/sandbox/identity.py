@@ -112,7 +112,8 @@ class Identity:
                     continue
         return count
 
-    def git_env(self, env: Mapping[str, str]) -> dict[str, str]:
+    @staticmethod
+    def git_env(env: Mapping[str, str]) -> dict[str, str]:
         """`env` plus one command-scope git setting: `safe.directory=*` (see the contract)."""
         out = dict(env)
         try:
