@@ -4,7 +4,8 @@ Guarantees, for every run (`command` builds the argv; the order of mounts matter
 - Every namespace unshared (`--unshare-all`), network included unless the program's egress mode
   is `UNRESTRICTED` (`--share-net` only then — a proxy cannot be forced on a shared network, so
   `PROXY` keeps the network unshared: the strict side). All capabilities dropped (`--cap-drop
-  ALL`: as root, bwrap would otherwise keep them and the program could remount its way out),
+  ALL`: as root, bwrap would otherwise keep them and the program could remount its way out;
+  under `limits` as root, `identity.CAPS` stay, in the mapped user namespace only),
   `--new-session` (no terminal injection), `--die-with-parent`.
 - The host root read-only (`--ro-bind / /`), fresh `/dev` and `/proc`, a private empty `/tmp` and
   `/run` (host sockets there — docker, dbus, agents — are out of reach), then the workspace
