@@ -11,6 +11,8 @@ Contract:
   a fallback); `[[shell.rules]]` from the user's and the project's file are concatenated (user
   first), not overridden, and are checked as cmdpolicy rules when the app is assembled; `[pii]`
   sets the action per surface (default: mask for the model and the logs, off for the display).
+- Limits: `[sandbox] memory_mb`, `max_processes`, `cpu_seconds`, `file_size_mb`, `open_files`
+  bound sandboxed commands (positive integers; a project's file may only lower them).
 - Egress: `[sandbox] allow_hosts` lists the hosts sandboxed commands may reach through the
   egress proxy; an entry that cannot be read is an error naming it (key by key like the rest: a
   project's list replaces the user's).
@@ -45,6 +47,7 @@ from pydantic import (
 from yagent.app import projectkeys, trust
 from yagent.kernel import cmdpolicy, egress
 from yagent.kernel import preset as presets
+from yagent.kernel.sandbox import Limits, default_memory_mb
 from yagent.tools.egresshosts import AllowList, AllowListError
 from yagent.tools.shellrules import RuleFile, ShellRulesError, build_policy
 
@@ -164,11 +167,29 @@ class ShellSettings(Strict):
 
 class SandboxSettings(Strict):
     """`allow_hosts`: the hosts a sandboxed command may reach through yagent's egress proxy
-    (grammar in `tools.egresshosts`); empty keeps the sandbox's network cut. `keep_background`:
-    background jobs keep running after the session ends (default: stopped, with a notice)."""
+    (grammar in `tools.egresshosts`); empty keeps the sandbox's network cut. The rest bound every
+    sandboxed command's resources (`sandbox.Limits`; docs/security.md says what is per process
+    and what per sandbox); `memory_mb` unset is a quarter of the machine's memory, at most 4096.
+    `keep_background`: background jobs keep running after the session ends (default: stopped,
+    with a notice)."""
 
     allow_hosts: list[str] = Field(default_factory=list)
+    memory_mb: int | None = Field(None, gt=0, le=1024 * 1024)
+    max_processes: int = Field(512, gt=0, le=1_000_000)
+    cpu_seconds: int = Field(3600, gt=0, le=10_000_000)
+    file_size_mb: int = Field(2048, gt=0, le=1024 * 1024 * 1024)
+    open_files: int = Field(4096, gt=0, le=1_048_576)
     keep_background: bool = False
+
+    def limits(self) -> Limits:
+        """These settings as the sandbox's limits."""
+        return Limits(
+            memory_mb=default_memory_mb() if self.memory_mb is None else self.memory_mb,
+            max_processes=self.max_processes,
+            cpu_seconds=self.cpu_seconds,
+            file_size_mb=self.file_size_mb,
+            open_files=self.open_files,
+        )
 
     @field_validator("allow_hosts")
     @classmethod

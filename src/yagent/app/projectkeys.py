@@ -12,8 +12,9 @@ it is the repository's word, not the person's. Until the person trusted its cont
   rules in force do not forbid that prefix (a longer `prompt` prefix would otherwise lift a
   `forbidden`); `[shell] default = "forbidden"`;
 - `[[side_effects]]` rules that are not exemptions (`effect` absent or true);
-- `[sandbox] allow_hosts` listing only hosts already allowed; `[pii]` actions no weaker than those
-  in force; `[audit]` thresholds no higher, `review_mutating = true`;
+- `[sandbox] allow_hosts` listing only hosts already allowed, and resource limits (`memory_mb`,
+  `max_processes`, `cpu_seconds`, `file_size_mb`, `open_files`) no higher than in force; `[pii]`
+  actions no weaker than those in force; `[audit]` thresholds no higher, `review_mutating = true`;
 - any key whose value equals the one already in force (it changes nothing).
 Everything else — looser presets, allow rules, hooks, MCP servers, `[llm]` (where your code and
 key go), agents, exemptions, unknown keys — is WITHHELD and reported by dotted name (`hooks`,
@@ -33,6 +34,7 @@ from typing import Any
 from yagent.app.trust import CONFIG_FILE, Status
 from yagent.kernel import cmdpolicy
 from yagent.kernel import preset as presets
+from yagent.kernel.sandbox import Limits, default_memory_mb
 
 _TUNING = frozenset(
     {
@@ -97,8 +99,21 @@ def _shell(key: str, value: Any, base: Mapping[str, Any], _project: Mapping[str,
 
 
 def _sandbox(key: str, value: Any, base: Mapping[str, Any], _project: Mapping[str, Any]) -> bool:
+    if key in _LIMITS:  # a lower limit only tightens; the base is the user's value or the default
+        now = base.get(key)
+        now = _LIMITS[key]() if now is None else now
+        return isinstance(value, int) and not isinstance(value, bool) and 0 < value <= now
     allowed = base.get("allow_hosts") or []
     return key == "allow_hosts" and isinstance(value, list) and all(h in allowed for h in value)
+
+
+_LIMITS: dict[str, Callable[[], int]] = {
+    "memory_mb": default_memory_mb,
+    "max_processes": lambda: Limits().max_processes,
+    "cpu_seconds": lambda: Limits().cpu_seconds,
+    "file_size_mb": lambda: Limits().file_size_mb,
+    "open_files": lambda: Limits().open_files,
+}
 
 
 def _pii(key: str, value: Any, base: Mapping[str, Any], _project: Mapping[str, Any]) -> bool:

@@ -72,9 +72,14 @@ def build(config: Config, workspace: Path) -> Safety:
     settings = config.pii
     store = pii.PolicyStore(outbound.policy_of(settings.model, settings.log, settings.display))
     chosen, proxy = with_egress(chosen, config.sandbox.allow_hosts)
-    keep = config.sandbox.keep_background
     gate = CommandGate(
-        policy, chosen, workspace, rules=rules, egress_proxy=proxy, keep_background=keep
+        policy,
+        chosen,
+        workspace,
+        rules=rules,
+        egress_proxy=proxy,
+        keep_background=config.sandbox.keep_background,
+        limits=config.sandbox.limits(),
     )
     return Safety(chosen, gate, store, proxy)
 

@@ -6,7 +6,9 @@ repeated beside the text. Background runs log to the session's state directory.
 
 Where it runs is the command gate's word (`CommandGate.confinement`, the provider the judgement
 picked): inside bubblewrap under a namespaces preset — foreground and background alike, so
-`is_background` is no way out of the sandbox — or on the host. A foreground payload is the same in
+`is_background` is no way out of the sandbox — or on the host. A sandboxed run is under the
+sandbox's resource limits; a foreground one is supervised (at its process limit it is killed),
+and a run a limit ended has the `limit` receipt naming it. A foreground payload is the same in
 and out of the sandbox (recorded sessions replay identically) apart from the jobs view; a
 sandboxed background run's text says what the sandbox means for it. A surface without a command
 gate runs on the host.
@@ -36,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from yagent.kernel import toolfail
+from yagent.kernel.sandbox import Supervision
 from yagent.tools import egressproxy, shell
 from yagent.tools.adapter import ToolContext
 from yagent.tools.commands import Confinement
@@ -69,7 +72,7 @@ async def run_bash(ctx: ToolContext, args: p.RunBashArgs) -> dict[str, Any]:
     where = await _confinement(ctx)
     if where is not None and where.session is not None:
         try:
-            return await _in_session(ctx, args, where.session, where.env or {})
+            return await _in_session(ctx, args, where.session, where.env or {}, where.supervision)
         except JobError as exc:
             raise toolfail.ToolFailure(toolfail.Kind.INTERNAL, str(exc)) from exc
     launcher = where.launcher if where is not None else None
@@ -91,6 +94,7 @@ async def run_bash(ctx: ToolContext, args: p.RunBashArgs) -> dict[str, Any]:
                 timeout=args.timeout,
                 env=env,
                 launcher=watch.launcher,
+                supervision=where.supervision if where is not None else None,
             )
         payload = result.to_payload()
         payload.pop("output", None)
@@ -120,7 +124,11 @@ JOB_STARTED = (
 
 
 async def _in_session(
-    ctx: ToolContext, args: p.RunBashArgs, session: SessionSandbox, env: dict[str, str] | Any
+    ctx: ToolContext,
+    args: p.RunBashArgs,
+    session: SessionSandbox,
+    env: dict[str, str] | Any,
+    supervision: Supervision | None,
 ) -> dict[str, Any]:
     if args.is_background:
         job = await session.start_job(
@@ -140,6 +148,7 @@ async def _in_session(
             timeout=args.timeout,
             env=env,
             launcher=session.launcher(_log_path(ctx)),
+            supervision=supervision,
         )
         payload = result.to_payload()
         payload.pop("output", None)

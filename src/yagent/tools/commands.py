@@ -22,6 +22,11 @@ Guarantees:
   command runs behind `egressbridge` inside the sandbox, its proxy variables naming the bridge
   (`egressproxy.route`); the network stays unshared, so the proxy (allow-list × netguard) is the
   only way out. A proxy that is not running refuses the run.
+- Every sandboxed command runs under the gate's resource `limits` (default `sandbox.Limits()`):
+  memory, CPU time, file size and open files per process, and processes per sandbox — the gate's
+  (and each confined worker's own), background runs included. The confinement carries the
+  `supervision` a foreground run is polled with, so a command at its process limit is killed at
+  once and a run a limit ended says which.
 - `remember(line)` turns "don't ask again" into allow rules, one per exact command the line runs
   that needed the question, appended to the project's rules file and active at once — all or
   nothing: a line with something a rule cannot cover (a write redirection, dynamic code, a
@@ -99,6 +104,8 @@ class Confinement:
     session: SessionSandbox | None = None
     """The session's long-lived sandbox (its commands and background jobs run there), when the
     gate keeps one: bubblewrap, the whole workspace, no egress proxy in between."""
+    supervision: sandbox.Supervision | None = None
+    """What the host polls while a foreground command runs (limits, the sandbox's task count)."""
 
     @property
     def sandboxed(self) -> bool:
@@ -134,9 +141,11 @@ class CommandGate:
         areas: Sequence[str] | None = None,
         egress_proxy: egressproxy.EgressProxy | None = None,
         keep_background: bool = False,
+        limits: sandbox.Limits | None = None,
     ) -> None:
         self._policy = policy
         self.keep_background = keep_background
+        self.limits = sandbox.Limits() if limits is None else limits
         self.egress_proxy = egress_proxy
         self.preset = preset
         self.workspace = workspace
@@ -162,6 +171,7 @@ class CommandGate:
             rules=self._rules,
             areas=areas,
             egress_proxy=self.egress_proxy,
+            limits=self.limits,
         )
 
     # -- judging ------------------------------------------------------------------------------
@@ -211,7 +221,7 @@ class CommandGate:
             raise toolfail.ToolFailure(toolfail.Kind.PERMISSION, judgement.reason)
         egress = self.preset.egress.mode
         if isinstance(provider, sandbox.BwrapProvider):
-            env = sandbox_env(os.environ)
+            env = provider.program_env(sandbox_env(os.environ))
             launcher: Launcher = functools.partial(provider.wrap, egress=egress)
             if egress is sandbox.EgressMode.PROXY and self.egress_proxy is not None:
                 try:  # the bridge inside, the proxy variables naming it, the proxy's socket bound
@@ -220,14 +230,25 @@ class CommandGate:
                     )
                 except egressproxy.ProxyError as exc:
                     raise toolfail.ToolFailure(toolfail.Kind.PERMISSION, str(exc)) from exc
-                return Confinement(provider.name, provider.level, launcher, env)
+                return Confinement(
+                    provider.name, provider.level, launcher, env, None, provider.supervision()
+                )
             if self.areas is None:  # the whole workspace: the session's one sandbox
                 if self.session is None:
                     self.session = SessionSandbox(
                         launcher, env, self.workspace, keep=self.keep_background
                     )
-                return Confinement(provider.name, provider.level, launcher, env, self.session)
-            return Confinement(provider.name, provider.level, launcher, env)
+                return Confinement(
+                    provider.name,
+                    provider.level,
+                    launcher,
+                    env,
+                    self.session,
+                    provider.supervision(),
+                )
+            return Confinement(
+                provider.name, provider.level, launcher, env, None, provider.supervision()
+            )
         if provider.level >= sandbox.Level.NAMESPACES:  # a sandbox yagent cannot launch into
             raise toolfail.ToolFailure(
                 toolfail.Kind.PERMISSION, f"sandbox {provider.name!r} cannot run shell commands"
@@ -262,6 +283,7 @@ class CommandGate:
                 protected=PROTECTED,
                 readable=(*masked_tool_paths(), *egressproxy.bridge_paths()),
                 proxy_dir=proxy.directory if proxy is not None else None,
+                limits=self.limits,
                 **self._areas(),
             )
             bwrap.probe()

@@ -12,6 +12,10 @@ Guarantees:
 - `BwrapProvider` (NAMESPACES): read-only root, writable workspace, protected paths read-only,
   private /tmp and /run, network unshared unless egress is unrestricted, capabilities dropped.
   `HostProvider` (IN_PROCESS) isolates nothing and says so.
+- `Limits` bound memory, processes, CPU time, file size and open files per program of a
+  `BwrapProvider` built with them (as root through a mapped non-root user, `identity`, so the
+  process limit holds); `Supervision` is what a host polls during a run and how it names the
+  limit that ended one.
 Refuses: invalid programs (`ProgramError`), duplicate provider names, sandboxes that could not be
 built (`SetupError` — never an exit code).
 Leaves to the host: which providers to register (levels are self-declared; an untrusted backend
@@ -30,6 +34,7 @@ from yagent.kernel.sandbox.errors import (
 )
 from yagent.kernel.sandbox.host import HostProvider
 from yagent.kernel.sandbox.levels import EgressEnforcer, EgressMode, Level, egress_of
+from yagent.kernel.sandbox.limits import Limits, LimitsError, Supervision, default_memory_mb
 from yagent.kernel.sandbox.provider import MAX_OUTPUT_BYTES, Program, Provider, Result
 from yagent.kernel.sandbox.registry import Registry
 
@@ -41,6 +46,8 @@ __all__ = [
     "EgressMode",
     "HostProvider",
     "Level",
+    "Limits",
+    "LimitsError",
     "NoProviderError",
     "Program",
     "ProgramError",
@@ -50,7 +57,9 @@ __all__ = [
     "Result",
     "SandboxError",
     "SetupError",
+    "Supervision",
     "UnavailableError",
     "UnknownProviderError",
+    "default_memory_mb",
     "egress_of",
 ]

@@ -4,7 +4,8 @@ Guarantees, for every run (`command` builds the argv; the order of mounts matter
 - Every namespace unshared (`--unshare-all`), network included unless the program's egress mode
   is `UNRESTRICTED` (`--share-net` only then — a proxy cannot be forced on a shared network, so
   `PROXY` keeps the network unshared: the strict side). All capabilities dropped (`--cap-drop
-  ALL`: as root, bwrap would otherwise keep them and the program could remount its way out),
+  ALL`: as root, bwrap would otherwise keep them and the program could remount its way out;
+  under `limits` as root, `identity.CAPS` stay, in the mapped user namespace only),
   `--new-session` (no terminal injection), `--die-with-parent`.
 - The host root read-only (`--ro-bind / /`), fresh `/dev` and `/proc`, a private empty `/tmp` and
   `/run` (host sockets there — docker, dbus, agents — are out of reach), then the workspace
@@ -29,6 +30,11 @@ Guarantees, for every run (`command` builds the argv; the order of mounts matter
   `/run` (which every sandbox masks): anywhere else the read-only root would already show the
   socket to every sandboxed program, `DENIED` ones included. What the proxy lets through is the
   host's business; this provider only decides who can reach it.
+- `limits` (optional, `limits.Limits`): every program starts under `prlimit` with those bounds,
+  and `/tmp` and `/run` are tmpfs of at most `memory_mb`. As root, programs also run as the mapped
+  non-root user of one user namespace per provider (`identity`), so the process limit holds and
+  counts this provider's programs together (`supervision()` polls that count); other users'
+  bwrap makes its own user namespace per run, so there it counts per run.
 Declares: level `NAMESPACES`; enforces egress `DENIED` (and proves it: `verify_egress`).
 Known limits: the root is readable (secrets readable by the user are readable inside); unix
 sockets outside `/tmp` and `/run` stay connectable; the kernel is shared (a kernel exploit
@@ -42,12 +48,14 @@ import json
 import os
 import shutil
 import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
 from yagent.kernel.sandbox import process, provider
 from yagent.kernel.sandbox.errors import SetupError, UnavailableError
+from yagent.kernel.sandbox.identity import CAPS, Identity
 from yagent.kernel.sandbox.levels import EgressMode, Level
+from yagent.kernel.sandbox.limits import Limits, Supervision
 from yagent.kernel.sandbox.provider import Program, Result
 
 DEFAULT_PROTECTED = (".git",)
@@ -68,6 +76,7 @@ class BwrapProvider:
         writable: Iterable[str | os.PathLike[str]] = (),
         readable: Iterable[str | os.PathLike[str]] = (),
         proxy_dir: str | os.PathLike[str] | None = None,
+        limits: Limits | None = None,
         name: str = "bwrap",
         executable: str | None = None,
     ) -> None:
@@ -85,6 +94,11 @@ class BwrapProvider:
         self._readable = tuple(_directory(extra, "readable path") for extra in readable)
         self._proxy_dir = None if proxy_dir is None else _masked_directory(proxy_dir)
         self._protected = tuple(_relative(rel) for rel in protected)
+        self._limits: Limits | None = None
+        self._identity: Identity | None = None
+        self._prlimit: list[str] = []
+        if limits is not None:
+            self._bound(limits)
 
     @property
     def name(self) -> str:
@@ -105,12 +119,12 @@ class BwrapProvider:
     def command(self, program: Program, *, status_fd: int | None = None) -> list[str]:
         """The full bwrap argv for `program` (pure apart from checking the protected paths)."""
         ws = str(self._workspace)
-        argv = [self._bwrap, "--unshare-all"]
+        argv = [*self._entry(), self._bwrap, *self._unshare()]
         if program.egress is EgressMode.UNRESTRICTED:
             argv.append("--share-net")
-        argv += ["--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+        argv += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", *self._kept_caps()]
         argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-        argv += ["--tmpfs", "/tmp", "--tmpfs", "/run"]
+        argv += [*self._tmpfs_size(), "--tmpfs", "/tmp", *self._tmpfs_size(), "--tmpfs", "/run"]
         for shown in self._readable:  # host paths under the masked /tmp or /run the program needs
             argv += ["--ro-bind", str(shown), str(shown)]
         if program.egress is EgressMode.PROXY and self._proxy_dir is not None:
@@ -124,7 +138,7 @@ class BwrapProvider:
             argv += self._protect(rel)
         if status_fd is not None:
             argv += ["--json-status-fd", str(status_fd)]
-        argv += ["--chdir", self._cwd(program), "--", *program.argv]
+        argv += ["--chdir", self._cwd(program), "--", *self._prlimit, *program.argv]
         return argv
 
     def wrap(self, argv: Sequence[str], *, egress: EgressMode = EgressMode.DENIED) -> list[str]:
@@ -140,7 +154,7 @@ class BwrapProvider:
                 done = await process.run_process(
                     argv,
                     cwd=str(self._workspace),
-                    env=program.env,
+                    env=self.program_env(program.env),
                     deadline=program.timeout,
                     limit=provider.MAX_OUTPUT_BYTES,
                     pass_fds=(write_end,),
@@ -204,6 +218,49 @@ class BwrapProvider:
                 f"bwrap cannot build a sandbox here (exit {done.returncode}): {detail}"
             )
         return done.stdout.decode(errors="replace")
+
+    # -- resource limits (see `limits` and `identity`) ----------------------------------------
+    @property
+    def limits(self) -> Limits | None:
+        """The limits in force for every program of this sandbox (None: unbounded)."""
+        return self._limits
+
+    def supervision(self) -> Supervision | None:
+        """What a host polls during a run: the limits and, as root, the sandbox's task count."""
+        if self._limits is None:
+            return None
+        count = self._identity.tasks if self._identity is not None else None
+        return Supervision(self._limits, count)
+
+    def program_env(self, env: Mapping[str, str]) -> dict[str, str]:
+        """The environment a program gets here (as root: git told the workspace is safe)."""
+        return dict(env) if self._identity is None else self._identity.git_env(env)
+
+    def _bound(self, limits: Limits) -> None:
+        found = shutil.which("prlimit")
+        if found is None:
+            raise UnavailableError("`prlimit` (util-linux) is not on PATH: limits cannot be set")
+        self._limits = limits.in_force()
+        self._prlimit = self._limits.prlimit(found)
+        if os.geteuid() == 0:  # root is exempt from RLIMIT_NPROC: run as a mapped non-root uid
+            self._identity = Identity.create()
+
+    def _entry(self) -> list[str]:
+        return [] if self._identity is None else self._identity.enter()
+
+    def _unshare(self) -> list[str]:
+        if self._identity is None:
+            return ["--unshare-all"]
+        # Already in the mapped user namespace: a nested one would unmap root's files.
+        return [f"--unshare-{kind}" for kind in ("ipc", "pid", "net", "uts", "cgroup-try")]
+
+    def _kept_caps(self) -> list[str]:
+        if self._identity is None:
+            return []
+        return [word for cap in CAPS for word in ("--cap-add", cap)]
+
+    def _tmpfs_size(self) -> list[str]:
+        return [] if self._limits is None else ["--size", str(self._limits.memory_mb * 1024 * 1024)]
 
     def _protect(self, rel: PurePosixPath) -> list[str]:
         path = self._workspace / rel

@@ -16,6 +16,10 @@ Guarantees:
   large. Truncation is recorded (`truncated`, `total_bytes`) and stated in the text.
 - In-flight foreground groups are registered (`live_groups`) from spawn until the run returns, so
   a hard exit can kill them all (`kill_live_process_groups`). Background runs are never registered.
+- Under a sandbox's limits (`supervision`), the run is polled every `supervision.interval`: a
+  breach (the process limit reached) kills the group at once and the result is `Receipt.LIMIT`
+  naming it; a run that ended by itself is `Receipt.LIMIT` too when `supervision.explain` names
+  the limit that ended it (with its real exit code).
 - Background runs (`run_background`) get their own session and write to a log file; nothing in this
   module signals them after `run_background` returns, whatever happens to the caller's scope.
 
@@ -46,6 +50,7 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 
+from yagent.kernel.sandbox import Supervision
 from yagent.tools.shell.procgroup import (
     LiveGroup,
     group_alive,
@@ -114,7 +119,10 @@ class _ForegroundRun:
         capture: _Capture,
         started: float,
         timeout: float,
+        supervision: Supervision | None = None,
     ) -> None:
+        self.supervision = supervision
+        self.breach = ""
         self.transport = transport
         self.capture = capture
         self.pgid = transport.get_pid()
@@ -125,7 +133,11 @@ class _ForegroundRun:
     async def supervise(self, on_cancelled: Callable[[ShellResult], object] | None) -> ShellResult:
         try:
             with anyio.move_on_after(self.timeout):
-                await self.capture.exited.wait()
+                await self.wait_exit()
+            if self.breach:
+                await self.kill_group()
+                await self.await_eof()
+                return self.result(Receipt.LIMIT, None, "", limit=self.breach)
             if not self.capture.exited.is_set():
                 await self.kill_group()
                 await self.await_eof()
@@ -139,6 +151,19 @@ class _ForegroundRun:
             if on_cancelled is not None:
                 on_cancelled(self.cancelled(elapsed))
             raise
+
+    async def wait_exit(self) -> None:
+        """Until bash exits, or a limit is breached (`self.breach` then says which)."""
+        if self.supervision is None:
+            await self.capture.exited.wait()
+            return
+        while not self.capture.exited.is_set():
+            with anyio.move_on_after(self.supervision.interval):
+                await self.capture.exited.wait()
+            if not self.capture.exited.is_set():
+                self.breach = self.supervision.breach() or ""
+                if self.breach:
+                    return
 
     async def await_eof(self) -> None:
         with anyio.move_on_after(WAIT_DELAY):
@@ -169,6 +194,11 @@ class _ForegroundRun:
                 f"captured; {_BACKGROUND_ADVICE}"
             )
             return self.result(Receipt.PIPES_HELD, code, note)
+        if self.supervision is not None:
+            said = bytes(self.capture.kept).decode("utf-8", errors="replace")
+            limit = self.supervision.explain(code, said)
+            if limit:
+                return self.result(Receipt.LIMIT, code, "", limit=limit)
         if code == 0:
             return self.result(Receipt.SUCCESS, code, "")
         return self.result(Receipt.EXIT_NONZERO, code, "")
@@ -201,7 +231,9 @@ class _ForegroundRun:
             return ""
         return "; a process that left the group (setsid) still holds the output open"
 
-    def result(self, receipt: Receipt, exit_code: int | None, note: str) -> ShellResult:
+    def result(
+        self, receipt: Receipt, exit_code: int | None, note: str, *, limit: str = ""
+    ) -> ShellResult:
         kept = bytes(self.capture.kept)
         return ShellResult(
             receipt=receipt,
@@ -212,6 +244,7 @@ class _ForegroundRun:
             duration=time.monotonic() - self.started,
             note=note,
             shown_bytes=len(kept),
+            limit=limit,
         )
 
 
@@ -225,6 +258,7 @@ async def run_foreground(
     env: Mapping[str, str] | None = None,
     on_cancelled: Callable[[ShellResult], object] | None = None,
     launcher: Callable[[list[str]], list[str]] | None = None,
+    supervision: Supervision | None = None,
 ) -> ShellResult:
     """Run `command` with `bash -c` in `cwd` and wait for it, boundedly (see the module contract).
 
@@ -250,7 +284,7 @@ async def run_foreground(
         env=None if env is None else dict(env),
         start_new_session=True,
     )
-    run = _ForegroundRun(transport, capture, started, limit)
+    run = _ForegroundRun(transport, capture, started, limit, supervision)
     register(LiveGroup(run.pgid, command, started))
     try:
         return await run.supervise(on_cancelled)

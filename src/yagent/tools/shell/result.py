@@ -2,7 +2,8 @@
 
 Guarantees: each way a foreground run ends (`Receipt`) has its own status line; truncation is
 stated with both byte counts; a kill is described by the signal's name, never as a bare
-"signal: killed". The values are plain frozen data, JSON-ready through `to_payload()`.
+"signal: killed"; a run a sandbox limit ended (`Receipt.LIMIT`) names the limit and its value.
+The values are plain frozen data, JSON-ready through `to_payload()`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ class Receipt(enum.StrEnum):
     TIMEOUT = "timeout"
     CANCELLED = "cancelled"
     EXIT_NONZERO = "exit_nonzero"
+    LIMIT = "limit"
+    """A sandbox resource limit ended the run (`ShellResult.limit` says which, and how sure)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +45,7 @@ class ShellResult:
     duration: float
     note: str = ""
     shown_bytes: int = 0
+    limit: str = ""
 
     def status_line(self) -> str:
         """One bracketed line naming how the run ended; empty for a plain success."""
@@ -59,6 +63,9 @@ class ShellResult:
                 return "[timed out]"
             case Receipt.CANCELLED:
                 return "[cancelled by the caller]"
+            case Receipt.LIMIT:
+                code = "" if self.exit_code is None else f"; {describe_exit(self.exit_code)}"
+                return f"[{self.limit}{code}]"
 
     def to_model_text(self) -> str:
         """The text the model reads: the output, then truncation, status and note lines."""
@@ -79,8 +86,9 @@ class ShellResult:
         return body + "\n".join(lines)
 
     def to_payload(self) -> dict[str, Any]:
-        """A JSON-serialisable view, with the model text under "text"."""
-        return {
+        """A JSON-serialisable view, with the model text under "text" ("limit" only when a
+        limit ended the run)."""
+        payload = {
             "receipt": self.receipt.value,
             "exit_code": self.exit_code,
             "output": self.output,
@@ -91,6 +99,9 @@ class ShellResult:
             "note": self.note,
             "text": self.to_model_text(),
         }
+        if self.limit:
+            payload["limit"] = self.limit
+        return payload
 
 
 def describe_exit(code: int | None) -> str:
