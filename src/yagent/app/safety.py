@@ -10,7 +10,10 @@ unreadable rules file, a configuration loaded for another workspace — is a `Co
 it: the app does not start on a rule set it could not check. A non-empty `[sandbox] allow_hosts`
 turns a sandboxed preset's egress into PROXY (the allow-list, the sandbox's own loopback
 bypassed) and builds the egress proxy the app serves for its lifetime; empty keeps the preset as
-shipped (network cut). `for_log` / `for_display` are the pii passes for event payloads.
+shipped (network cut). `read_mask` is what sandboxed commands and file tools cannot read
+(`tools.readmask` defaults with `[sandbox] deny_read` / `allow_read`); the command gate and the
+workspace guard are given the same one. `for_log` / `for_display` are the pii passes for event
+payloads.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from yagent.tools import outbound
 from yagent.tools.commands import CommandGate
 from yagent.tools.egresshosts import AllowList
 from yagent.tools.egressproxy import LOOPBACK_BYPASS, EgressProxy
+from yagent.tools.readmask import ReadMask
 from yagent.tools.shellrules import RuleFile, ShellRulesError, build_policy
 
 
@@ -70,8 +74,15 @@ def build(config: Config, workspace: Path) -> Safety:
     settings = config.pii
     store = pii.PolicyStore(outbound.policy_of(settings.model, settings.log, settings.display))
     chosen, proxy = with_egress(chosen, config.sandbox.allow_hosts)
-    gate = CommandGate(policy, chosen, workspace, rules=rules, egress_proxy=proxy)
+    reads = read_mask(config, workspace)
+    gate = CommandGate(policy, chosen, workspace, rules=rules, egress_proxy=proxy, reads=reads)
     return Safety(chosen, gate, store, proxy)
+
+
+def read_mask(config: Config, workspace: Path) -> ReadMask:
+    """What no sandboxed command or file tool reads in `workspace` under `config`."""
+    box = config.sandbox
+    return ReadMask(Path(workspace), deny=tuple(box.deny_read), allow=tuple(box.allow_read))
 
 
 def _carry_trust(
