@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 CREDENTIAL_STORES: tuple[str, ...] = (
@@ -97,6 +97,10 @@ class ReadMask:
     deny: tuple[str, ...] = ()
     allow: tuple[str, ...] = ()
     env: Mapping[str, str] | None = None
+    # what `denies` compares against, computed at its first use (the guard asks on every call)
+    _rules: dict[str, tuple[tuple[str, int], ...]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     def _env(self) -> Mapping[str, str]:
         return os.environ if self.env is None else self.env
@@ -132,19 +136,19 @@ class ReadMask:
         """The hidden entry `resolved` (absolute, links resolved) lies in, or None. As in the
         sandbox, the deepest rule wins: the workspace and `shown()` paths inside a hidden one
         are readable, a hidden path inside the workspace is not."""
-        target = Path(resolved)
-        open_depth = max(
-            (
-                len(r.parts)
-                for r in (_real(self.workspace), *self.shown())
-                if _at_or_under(target, r)
-            ),
-            default=0,
-        )
-        for entry in self.hidden():
-            for form in {entry, _real(entry)}:
-                if _at_or_under(target, form) and len(form.parts) > open_depth:
-                    return entry
+        if not self._rules:
+            self._rules["open"] = tuple(
+                (str(r), len(r.parts)) for r in (_real(self.workspace), *self.shown())
+            )
+            hidden = [(form, entry) for entry in self.hidden() for form in {entry, _real(entry)}]
+            self._rules["hidden"] = tuple((str(f), len(f.parts)) for f, _ in hidden)
+            self._rules["entries"] = tuple((str(e), 0) for _, e in hidden)
+        depth = max((d for r, d in self._rules["open"] if _prefix(resolved, r)), default=0)
+        for (root, deep), (entry, _) in zip(
+            self._rules["hidden"], self._rules["entries"], strict=True
+        ):
+            if deep > depth and _prefix(resolved, root):
+                return Path(entry)
         return None
 
 
@@ -152,6 +156,10 @@ def _expand(entry: str, env: Mapping[str, str]) -> str:
     if entry == "~" or entry.startswith("~/"):
         return str(user_home(env)) + entry[1:]
     return entry
+
+
+def _prefix(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 def _real(path: Path) -> Path:
