@@ -79,7 +79,10 @@ class App:
         self.otel_sink = exporter_from_env()  # None unless OTEL_* variables ask for export
         self.ledger = Ledger(self.prices)
         self.settings = Settings(self.home)
-        self.guard = WorkspaceGuard(self.workspace, settings=self.settings, yolo=self.yolo)
+        reads = safety.read_mask(self.config, self.workspace)
+        self.guard = WorkspaceGuard(
+            self.workspace, settings=self.settings, yolo=self.yolo, reads=reads
+        )
         self.confirm = UserConfirm(self.dispatcher) if self.interactive else None
         self.skills = FolderSkillSource.for_workspace(self.workspace, self.home)
         entries = [e.model_dump(exclude_none=True) for e in self.config.hooks]

@@ -16,6 +16,11 @@ Contract:
 - Egress: `[sandbox] allow_hosts` lists the hosts sandboxed commands may reach through the
   egress proxy; an entry that cannot be read is an error naming it (key by key like the rest: a
   project's list replaces the user's).
+- Reads: `[sandbox] deny_read` adds paths no sandboxed command or file tool may read (entries
+  add up across files, like shell rules: a project can hide more, never less); `allow_read`
+  re-opens hidden paths (key by key: a project's list replaces the user's, and applies untrusted
+  only when it re-opens nothing the user's own list does not). Entries are non-empty paths,
+  `~`-expanded, relative ones taken against the workspace (`tools.readmask`).
 - Durability: `[[side_effects]]` rules (tools.effects) add up across files like shell rules;
   `[agent] drain_budget` and `effect_lease` set the Ctrl-C drain and the side-effect lease.
 - Project trust: the workspace's files (`.yagent/config.toml`, `.yagent/shell-rules.toml`) come
@@ -170,10 +175,13 @@ class SandboxSettings(Strict):
     (grammar in `tools.egresshosts`); empty keeps the sandbox's network cut. The rest bound every
     sandboxed command's resources (`sandbox.Limits`; docs/security.md says what is per process
     and what per sandbox); `memory_mb` unset is a quarter of the machine's memory, at most 4096.
-    `keep_background`: background jobs keep running after the session ends (default: stopped,
-    with a notice)."""
+    `deny_read` / `allow_read`: paths hidden from / re-opened to sandboxed commands and file
+    tools, on top of the defaults (`tools.readmask`). `keep_background`: background jobs keep
+    running after the session ends (default: stopped, with a notice)."""
 
     allow_hosts: list[str] = Field(default_factory=list)
+    deny_read: list[str] = Field(default_factory=list)
+    allow_read: list[str] = Field(default_factory=list)
     memory_mb: int | None = Field(None, gt=0, le=1024 * 1024)
     max_processes: int = Field(512, gt=0, le=1_000_000)
     cpu_seconds: int = Field(3600, gt=0, le=10_000_000)
@@ -190,6 +198,14 @@ class SandboxSettings(Strict):
             file_size_mb=self.file_size_mb,
             open_files=self.open_files,
         )
+
+    @field_validator("deny_read", "allow_read")
+    @classmethod
+    def _plain_paths(cls, value: list[str]) -> list[str]:
+        for entry in value:
+            if not entry.strip() or "\0" in entry:
+                raise ValueError(f"path entry {entry!r} must be a non-empty path")
+        return value
 
     @field_validator("allow_hosts")
     @classmethod
@@ -267,10 +283,14 @@ def _build(files: Sequence[tuple[Path, Mapping[str, Any]]], env: Mapping[str, st
     sources: list[str] = []
     rules: list[Any] = []
     effects: list[Any] = []
+    denied: list[Any] = []
     for path, data in files:
         shell = data.get("shell")
         if isinstance(shell, dict) and isinstance(shell.get("rules"), list):
             rules.extend(shell["rules"])  # rules add up across files; other keys override
+        box = data.get("sandbox")
+        if isinstance(box, dict) and isinstance(box.get("deny_read"), list):
+            denied.extend(box["deny_read"])  # so do hidden paths: a later file never un-hides
         if isinstance(data.get("side_effects"), list):
             effects.extend(data["side_effects"])  # so do side-effect rules
         merged = _merge(merged, data)
@@ -279,6 +299,8 @@ def _build(files: Sequence[tuple[Path, Mapping[str, Any]]], env: Mapping[str, st
         merged["shell"]["rules"] = rules
     if effects:
         merged["side_effects"] = effects
+    if denied:
+        merged["sandbox"] = {**merged["sandbox"], "deny_read": denied}
     overrides = {
         "provider": env.get("YAGENT_PROVIDER"),
         "model": env.get("YAGENT_MODEL"),

@@ -12,9 +12,11 @@ it is the repository's word, not the person's. Until the person trusted its cont
   rules in force do not forbid that prefix (a longer `prompt` prefix would otherwise lift a
   `forbidden`); `[shell] default = "forbidden"`;
 - `[[side_effects]]` rules that are not exemptions (`effect` absent or true);
-- `[sandbox] allow_hosts` listing only hosts already allowed, and resource limits (`memory_mb`,
-  `max_processes`, `cpu_seconds`, `file_size_mb`, `open_files`) no higher than in force; `[pii]`
-  actions no weaker than those in force; `[audit]` thresholds no higher, `review_mutating = true`;
+- `[sandbox] allow_hosts` listing only hosts already allowed, `deny_read` (it only hides more),
+  `allow_read` listing only paths the user's own file already re-opens, and resource limits
+  (`memory_mb`, `max_processes`, `cpu_seconds`, `file_size_mb`, `open_files`) no higher than in
+  force; `[pii]` actions no weaker than those in force; `[audit]` thresholds no higher,
+  `review_mutating = true`;
 - any key whose value equals the one already in force (it changes nothing).
 Everything else — looser presets, allow rules, hooks, MCP servers, `[llm]` (where your code and
 key go), agents, exemptions, unknown keys — is WITHHELD and reported by dotted name (`hooks`,
@@ -103,8 +105,12 @@ def _sandbox(key: str, value: Any, base: Mapping[str, Any], _project: Mapping[st
         now = base.get(key)
         now = _LIMITS[key]() if now is None else now
         return isinstance(value, int) and not isinstance(value, bool) and 0 < value <= now
-    allowed = base.get("allow_hosts") or []
-    return key == "allow_hosts" and isinstance(value, list) and all(h in allowed for h in value)
+    if key == "deny_read":
+        return True  # hides more; the lists add up (config._build), so nothing is un-hidden
+    if key not in ("allow_hosts", "allow_read") or not isinstance(value, list):
+        return False
+    allowed = base.get(key) or []
+    return all(entry in allowed for entry in value)
 
 
 _LIMITS: dict[str, Callable[[], int]] = {

@@ -11,8 +11,10 @@ it: the app does not start on a rule set it could not check. A non-empty `[sandb
 turns a sandboxed preset's egress into PROXY (the allow-list, the sandbox's own loopback
 bypassed) and builds the egress proxy the app serves for its lifetime; empty keeps the preset as
 shipped (network cut). `[sandbox] keep_background` leaves the session sandbox's background jobs
-running when the app closes (`tools.jobs`). `for_log` / `for_display` are the pii passes for
-event payloads.
+running when the app closes (`tools.jobs`). `read_mask` is what sandboxed commands and file
+tools cannot read (`tools.readmask` defaults with `[sandbox] deny_read` / `allow_read`); the
+command gate and the workspace guard are given the same one. `for_log` / `for_display` are the
+pii passes for event payloads.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from yagent.tools import outbound
 from yagent.tools.commands import CommandGate
 from yagent.tools.egresshosts import AllowList
 from yagent.tools.egressproxy import LOOPBACK_BYPASS, EgressProxy
+from yagent.tools.readmask import ReadMask
 from yagent.tools.shellrules import RuleFile, ShellRulesError, build_policy
 
 
@@ -72,6 +75,7 @@ def build(config: Config, workspace: Path) -> Safety:
     settings = config.pii
     store = pii.PolicyStore(outbound.policy_of(settings.model, settings.log, settings.display))
     chosen, proxy = with_egress(chosen, config.sandbox.allow_hosts)
+    reads = read_mask(config, workspace)
     gate = CommandGate(
         policy,
         chosen,
@@ -80,8 +84,15 @@ def build(config: Config, workspace: Path) -> Safety:
         egress_proxy=proxy,
         keep_background=config.sandbox.keep_background,
         limits=config.sandbox.limits(),
+        reads=reads,
     )
     return Safety(chosen, gate, store, proxy)
+
+
+def read_mask(config: Config, workspace: Path) -> ReadMask:
+    """What no sandboxed command or file tool reads in `workspace` under `config`."""
+    box = config.sandbox
+    return ReadMask(Path(workspace), deny=tuple(box.deny_read), allow=tuple(box.allow_read))
 
 
 def _carry_trust(

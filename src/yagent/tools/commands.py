@@ -12,9 +12,11 @@ Guarantees:
   a standing permission (-y, "always", "skip all", project) answers a question the gate would
   ask; a requirement no registered sandbox meets denies (no downgrade).
 - `confinement()` names the sandbox the same gate picks for an approved call, and how to launch
-  a command in it: bubblewrap for a NAMESPACES preset (workspace writable, `.git` and `.yagent`
-  read-only, private /tmp, network per the preset's egress, secrets-looking variables dropped
-  from the environment), the host itself for an IN_PROCESS preset. A gate `confined(areas)` to
+  a command in it: bubblewrap for a NAMESPACES preset (workspace writable, every `.git` and
+  `.yagent` at any depth read-only, what `tools.readmask` hides — yagent's home, credential
+  stores, other homes, `[sandbox] deny_read` — invisible, private /tmp, network per the preset's
+  egress, secrets-looking variables dropped from the environment), the host itself for an
+  IN_PROCESS preset. A gate `confined(areas)` to
   a worker's declared writable areas binds the workspace read-only and only those areas
   writable; under an IN_PROCESS preset it refuses to run commands at all (the host cannot
   confine them), and an area bwrap refuses (missing, a symbolic link on the way) leaves no
@@ -57,12 +59,16 @@ from yagent.kernel.preset import Preset
 from yagent.tools import egressproxy
 from yagent.tools.guard import PROTECTED_PATHS
 from yagent.tools.jobs import SessionSandbox
+from yagent.tools.readmask import ReadMask, tool_paths_under
 from yagent.tools.shellrules import RuleFile, ShellRulesError, remembered_rule
 
 STAGE = "command_policy"
 PROTECTED = PROTECTED_PATHS
 """Workspace paths a sandboxed command may read but not write: the repository's metadata (hooks
 and config there run on the host later) and yagent's own configuration (its rules)."""
+SHALLOW = ("node_modules", "__pycache__", ".venv", "venv", ".tox", ".nox", ".mypy_cache")
+"""Directories the sandbox's search for nested `.git`/`.yagent` looks into two levels only (big,
+generated, rarely holding repositories — but never skipped)."""
 SECRET_ENV = ("*API_KEY*", "*APIKEY*", "*TOKEN*", "*SECRET*", "*PASSWORD*", "*PASSWD*", "AWS_*")
 """Variables not passed into the sandbox (a seam): a confined command needs no credentials."""
 _URL = re.compile(r"https?://[^\s'\"<>|;&()]+", re.IGNORECASE)
@@ -77,20 +83,15 @@ ProviderFactory = Callable[[], Sequence[sandbox.Provider]]
 MASKED = ("/tmp", "/run")  # the sandbox mounts empty ones; tools installed there must be shown
 
 
-def masked_tool_paths(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
-    """This interpreter's prefix and the PATH directories that live under a directory the
-    sandbox masks (a checkout or virtualenv under /tmp): bound back read-only, so `python` and
-    the tools on PATH still exist inside the sandbox."""
+def masked_tool_paths(
+    env: Mapping[str, str] | None = None, hidden: Sequence[Path] = ()
+) -> tuple[str, ...]:
+    """This interpreter's prefixes and the PATH directories that live under a directory the
+    sandbox masks (a checkout or virtualenv under /tmp, an interpreter in a hidden home): bound
+    back read-only, so `python` and the tools on PATH still exist inside the sandbox."""
     env = os.environ if env is None else env
-    candidates = [sys.prefix, *env.get("PATH", "").split(os.pathsep)]
-    out: dict[str, None] = {}
-    for raw in candidates:
-        if not raw or not os.path.isdir(raw):
-            continue
-        real = os.path.realpath(raw)
-        if any(real == m or real.startswith(m + "/") for m in MASKED) and real not in MASKED:
-            out.setdefault(real, None)
-    return tuple(out)
+    candidates = [sys.prefix, sys.base_prefix, *env.get("PATH", "").split(os.pathsep)]
+    return tool_paths_under([*map(Path, MASKED), *hidden], candidates)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,10 +143,12 @@ class CommandGate:
         egress_proxy: egressproxy.EgressProxy | None = None,
         keep_background: bool = False,
         limits: sandbox.Limits | None = None,
+        reads: ReadMask | None = None,
     ) -> None:
         self._policy = policy
         self.keep_background = keep_background
         self.limits = sandbox.Limits() if limits is None else limits
+        self.reads = reads or ReadMask(workspace)
         self.egress_proxy = egress_proxy
         self.preset = preset
         self.workspace = workspace
@@ -172,6 +175,7 @@ class CommandGate:
             areas=areas,
             egress_proxy=self.egress_proxy,
             limits=self.limits,
+            reads=self.reads,
         )
 
     # -- judging ------------------------------------------------------------------------------
@@ -278,10 +282,15 @@ class CommandGate:
             return found  # nothing asks for more: do not touch the workspace with a probe
         try:
             proxy = self.egress_proxy
+            hidden = self.reads.hidden()
+            bridge = egressproxy.bridge_paths()  # the egress bridge and the job host run from there
             bwrap = sandbox.BwrapProvider(
                 self.workspace,
                 protected=PROTECTED,
-                readable=(*masked_tool_paths(), *egressproxy.bridge_paths()),
+                protected_names=PROTECTED,
+                shallow=SHALLOW,
+                hidden=hidden,
+                readable=(*masked_tool_paths(hidden=hidden), *self.reads.shown(), *bridge),
                 proxy_dir=proxy.directory if proxy is not None else None,
                 limits=self.limits,
                 **self._areas(),

@@ -20,9 +20,16 @@ Contract:
 - The only enforcement is "ask the person": the guard returns a reason, never a hard refusal.
   Standing permissions skip the question: session (per tool, or all), project (persisted
   `authorized_projects`), YOLO (`-y`: everything, including paths outside the workspace) —
-  except one: a file-writing tool aimed into `PROTECTED_PATHS` (the repository's `.git`, yagent's
-  own `.yagent` with its shell rules) is asked about every time, whatever stands (`protected`):
-  a model that could write its own rules or git hooks unasked would approve itself.
+  except one: a file-writing tool aimed into `PROTECTED_PATHS` (every `.git` — directory or
+  gitfile — and every `.yagent` at any depth: the root's, a nested repository's, a vendored
+  project's; components compared case-folded, since `.GIT` is `.git` on a case-insensitive
+  filesystem), or at one of `ASK_BEFORE_WRITING` anywhere (`.gitmodules`, `.gitattributes`,
+  `.envrc`: the host runs what they name later), is asked about every time, whatever stands
+  (`protected`): a model that could write its own rules or git hooks unasked would approve
+  itself.
+- What the sandbox hides (`tools.readmask`: yagent's home, credential stores, other homes,
+  `[sandbox] deny_read`) no file tool reaches either: `unreadable` names such a path, and the
+  boundary ring refuses the call outright — no question, no standing permission, `-y` included.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
+from yagent.tools.readmask import ReadMask
 from yagent.tools.settings import Settings, SettingsError
 from yagent.tools.shellpaths import outside_reasons
 from yagent.toolspec import Effect, Spec
@@ -66,7 +74,11 @@ SAFE_SYSTEM_PATHS: tuple[str, ...] = (
 
 _DESTRUCTIVE = frozenset({Effect.WRITE})
 PROTECTED_PATHS: tuple[str, ...] = (".git", ".yagent")
-"""Workspace paths only a person may let a tool write (and that a sandbox mounts read-only)."""
+"""Names (at any depth) only a person may let a tool write into (a sandbox keeps them read-only)."""
+ASK_BEFORE_WRITING: tuple[str, ...] = (".gitmodules", ".gitattributes", ".envrc")
+"""File names (at any depth) whose content the host acts on later: writing one is always asked."""
+_PROTECTED_FOLDED = frozenset(name.casefold() for name in PROTECTED_PATHS)
+_ASK_FOLDED = frozenset(name.casefold() for name in ASK_BEFORE_WRITING)
 
 
 # The call being judged and run (per task, so parallel calls keep their own): whose guard pinned
@@ -99,8 +111,10 @@ class WorkspaceGuard:
         *,
         settings: Settings | None = None,
         yolo: Yolo = Yolo.OFF,
+        reads: ReadMask | None = None,
     ) -> None:
         self.workspace = Path(os.path.realpath(workspace))
+        self.reads = reads or ReadMask(self.workspace)
         self.settings = settings
         self.yolo = yolo
         self._session_tools: set[str] = set()
@@ -171,15 +185,34 @@ class WorkspaceGuard:
         """Why this call writes into a protected path (asked regardless of standing), or None."""
         if spec.effect not in _DESTRUCTIVE:
             return None
-        roots = [os.path.join(self.workspace, rel) for rel in PROTECTED_PATHS]
-        hits = [
-            p for p in spec.arg_paths_of(args) if any(_under(self.resolve(p), r) for r in roots)
-        ]
+        hits = [p for p in spec.arg_paths_of(args) if self._is_protected(self.resolve(p))]
         if not hits:
             return None
         where = ", ".join(f"{p} → {self.resolve(p)}" for p in hits)
         return (
             f"{spec.name} would write into a protected path ({where}); only a person may allow it"
+        )
+
+    def _is_protected(self, resolved: str) -> bool:
+        """A protected name among the path's components below the workspace (the whole path when
+        it lies outside), or an always-asked file name at its end — compared case-folded."""
+        rel = os.path.relpath(resolved, self.workspace)
+        inside = not (rel == ".." or rel.startswith("../"))
+        parts = [p.casefold() for p in (Path(rel) if inside else Path(resolved)).parts]
+        if any(p in _PROTECTED_FOLDED for p in parts):
+            return True
+        return bool(parts) and parts[-1] in _ASK_FOLDED
+
+    def unreadable(self, spec: Spec, args: Mapping[str, Any]) -> str | None:
+        """Why this call's paths are refused outright (they lie in what the sandbox hides)."""
+        hits = [(p, self.reads.denies(self.resolve(p))) for p in spec.arg_paths_of(args)]
+        named = [f"{p} (in {entry})" for p, entry in hits if entry is not None]
+        if not named:
+            return None
+        return (
+            f"{spec.name} would reach a path hidden from every tool — yagent's state, a credential "
+            f"store, another home or [sandbox] deny_read: {', '.join(named)}; [sandbox] allow_read "
+            "in your own config re-opens a path"
         )
 
     def danger(self, spec: Spec, args: Mapping[str, Any]) -> str | None:

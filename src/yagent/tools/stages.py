@@ -1,8 +1,10 @@
 """The workspace guard as rings of the judgement chain: command policy, boundary, authorization.
 
-Boundary and authorization return PROMPT with the guard's reason when a person must be asked and
-no standing permission covers the call, ALLOW otherwise. A tool the surface does not know is not
-theirs to judge (the tooldisclose gate before them refuses it).
+The boundary ring first refuses (DENY, whatever stands) a call whose paths lie in what the
+sandbox hides (`WorkspaceGuard.unreadable`). Boundary and authorization return PROMPT with the
+guard's reason when a person must be asked and no standing permission covers the call, ALLOW
+otherwise. A tool the surface does not know is not theirs to judge (the tooldisclose gate before
+them refuses it).
 
 The command-policy ring (present when the surface has a `CommandGate`) is the authorization ring
 for every spec with a `command_arg`: it judges the command line (cmdpolicy × gatecheck) and folds
@@ -71,6 +73,11 @@ class BoundaryStage:
         guard = self._surface.guard
         if spec is None:
             return Verdict.allow(self.name)
+        hidden = guard.unreadable(spec, call.args)
+        if hidden:
+            return Verdict.deny(
+                hidden, kind=toolfail.Kind.PERMISSION, retryable=False, stage=self.name
+            )
         protected = guard.protected(spec, call.args)
         if protected:
             return Verdict.prompt(protected, stage=self.name)

@@ -290,12 +290,12 @@ def test_resolver_is_bound_back_when_it_lives_under_run(
     link.symlink_to(run)
     monkeypatch.setattr(bwrap, "_RESOLV", link)
     monkeypatch.setattr(bwrap, "_RUN", tmp_path)
-    assert bwrap._resolver_binds() == ["--ro-bind", str(run), str(run)]
+    assert bwrap._resolver_paths() == [run]
     monkeypatch.setattr(bwrap, "_RESOLV", run)
-    assert bwrap._resolver_binds() == []
+    assert bwrap._resolver_paths() == []
     monkeypatch.setattr(bwrap, "_RESOLV", link)
     monkeypatch.setattr(bwrap, "_RUN", tmp_path / "elsewhere")
-    assert bwrap._resolver_binds() == []
+    assert bwrap._resolver_paths() == []
 
 
 def test_wrap_prefixes_an_argv_for_hosts_that_spawn_themselves(

@@ -8,13 +8,21 @@ Guarantees, for every run (`command` builds the argv; the order of mounts matter
   under `limits` as root, `identity.CAPS` stay, in the mapped user namespace only),
   `--new-session` (no terminal injection), `--die-with-parent`.
 - The host root read-only (`--ro-bind / /`), fresh `/dev` and `/proc`, a private empty `/tmp` and
-  `/run` (host sockets there — docker, dbus, agents — are out of reach), then the workspace
-  writable at its own path (`readable` host paths under the masked `/tmp`/`/run` — an interpreter
-  or tool installed there — are bound back read-only before it), then each protected path inside
-  it (`.git` by default; the host adds its own configuration directory) read-only again. A
-  protected path that does not exist is masked by an empty read-only directory so the program
-  cannot create it (bwrap leaves that empty directory behind on the host); a protected path that
-  is a symbolic link is refused.
+  `/run` (host sockets there — docker, dbus, agents — are out of reach). Then, ordered by
+  `mounts.plan` so that the rule on the deepest path wins: each `hidden` host path (secrets,
+  other people's homes, the host's own state) masked — a directory by an empty read-only tmpfs,
+  a file by `/dev/null` — checked again at every run (created since: hidden too); the
+  `readable` host paths (an interpreter or tool under a masked or hidden directory; a file or a
+  directory) bound back read-only; the workspace writable at its own path (shown even inside a
+  hidden directory; a hidden path inside it stays hidden); then each protected path read-only
+  again: the `protected` paths relative to the workspace root (`.git` by default; the host adds
+  its own configuration directory) and every entry named like one of `protected_names` at any
+  depth, any case (nested repositories' `.git` directories or gitfiles), found at every run by
+  `mounts.find_named` (bounded: more than `mounts.WALK_LIMIT` directories is a `SetupError`;
+  `shallow` directory names are looked into two levels only). A protected root path that does
+  not exist is masked by an empty read-only directory so the program cannot create it (bwrap
+  leaves that empty directory behind on the host); a protected root path that is a symbolic
+  link is refused; a nested one is protected at its target when that lies in the workspace.
 - `workspace_writable=False` binds the workspace read-only; only the `writable` paths, bound
   after it (still before the protected ones, which stay read-only), can then be written — how a
   host confines a worker to its declared areas. A writable path is taken literally: it must
@@ -36,14 +44,16 @@ Guarantees, for every run (`command` builds the argv; the order of mounts matter
   counts this provider's programs together (`supervision()` polls that count); other users'
   bwrap makes its own user namespace per run, so there it counts per run.
 Declares: level `NAMESPACES`; enforces egress `DENIED` (and proves it: `verify_egress`).
-Known limits: the root is readable (secrets readable by the user are readable inside); unix
-sockets outside `/tmp` and `/run` stay connectable; the kernel is shared (a kernel exploit
-escapes — that is what `HARDWARE` is for).
+Known limits: the root is readable except what the host hides (a secret the host did not
+name is readable inside); a nested protected entry the program creates during a run is writable
+until the next run; unix sockets outside `/tmp` and `/run` stay connectable; the kernel is
+shared (a kernel exploit escapes — that is what `HARDWARE` is for).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import shutil
@@ -51,7 +61,9 @@ import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
-from yagent.kernel.sandbox import process, provider
+import anyio.to_thread
+
+from yagent.kernel.sandbox import mounts, process, provider
 from yagent.kernel.sandbox.errors import SetupError, UnavailableError
 from yagent.kernel.sandbox.identity import CAPS, Identity
 from yagent.kernel.sandbox.levels import EgressMode, Level
@@ -75,6 +87,9 @@ class BwrapProvider:
         workspace_writable: bool = True,
         writable: Iterable[str | os.PathLike[str]] = (),
         readable: Iterable[str | os.PathLike[str]] = (),
+        hidden: Iterable[str | os.PathLike[str]] = (),
+        protected_names: Iterable[str] = (),
+        shallow: Iterable[str] = (),
         proxy_dir: str | os.PathLike[str] | None = None,
         limits: Limits | None = None,
         name: str = "bwrap",
@@ -91,7 +106,10 @@ class BwrapProvider:
         self._workspace = _directory(workspace, "workspace")
         self._workspace_writable = workspace_writable
         self._writable = tuple(_area(extra) for extra in writable)
-        self._readable = tuple(_directory(extra, "readable path") for extra in readable)
+        self._readable = tuple(_shown(extra) for extra in readable)
+        self._hidden = tuple(Path(os.path.abspath(path)) for path in hidden)
+        self._names = tuple(protected_names)
+        self._shallow = tuple(shallow)
         self._proxy_dir = None if proxy_dir is None else _masked_directory(proxy_dir)
         self._protected = tuple(_relative(rel) for rel in protected)
         self._limits: Limits | None = None
@@ -117,25 +135,15 @@ class BwrapProvider:
         return EgressMode.DENIED
 
     def command(self, program: Program, *, status_fd: int | None = None) -> list[str]:
-        """The full bwrap argv for `program` (pure apart from checking the protected paths)."""
-        ws = str(self._workspace)
+        """The full bwrap argv for `program`. Blocking: it looks at the filesystem (hidden paths,
+        protected entries at any depth) afresh at every call."""
         argv = [*self._entry(), self._bwrap, *self._unshare()]
         if program.egress is EgressMode.UNRESTRICTED:
             argv.append("--share-net")
         argv += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", *self._kept_caps()]
         argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         argv += [*self._tmpfs_size(), "--tmpfs", "/tmp", *self._tmpfs_size(), "--tmpfs", "/run"]
-        for shown in self._readable:  # host paths under the masked /tmp or /run the program needs
-            argv += ["--ro-bind", str(shown), str(shown)]
-        if program.egress is EgressMode.PROXY and self._proxy_dir is not None:
-            argv += ["--ro-bind", str(self._proxy_dir), str(self._proxy_dir)]
-        if program.egress is EgressMode.UNRESTRICTED:
-            argv += _resolver_binds()
-        argv += ["--bind" if self._workspace_writable else "--ro-bind", ws, ws]
-        for extra in self._writable:  # after the workspace: an area inside a read-only one wins
-            argv += ["--bind", str(extra), str(extra)]
-        for rel in self._protected:
-            argv += self._protect(rel)
+        argv += mounts.plan(self._mounts(program), (Path("/tmp"), _RUN))
         if status_fd is not None:
             argv += ["--json-status-fd", str(status_fd)]
         argv += ["--chdir", self._cwd(program), "--", *self._prlimit, *program.argv]
@@ -149,7 +157,8 @@ class BwrapProvider:
     async def run(self, program: Program) -> Result:
         read_end, write_end = os.pipe()
         try:
-            argv = self.command(program, status_fd=write_end)
+            build = functools.partial(self.command, program, status_fd=write_end)
+            argv = await anyio.to_thread.run_sync(build)  # the walk stays off the event loop
             try:
                 done = await process.run_process(
                     argv,
@@ -262,15 +271,49 @@ class BwrapProvider:
     def _tmpfs_size(self) -> list[str]:
         return [] if self._limits is None else ["--size", str(self._limits.memory_mb * 1024 * 1024)]
 
-    def _protect(self, rel: PurePosixPath) -> list[str]:
+    def _mounts(self, program: Program) -> list[mounts.Mount]:
+        """Every rule below the base masks; `mounts.plan` orders them (deepest wins)."""
+        found = [m for m in map(mounts.hide, self._hidden) if m is not None]
+        hidden = [m.path for m in found]
+        ws = self._workspace
+        # inside the workspace or a writable area: shown already (and writable, which wins)
+        areas = (ws, *self._writable)
+        found += [mounts.show(p) for p in self._readable if not _inside(p, areas)]
+        if program.egress is EgressMode.PROXY and self._proxy_dir is not None:
+            found.append(mounts.show(self._proxy_dir))
+        if program.egress is EgressMode.UNRESTRICTED:
+            found += [mounts.show(p) for p in _resolver_paths()]
+        bind = "--bind" if self._workspace_writable else "--ro-bind"
+        found.append(mounts.Mount(ws, mounts.Rank.BIND, (bind, str(ws), str(ws))))
+        for extra in self._writable:
+            found.append(mounts.Mount(extra, mounts.Rank.BIND, ("--bind", str(extra), str(extra))))
+        for rel in self._protected:
+            found += self._protect(rel)
+        if self._names:
+            nested = mounts.find_named(ws, self._names, shallow=self._shallow)
+            # one under a hidden path stays hidden: binding it would show it again
+            kept = [p for p in nested if not _inside(p, hidden)]
+            found += [m for m in map(self._protect_nested, kept) if m is not None]
+        return found
+
+    def _protect(self, rel: PurePosixPath) -> list[mounts.Mount]:
         path = self._workspace / rel
         if path.is_symlink():
             raise SetupError(f"protected path {str(path)!r} is a symbolic link; refusing to guess")
         if path.exists():
-            return ["--ro-bind", str(path), str(path)]
+            return [mounts.Mount(path, mounts.Rank.PROTECT, ("--ro-bind", str(path), str(path)))]
         if not self._workspace_writable and not any(path.is_relative_to(w) for w in self._writable):
             return []  # read-only there: nothing can create it (and bwrap could not mask it)
-        return ["--tmpfs", str(path), "--remount-ro", str(path)]
+        masked = ("--tmpfs", str(path), "--remount-ro", str(path))
+        return [mounts.Mount(path, mounts.Rank.PROTECT, masked)]
+
+    def _protect_nested(self, path: Path) -> mounts.Mount | None:
+        """A nested protected entry read-only; a link to it protects its target in the
+        workspace (outside, the read-only root or a hide already covers it)."""
+        target = path.resolve() if path.is_symlink() else path
+        if not target.exists() or not target.is_relative_to(self._workspace):
+            return None
+        return mounts.Mount(target, mounts.Rank.PROTECT, ("--ro-bind", str(target), str(target)))
 
     def _cwd(self, program: Program) -> str:
         if not program.cwd:
@@ -288,6 +331,21 @@ def _directory(value: str | os.PathLike[str], what: str) -> Path:
     if path == Path("/"):
         raise UnavailableError(f"{what} cannot be the root directory: nothing would be read-only")
     return path
+
+
+def _shown(value: str | os.PathLike[str]) -> Path:
+    """A readable host path: existing (a file or a directory), taken at its resolved place."""
+    try:
+        path = Path(value).resolve(strict=True)
+    except OSError as exc:
+        raise UnavailableError(f"readable path {os.fspath(value)!r} does not exist") from exc
+    if path == Path("/"):
+        raise UnavailableError("readable path cannot be the root directory")
+    return path
+
+
+def _inside(path: Path, roots: Iterable[Path]) -> bool:
+    return any(path.is_relative_to(root) for root in roots)
 
 
 def _masked_directory(value: str | os.PathLike[str]) -> Path:
@@ -328,11 +386,11 @@ def _relative(value: str) -> PurePosixPath:
     return rel
 
 
-def _resolver_binds() -> list[str]:
+def _resolver_paths() -> list[Path]:
     # /run is masked; on hosts where resolv.conf lives there, name resolution needs it back.
     real = _RESOLV.resolve()
     if real != _RESOLV and real.is_relative_to(_RUN) and real.exists():
-        return ["--ro-bind", str(real), str(real)]
+        return [real]
     return []
 
 

@@ -1,0 +1,185 @@
+"""What no tool may read: secrets, other people's homes and yagent's own state.
+
+Contract:
+- `ReadMask.hidden()` lists the host paths a sandboxed command cannot see, by default: yagent's
+  home (`$YAGENT_HOME`, else `~/.yagent`: sessions — with the genuine reminder marker —, durable
+  state, trust, settings), the usual credential stores under the user's home (`CREDENTIAL_STORES`:
+  ssh, gnupg, cloud and cluster credentials, docker, netrc, git credentials, gh, npm, pypi,
+  cargo, shell and REPL histories), every other home (`/home/*` except the one holding the user's
+  home, and `/root` when it is not the user's home), plus `[sandbox] deny_read`; minus what
+  `[sandbox] allow_read` re-opens (a hidden path at or under an `allow_read` entry is dropped; an
+  `allow_read` entry under a hidden directory is `shown()` — bound back read-only).
+- `denies(path)` says whether a (resolved, absolute) path lies in what is hidden: the file tools'
+  guard refuses such a path whatever stands (`-y` included), so what the sandbox hides no tool
+  reads either.
+- A configured entry is `~`-expanded; a relative one is taken against the workspace. The user's
+  home comes from `HOME` (the environment the sandbox is built for), never from a guess.
+Leaves to the host: which entries come from whom (a project's `allow_read` needs trust:
+`app.projectkeys`); what the sandbox does with the list (`kernel.sandbox.BwrapProvider`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+CREDENTIAL_STORES: tuple[str, ...] = (
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".kube",
+    ".docker/config.json",
+    ".netrc",
+    ".git-credentials",
+    ".config/git/credentials",
+    ".config/gh",
+    ".npmrc",
+    ".pypirc",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".bash_history",
+    ".zsh_history",
+    ".zhistory",
+    ".sh_history",
+    ".history",
+    ".local/share/fish/fish_history",
+    ".python_history",
+    ".node_repl_history",
+    ".psql_history",
+    ".mysql_history",
+    ".sqlite_history",
+    ".lesshst",
+    ".viminfo",
+)
+"""Credential stores and histories under the user's home that no sandboxed command may read."""
+HOMES = Path("/home")
+ROOT_HOME = Path("/root")
+
+
+def yagent_home(env: Mapping[str, str]) -> Path:
+    """yagent's own home, as the CLI and the session store resolve it."""
+    configured = env.get("YAGENT_HOME", "").strip()
+    if configured:
+        return Path(os.path.abspath(os.path.expanduser(configured)))
+    return user_home(env) / ".yagent"
+
+
+def user_home(env: Mapping[str, str]) -> Path:
+    home = env.get("HOME", "").strip()
+    return Path(os.path.abspath(home)) if home else Path.home()
+
+
+def other_homes(home: Path) -> list[Path]:
+    """Every home that is not the user's: `/home/*` but the one holding `home`, and `/root`
+    unless it is the user's home."""
+    mine = Path(os.path.realpath(home))
+    try:
+        listed = sorted(HOMES.iterdir()) if HOMES.is_dir() else []
+    except OSError:
+        listed = []
+    candidates = [*listed, ROOT_HOME]
+    return [
+        p
+        for p in candidates
+        if not mine.is_relative_to(os.path.realpath(p)) and (p.is_dir() or p.is_symlink())
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class ReadMask:
+    """The default hidden set, `deny` added and `allow` re-opened (see the module contract)."""
+
+    workspace: Path
+    deny: tuple[str, ...] = ()
+    allow: tuple[str, ...] = ()
+    env: Mapping[str, str] | None = None
+    # what `denies` compares against, computed at its first use (the guard asks on every call)
+    _rules: dict[str, tuple[tuple[str, int], ...]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+
+    def _env(self) -> Mapping[str, str]:
+        return os.environ if self.env is None else self.env
+
+    def _path(self, entry: str) -> Path:
+        expanded = _expand(entry, self._env())
+        return Path(os.path.abspath(os.path.join(self.workspace, expanded)))
+
+    def _allowed(self) -> list[Path]:
+        return [self._path(a) for a in self.allow]
+
+    def hidden(self) -> tuple[Path, ...]:
+        """The host paths a sandboxed command cannot see (existing or not: checked per run)."""
+        env = self._env()
+        home = user_home(env)
+        found = [yagent_home(env), *(home / rel for rel in CREDENTIAL_STORES)]
+        found += other_homes(home)
+        found += [self._path(d) for d in self.deny]
+        allowed = self._allowed()
+        kept = [p for p in found if not any(_at_or_under(p, a) for a in allowed)]
+        return tuple(dict.fromkeys(kept))
+
+    def shown(self) -> tuple[Path, ...]:
+        """`allow_read` entries that lie under a hidden path (bound back read-only) and exist."""
+        hidden = self.hidden()
+        return tuple(
+            a
+            for a in self._allowed()
+            if a.exists() and any(_at_or_under(a, h) and a != h for h in hidden)
+        )
+
+    def denies(self, resolved: str) -> Path | None:
+        """The hidden entry `resolved` (absolute, links resolved) lies in, or None. As in the
+        sandbox, the deepest rule wins: the workspace and `shown()` paths inside a hidden one
+        are readable, a hidden path inside the workspace is not."""
+        if not self._rules:
+            self._rules["open"] = tuple(
+                (str(r), len(r.parts)) for r in (_real(self.workspace), *self.shown())
+            )
+            hidden = [(form, entry) for entry in self.hidden() for form in {entry, _real(entry)}]
+            self._rules["hidden"] = tuple((str(f), len(f.parts)) for f, _ in hidden)
+            self._rules["entries"] = tuple((str(e), 0) for _, e in hidden)
+        depth = max((d for r, d in self._rules["open"] if _prefix(resolved, r)), default=0)
+        for (root, deep), (entry, _) in zip(
+            self._rules["hidden"], self._rules["entries"], strict=True
+        ):
+            if deep > depth and _prefix(resolved, root):
+                return Path(entry)
+        return None
+
+
+def _expand(entry: str, env: Mapping[str, str]) -> str:
+    if entry == "~" or entry.startswith("~/"):
+        return str(user_home(env)) + entry[1:]
+    return entry
+
+
+def _prefix(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def _at_or_under(path: Path, root: Path) -> bool:
+    return path == root or path.is_relative_to(root)
+
+
+def tool_paths_under(hidden: Sequence[Path], candidates: Sequence[str]) -> tuple[str, ...]:
+    """The `candidates` (interpreter prefixes, PATH directories) that lie under a hidden path:
+    they are bound back read-only so the tools a command needs still exist in the sandbox."""
+    out: dict[str, None] = {}
+    for raw in candidates:
+        if not raw or not os.path.isdir(raw):
+            continue
+        real = os.path.realpath(raw)
+        for entry in hidden:
+            root = os.path.realpath(entry)
+            if real != root and real.startswith(root.rstrip("/") + "/"):
+                out.setdefault(real, None)
+    return tuple(out)
