@@ -310,12 +310,13 @@ class Economy:
             "tokens_after": plan.tokens_after,
             "archive_ref": applied.archive_ref,
         }
-        if not applied.compacted and applied.archive_ref is None:  # nothing may leave
+        ref = applied.archive_ref
+        if not applied.compacted and ref is None:  # nothing may leave
             self._emit("compaction", {**payload, "error": applied.error})
             return None
-        if not applied.compacted:
+        if not applied.compacted and ref is not None:
             failed = None if paused else applied.error or "no summary"
-            return self._truncate(plan, entries, applied.archive_ref, payload, failed)
+            return self._truncate(plan, entries, ref, payload, failed)
         if plan.summarize:  # a summary was written: the summariser works again
             self._failures = self._pause = 0
         self.compactions += 1
