@@ -38,7 +38,7 @@ from typing import Any
 from yagent.agents.results import Status
 from yagent.app.config import Config, ConfigError
 from yagent.app.lease import SessionLeases
-from yagent.kernel import checkpoint, commitgate, sideeffect
+from yagent.kernel import checkpoint, commitgate, sideeffect, sqlitefile
 from yagent.kernel.sqlitedb import Database, DatabaseStore
 from yagent.tools.effectrun import EffectRunner, Publish
 from yagent.tools.effects import EffectRuleError, EffectTable
@@ -231,6 +231,7 @@ class Durable:
     ) -> None:
         self.path = os.fspath(path)
         self.table = EffectTable.build(side_effects)
+        sqlitefile.probe(self.path)  # an empty or damaged file is refused, never written over
         self.effect_lease = effect_lease
         self.effects = sideeffect.SqliteStore(self.path)
         self.checkpoints = checkpoint.SqliteStore(self.path)

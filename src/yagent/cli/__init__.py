@@ -40,7 +40,8 @@ from yagent.cli.reconcile import reconcile
 from yagent.cli.runner import Options, interactive, replay_engine, run_once
 from yagent.cli.trace import trace
 from yagent.cli.trust import trust_command
-from yagent.memory import SessionStoreError
+from yagent.kernel.sqlitefile import UnusableFileError
+from yagent.memory import DamagedStoreError, SessionStoreError
 from yagent.tools.guard import Yolo
 
 HOME_ENV = "YAGENT_HOME"
@@ -168,13 +169,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except click.exceptions.Abort:
         return 130
     except _REFUSALS as exc:
-        click.echo(f"yagent: {exc}", err=True)
+        click.echo(_refusal(exc), err=True)
         return 2
     except BaseExceptionGroup as group:  # a refusal raised inside a task group: said the same
         known, rest = group.split(_REFUSALS)
         if known is None or rest is not None:
             raise
-        for line in dict.fromkeys(f"yagent: {exc}" for exc in _leaves(known)):
+        for line in dict.fromkeys(_refusal(exc) for exc in _leaves(known)):
             click.echo(line, err=True)
         return 2
     except SystemExit as exc:
@@ -183,7 +184,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 # What stops a command before (or instead of) doing anything, said in one line: exit 2.
-_REFUSALS = (ConfigError, SessionStoreError, SessionBusyError)
+_REFUSALS = (ConfigError, SessionStoreError, SessionBusyError, UnusableFileError)
+_DAMAGED = (
+    " — `yagent doctor` checks the stores; `yagent doctor --salvage` copies what is still "
+    "readable into a new file; then move the damaged file aside"
+)
+
+
+def _refusal(exc: BaseException) -> str:
+    advice = _DAMAGED if isinstance(exc, DamagedStoreError | UnusableFileError) else ""
+    return f"yagent: {exc}{advice}"
 
 
 def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
