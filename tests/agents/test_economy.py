@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -225,23 +226,59 @@ async def test_compaction_archives_first_summarises_and_keeps_pinned_and_recent(
 
 
 @pytest.mark.anyio
-async def test_a_failed_summary_keeps_everything_and_the_same_plan_is_not_retried(
+async def test_a_failed_summary_truncates_with_a_visible_note_and_archives_once(
     tmp_path: Path,
 ) -> None:
     rec = Recorder()
-    eco = economy(tmp_path, rec, Summaries(fail=True))
+    summaries = Summaries(fail=True)
+    eco = economy(tmp_path, rec, summaries)
     messages = long_history()
     eco.start(messages)
     after = await request(eco, messages)
-    assert after == messages
-    failure = rec.kinds("compaction")[0]
-    assert not failure["compacted"]
-    assert "model down" in failure["error"]
-    assert await request(eco, after, 2) == messages
-    await request(eco, after, 3)
-    skipped = rec.kinds("compaction_skipped")
-    assert [s["reason"] for s in skipped] == ["repeated"], "said once, not every step"
-    assert len(rec.kinds("compaction")) == 1
+    assert after[0] == messages[0], "the task is pinned"
+    note = reminder.unwrap(after[1].content) or ""
+    assert compaction.is_summary(after[1])
+    assert "WITHOUT a summary" in note
+    assert "model down" in note
+    assert "archive:1" in note
+    assert after[2:] == messages[-2:], "the recent messages stay verbatim"
+    event = rec.kinds("compaction")[0]
+    assert event["compacted"]
+    assert event["truncated"]
+    assert "model down" in event["error"]
+    assert rec.archives[0]["messages"] == [m.to_dict() for m in messages[1:-2]]
+    assert await request(eco, after, 2) == after, "under the threshold now: nothing again"
+    assert len(rec.archives) == 1
+    assert len(summaries.calls) == 1
+
+
+@pytest.mark.anyio
+async def test_a_summariser_that_always_fails_is_backed_off_and_archives_grow_linearly(
+    tmp_path: Path,
+) -> None:
+    rec = Recorder()
+    summaries = Summaries(fail=True)
+    eco = economy(tmp_path, rec, summaries)
+    messages: list[Message] = [Message("user", "the task")]
+    eco.start(messages)
+    content = 0
+    for i in range(400):
+        new = step(i, size=120)
+        content += sum(len(json.dumps(m.to_dict())) for m in new)
+        messages = await request(eco, messages + new, i + 1)
+    compactions = rec.kinds("compaction")
+    assert len(compactions) >= 15, "the history kept filling the window"
+    assert all(c["compacted"] and c["truncated"] for c in compactions)
+    # pauses of 1, 3, 7, 15 compactions: an attempt only after each has run out
+    assert len(summaries.calls) <= 1 + math.log2(len(compactions) + 1)
+    paused = [c for c in compactions if "paused" in c["error"]]
+    assert len(paused) == len(compactions) - len(summaries.calls)
+    ids = [i for a in rec.archives for i in a["ids"]]
+    assert len(ids) == len(set(ids)), "every message is archived once, never again"
+    archived = sum(len(json.dumps(a["messages"])) for a in rec.archives)
+    # the content once, plus the earlier truncation notes leaving in turn (no re-archiving)
+    assert archived <= 1.1 * content
+    assert rec.kinds("context")[-1]["total"] <= 1000
 
 
 @pytest.mark.anyio

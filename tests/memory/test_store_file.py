@@ -238,6 +238,7 @@ def test_a_writer_holding_the_lock_beyond_the_timeout_is_reported_busy(db_path: 
 def test_opening_while_another_writer_holds_the_lock_is_a_store_error(db_path: Path):
     db_path.parent.mkdir(parents=True)
     other = sqlite3.connect(db_path, isolation_level=None)
+    other.execute("PRAGMA journal_mode=WAL")  # an initialised file (an empty one is refused)
     other.execute("BEGIN IMMEDIATE")
     try:
         with pytest.raises(SessionStoreError, match="cannot open"):

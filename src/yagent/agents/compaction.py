@@ -15,6 +15,8 @@ Contract:
 - `summary_message` is a user message wrapped as a `compaction-summary` band: it says that a
   compaction happened, how many messages and tokens left, where they are archived, and carries
   the model's summary neutralised (it was written from untrusted tool output).
+- `truncation_message` stands where messages left WITHOUT a summary (the summariser failed or
+  is backing off): it says so, how many left, why, and where they are archived.
 """
 
 from __future__ import annotations
@@ -146,3 +148,14 @@ def is_summary(message: Message) -> bool:
         and message.content.startswith(f"<{SUMMARY_KIND} ")
         and reminder.unwrap(message.content) is not None
     )
+
+
+def truncation_message(archive_ref: str, *, count: int, tokens: int, why: str) -> Message:
+    """The note that stands where messages left without a summary (truncation, said aloud)."""
+    text = (
+        f"Context truncated: {count} earlier messages (about {tokens} tokens) left the context "
+        f"window WITHOUT a summary ({reminder.neutralize(why)}). They are archived in full in "
+        f"this session ({archive_ref}); what they said is not in this context. The messages "
+        "after this note are verbatim."
+    )
+    return Message("user", reminder.wrap(text, kind=SUMMARY_KIND))

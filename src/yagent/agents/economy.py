@@ -12,6 +12,13 @@ Contract:
   kept verbatim — fewer recent ones, down to the last, only when keeping them all could not free
   enough; a call is never separated from its results. It publishes `context` every request,
   `compaction` for each attempt (with `compacted` and, on failure, the error).
+- A summary that fails never leaves the history as it was (that re-planned and re-archived the
+  whole history every step): what was archived leaves anyway, replaced by a visible truncation
+  note (`truncated: true` and the reason in the event). After `n` failures in a row the next
+  `2**n - 1` compactions (at most `MAX_SUMMARY_PAUSE`) truncate without asking the summariser;
+  a summary that succeeds ends the pause. Each archive holds only the messages leaving then, so
+  the store grows with the content, not with the number of compactions. Only a failed archive
+  keeps every message (nothing may leave unarchived).
 - No spinning: when there is no plan (under target, nothing removable, not enough gain, the same
   plan as last time, or the system prompt and tools alone fill the window) it publishes
   `compaction_skipped` with the reason once, and the run goes on.
@@ -40,6 +47,7 @@ from yagent.toolspec import PAGES_SPILL, Spec
 Emit = Callable[[str, Mapping[str, Any]], None]
 Archive = Callable[[Mapping[str, Any]], str]  # stores compacted-away messages; returns a reference
 SYSTEM_FULL = "system_and_tools_fill_the_window"
+MAX_SUMMARY_PAUSE = 16  # compactions truncated without a summary after repeated failures
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +104,8 @@ class Economy:
         self._settled: set[str] = set()
         self._last: budget.Usage | None = None
         self.compactions = 0
+        self._failures = 0  # summaries failed in a row
+        self._pause = 0  # compactions left that truncate without asking the summariser
 
     # -- identity --------------------------------------------------------------------------
     def _sync(self, messages: Sequence[Message]) -> None:
@@ -279,10 +289,11 @@ class Economy:
             message = compaction.summary_message(text, ref, count=leaving, tokens=freed)
             return f"m{self._serial}", message
 
+        paused = self._pause > 0
         applied = await budget.apply_plan(
             plan,
             entries,
-            summarizer=self._summarizer,
+            summarizer=_Paused() if paused else self._summarizer,
             archiver=_Archiver(self._archive, step),
             make_summary=make_summary,
             id_of=lambda entry: entry[0],
@@ -299,9 +310,15 @@ class Economy:
             "tokens_after": plan.tokens_after,
             "archive_ref": applied.archive_ref,
         }
-        if not applied.compacted:
+        ref = applied.archive_ref
+        if not applied.compacted and ref is None:  # nothing may leave
             self._emit("compaction", {**payload, "error": applied.error})
             return None
+        if not applied.compacted and ref is not None:
+            failed = None if paused else applied.error or "no summary"
+            return self._truncate(plan, entries, ref, payload, failed)
+        if plan.summarize:  # a summary was written: the summariser works again
+            self._failures = self._pause = 0
         self.compactions += 1
         self._quiet = None
         self._ids = [entry_id for entry_id, _ in applied.messages]
@@ -312,6 +329,42 @@ class Economy:
             {**payload, "summary": summary, "summary_overrun": applied.summary_overrun},
         )
         return [message for _, message in applied.messages]
+
+    def _truncate(
+        self,
+        plan: budget.Plan,
+        entries: list[compaction.Entry],
+        ref: str,
+        payload: dict[str, Any],
+        failed: str | None,
+    ) -> list[Message]:
+        """The archived messages leave without a summary; a note stands where they were.
+        `failed`: the summariser's error, None when it was not asked (paused)."""
+        if failed is None:
+            self._pause -= 1
+            why = f"the summariser is paused after {self._failures} failure(s) in a row"
+        else:
+            self._failures += 1
+            self._pause = min(2**self._failures - 1, MAX_SUMMARY_PAUSE)
+            why = f"the summariser failed ({failed})"
+        self._serial += 1
+        freed = plan.tokens_before - plan.tokens_after + plan.summary_tokens
+        note = compaction.truncation_message(ref, count=len(plan.archive), tokens=freed, why=why)
+        kept = [entries[i] for i in plan.keep]
+        kept.insert(sum(1 for k in plan.keep if k < plan.archive[0]), (f"m{self._serial}", note))
+        self.compactions += 1
+        self._quiet = None
+        self._ids = [entry_id for entry_id, _ in kept]
+        self._pinned &= set(self._ids)
+        self._emit("compaction", {**payload, "compacted": True, "truncated": True, "error": why})
+        return [message for _, message in kept]
+
+
+class _Paused:
+    """The summariser while it is paused: refuses at once, so the plan truncates."""
+
+    async def summarize(self, messages: Sequence[compaction.Entry], *, max_tokens: int) -> str:
+        raise RuntimeError("the summariser is paused after repeated failures")
 
 
 class _Archiver:

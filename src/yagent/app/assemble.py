@@ -10,6 +10,8 @@ Each run also gets the context economy (`app.economy`: window, spill, offload, c
 archive), the memories (`app.memories`) in its system prompt and the session references
 (`app.sessionrefs`) in its task; a session continued in the same process keeps its compacted
 context (`live`), one continued from the store starts from its full stored history.
+One process runs a session at a time: the app takes the session's lease (`app.lease`) before it
+runs or resumes anything there and holds it until it closes; a second one is refused.
 Durability (`app.durable`, `app.runtrack`, in `home/durable.db`): each run is checkpointed per
 step and its conclusion committed once; side-effecting tool calls run through `sideeffect`; calls a
 dead process left without a result are settled, never re-run; `resume=` continues an interrupted
@@ -36,6 +38,7 @@ from yagent.app import economy, fanout, fanrun, safety, turn
 from yagent.app.config import Config
 from yagent.app.durable import Decision, open_home
 from yagent.app.engines import build_engine
+from yagent.app.lease import LeaseKeeper
 from yagent.app.telemetry import WARNING_EVENT, Telemetry, exporter_from_env
 from yagent.kernel import hookengine, policy, sessionref, spill
 from yagent.llm import Message
@@ -89,6 +92,7 @@ class App:
         self.hook_engine, _ = hooks.from_config(entries, cwd=self.workspace)
         self.safety = safety.build(self.config, self.workspace)
         self.durable = open_home(self.home, self.config)  # closed by open_app
+        self.leases = LeaseKeeper(self.durable.leases, self._lease_lost)  # one runner a session
         self.clock: sessionref.Clock = sessionref.SystemClock()
         self.live: dict[str, tuple[Message, ...]] = {}  # compacted history of finished runs
         self.markers: dict[str, str] = {}  # each session's reminder band marker (memory only)
@@ -193,6 +197,11 @@ class App:
 
         return observe
 
+    def _lease_lost(self, session_id: str) -> None:
+        """Another process took the session over (this one was frozen past the lease): the run
+        stops at its next step boundary (`turn` says why). Called from the renewing thread."""
+        self.pause.abandon()
+
     def _rollout(self, session_id: str, kind: str, payload: Mapping[str, Any]) -> None:
         d = str(payload.get("delegation_id", ""))
         self.store.append_event(session_id, kind, self.safety.for_log(payload), delegation_id=d)
@@ -282,6 +291,8 @@ async def open_app(
             finally:
                 if (session := app.safety.commands.session) is not None:
                     session.close_now()  # a host that did not end_jobs: nothing outlives the app
+                with anyio.CancelScope(shield=True):
+                    await app.leases.close()
                 app.durable.close()
                 if app.otel_sink is not None:
                     app.otel_sink.shutdown()

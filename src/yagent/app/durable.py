@@ -1,8 +1,9 @@
 """Durable runs: `home/durable.db` and the resume decision `yagent resume` acts on.
 
 One SQLite file next to the sessions holds the side-effect store, the checkpoint store, the commit
-gate and the run index — each in its own tables, all through `kernel.sqlitedb`'s rules (WAL,
-`BEGIN IMMEDIATE`, synchronous FULL), so several yagent processes share it safely on one machine.
+gate, the run index and the session leases (`app.lease`) — each in its own tables, all through
+`kernel.sqlitedb`'s rules (WAL, `BEGIN IMMEDIATE`, synchronous FULL), so several yagent processes
+share it safely on one machine.
 
 Contract:
 - Every turn (a task given to an agent in a session) is a run with the id
@@ -36,7 +37,8 @@ from typing import Any
 
 from yagent.agents.results import Status
 from yagent.app.config import Config, ConfigError
-from yagent.kernel import checkpoint, commitgate, sideeffect
+from yagent.app.lease import SessionLeases
+from yagent.kernel import checkpoint, commitgate, sideeffect, sqlitefile
 from yagent.kernel.sqlitedb import Database, DatabaseStore
 from yagent.tools.effectrun import EffectRunner, Publish
 from yagent.tools.effects import EffectRuleError, EffectTable
@@ -229,14 +231,16 @@ class Durable:
     ) -> None:
         self.path = os.fspath(path)
         self.table = EffectTable.build(side_effects)
+        sqlitefile.probe(self.path)  # an empty or damaged file is refused, never written over
         self.effect_lease = effect_lease
         self.effects = sideeffect.SqliteStore(self.path)
         self.checkpoints = checkpoint.SqliteStore(self.path)
         self.gate = commitgate.SqliteGate(self.path, CONCLUDED)
         self.runs = RunIndex(self.path)
+        self.leases = SessionLeases(self.path)
 
     def close(self) -> None:
-        for part in (self.effects, self.checkpoints, self.gate, self.runs):
+        for part in (self.effects, self.checkpoints, self.gate, self.runs, self.leases):
             part.close()
 
     async def decide(self, session_id: str, delegation_id: str = "") -> Decision:

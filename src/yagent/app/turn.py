@@ -3,12 +3,15 @@ the surface and tool context, durability tracking, the loop, and what is recorde
 
 Contract: see `App.run` in `app.assemble` — a new session unless `session_id` continues one (its
 messages as history, or the compacted context this process kept); `resume` continues an
-interrupted run from its checkpoint; a `lane` is one confined task of a parallel run (fresh
-history, its own delegation id on everything it records, its events observed by the fan-out's
-telemetry turn). The session's status is set from how the run ended.
-A history read back from the store passes `untrusted.restored`; the whole run (its reminders,
-session references, memories, compaction) works under the session's own band marker
-(`App.markers`, drawn per session, kept in memory only, never written to a store or an event).
+interrupted run from its checkpoint. The session's lease (`app.lease`) is taken before its
+history is read: a session another live process runs is refused (`SessionBusyError`), so no
+second runner settles the first one's calls. Stored history reaches the model through
+`app.history.from_store` (one result per call, no repeated turn, every message passed through
+`untrusted.restored`). A `lane` is one confined task of a parallel run (fresh history, its own
+delegation id on everything it records, its events observed by the fan-out's telemetry turn).
+The session's status is set from how the run ended. The whole run (its reminders, session
+references, memories, compaction) works under the session's own band marker (`App.markers`,
+drawn per session, kept in memory only, never written to a store or an event).
 """
 
 from __future__ import annotations
@@ -18,7 +21,6 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from yagent.agents import untrusted
 from yagent.agents.activity import Monitor
 from yagent.agents.catalog import AgentDef
 from yagent.agents.context import system_prompt
@@ -26,10 +28,10 @@ from yagent.agents.loop import LoopConfig, run_agent_loop
 from yagent.agents.results import AgentResult
 from yagent.app import economy, fanout, memories, sessionrefs
 from yagent.app.durable import Decision
+from yagent.app.history import from_store
 from yagent.app.runtrack import open_track
 from yagent.kernel import reminder
 from yagent.llm import Message
-from yagent.memory import message_body
 from yagent.tools import bash, browser, program, registry
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.guard import Yolo
@@ -54,6 +56,7 @@ async def run_task(
     if resume is not None and resume.run is not None:
         agent_name = resume.run.agent
     agent = fanout.framed(lane, app.agent(agent_name or app.config.agent.default))
+    new = session_id is None
     if session_id is None:
         info = app.store.create_session(
             workspace=str(app.workspace),
@@ -61,12 +64,14 @@ async def run_task(
             model=app.engine.model,
             meta={"agent": agent.name},
         )
-        session_id, history = info.id, []
+        session_id = info.id
+    await app.leases.take(session_id)  # before its history is read: one live runner a session
+    if new:
+        history: list[Message] = []
     elif lane is None and (live := app.live.pop(session_id, None)) is not None:
         history = list(live)  # this process ran it: keep its compacted context
     else:  # this run's own messages (a parallel task's lane starts with none)
-        stored = app.store.messages(session_id, delegation_id=delegation)
-        history = untrusted.restored(message_body(m) for m in stored)
+        history = from_store(app.store.messages(session_id, delegation_id=delegation))
     # the session's own band marker: every reminder made or checked in this run carries it
     with reminder.using(app.markers.setdefault(session_id, reminder.new_marker())):
         return await _run(app, reminder.reseal(task), agent, session_id, history, resume, lane)
@@ -168,6 +173,9 @@ async def _run(
     finally:
         with anyio.CancelScope(shield=True):
             await browser.close_session(ctx)
+    if session_id in app.leases.lost:
+        why = "another yagent process took this session over (this one stopped renewing its lease)"
+        publish("session_lease", {"lost": True, "reason": why + "; this run stopped"})
     await track.end(result.status.value, result.error)
     app.store.set_status(session_id, _session_status(result))
     if lane is None:

@@ -16,7 +16,8 @@
                                 .yagent/ files (until then their loosening keys are withheld)
 
 Exit status: 0 done, 1 the run did not finish (error, timeout, cancelled, nothing submitted),
-2 usage or configuration error (the message says what to fix).
+2 usage or configuration error, or the session is already running in another yagent process
+(the message says what to fix).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import click
 
 from yagent import __version__
 from yagent.app.config import ConfigError
+from yagent.app.lease import SessionBusyError
 from yagent.cli import commands
 from yagent.cli.fanout import fanout
 from yagent.cli.memory import memory
@@ -38,7 +40,8 @@ from yagent.cli.reconcile import reconcile
 from yagent.cli.runner import Options, interactive, replay_engine, run_once
 from yagent.cli.trace import trace
 from yagent.cli.trust import trust_command
-from yagent.memory import SessionStoreError
+from yagent.kernel.sqlitefile import UnusableFileError
+from yagent.memory import DamagedStoreError, SessionStoreError
 from yagent.tools.guard import Yolo
 
 HOME_ENV = "YAGENT_HOME"
@@ -165,12 +168,39 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except click.exceptions.Abort:
         return 130
-    except (ConfigError, SessionStoreError) as exc:
-        click.echo(f"yagent: {exc}", err=True)
+    except _REFUSALS as exc:
+        click.echo(_refusal(exc), err=True)
+        return 2
+    except BaseExceptionGroup as group:  # a refusal raised inside a task group: said the same
+        known, rest = group.split(_REFUSALS)
+        if known is None or rest is not None:
+            raise
+        for line in dict.fromkeys(_refusal(exc) for exc in _leaves(known)):
+            click.echo(line, err=True)
         return 2
     except SystemExit as exc:
         return int(exc.code or 0) if not isinstance(exc.code, str) else 1
     return 0
+
+
+# What stops a command before (or instead of) doing anything, said in one line: exit 2.
+_REFUSALS = (ConfigError, SessionStoreError, SessionBusyError, UnusableFileError)
+_DAMAGED = (
+    " — `yagent doctor` checks the stores; `yagent doctor --salvage` copies what is still "
+    "readable into a new file; then move the damaged file aside"
+)
+
+
+def _refusal(exc: BaseException) -> str:
+    advice = _DAMAGED if isinstance(exc, DamagedStoreError | UnusableFileError) else ""
+    return f"yagent: {exc}{advice}"
+
+
+def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    out: list[BaseException] = []
+    for exc in group.exceptions:
+        out.extend(_leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
+    return out
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,5 +1,6 @@
-"""`yagent sessions`, `resume` (from `cli.resume`), `replay`, `doctor` (provider, tools, settings,
-egress and the workspace's project trust)."""
+"""`yagent sessions`, `resume` (from `cli.resume`), `replay`, `doctor` (the stores' integrity,
+with `--salvage` a copy of what a damaged one still holds; provider, tools, settings, egress and
+the workspace's project trust). Exit 1 when a required check fails."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from yagent.app.config import ConfigError, load
 from yagent.app.engines import OLLAMA_URL, NoProviderError, build_engine, ollama_models
 from yagent.app.recording import parallel_recording, recording_of
 from yagent.cli.resume import resume as resume  # registered by yagent.cli
+from yagent.kernel import sqlitefile
 from yagent.kernel.preset import BUILTIN as BUILTIN_PRESETS
 from yagent.kernel.sandbox import Level
 from yagent.llm.replay import Recording, ReplayEngine
@@ -217,10 +219,37 @@ def _provider(config: Any) -> tuple[str, bool, str, bool]:
     return ("provider", True, f"{engine.model} at {base}", True)
 
 
+def _stores(home: Path, salvage: bool) -> list[tuple[str, bool, str, bool]]:
+    """`PRAGMA quick_check` on each store (read-only); with `salvage`, a copy of what is still
+    readable of a damaged one, written next to it and named in the row."""
+    rows: list[tuple[str, bool, str, bool]] = []
+    for name in ("sessions.db", "durable.db"):
+        path = home / name
+        if not path.exists():
+            rows.append((name, True, "not created yet", True))
+            continue
+        verdict = sqlitefile.check(path)
+        if verdict == "ok":
+            rows.append((name, True, f"{path}: integrity ok", True))
+            continue
+        detail = f"{path}: {verdict}"
+        if salvage:
+            stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+            done = sqlitefile.salvage(path, path.with_name(f"{name}.salvage-{stamp}.db"))
+            copied = sum(done.rows.values())
+            detail += f" — salvage copy {done.dest}: {copied} rows of {len(done.rows)} tables"
+            detail += "".join(f"; {problem}" for problem in done.problems[:3])
+        else:
+            detail += " — `yagent doctor --salvage` copies what is readable into a new file"
+        rows.append((name, False, detail + "; then move the damaged file aside", True))
+    return rows
+
+
 @click.command()
-def doctor() -> None:
+@click.option("--salvage", is_flag=True, help="Copy what is readable of a damaged store.")
+def doctor(salvage: bool) -> None:
     """Check that yagent can work here."""
-    rows = _checks(_home(), Path.cwd().resolve())
+    rows = _stores(_home(), salvage) + _checks(_home(), Path.cwd().resolve())
     table = Table("check", "ok", "detail")
     for name, ok, detail, required in rows:
         mark = "[green]ok[/]" if ok else "[red]FAIL[/]" if required else "[yellow]missing[/]"

@@ -25,6 +25,11 @@ def _compaction(p: Payload) -> str:
             f"[yellow]context compaction failed: {escape(str(p.get('error')))} — continuing "
             "with the full history[/]"
         )
+    if p.get("truncated"):
+        return (
+            f"[yellow]⟳ context truncated: {p.get('archived')} messages archived ({where}) "
+            f"WITHOUT a summary — {escape(str(p.get('error')))}[/]"
+        )
     return (
         f"[magenta]⟳ context compacted: {p.get('archived')} messages summarised and archived "
         f"({where}); ~{p.get('tokens_before')} → ~{p.get('tokens_after')} tokens of history[/]"

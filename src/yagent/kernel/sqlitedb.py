@@ -14,6 +14,9 @@ Guarantees:
 - Each store owns a table prefix: every table and index of its schema must start with
   `<prefix>_`, and `<prefix>_schema` records the schema version. Creation is idempotent; a file
   holding a version this code does not know is refused rather than misread.
+- A new file is created whole (`sqlitefile.create`); an empty (0-byte) or damaged file raises
+  `sqlitefile.UnusableFileError` naming it — whatever the store's own error type — and is
+  never written over.
 Leaves to the caller: the schema, the statements, and the error type its users see. Not offered:
 safety across machines (SQLite locks are only as good as the filesystem) or across `fork()` of
 an open connection (open one `Database` per process).
@@ -32,6 +35,8 @@ from types import TracebackType
 from typing import Self, TypeVar
 
 import anyio.to_thread
+
+from yagent.kernel import sqlitefile
 
 T = TypeVar("T")
 
@@ -75,11 +80,18 @@ class Database:
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         try:
+            if self.path != ":memory:" and not self.path.startswith("file:"):
+                sqlitefile.create(self.path)
             self._conn = sqlite3.connect(
                 self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
             )
             self._setup(mode, version, schema)
-        except sqlite3.Error as exc:
+        except sqlite3.DatabaseError as exc:
+            self.close()
+            if damaged(exc):
+                raise sqlitefile.UnusableFileError(self.path, f"is damaged ({exc})") from exc
+            raise error(f"{prefix}: cannot open {self.path!r}: {exc}") from exc
+        except OSError as exc:
             self.close()
             raise error(f"{prefix}: cannot open {self.path!r}: {exc}") from exc
         except BaseException:
@@ -157,6 +169,8 @@ class Database:
                 conn.execute("COMMIT")
             except sqlite3.Error as exc:
                 _rollback(conn)
+                if damaged(exc):
+                    raise sqlitefile.UnusableFileError(self.path, f"is damaged ({exc})") from exc
                 raise self._error(f"{self.prefix}: transaction failed: {exc}") from exc
             except BaseException:
                 _rollback(conn)
@@ -195,6 +209,14 @@ def _check_schema(prefix: str, schema: Sequence[str], invalid: Callable[[str], E
             )
         if not named.group(1).startswith(f"{prefix}_"):
             raise invalid(f"{prefix}: {named.group(1)!r} is not prefixed {prefix}_")
+
+
+def damaged(exc: sqlite3.Error) -> bool:
+    """True when SQLite says the file itself is bad (corrupt, or not a database at all)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB) or (
+        code is None and ("malformed" in str(exc) or "not a database" in str(exc))
+    )
 
 
 def _rollback(conn: sqlite3.Connection) -> None:

@@ -6,18 +6,21 @@ processes writing (WAL, busy timeout, `BEGIN IMMEDIATE`); payloads are JSON obje
 anything is written (`TypeError` otherwise); a write for an unknown session raises
 `SessionNotFoundError`; unknown cost stays unknown in usage totals; the latest checkpoint per
 delegation wins. Refuses: files of a newer schema, of another program, or not SQLite at all —
-untouched. Leaves to the host: what messages and event payloads contain, when to checkpoint, and
-what a session's status means.
+untouched; an empty (0-byte, truncated) or damaged file (`DamagedStoreError`) — never written
+over; a full disk is `StoreFullError` (the write did not happen). Leaves to the host: what
+messages and event payloads contain, when to checkpoint, and what a session's status means.
 """
 
 from yagent.memory.errors import (
     AmbiguousSessionError,
+    DamagedStoreError,
     NewerSchemaError,
     SchemaError,
     SessionNotFoundError,
     SessionStoreError,
     StoreBusyError,
     StoreClosedError,
+    StoreFullError,
     ToolCallNotFoundError,
 )
 from yagent.memory.log import message_body
@@ -49,6 +52,7 @@ __all__ = [
     "ArchiveRecord",
     "Checkpoint",
     "Clock",
+    "DamagedStoreError",
     "EventRecord",
     "NewerSchemaError",
     "RolloutSummary",
@@ -60,6 +64,7 @@ __all__ = [
     "Status",
     "StoreBusyError",
     "StoreClosedError",
+    "StoreFullError",
     "ToolCallNotFoundError",
     "ToolCallRecord",
     "UsageRecord",

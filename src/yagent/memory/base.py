@@ -28,7 +28,7 @@ from yagent.memory.errors import (
     StoreClosedError,
 )
 from yagent.memory.records import Clock
-from yagent.memory.schema import open_database
+from yagent.memory.schema import open_database, translate
 
 
 class StoreBase:
@@ -101,13 +101,13 @@ class StoreBase:
             try:
                 conn.execute(begin)
             except sqlite3.OperationalError as exc:
-                raise _translate(exc) from exc
+                raise _translate(self._path, exc) from exc
             try:
                 yield conn, self._clock.now()
                 conn.execute("COMMIT")
-            except sqlite3.OperationalError as exc:
+            except sqlite3.DatabaseError as exc:  # full disk, damage found mid-read, busy
                 _rollback(conn)
-                raise _translate(exc) from exc
+                raise _translate(self._path, exc) from exc
             except BaseException:
                 _rollback(conn)
                 raise
@@ -119,11 +119,11 @@ class StoreBase:
         return self._transaction("BEGIN")
 
 
-def _translate(exc: sqlite3.OperationalError) -> SessionStoreError:
+def _translate(path: Path, exc: sqlite3.Error) -> SessionStoreError:
     text = str(exc)
     if "locked" in text or "busy" in text:
         return StoreBusyError(f"session store busy beyond the busy timeout: {text}")
-    return SessionStoreError(f"session store operation failed: {text}")
+    return translate(str(path), exc, "session store operation failed on")
 
 
 def _rollback(conn: sqlite3.Connection) -> None:

@@ -24,6 +24,18 @@ class SchemaError(SessionStoreError):
     """The file is not a yagent session store this code can use; it was left untouched."""
 
 
+class DamagedStoreError(SchemaError):
+    """The file is empty (truncated), damaged or not a database at all; it was not modified."""
+
+    def __init__(self, path: str, why: str) -> None:
+        super().__init__(f"session store {path!r} {why}; it was not modified")
+        self.path = path
+
+
+class StoreFullError(SessionStoreError):
+    """The disk holding the store is full: the write did not happen (nothing half-written)."""
+
+
 class NewerSchemaError(SchemaError):
     """The file was written by a newer yagent (its schema version is above what this code knows)."""
 

@@ -10,11 +10,19 @@ and the version row moves with it, so opening is idempotent and safe to race.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import sqlite3
 from pathlib import Path
 
-from yagent.memory.errors import NewerSchemaError, SchemaError, SessionStoreError
+from yagent.kernel import sqlitefile
+from yagent.memory.errors import (
+    DamagedStoreError,
+    NewerSchemaError,
+    SchemaError,
+    SessionStoreError,
+    StoreFullError,
+)
 
 # (version, statements): append a new entry to change the schema; never edit a shipped one.
 MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
@@ -90,7 +98,7 @@ def read_version(conn: sqlite3.Connection, path: str) -> int:
             return 0
         row = conn.execute("SELECT version FROM schema_version").fetchone()
     except sqlite3.DatabaseError as exc:
-        raise SchemaError(f"{path!r} is not a readable SQLite database: {exc}") from exc
+        raise DamagedStoreError(path, f"is not a readable SQLite database ({exc})") from exc
     if row is None or not isinstance(row[0], int):
         raise SchemaError(f"{path!r} has a damaged schema_version table")
     version: int = row[0]
@@ -122,21 +130,19 @@ def _migrate(conn: sqlite3.Connection, path: str) -> None:
         raise
 
 
-def _create_private(path: Path) -> None:
-    # Conversations can hold secrets: the directory and the file are the owner's only. SQLite gives
-    # its -wal / -shm files the main file's permissions.
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    with contextlib.suppress(FileExistsError):
-        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
-
-
 def open_database(
     path: Path, *, busy_timeout: float, durable: bool
 ) -> tuple[sqlite3.Connection, str]:
     """An open, migrated connection (autocommit: callers BEGIN themselves), its journal mode."""
     where = os.fspath(path)
+    try:  # conversations can hold secrets: the directory and the file are the owner's only
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        sqlitefile.create(path)
+    except sqlitefile.UnusableFileError as exc:
+        raise DamagedStoreError(where, exc.why) from exc
+    except (OSError, sqlite3.Error) as exc:
+        raise translate(where, exc, "cannot create session store") from exc
     try:
-        _create_private(path)
         conn = sqlite3.connect(
             where, timeout=busy_timeout, isolation_level=None, check_same_thread=False
         )
@@ -150,8 +156,21 @@ def open_database(
         _migrate(conn, where)
     except sqlite3.OperationalError as exc:
         conn.close()
-        raise SessionStoreError(f"cannot open session store {where!r}: {exc}") from exc
+        raise translate(where, exc, "cannot open session store") from exc
     except BaseException:
         conn.close()
         raise
     return conn, journal
+
+
+def translate(path: str, exc: OSError | sqlite3.Error, doing: str) -> SessionStoreError:
+    """The store's error for a failure of SQLite or the file system (full disk, damage)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code == sqlite3.SQLITE_FULL or getattr(exc, "errno", None) == errno.ENOSPC:
+        return StoreFullError(
+            f"the disk holding the session store {path!r} is full: free space there, then "
+            "`yagent resume` continues (nothing was half-written)"
+        )
+    if isinstance(exc, sqlite3.Error) and code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
+        return DamagedStoreError(path, f"is damaged ({exc})")
+    return SessionStoreError(f"{doing} {path!r}: {exc}")
