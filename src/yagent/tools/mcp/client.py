@@ -9,6 +9,7 @@ Contract:
   or drops its HTTP endpoint is reported once in `problems` ("server X unavailable: …", with its
   stderr tail) and never ends the run; its tools answer with that error and yagent reconnects
   with backoff. Leaving `async with` closes every server; nothing a server did escapes it.
+  A tool that cannot be offered is named in `notes` with the reason.
 - A tool call is bounded by the server's `tool_timeout` as an *idle* bound: it sends a
   `progressToken`, and each progress notification starts the bound again (and is published as a
   `tool_progress` event when the host put a publisher in the context), up to `PROGRESS_FACTOR`
@@ -74,7 +75,8 @@ class McpTools:
     factory: SessionFactory = plain_session
     specs: list[Spec] = field(default_factory=list)
     executors: dict[str, Executor] = field(default_factory=dict)
-    problems: list[tuple[str, str]] = field(default_factory=list)
+    problems: list[tuple[str, str]] = field(default_factory=list)  # (server, why unavailable)
+    notes: list[tuple[str, str]] = field(default_factory=list)  # (server, a tool not offered)
     links: dict[str, Link] = field(default_factory=dict)
     _group: Any = None
 
@@ -105,7 +107,9 @@ class McpTools:
         for tool in link.tools:
             why = specs.unsupported(tool)
             if why:
-                self.report(name, f"tool {specs.clean_text(tool.name, 64)} not offered: {why}")
+                self.notes.append(
+                    (name, f"tool {specs.clean_text(tool.name, 64)} not offered: {why}")
+                )
                 continue
             spec = specs.to_spec(name, tool, link.config.tool_timeout * PROGRESS_FACTOR)
             self.specs.append(spec)

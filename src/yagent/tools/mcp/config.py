@@ -10,7 +10,6 @@ Contract:
   environment variable NAME when connecting — a variable that is not set makes the server
   unavailable with that reason, never a request with an empty credential. Header values are
   never shown (`shown()` masks them).
-- `sampling` lets the server ask the session's model for a completion (off by default).
 """
 
 from __future__ import annotations
@@ -34,7 +33,6 @@ _KEYS = {
     "headers",
     "startup_timeout",
     "tool_timeout",
-    "sampling",
 }
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -74,7 +72,6 @@ class ServerConfig:
     headers: Mapping[str, str] = field(default_factory=dict)
     startup_timeout: float = STARTUP_TIMEOUT
     tool_timeout: float = TOOL_TIMEOUT
-    sampling: bool = False
 
     @classmethod
     def from_mapping(cls, name: str, data: Mapping[str, Any]) -> ServerConfig:
@@ -95,9 +92,6 @@ class ServerConfig:
         headers = _strings(name, "headers", data.get("headers")) or {}
         if headers and url is None:
             raise McpConfigError(f"mcp server {name!r}: 'headers' need a 'url' server")
-        sampling = data.get("sampling", False)
-        if not isinstance(sampling, bool):
-            raise McpConfigError(f"mcp server {name!r}: 'sampling' must be true or false")
         return cls(
             name,
             command,
@@ -108,7 +102,6 @@ class ServerConfig:
             headers,
             _seconds(name, "startup_timeout", data.get("startup_timeout"), STARTUP_TIMEOUT),
             _seconds(name, "tool_timeout", data.get("tool_timeout"), TOOL_TIMEOUT),
-            sampling,
         )
 
     def resolved_headers(self, environ: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -94,15 +94,17 @@ class Link:
             return
         self._session = None
         self._connected = anyio.Event()
-        self.error = self.error or reason
+        self.error = reason
         if not self._outage_reported:
             self._outage_reported = True
             self._report(self.config.name, self.error)
 
     def lost(self, reason: str) -> None:
-        if self._session is not None:
-            self.error = reason
-            self._lost.set()
+        """A call saw the connection break: no later call is sent to this session."""
+        if self._session is None:
+            return
+        self._lost.set()
+        self._down(reason)
 
     async def session(self) -> ClientSession:
         if self._session is not None:
