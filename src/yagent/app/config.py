@@ -47,6 +47,7 @@ from pydantic import (
     SkipValidation,
     ValidationError,
     field_validator,
+    model_validator,
 )
 
 from yagent.app import projectkeys, trust
@@ -54,6 +55,7 @@ from yagent.kernel import cmdpolicy, egress
 from yagent.kernel import preset as presets
 from yagent.kernel.sandbox import Limits, default_memory_mb
 from yagent.tools.egresshosts import AllowList, AllowListError
+from yagent.tools.mcp import McpConfigError, ServerConfig
 from yagent.tools.shellrules import RuleFile, ShellRulesError, build_policy
 
 CONFIG, RULES = trust.CONFIG_FILE, trust.RULES_FILE
@@ -135,11 +137,25 @@ class AgentSettings(Strict):
 
 
 class McpServer(Strict):
+    """`[mcp.<name>]`: checked by `tools.mcp.ServerConfig` (one truth), so a table with neither
+    `command` nor `url` is a configuration error (exit 2) before anything starts."""
+
     command: str | None = None
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] | None = None
     cwd: str | None = None
     url: str | None = None
+    headers: dict[str, str] | None = None  # HTTP only; ${NAME} is read from the environment
+    startup_timeout: float | None = None  # seconds (default tools.mcp.config.STARTUP_TIMEOUT)
+    tool_timeout: float | None = None  # idle seconds per call (default TOOL_TIMEOUT)
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServer:
+        try:
+            ServerConfig.from_mapping("server", self.model_dump(exclude_none=True))
+        except McpConfigError as exc:  # pydantic reports ValueErrors with the table's path
+            raise ValueError(str(exc).replace("mcp server 'server': ", "")) from None
+        return self
 
 
 class HookEntry(Strict):

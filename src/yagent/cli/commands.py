@@ -23,6 +23,7 @@ from yagent.app import projectkeys
 from yagent.app.config import ConfigError, load
 from yagent.app.engines import OLLAMA_URL, NoProviderError, build_engine, ollama_models
 from yagent.app.recording import parallel_recording, recording_of
+from yagent.cli.mcpdoctor import mcp_rows
 from yagent.cli.resume import resume as resume  # registered by yagent.cli
 from yagent.kernel import sqlitefile
 from yagent.kernel.preset import BUILTIN as BUILTIN_PRESETS
@@ -170,6 +171,7 @@ def _checks(home: Path, workspace: Path) -> list[tuple[str, bool, str, bool]]:
         )
     rows.append(_egress(config))
     rows.append(_trust(config))
+    rows.extend(mcp_rows(config))
     return rows
 
 

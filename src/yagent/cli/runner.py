@@ -71,6 +71,8 @@ def start_notices(app: App, renderer: Renderer) -> None:
         renderer.notice(withheld)
     for server, problem in app.mcp.problems:
         renderer.notice(f"MCP server {server} unavailable: {problem}")
+    for server, note in app.mcp.notes:
+        renderer.notice(f"MCP server {server}: {note}")
     failed = app.pruned.failed
     if failed:
         more = f" (and {len(failed) - 3} more)" if len(failed) > 3 else ""
