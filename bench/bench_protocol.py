@@ -21,7 +21,6 @@ from collections import Counter
 from typing import Any
 
 from benchlib import Report
-
 from yagent.kernel.protocol import Level, NotReportError, parse_report
 
 RUNS = 7

@@ -42,7 +42,6 @@ from pathlib import Path
 from typing import Any
 
 from benchlib import Report
-
 from yagent.kernel.tooldisclose import Catalog, Param, ToolEntry, render_catalog
 
 DATA = Path(__file__).resolve().parent / "data"
