@@ -6,8 +6,9 @@ Contract:
   order the host listed them in, on dict order or on file order.
 - `search(query, k)` scores every entry with BM25 over its name, brief, description, parameter
   names, parameter descriptions and tags (name matches weigh most) and returns at most `k` hits,
-  best first; equal scores are ordered by name. Entries with score 0 are never returned. The result says how many entries
-  matched in all (`matched`), whether `k` cut the list (`truncated`) and, when it is empty, why
+  best first; equal scores are ordered by name. Entries with score 0 are never returned. The
+  result says how many entries matched in all (`matched`), whether `k` cut the list
+  (`truncated`) and, when it is empty, why
   (`reason`: a query without searchable words is not "nothing matched").
 - `render_catalog(entries)` is the compact model-facing listing: one `name — brief` line per tool.
 It holds no schemas' JSON and no tool implementations: those stay with the host.
