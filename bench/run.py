@@ -34,7 +34,10 @@ def figures(stdout: str) -> list[dict[str, Any]]:
 
 def _show(f: dict[str, Any], mark: str) -> str:
     sign = "<=" if f.get("within", "max") == "max" else ">="
-    return f"{f['name']}={f.get('value')} {f.get('unit', '')} ({sign} {f['bound']}) {mark}"
+    field = f.get("bounded", "value")  # a figure may bound another field than its value
+    unit = "" if field != "value" else f" {f.get('unit', '')}"
+    shown = f"{f['name']}" + (f".{field}" if field != "value" else "")
+    return f"{shown}={f.get(field)}{unit} ({sign} {f['bound']}) {mark}"
 
 
 def summary(stem: str, rc: int, lines: list[dict[str, Any]], stderr: str) -> tuple[bool, str]:
