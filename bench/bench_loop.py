@@ -110,7 +110,7 @@ def yagent(workspace: Path, *, two_tools: bool) -> Prepare:
             system=system_prompt(agent, workspace=workspace, surface=surface, task="bench"),
             engine=engine,
             adapter=adapter,
-            max_steps=agent.max_steps,
+            max_steps=max(agent.max_steps, TOTAL),  # the conversation is STEPS + 1 steps
             stop_on_finish=agent.stop_on_finish,
             no_action_retry_limit=agent.no_action_retry_limit,
             step_retries=agent.step_retries,
