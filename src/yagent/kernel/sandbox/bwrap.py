@@ -63,7 +63,7 @@ from pathlib import Path, PurePosixPath
 
 import anyio.to_thread
 
-from yagent.kernel.sandbox import mounts, process, provider
+from yagent.kernel.sandbox import bwrappaths, mounts, process, provider
 from yagent.kernel.sandbox.errors import SetupError, UnavailableError
 from yagent.kernel.sandbox.identity import CAPS, Identity
 from yagent.kernel.sandbox.levels import EgressMode, Level
@@ -72,7 +72,6 @@ from yagent.kernel.sandbox.provider import Program, Result
 
 DEFAULT_PROTECTED = (".git",)
 PROBE_TIMEOUT = 30.0
-_RESOLV = Path("/etc/resolv.conf")
 _RUN = Path("/run")
 
 
@@ -103,15 +102,15 @@ class BwrapProvider:
             )
         self._bwrap = found
         self._name = name
-        self._workspace = _directory(workspace, "workspace")
+        self._workspace = bwrappaths.directory(workspace, "workspace")
         self._workspace_writable = workspace_writable
-        self._writable = tuple(_area(extra) for extra in writable)
-        self._readable = tuple(_shown(extra) for extra in readable)
+        self._writable = tuple(bwrappaths.area(extra) for extra in writable)
+        self._readable = tuple(bwrappaths.shown(extra) for extra in readable)
         self._hidden = tuple(Path(os.path.abspath(path)) for path in hidden)
         self._names = tuple(protected_names)
         self._shallow = tuple(shallow)
-        self._proxy_dir = None if proxy_dir is None else _masked_directory(proxy_dir)
-        self._protected = tuple(_relative(rel) for rel in protected)
+        self._proxy_dir = None if proxy_dir is None else bwrappaths.masked_directory(proxy_dir)
+        self._protected = tuple(bwrappaths.relative(rel) for rel in protected)
         self._limits: Limits | None = None
         self._identity: Identity | None = None
         self._prlimit: list[str] = []
@@ -278,11 +277,11 @@ class BwrapProvider:
         ws = self._workspace
         # inside the workspace or a writable area: shown already (and writable, which wins)
         areas = (ws, *self._writable)
-        found += [mounts.show(p) for p in self._readable if not _inside(p, areas)]
+        found += [mounts.show(p) for p in self._readable if not bwrappaths.inside(p, areas)]
         if program.egress is EgressMode.PROXY and self._proxy_dir is not None:
             found.append(mounts.show(self._proxy_dir))
         if program.egress is EgressMode.UNRESTRICTED:
-            found += [mounts.show(p) for p in _resolver_paths()]
+            found += [mounts.show(p) for p in bwrappaths.resolver_paths()]
         bind = "--bind" if self._workspace_writable else "--ro-bind"
         found.append(mounts.Mount(ws, mounts.Rank.BIND, (bind, str(ws), str(ws))))
         for extra in self._writable:
@@ -292,7 +291,7 @@ class BwrapProvider:
         if self._names:
             nested = mounts.find_named(ws, self._names, shallow=self._shallow)
             # one under a hidden path stays hidden: binding it would show it again
-            kept = [p for p in nested if not _inside(p, hidden)]
+            kept = [p for p in nested if not bwrappaths.inside(p, hidden)]
             found += [m for m in map(self._protect_nested, kept) if m is not None]
         return found
 
@@ -319,79 +318,6 @@ class BwrapProvider:
         if not program.cwd:
             return str(self._workspace)
         return os.path.normpath(self._workspace / program.cwd)
-
-
-def _directory(value: str | os.PathLike[str], what: str) -> Path:
-    try:
-        path = Path(value).resolve(strict=True)
-    except OSError as exc:
-        raise UnavailableError(f"{what} {os.fspath(value)!r} does not exist") from exc
-    if not path.is_dir():
-        raise UnavailableError(f"{what} {str(path)!r} is not a directory")
-    if path == Path("/"):
-        raise UnavailableError(f"{what} cannot be the root directory: nothing would be read-only")
-    return path
-
-
-def _shown(value: str | os.PathLike[str]) -> Path:
-    """A readable host path: existing (a file or a directory), taken at its resolved place."""
-    try:
-        path = Path(value).resolve(strict=True)
-    except OSError as exc:
-        raise UnavailableError(f"readable path {os.fspath(value)!r} does not exist") from exc
-    if path == Path("/"):
-        raise UnavailableError("readable path cannot be the root directory")
-    return path
-
-
-def _inside(path: Path, roots: Iterable[Path]) -> bool:
-    return any(path.is_relative_to(root) for root in roots)
-
-
-def _masked_directory(value: str | os.PathLike[str]) -> Path:
-    path = _directory(value, "proxy directory")
-    if not any(path.is_relative_to(m) and path != m for m in (Path("/tmp"), _RUN)):
-        raise UnavailableError(
-            f"proxy directory {str(path)!r} must lie below /tmp or /run: elsewhere the read-only "
-            "root shows its socket to every sandboxed program"
-        )
-    return path
-
-
-def _area(value: str | os.PathLike[str]) -> Path:
-    """A writable path taken literally: absolute, existing, a file or a directory, and with no
-    symbolic link anywhere in it (the bind would follow it to a place nobody declared)."""
-    path = Path(os.path.abspath(value))
-    for step in (path, *path.parents):
-        if step.is_symlink():
-            raise UnavailableError(
-                f"writable path {str(path)!r} goes through the symbolic link {str(step)!r}; "
-                "refusing to bind what it points to"
-            )
-    if not path.exists():
-        raise UnavailableError(f"writable path {str(path)!r} does not exist")
-    if not (path.is_dir() or path.is_file()):
-        raise UnavailableError(f"writable path {str(path)!r} is neither a file nor a directory")
-    if path == Path("/"):
-        raise UnavailableError("writable path cannot be the root directory")
-    return path
-
-
-def _relative(value: str) -> PurePosixPath:
-    rel = PurePosixPath(value)
-    if not value or rel.is_absolute() or ".." in rel.parts or rel == PurePosixPath("."):
-        raise UnavailableError(
-            f"protected path {value!r} must be a plain path inside the workspace"
-        )
-    return rel
-
-
-def _resolver_paths() -> list[Path]:
-    # /run is masked; on hosts where resolv.conf lives there, name resolution needs it back.
-    real = _RESOLV.resolve()
-    if real != _RESOLV and real.is_relative_to(_RUN) and real.exists():
-        return [real]
-    return []
 
 
 def _read_status(fd: int) -> dict[str, object]:
