@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 import yagent as yagent_package
-from tests.llm.wire import Reply, WireServer, text_frames
+from tests.llm.wire import Reply, WireServer, oa_chunk, openai_frames, text_frames
 
 SRC = str(Path(yagent_package.__file__).resolve().parents[1])
 ENV_DROP = ("YAGENT_PROVIDER", "YAGENT_MODEL", "YAGENT_BASE_URL", "OPENAI_API_KEY", "MY_KEY")
@@ -231,3 +231,52 @@ def test_trace_html_without_a_file_writes_one_here_and_says_where(
     text = yagent(["trace", session], home, ws).stdout
     assert "not drawn as rows (" in text
     assert "unrecognised" not in text
+
+
+# -- file names that are not UTF-8 -------------------------------------------------------------
+
+
+def tool_reply(call_id: str, name: str, arguments: dict[str, Any]) -> Reply:
+    head = {
+        "index": 0,
+        "id": call_id,
+        "type": "function",
+        "function": {"name": name, "arguments": json.dumps(arguments)},
+    }
+    chunks = [
+        oa_chunk({"role": "assistant", "content": ""}),
+        oa_chunk({"tool_calls": [head]}),
+        oa_chunk({}, finish="tool_calls"),
+    ]
+    return Reply(events=openai_frames(chunks))
+
+
+def test_a_non_utf8_file_name_is_listed_read_stored_and_reloaded(tmp_path: Path, ws: Path) -> None:
+    (ws / os.fsdecode(b"bad\xff.txt")).write_text("hello from a latin-1 name\n")
+    home = tmp_path / "home"
+    replies = [
+        tool_reply("c1", "list_dir", {"path": "."}),
+        tool_reply("c2", "print_dir_tree", {"path": "."}),
+        tool_reply("c3", "read_file", {"path": "bad\\xff.txt"}),
+        *[Reply(events=text_frames("done")) for _ in range(10)],
+    ]
+    with WireServer(replies) as srv:
+        configure(home, srv.url)
+        done = yagent(["run", "-C", str(ws), "-y", "--json", "look"], home, ws)
+        assert done.returncode == 0, done.stderr
+        results = {
+            line["call_id"]: line
+            for line in map(json.loads, done.stdout.splitlines())
+            if line["type"] == "tool_result"
+        }
+        assert "bad\\\\xff.txt" in results["c1"]["content"]  # JSON-escaped `bad\xff.txt`
+        assert "bad\\\\xff.txt" in results["c2"]["content"]
+        assert "hello from a latin-1 name" in results["c3"]["content"]
+        assert results["c3"]["ok"]
+        session = json.loads(done.stdout.splitlines()[-1])["session_id"]
+        shown = yagent(["sessions", "show", session, "--json"], home, ws)
+        assert shown.returncode == 0
+        assert "xff.txt" in shown.stdout  # the name, escaped (twice: JSON in JSON)
+        resumed = yagent(["resume", session, "--json"], home, ws, stdin="")
+        assert resumed.returncode in (0, 1), resumed.stderr
+        assert "surrogates" not in resumed.stderr + resumed.stdout

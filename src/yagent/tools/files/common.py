@@ -7,6 +7,11 @@ Contract:
 - Results name a file by `shown_path`: workspace-relative when inside the workspace, the resolved
   absolute path otherwise — one spelling per file, so evidence sets do not count `./a` and `a`
   as two files.
+- A file name that is not valid UTF-8 (its undecodable bytes arrive from the OS as lone
+  surrogates, PEP 383) becomes text through `name_text` only: each such byte is written `\\xNN`
+  and, in that name only, a backslash is doubled — visible, storable as UTF-8, and reversible
+  (`name_of`). Valid names are shown as they are. A path given back in that spelling resolves to
+  the file when the spelling itself names nothing (`resolve`).
 - Failures are `ToolFailure`s with a kind from `toolfail` and a message that says what to do
   instead (missing → NOT_FOUND, wrong kind of file or binary content → INVALID_ARGS).
 - `atomic_write` never leaves a half-written file: it writes a temporary file beside the target,
@@ -17,6 +22,7 @@ Contract:
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -28,8 +34,30 @@ from yagent.tools.atomicfile import atomic_write as atomic_write
 BINARY_SNIFF_BYTES = 8192
 
 
+_ESCAPED = re.compile(r"\\(\\|x[89a-fA-F][0-9a-fA-F])")
+
+
+def name_text(name: str) -> str:
+    """`name` as UTF-8-safe text: undecodable bytes as `\\xNN` (see module contract)."""
+    if not any("\udc80" <= ch <= "\udcff" for ch in name):
+        return name
+    return "".join(
+        f"\\x{ord(ch) - 0xDC00:02x}" if "\udc80" <= ch <= "\udcff" else "\\\\" if ch == "\\" else ch
+        for ch in name
+    )
+
+
+def name_of(text: str) -> str:
+    """The name `name_text` spelled as `text` (text without escapes is returned as is)."""
+    return _ESCAPED.sub(lambda m: "\\" if m[1] == "\\" else chr(0xDC00 + int(m[1][1:], 16)), text)
+
+
 def resolve(ctx: ToolContext, path: str) -> Path:
-    return Path(ctx.surface.guard.resolve(path))
+    resolved = Path(ctx.surface.guard.resolve(path))
+    raw = name_of(path)
+    if raw != path and not os.path.lexists(resolved):
+        return Path(ctx.surface.guard.resolve(raw))  # judged again, as the name it spells
+    return resolved
 
 
 def shown_path(ctx: ToolContext, resolved: Path) -> str:
@@ -37,8 +65,8 @@ def shown_path(ctx: ToolContext, resolved: Path) -> str:
     try:
         rel = resolved.relative_to(workspace)
     except ValueError:
-        return str(resolved)
-    return rel.as_posix() or "."
+        return name_text(str(resolved))
+    return name_text(rel.as_posix()) or "."
 
 
 def stat_regular_file(resolved: Path, given: str) -> os.stat_result:

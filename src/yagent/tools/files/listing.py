@@ -12,6 +12,8 @@ Contract:
   skips `.git/`. At most `MAX_TREE_ENTRIES` entries are shown; past that the listing ends with a
   visible marker and `truncated: true`. It also reports how many entries `.gitignore` hid and
   whether `max_depth` left directories unexpanded.
+- Names that are not valid UTF-8 are listed with each undecodable byte as `\\xNN`
+  (`common.name_text`); the same spelling given back to a file tool opens that file.
 - Refused: a missing path (NOT_FOUND), a path that is not a directory (INVALID_ARGS).
 Both walk the disk in a worker thread (`anyio.to_thread`): trees can be large.
 """
@@ -52,7 +54,7 @@ def _list_sync(resolved: Path, given: str, shown: str) -> dict[str, Any]:
         with os.scandir(resolved) as it:
             for entry in it:
                 total += 1
-                yield entry.name + ("/" if _is_dir(entry) else "")
+                yield common.name_text(entry.name) + ("/" if _is_dir(entry) else "")
 
     # nsmallest keeps memory bounded by the cap, whatever the directory holds.
     entries = heapq.nsmallest(MAX_LIST_ENTRIES, names(), key=lambda n: n.rstrip("/"))
@@ -106,9 +108,10 @@ def _walk(walk: _Walk, directory: Path, depth: int, levels: list[ignore.Level]) 
             return
         walk.shown += 1
         if is_link:
-            walk.lines.append(f"{indent}{entry.name} -> {os.readlink(path)}")
+            target = common.name_text(os.readlink(path))
+            walk.lines.append(f"{indent}{common.name_text(entry.name)} -> {target}")
         elif is_dir:
-            walk.lines.append(f"{indent}{entry.name}/")
+            walk.lines.append(f"{indent}{common.name_text(entry.name)}/")
             if depth + 1 < walk.max_depth:
                 _walk(walk, path, depth + 1, levels)
                 if walk.truncated:
@@ -116,7 +119,7 @@ def _walk(walk: _Walk, directory: Path, depth: int, levels: list[ignore.Level]) 
             else:
                 walk.depth_limited = True
         else:
-            walk.lines.append(f"{indent}{entry.name}")
+            walk.lines.append(f"{indent}{common.name_text(entry.name)}")
 
 
 def _tree_sync(resolved: Path, given: str, shown: str, max_depth: int) -> dict[str, Any]:
