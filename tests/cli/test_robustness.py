@@ -280,3 +280,53 @@ def test_a_non_utf8_file_name_is_listed_read_stored_and_reloaded(tmp_path: Path,
         resumed = yagent(["resume", session, "--json"], home, ws, stdin="")
         assert resumed.returncode in (0, 1), resumed.stderr
         assert "surrogates" not in resumed.stderr + resumed.stdout
+
+
+# -- every command and its documented flags ---------------------------------------------------
+
+COMMANDS = [
+    [],
+    ["run"],
+    ["fanout"],
+    ["sessions"],
+    ["sessions", "show"],
+    ["resume"],
+    ["replay"],
+    ["doctor"],
+    ["reconcile"],
+    ["trace"],
+    ["memory"],
+    ["memory", "add"],
+    ["memory", "list"],
+    ["trust"],
+]
+
+
+def test_every_command_has_help_and_no_traceback(tmp_path: Path, ws: Path) -> None:
+    for command in COMMANDS:
+        done = yagent([*command, "--help"], tmp_path / "home", ws)
+        assert done.returncode == 0, (command, done.stderr)
+        assert "Usage:" in done.stdout
+    assert yagent(["--version"], tmp_path / "home", ws).returncode == 0
+    run_help = yagent(["run", "--help"], tmp_path / "home", ws).stdout
+    for flag in ("-C", "--workspace", "-y", "-Y", "--json", "--agent", "--replay"):
+        assert flag in run_help
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["sessions", "show", "nope"],
+        ["trace", "nope"],
+        ["trace", "nope", "--html"],
+        ["replay", "nope"],
+        ["no-such-command"],
+        ["run", "--no-such-flag", "x"],
+        ["fanout", "missing-plan.toml"],
+        ["run", "--replay", "missing.json", "x"],
+    ],
+)
+def test_error_paths_exit_2_without_a_traceback(tmp_path: Path, ws: Path, args: list[str]) -> None:
+    done = yagent(args, tmp_path / "home", ws)
+    assert done.returncode == 2, (args, done.stdout, done.stderr)
+    assert done.stderr.strip()
