@@ -302,11 +302,16 @@ COMMANDS = [
 ]
 
 
-def test_every_command_has_help_and_no_traceback(tmp_path: Path, ws: Path) -> None:
-    for command in COMMANDS:
-        done = yagent([*command, "--help"], tmp_path / "home", ws)
-        assert done.returncode == 0, (command, done.stderr)
-        assert "Usage:" in done.stdout
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c) or "yagent")
+def test_every_command_has_help_and_no_traceback(
+    tmp_path: Path, ws: Path, command: list[str]
+) -> None:
+    done = yagent([*command, "--help"], tmp_path / "home", ws)
+    assert done.returncode == 0, (command, done.stderr)
+    assert "Usage:" in done.stdout
+
+
+def test_run_documents_its_flags(tmp_path: Path, ws: Path) -> None:
     assert yagent(["--version"], tmp_path / "home", ws).returncode == 0
     run_help = yagent(["run", "--help"], tmp_path / "home", ws).stdout
     for flag in ("-C", "--workspace", "-y", "-Y", "--json", "--agent", "--replay"):
