@@ -2,7 +2,8 @@
 
 Contract:
 - Later sources override earlier ones key by key (sections merge); unknown keys anywhere are
-  errors naming the file and the key — a typo never silently falls back to a default.
+  errors naming the file and the key, and the closest known key when one is close (`modle` →
+  `model`) — a typo never silently falls back to a default.
 - API keys come only from the environment (`api_key_env`, default by provider) or a key file
   (`api_key_file`); a key written into config.toml is refused. Keys are `SecretStr`: never printed,
   never in `repr`.
@@ -33,8 +34,10 @@ Contract:
 
 from __future__ import annotations
 
+import difflib
 import os
 import tomllib
+import typing
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -329,11 +332,38 @@ def _build(files: Sequence[tuple[Path, Mapping[str, Any]]], env: Mapping[str, st
     try:
         config = Config.model_validate(merged)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        problems = "; ".join(_problem(e["loc"], e["msg"], e["type"]) for e in exc.errors())
         where = ", ".join(sources) or "defaults"
         raise ConfigError(f"invalid configuration ({where}): {problems}") from None
     config.sources = sources
     return config
+
+
+def _keys_at(loc: Sequence[int | str]) -> list[str]:
+    """The keys the configuration accepts where `loc`'s last part sits."""
+    at: Any = Config
+    for part in loc[:-1]:
+        if isinstance(at, type) and issubclass(at, BaseModel) and isinstance(part, str):
+            field = at.model_fields.get(part)
+            at = field.annotation if field is not None else None
+        elif typing.get_origin(at) in (dict, list):  # a table of named entries, or a list
+            at = typing.get_args(at)[-1]
+        else:
+            return []
+    if isinstance(at, type) and issubclass(at, BaseModel):
+        return list(at.model_fields)
+    return []
+
+
+def _problem(loc: Sequence[int | str], message: str, kind: str) -> str:
+    """One validation problem; an unknown key names the closest known one."""
+    where = ".".join(map(str, loc))
+    if kind == "extra_forbidden" and loc:
+        close = difflib.get_close_matches(str(loc[-1]), _keys_at(loc), n=1, cutoff=0.6)
+        if close:
+            return f"{where}: unknown key (did you mean {close[0]!r}?)"
+        return f"{where}: unknown key"
+    return f"{where}: {message}"
 
 
 def _policy(config: Config) -> cmdpolicy.Policy | None:
