@@ -34,10 +34,8 @@ Contract:
 
 from __future__ import annotations
 
-import difflib
 import os
 import tomllib
-import typing
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -53,7 +51,7 @@ from pydantic import (
     model_validator,
 )
 
-from yagent.app import projectkeys, trust
+from yagent.app import configkeys, projectkeys, trust
 from yagent.kernel import cmdpolicy, egress
 from yagent.kernel import preset as presets
 from yagent.kernel.sandbox import Limits, default_memory_mb
@@ -332,38 +330,13 @@ def _build(files: Sequence[tuple[Path, Mapping[str, Any]]], env: Mapping[str, st
     try:
         config = Config.model_validate(merged)
     except ValidationError as exc:
-        problems = "; ".join(_problem(e["loc"], e["msg"], e["type"]) for e in exc.errors())
+        problems = "; ".join(
+            configkeys.problem(Config, e["loc"], e["msg"], e["type"]) for e in exc.errors()
+        )
         where = ", ".join(sources) or "defaults"
         raise ConfigError(f"invalid configuration ({where}): {problems}") from None
     config.sources = sources
     return config
-
-
-def _keys_at(loc: Sequence[int | str]) -> list[str]:
-    """The keys the configuration accepts where `loc`'s last part sits."""
-    at: Any = Config
-    for part in loc[:-1]:
-        if isinstance(at, type) and issubclass(at, BaseModel) and isinstance(part, str):
-            field = at.model_fields.get(part)
-            at = field.annotation if field is not None else None
-        elif typing.get_origin(at) in (dict, list):  # a table of named entries, or a list
-            at = typing.get_args(at)[-1]
-        else:
-            return []
-    if isinstance(at, type) and issubclass(at, BaseModel):
-        return list(at.model_fields)
-    return []
-
-
-def _problem(loc: Sequence[int | str], message: str, kind: str) -> str:
-    """One validation problem; an unknown key names the closest known one."""
-    where = ".".join(map(str, loc))
-    if kind == "extra_forbidden" and loc:
-        close = difflib.get_close_matches(str(loc[-1]), _keys_at(loc), n=1, cutoff=0.6)
-        if close:
-            return f"{where}: unknown key (did you mean {close[0]!r}?)"
-        return f"{where}: unknown key"
-    return f"{where}: {message}"
 
 
 def _policy(config: Config) -> cmdpolicy.Policy | None:

@@ -39,10 +39,10 @@ Guarantees, for every run (`command` builds the argv; the order of mounts matter
   socket to every sandboxed program, `DENIED` ones included. What the proxy lets through is the
   host's business; this provider only decides who can reach it.
 - `limits` (optional, `limits.Limits`): every program starts under `prlimit` with those bounds,
-  and `/tmp` and `/run` are tmpfs of at most `memory_mb`. As root, programs also run as the mapped
-  non-root user of one user namespace per provider (`identity`), so the process limit holds and
-  counts this provider's programs together (`supervision()` polls that count); other users'
-  bwrap makes its own user namespace per run, so there it counts per run.
+  and `/tmp` and `/run` are tmpfs of at most `memory_mb` (`bounds`). As root, programs also run as
+  the mapped non-root user of one user namespace per provider (`identity`), so the process limit
+  holds and counts this provider's programs together (`supervision()` polls that count); other
+  users' bwrap makes its own user namespace per run, so there it counts per run.
 Declares: level `NAMESPACES`; enforces egress `DENIED` (and proves it: `verify_egress`).
 Known limits: the root is readable except what the host hides (a secret the host did not
 name is readable inside); a nested protected entry the program creates during a run is writable
@@ -64,8 +64,8 @@ from pathlib import Path, PurePosixPath
 import anyio.to_thread
 
 from yagent.kernel.sandbox import bwrappaths, mounts, process, provider
+from yagent.kernel.sandbox.bounds import Bounds
 from yagent.kernel.sandbox.errors import SetupError, UnavailableError
-from yagent.kernel.sandbox.identity import CAPS, Identity
 from yagent.kernel.sandbox.levels import EgressMode, Level
 from yagent.kernel.sandbox.limits import Limits, Supervision
 from yagent.kernel.sandbox.provider import Program, Result
@@ -111,11 +111,7 @@ class BwrapProvider:
         self._shallow = tuple(shallow)
         self._proxy_dir = None if proxy_dir is None else bwrappaths.masked_directory(proxy_dir)
         self._protected = tuple(bwrappaths.relative(rel) for rel in protected)
-        self._limits: Limits | None = None
-        self._identity: Identity | None = None
-        self._prlimit: list[str] = []
-        if limits is not None:
-            self._bound(limits)
+        self._bounds = Bounds.of(limits)
 
     @property
     def name(self) -> str:
@@ -136,16 +132,17 @@ class BwrapProvider:
     def command(self, program: Program, *, status_fd: int | None = None) -> list[str]:
         """The full bwrap argv for `program`. Blocking: it looks at the filesystem (hidden paths,
         protected entries at any depth) afresh at every call."""
-        argv = [*self._entry(), self._bwrap, *self._unshare()]
+        bounds = self._bounds
+        argv = [*bounds.entry(), self._bwrap, *bounds.unshare()]
         if program.egress is EgressMode.UNRESTRICTED:
             argv.append("--share-net")
-        argv += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", *self._kept_caps()]
+        argv += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", *bounds.caps()]
         argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-        argv += [*self._tmpfs_size(), "--tmpfs", "/tmp", *self._tmpfs_size(), "--tmpfs", "/run"]
+        argv += [*bounds.tmpfs_size(), "--tmpfs", "/tmp", *bounds.tmpfs_size(), "--tmpfs", "/run"]
         argv += mounts.plan(self._mounts(program), (Path("/tmp"), _RUN))
         if status_fd is not None:
             argv += ["--json-status-fd", str(status_fd)]
-        argv += ["--chdir", self._cwd(program), "--", *self._prlimit, *program.argv]
+        argv += ["--chdir", self._cwd(program), "--", *bounds.prlimit, *program.argv]
         return argv
 
     def wrap(self, argv: Sequence[str], *, egress: EgressMode = EgressMode.DENIED) -> list[str]:
@@ -227,48 +224,19 @@ class BwrapProvider:
             )
         return done.stdout.decode(errors="replace")
 
-    # -- resource limits (see `limits` and `identity`) ----------------------------------------
+    # -- resource limits (see `bounds`) --------------------------------------------------------
     @property
     def limits(self) -> Limits | None:
         """The limits in force for every program of this sandbox (None: unbounded)."""
-        return self._limits
+        return self._bounds.limits
 
     def supervision(self) -> Supervision | None:
         """What a host polls during a run: the limits and, as root, the sandbox's task count."""
-        if self._limits is None:
-            return None
-        count = self._identity.tasks if self._identity is not None else None
-        return Supervision(self._limits, count)
+        return self._bounds.supervision()
 
     def program_env(self, env: Mapping[str, str]) -> dict[str, str]:
         """The environment a program gets here (as root: git told the workspace is safe)."""
-        return dict(env) if self._identity is None else self._identity.git_env(env)
-
-    def _bound(self, limits: Limits) -> None:
-        found = shutil.which("prlimit")
-        if found is None:
-            raise UnavailableError("`prlimit` (util-linux) is not on PATH: limits cannot be set")
-        self._limits = limits.in_force()
-        self._prlimit = self._limits.prlimit(found)
-        if os.geteuid() == 0:  # root is exempt from RLIMIT_NPROC: run as a mapped non-root uid
-            self._identity = Identity.create()
-
-    def _entry(self) -> list[str]:
-        return [] if self._identity is None else self._identity.enter()
-
-    def _unshare(self) -> list[str]:
-        if self._identity is None:
-            return ["--unshare-all"]
-        # Already in the mapped user namespace: a nested one would unmap root's files.
-        return [f"--unshare-{kind}" for kind in ("ipc", "pid", "net", "uts", "cgroup-try")]
-
-    def _kept_caps(self) -> list[str]:
-        if self._identity is None:
-            return []
-        return [word for cap in CAPS for word in ("--cap-add", cap)]
-
-    def _tmpfs_size(self) -> list[str]:
-        return [] if self._limits is None else ["--size", str(self._limits.memory_mb * 1024 * 1024)]
+        return self._bounds.program_env(env)
 
     def _mounts(self, program: Program) -> list[mounts.Mount]:
         """Every rule below the base masks; `mounts.plan` orders them (deepest wins)."""
