@@ -73,6 +73,7 @@ class App:
     observers: list[Observer] = field(default_factory=list)
     prices: PriceTable = DEFAULT_PRICES
     pruned: spill.Cleanup = field(default_factory=lambda: spill.Cleanup(0, 0, ()))
+    start: Path | None = None  # where the person started, when below the workspace root
 
     def __post_init__(self) -> None:
         audit = self.config.audit
@@ -258,6 +259,7 @@ async def open_app(
     yolo: Yolo = Yolo.OFF,
     interactive: bool = True,
     engine: Engine | None = None,
+    start: Path | None = None,
 ) -> AsyncIterator[App]:
     store = SessionStore(home / "sessions.db")
     servers = tuple(
@@ -279,6 +281,7 @@ async def open_app(
                 mcp,
                 interactive=interactive,
                 prices=prices,
+                start=start,
             )
             app.pruned = await anyio.to_thread.run_sync(
                 economy.prune_spills, home / "state", config.agent.spill_max_age_days

@@ -46,6 +46,7 @@ class Options:
     yolo: Yolo = Yolo.OFF
     json_mode: bool = False
     agent: str | None = None
+    start: Path | None = None  # where the person started yagent, when below the workspace root
 
 
 _VOLATILE = (
@@ -163,6 +164,7 @@ async def cli_app(
         yolo=opts.yolo,
         interactive=interactive,
         engine=engine,
+        start=opts.start,
     ) as app:
         start_notices(app, renderer)
         try:
