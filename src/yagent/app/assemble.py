@@ -34,7 +34,7 @@ from yagent.agents import catalog
 from yagent.agents.catalog import AgentDef
 from yagent.agents.pause import PauseGate
 from yagent.agents.results import AgentResult
-from yagent.app import economy, fanout, fanrun, safety, turn
+from yagent.app import economy, fanout, fanrun, projectfolders, safety, turn
 from yagent.app.config import Config
 from yagent.app.durable import Decision, open_home
 from yagent.app.engines import build_engine
@@ -88,7 +88,14 @@ class App:
             self.workspace, settings=self.settings, yolo=self.yolo, reads=reads
         )
         self.confirm = UserConfirm(self.dispatcher) if self.interactive else None
-        self.skills = FolderSkillSource.for_workspace(self.workspace, self.home)
+        status = self.config.project.status
+        self.skills = FolderSkillSource.for_workspace(
+            self.workspace,
+            self.home,
+            Path.home(),
+            trust={f: status[f].value for f in projectfolders.SKILL_FOLDERS if f in status},
+        )
+        self.guard.add_read_roots(self.skills.folders())  # skill files, read-only, anywhere
         entries = [e.model_dump(exclude_none=True) for e in self.config.hooks]
         self.hook_engine, _ = hooks.from_config(entries, cwd=self.workspace)
         self.safety = safety.build(self.config, self.workspace)
