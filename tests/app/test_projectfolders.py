@@ -5,14 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from yagent.app import projectfolders
-from yagent.app.trust import Status
 
 
 def test_a_folders_digest_moves_with_every_file_that_matters(tmp_path: Path) -> None:
     assert projectfolders.digests(tmp_path) == {}
     agents = tmp_path / ".claude" / "agents"
     agents.mkdir(parents=True)
-    (agents / "a.md").write_text("one")
+    (agents / "a.md").write_text("---\nname: alpha\n---\none")
     first = projectfolders.digests(tmp_path)[projectfolders.AGENTS]
     (agents / "notes.txt").write_text("ignored")
     assert projectfolders.digests(tmp_path)[projectfolders.AGENTS] == first
@@ -24,7 +23,7 @@ def test_a_folders_digest_moves_with_every_file_that_matters(tmp_path: Path) -> 
     (agents / "b.md").unlink()
     assert projectfolders.digests(tmp_path)[projectfolders.AGENTS] == first
     assert projectfolders.withheld(tmp_path, projectfolders.AGENTS) == [
-        ("agents.a", ".claude/agents/a.md")
+        ("agents.alpha", ".claude/agents/a.md")
     ]
 
 
@@ -35,7 +34,3 @@ def test_skill_grants_are_what_waits_and_absent_folders_need_nothing(tmp_path: P
     assert projectfolders.withheld(tmp_path, projectfolders.CLAUDE_SKILLS) == [
         ("skills.s.allowed-tools", "Bash")
     ]
-    assert projectfolders.trusted({}, projectfolders.AGENTS)
-    assert not projectfolders.trusted(
-        {projectfolders.AGENTS: Status.CHANGED}, projectfolders.AGENTS
-    )

@@ -30,16 +30,17 @@ from typing import Any
 
 import anyio
 
-from yagent.agents import catalog
+from yagent.agents import catalog, imported
 from yagent.agents.catalog import AgentDef
 from yagent.agents.pause import PauseGate
 from yagent.agents.results import AgentResult
 from yagent.app import economy, fanout, fanrun, projectfolders, safety, turn
-from yagent.app.config import Config
+from yagent.app.config import Config, ConfigError
 from yagent.app.durable import Decision, open_home
 from yagent.app.engines import build_engine
 from yagent.app.lease import LeaseKeeper
 from yagent.app.telemetry import WARNING_EVENT, Telemetry, exporter_from_env
+from yagent.app.trust import Status
 from yagent.kernel import hookengine, policy, sessionref, spill
 from yagent.llm import Message
 from yagent.llm.pricing import DEFAULT_PRICES, Ledger, PriceTable
@@ -56,6 +57,10 @@ from yagent.tools.surface import Surface, SurfaceOptions
 from yagent.toolspec import BUILTIN
 
 Observer = Callable[[Event], None]
+
+
+class AgentChoiceError(ConfigError, catalog.AgentConfigError):
+    """The agent asked for cannot run as configured (unknown, broken, or waiting for trust)."""
 
 
 @dataclass
@@ -113,11 +118,38 @@ class App:
 
     # -- per agent ----------------------------------------------------------------------------
     def agent(self, name: str) -> AgentDef:
+        """`[agents.X]` first, then the built-in agents, then Claude Code's agent files — the
+        project's only once the person trusted its `.claude/agents` (`app.projectfolders`).
+        A refusal is an `AgentChoiceError`: a configuration error (exit 2, one line)."""
+        try:
+            return self._agent(name)
+        except catalog.AgentConfigError as exc:
+            raise AgentChoiceError(str(exc)) from None
+
+    def _agent(self, name: str) -> AgentDef:
         retries = self.config.llm.step_retries
         custom = self.config.agents.get(name)
         if custom is not None:
             return catalog.custom_agent(name, custom.model_dump(), retries)
-        return catalog.builtin(name, retries)
+        files = imported.find(self.workspace, Path.home())
+        entry = files.get(name)
+        if name in catalog.BUILTIN_AGENTS or entry is None:
+            try:
+                return catalog.builtin(name, retries)
+            except catalog.AgentConfigError as exc:
+                raise catalog.AgentConfigError(
+                    f"{exc}; yours: {', '.join(sorted(self.config.agents)) or 'none'}; "
+                    f"from .claude/agents: {imported.names(files.values())}"
+                ) from None
+        status = self.config.project.status.get(projectfolders.AGENTS)
+        if entry.project and status is not Status.TRUSTED:
+            why = status.value if status is not None else Status.UNTRUSTED.value
+            raise catalog.AgentConfigError(
+                f"agent {name!r} comes from {entry.path}, and the project's .claude/agents is "
+                f"{why}: review it with `yagent trust` (a repository's agent chooses its own "
+                "tools and model)"
+            )
+        return imported.load(entry, retries)
 
     def surface(self, agent: AgentDef, lane: fanout.Lane | None = None) -> Surface:
         options = SurfaceOptions(

@@ -24,7 +24,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from yagent.app.trust import Status
+from yagent.agents import imported
 
 AGENTS = ".claude/agents"
 CLAUDE_SKILLS = ".claude/skills"
@@ -66,10 +66,9 @@ def digests(workspace: Path) -> dict[str, str]:
 
 def withheld(workspace: Path, folder: str) -> list[tuple[str, Any]]:
     """What `folder` would apply once trusted, as (dotted name, value) pairs."""
-    if folder == AGENTS:
-        return [
-            (f"agents.{p.stem}", str(p.relative_to(workspace))) for p in files_of(workspace, folder)
-        ]
+    if folder == AGENTS:  # by the name an agent is chosen with (`--agent NAME`)
+        found = imported.find(workspace, None).values()
+        return [(f"agents.{f.name}", str(f.path.relative_to(workspace))) for f in found]
     out: list[tuple[str, Any]] = []
     for path in files_of(workspace, folder):
         head = _content(path).decode("utf-8", "replace").split("---", 2)
@@ -78,8 +77,3 @@ def withheld(workspace: Path, folder: str) -> list[tuple[str, Any]]:
         if grants:
             out.append((f"skills.{path.parent.name}.allowed-tools", grants[0]))
     return out
-
-
-def trusted(status: dict[str, Status] | Any, folder: str) -> bool:
-    """Whether `folder` applies in full: trusted as it is now (absent folders need nothing)."""
-    return status.get(folder, Status.TRUSTED) is Status.TRUSTED
