@@ -29,7 +29,9 @@ Contract:
   content (`app.trust`, `yagent trust`) only the keys `app.projectkeys` judges harmless or
   tightening apply; the rest are withheld and listed in `Config.project.withheld` with the
   reason (not trusted / changed since trusted). The user's own file is never affected. A
-  trust file that cannot be read is an error, never "trust all".
+  trust file that cannot be read is an error, never "trust all". The folders other agents'
+  conventions put power in (`.claude/agents`, the skills' `allowed-tools`) are trusted the same
+  way, each as one unit (`app.projectfolders`).
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ from pydantic import (
     model_validator,
 )
 
-from yagent.app import configkeys, projectkeys, trust
+from yagent.app import configkeys, projectfolders, projectkeys, trust
 from yagent.kernel import cmdpolicy, egress
 from yagent.kernel import preset as presets
 from yagent.kernel.sandbox import Limits, default_memory_mb
@@ -368,6 +370,7 @@ def load(*, home: Path, workspace: Path, env: Mapping[str, str] | None = None) -
     digests = {
         f: trust.digest(r) for f, r in ((CONFIG, project_raw), (RULES, rules_raw)) if r is not None
     }
+    digests.update(projectfolders.digests(workspace))  # .claude/agents, the skills' grants
     if not digests:  # no project file: nothing to trust (a later remembered rule will be)
         config.project = projectkeys.ProjectState(home=home, workspace=workspace)
         return config
@@ -385,6 +388,10 @@ def load(*, home: Path, workspace: Path, env: Mapping[str, str] | None = None) -
     if rules_raw is not None and status[RULES] is not trust.Status.TRUSTED:
         remembered, names = projectkeys.split_rules(remembered, _policy(config), "rules")
         held += projectkeys.withheld(RULES, status[RULES], names)
+    for folder in projectfolders.FOLDERS:
+        if folder in status and status[folder] is not trust.Status.TRUSTED:
+            names = projectfolders.withheld(workspace, folder)
+            held += projectkeys.withheld(folder, status[folder], names)
     config.project = projectkeys.ProjectState(
         tuple(held), tuple(remembered), digests, status, home, workspace
     )
