@@ -29,6 +29,10 @@ Contract:
   tightening apply; the rest are withheld and listed in `Config.project.withheld` with the
   reason (not trusted / changed since trusted). The user's own file is never affected. A
   trust file that cannot be read is an error, never "trust all".
+- Claude Code hooks: the hooks of `<workspace>/.claude/settings.json` (`app.claudehooks`) are
+  read and checked whatever the trust, and join `hooks` only once the person trusted that file's
+  content; until then they are withheld like project keys (`hooks`). What yagent cannot run
+  from that file is listed in `Config.hook_notices`.
 """
 
 from __future__ import annotations
@@ -49,14 +53,15 @@ from pydantic import (
     field_validator,
 )
 
-from yagent.app import projectkeys, trust
+from yagent.app import claudehooks, projectkeys, trust
 from yagent.kernel import cmdpolicy, egress
 from yagent.kernel import preset as presets
 from yagent.kernel.sandbox import Limits, default_memory_mb
+from yagent.tools import hooknames
 from yagent.tools.egresshosts import AllowList, AllowListError
 from yagent.tools.shellrules import RuleFile, ShellRulesError, build_policy
 
-CONFIG, RULES = trust.CONFIG_FILE, trust.RULES_FILE
+CONFIG, RULES, CLAUDE = trust.CONFIG_FILE, trust.RULES_FILE, trust.CLAUDE_SETTINGS
 
 
 class ConfigError(Exception):
@@ -150,6 +155,12 @@ class HookEntry(Strict):
     blocking: bool = True
     timeout: float = Field(30.0, gt=0)
     on_timeout: Literal["allow", "deny"] | None = None
+    style: Literal["yagent", "claude"] = "yagent"
+
+    @field_validator("event")
+    @classmethod
+    def _known_event(cls, value: str) -> str:
+        return hooknames.canonical_event(value)  # a typo is refused with the closest name
 
 
 class CustomAgent(Strict):
@@ -244,6 +255,7 @@ class Config(Strict):
     agents: dict[str, CustomAgent] = Field(default_factory=dict)
     side_effects: list[dict[str, Any]] = Field(default_factory=list)  # tools.effects rules
     sources: list[str] = Field(default_factory=list, exclude=True)
+    hook_notices: list[str] = Field(default_factory=list, exclude=True)  # hooks that do not run
     # what the workspace's own files contributed and what was withheld (set by `load`)
     project: SkipValidation[projectkeys.ProjectState] = Field(
         default_factory=projectkeys.ProjectState, exclude=True
@@ -344,11 +356,17 @@ def load(*, home: Path, workspace: Path, env: Mapping[str, str] | None = None) -
         rules_raw, remembered = RuleFile(workspace).read()
     except ShellRulesError as exc:
         raise ConfigError(str(exc)) from None
+    try:
+        claude = claudehooks.read(workspace)
+    except claudehooks.ClaudeHooksError as exc:
+        raise ConfigError(str(exc)) from None
+    claude_raw = claude.raw if claude is not None and claude.entries else None
     # every key is checked, trusted or not: a typo is an error whoever wrote it
     config = _build([*user, *([(project_path, project)] if project is not None else [])], env)
-    digests = {
-        f: trust.digest(r) for f, r in ((CONFIG, project_raw), (RULES, rules_raw)) if r is not None
-    }
+    if claude is not None and claude.skipped:
+        config.hook_notices.append(f"{CLAUDE}: not run by yagent: {'; '.join(claude.skipped)}")
+    files = ((CONFIG, project_raw), (RULES, rules_raw), (CLAUDE, claude_raw))
+    digests = {f: trust.digest(r) for f, r in files if r is not None}
     if not digests:  # no project file: nothing to trust (a later remembered rule will be)
         config.project = projectkeys.ProjectState(home=home, workspace=workspace)
         return config
@@ -363,6 +381,12 @@ def load(*, home: Path, workspace: Path, env: Mapping[str, str] | None = None) -
         applied, names = projectkeys.split_config(project, baseline.model_dump(), _policy(baseline))
         held += projectkeys.withheld(CONFIG, status[CONFIG], names)
         config = _build([*user, (project_path, applied)], env)
+    if claude is not None and claude_raw is not None:
+        if status[CLAUDE] is trust.Status.TRUSTED:
+            config.hooks += [HookEntry.model_validate(e) for e in claude.entries]
+        else:
+            shown = [{k: e[k] for k in ("event", "matcher", "command")} for e in claude.entries]
+            held += projectkeys.withheld(CLAUDE, status[CLAUDE], [("hooks", shown)])
     if rules_raw is not None and status[RULES] is not trust.Status.TRUSTED:
         remembered, names = projectkeys.split_rules(remembered, _policy(config), "rules")
         held += projectkeys.withheld(RULES, status[RULES], names)

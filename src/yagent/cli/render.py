@@ -116,7 +116,7 @@ class Renderer:
         rid = str(payload.get("request_id", ""))
         self.show(event)
         if self.ask is None:
-            return response(rid, approved=False, text="no interactive terminal to ask")
+            return response(rid, approved=False, text="no interactive terminal", asked=False)
         if payload.get("kind") == "question":
             text = await self.ask("answer> ")
             return response(rid, approved=True, text=text)

@@ -69,6 +69,8 @@ def start_notices(app: App, renderer: Renderer) -> None:
     withheld = projectkeys.notice(app.config.project)
     if withheld:
         renderer.notice(withheld)
+    for line in app.config.hook_notices:
+        renderer.notice(line)
     for server, problem in app.mcp.problems:
         renderer.notice(f"MCP server {server} unavailable: {problem}")
     failed = app.pruned.failed
