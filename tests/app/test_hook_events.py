@@ -21,14 +21,18 @@ pytestmark = pytest.mark.anyio
 
 
 def recorder(log: Path, *events: str) -> str:
-    command = f"cat >> {log}; echo >> {log}"
+    """Hooks that each save their stdin as one file in `log` (hooks of parallel tasks run at
+    once: one file each, never interleaved lines)."""
+    log.mkdir(exist_ok=True)
+    command = f'cat > "$(mktemp -p {log} "$(date +%s%N)-XXXX")"'
+
     return "".join(
         f"[[hooks]]\nname = \"{e}\"\nevent = \"{e}\"\ncommand = '''{command}'''\n" for e in events
     )
 
 
 def logged(log: Path) -> list[dict[str, Any]]:
-    return [json.loads(x) for x in log.read_text().splitlines() if x.strip()]
+    return [json.loads(f.read_text()) for f in sorted(log.iterdir())]
 
 
 def finish(name: str) -> Any:
@@ -36,7 +40,7 @@ def finish(name: str) -> Any:
 
 
 async def test_each_parallel_task_ends_with_subagent_stop(tmp_path: Path) -> None:
-    ws, home, log = tmp_path / "ws", tmp_path / "home", tmp_path / "events.jsonl"
+    ws, home, log = tmp_path / "ws", tmp_path / "home", tmp_path / "events"
     for d in (".git", "docs", "src"):
         (ws / d).mkdir(parents=True)
     home.mkdir()
@@ -84,7 +88,7 @@ max_steps = 60
 
 
 async def test_pre_compact_runs_before_each_compaction(tmp_path: Path) -> None:
-    ws, home, log = tmp_path / "ws", tmp_path / "home", tmp_path / "events.jsonl"
+    ws, home, log = tmp_path / "ws", tmp_path / "home", tmp_path / "events"
     ws.mkdir()
     home.mkdir()
     (home / "config.toml").write_text(CONFIG + recorder(log, "PreCompact"))

@@ -77,7 +77,8 @@ class RunHooks:
 
     # -- the ring -----------------------------------------------------------------------------
     def stage(self) -> hookengine.HookStage | None:
-        if not self._app.engine.hooks:
+        """The `pre_tool_use` ring; None when no hook is for that event."""
+        if not any(h.event == hooknames.PRE_TOOL_USE for h in self._app.engine.hooks):
             return None
         return hookengine.stage(
             self._app.engine,
@@ -148,8 +149,10 @@ class RunHooks:
         aliases = hooknames.tool_aliases(subject) if name in hooknames.TOOL_EVENTS else ()
         return hookengine.Event(name, subject, payload, aliases)
 
-    def _context(self) -> dict[str, Any]:
-        self._refresh()  # the stage's event: only called when the stage exists
+    def _context(self, call: Call) -> dict[str, Any]:
+        probe = self._event(hooknames.PRE_TOOL_USE, call.tool, {})
+        if self._app.engine.matching(probe):  # a hook will read the transcript: bring it up
+            self._refresh()
         return {
             "session_id": self.session_id,
             "cwd": str(self._app.workspace),

@@ -330,18 +330,18 @@ class HookStage:
 
     `observe`, when given, receives every `Result` (so non-blocking failures reach the host's
     log); if it raises, the chain denies the call. `context`, when given, adds the host's fields
-    to every event's payload; `aliases` names the other names a tool goes by.
+    for the call to its event's payload; `aliases` names the other names a tool goes by.
     """
 
     engine: Engine
     name: str = "hooks"
     event: str = PRE_TOOL_USE
     observe: Callable[[Result], None] | None = None
-    context: Callable[[], Mapping[str, Any]] | None = None
+    context: Callable[[invoke.Call], Mapping[str, Any]] | None = None
     aliases: Callable[[str], tuple[str, ...]] | None = None
 
     async def judge(self, call: invoke.Call) -> invoke.Verdict:
-        context = self.context() if self.context is not None else None
+        context = self.context(call) if self.context is not None else None
         aliases = self.aliases(call.tool) if self.aliases is not None else ()
         event = event_of(call, self.event, context=context, aliases=aliases)
         result = await self.engine.evaluate(event)
@@ -370,7 +370,7 @@ def stage(
     name: str = "hooks",
     event: str = PRE_TOOL_USE,
     observe: Callable[[Result], None] | None = None,
-    context: Callable[[], Mapping[str, Any]] | None = None,
+    context: Callable[[invoke.Call], Mapping[str, Any]] | None = None,
     aliases: Callable[[str], tuple[str, ...]] | None = None,
 ) -> HookStage:
     """The engine as an `invoke.Stage`."""
