@@ -2,7 +2,8 @@
 
 Contract:
 - Later sources override earlier ones key by key (sections merge); unknown keys anywhere are
-  errors naming the file and the key — a typo never silently falls back to a default.
+  errors naming the file and the key, and the closest known key when one is close (`modle` →
+  `model`) — a typo never silently falls back to a default.
 - API keys come only from the environment (`api_key_env`, default by provider) or a key file
   (`api_key_file`); a key written into config.toml is refused. Keys are `SecretStr`: never printed,
   never in `repr`.
@@ -29,10 +30,9 @@ Contract:
   tightening apply; the rest are withheld and listed in `Config.project.withheld` with the
   reason (not trusted / changed since trusted). The user's own file is never affected. A
   trust file that cannot be read is an error, never "trust all".
-- Claude Code hooks: the hooks of `<workspace>/.claude/settings.json` (`app.claudehooks`) are
-  read and checked whatever the trust, and join `hooks` only once the person trusted that file's
-  content; until then they are withheld like project keys (`hooks`). What yagent cannot run
-  from that file is listed in `Config.hook_notices`.
+- Claude Code hooks (`.claude/settings.json`, `app.hookconfig`) are checked whatever the trust
+  and join `hooks` once that file is trusted, else are withheld (`hooks`); `hook_notices` says
+  what yagent cannot run from it.
 """
 
 from __future__ import annotations
@@ -51,14 +51,16 @@ from pydantic import (
     SkipValidation,
     ValidationError,
     field_validator,
+    model_validator,
 )
 
-from yagent.app import claudehooks, projectkeys, trust
+from yagent.app import claudehooks, configkeys, projectkeys, trust
+from yagent.app.hookconfig import HookEntry, claude_hooks
 from yagent.kernel import cmdpolicy, egress
 from yagent.kernel import preset as presets
 from yagent.kernel.sandbox import Limits, default_memory_mb
-from yagent.tools import hooknames
 from yagent.tools.egresshosts import AllowList, AllowListError
+from yagent.tools.mcp import McpConfigError, ServerConfig
 from yagent.tools.shellrules import RuleFile, ShellRulesError, build_policy
 
 CONFIG, RULES, CLAUDE = trust.CONFIG_FILE, trust.RULES_FILE, trust.CLAUDE_SETTINGS
@@ -140,27 +142,25 @@ class AgentSettings(Strict):
 
 
 class McpServer(Strict):
+    """`[mcp.<name>]`: checked by `tools.mcp.ServerConfig` (one truth), so a table with neither
+    `command` nor `url` is a configuration error (exit 2) before anything starts."""
+
     command: str | None = None
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] | None = None
     cwd: str | None = None
     url: str | None = None
+    headers: dict[str, str] | None = None  # HTTP only; ${NAME} is read from the environment
+    startup_timeout: float | None = None  # seconds (default tools.mcp.config.STARTUP_TIMEOUT)
+    tool_timeout: float | None = None  # idle seconds per call (default TOOL_TIMEOUT)
 
-
-class HookEntry(Strict):
-    name: str | None = None
-    event: str = "pre_tool_use"
-    matcher: str = ""
-    command: str
-    blocking: bool = True
-    timeout: float = Field(30.0, gt=0)
-    on_timeout: Literal["allow", "deny"] | None = None
-    style: Literal["yagent", "claude"] = "yagent"
-
-    @field_validator("event")
-    @classmethod
-    def _known_event(cls, value: str) -> str:
-        return hooknames.canonical_event(value)  # a typo is refused with the closest name
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServer:
+        try:
+            ServerConfig.from_mapping("server", self.model_dump(exclude_none=True))
+        except McpConfigError as exc:  # pydantic reports ValueErrors with the table's path
+            raise ValueError(str(exc).replace("mcp server 'server': ", "")) from None
+        return self
 
 
 class CustomAgent(Strict):
@@ -325,7 +325,9 @@ def _build(files: Sequence[tuple[Path, Mapping[str, Any]]], env: Mapping[str, st
     try:
         config = Config.model_validate(merged)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        problems = "; ".join(
+            configkeys.problem(Config, e["loc"], e["msg"], e["type"]) for e in exc.errors()
+        )
         where = ", ".join(sources) or "defaults"
         raise ConfigError(f"invalid configuration ({where}): {problems}") from None
     config.sources = sources
@@ -357,15 +359,13 @@ def load(*, home: Path, workspace: Path, env: Mapping[str, str] | None = None) -
     except ShellRulesError as exc:
         raise ConfigError(str(exc)) from None
     try:
-        claude = claudehooks.read(workspace)
+        claude = claude_hooks(workspace)
     except claudehooks.ClaudeHooksError as exc:
         raise ConfigError(str(exc)) from None
-    claude_raw = claude.raw if claude is not None and claude.entries else None
     # every key is checked, trusted or not: a typo is an error whoever wrote it
     config = _build([*user, *([(project_path, project)] if project is not None else [])], env)
-    if claude is not None and claude.skipped:
-        config.hook_notices.append(f"{CLAUDE}: not run by yagent: {'; '.join(claude.skipped)}")
-    files = ((CONFIG, project_raw), (RULES, rules_raw), (CLAUDE, claude_raw))
+    config.hook_notices += claude.notices
+    files = ((CONFIG, project_raw), (RULES, rules_raw), (CLAUDE, claude.raw))
     digests = {f: trust.digest(r) for f, r in files if r is not None}
     if not digests:  # no project file: nothing to trust (a later remembered rule will be)
         config.project = projectkeys.ProjectState(home=home, workspace=workspace)
@@ -381,12 +381,9 @@ def load(*, home: Path, workspace: Path, env: Mapping[str, str] | None = None) -
         applied, names = projectkeys.split_config(project, baseline.model_dump(), _policy(baseline))
         held += projectkeys.withheld(CONFIG, status[CONFIG], names)
         config = _build([*user, (project_path, applied)], env)
-    if claude is not None and claude_raw is not None:
-        if status[CLAUDE] is trust.Status.TRUSTED:
-            config.hooks += [HookEntry.model_validate(e) for e in claude.entries]
-        else:
-            shown = [{k: e[k] for k in ("event", "matcher", "command")} for e in claude.entries]
-            held += projectkeys.withheld(CLAUDE, status[CLAUDE], [("hooks", shown)])
+    claude_applied, claude_held = claude.split(status.get(CLAUDE))
+    config.hooks += claude_applied
+    held += claude_held
     if rules_raw is not None and status[RULES] is not trust.Status.TRUSTED:
         remembered, names = projectkeys.split_rules(remembered, _policy(config), "rules")
         held += projectkeys.withheld(RULES, status[RULES], names)
