@@ -94,6 +94,7 @@ class LoopConfig:
     on_message: Callable[[Message], None] | None = None  # every message, as it joins the history
     context: ContextSettings | None = None  # None: no context economy (no metering, no spill)
     archive: Archive | None = None  # keeps what compaction removes; returns a reference
+    before_compact: Callable[[Mapping[str, Any]], Awaitable[None]] | None = None  # host observer
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -171,7 +172,13 @@ def _economy(run: _Run) -> Economy | None:
         agent=cfg.name,
         on_turn=on_turn,
     )
-    economy = Economy(cfg.context, emit=run.emit, archive=cfg.archive, summarizer=summarizer)
+    economy = Economy(
+        cfg.context,
+        emit=run.emit,
+        archive=cfg.archive,
+        summarizer=summarizer,
+        before_compact=cfg.before_compact,
+    )
     economy.start(run.messages)
     return economy
 

@@ -10,6 +10,8 @@ Each run also gets the context economy (`app.economy`: window, spill, offload, c
 archive), the memories (`app.memories`) in its system prompt and the session references
 (`app.sessionrefs`) in its task; a session continued in the same process keeps its compacted
 context (`live`), one continued from the store starts from its full stored history.
+Hooks (`app.hookrun`): each run gets its `pre_tool_use` ring and lifecycle events; the sessions
+this process started get `session_end` when the app closes.
 One process runs a session at a time: the app takes the session's lease (`app.lease`) before it
 runs or resumes anything there and holds it until it closes; a second one is refused.
 Durability (`app.durable`, `app.runtrack`, in `home/durable.db`): each run is checkpointed per
@@ -34,14 +36,14 @@ from yagent.agents import catalog, imported
 from yagent.agents.catalog import AgentDef
 from yagent.agents.pause import PauseGate
 from yagent.agents.results import AgentResult
-from yagent.app import economy, fanout, fanrun, projectfolders, safety, turn
+from yagent.app import economy, fanout, fanrun, hookrun, projectfolders, safety, turn
 from yagent.app.config import Config, ConfigError
 from yagent.app.durable import Decision, open_home
 from yagent.app.engines import build_engine
 from yagent.app.lease import LeaseKeeper
 from yagent.app.telemetry import WARNING_EVENT, Telemetry, exporter_from_env
 from yagent.app.trust import Status
-from yagent.kernel import hookengine, policy, sessionref, spill
+from yagent.kernel import policy, sessionref, spill
 from yagent.llm import Message
 from yagent.llm.pricing import DEFAULT_PRICES, Ledger, PriceTable
 from yagent.llm.types import AssistantTurn, Engine
@@ -103,6 +105,9 @@ class App:
         self.guard.add_read_roots(self.skills.folders())  # skill files, read-only, anywhere
         entries = [e.model_dump(exclude_none=True) for e in self.config.hooks]
         self.hook_engine, _ = hooks.from_config(entries, cwd=self.workspace)
+        self.hooks = hookrun.AppHooks(
+            self.hook_engine, workspace=self.workspace, home=self.home, store=self.store
+        )
         self.safety = safety.build(self.config, self.workspace)
         self.durable = open_home(self.home, self.config)  # closed by open_app
         self.leases = LeaseKeeper(self.durable.leases, self._lease_lost)  # one runner a session
@@ -151,12 +156,19 @@ class App:
             )
         return imported.load(entry, retries)
 
-    def surface(self, agent: AgentDef, lane: fanout.Lane | None = None) -> Surface:
+    def surface(
+        self,
+        agent: AgentDef,
+        lane: fanout.Lane | None = None,
+        run_hooks: hookrun.RunHooks | None = None,
+    ) -> Surface:
+        """The agent's tools and judgement ring; `run_hooks`: the run's `pre_tool_use` ring."""
+        stage = run_hooks.stage() if run_hooks is not None else None
         options = SurfaceOptions(
             deferred=self.config.agent.deferred_tools,
             schema_budget=self.config.agent.schema_budget,
             yolo=self.yolo,
-            host_stages=(hookengine.stage(self.hook_engine),) if self.hook_engine.hooks else (),
+            host_stages=(stage,) if stage is not None else (),
             commands=lane.commands if lane else self.safety.commands,
             audit=self.audit,
             confine=lane.declaration if lane else None,
@@ -334,7 +346,10 @@ async def open_app(
                 if (session := app.safety.commands.session) is not None:
                     session.close_now()  # a host that did not end_jobs: nothing outlives the app
                 with anyio.CancelScope(shield=True):
-                    await app.leases.close()
+                    try:
+                        await app.hooks.end_sessions()  # session_end while the leases are held
+                    finally:
+                        await app.leases.close()
                 app.durable.close()
                 if app.otel_sink is not None:
                     app.otel_sink.shutdown()

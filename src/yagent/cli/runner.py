@@ -74,6 +74,8 @@ def start_notices(app: App, renderer: Renderer) -> None:
     keyless = keyless_notice(app.config.llm)
     if keyless:
         renderer.notice(keyless)
+    for line in app.config.hook_notices:
+        renderer.notice(line)
     for server, problem in app.mcp.problems:
         renderer.notice(f"MCP server {server} unavailable: {problem}")
     for server, note in app.mcp.notes:
@@ -163,7 +165,7 @@ async def cli_app(
     """The app for one CLI command: config loaded for the workspace, opened, and what went
     wrong while opening said first (`start_notices`)."""
     config = load(home=opts.home, workspace=opts.workspace)
-    _known_agent(opts.agent, [*config.agents, *imported.find(opts.workspace, Path.home())])
+    _known_agent(opts.agent, opts.workspace, list(config.agents))
     async with open_app(
         config,
         home=opts.home,
@@ -183,13 +185,18 @@ async def cli_app(
                 renderer.notice(ended)
 
 
-def _known_agent(name: str | None, custom: list[str]) -> None:
+def _known_agent(name: str | None, workspace: Path, custom: list[str]) -> None:
     """`--agent` names a built-in, configured or imported (`.claude/agents`) agent; anything else
-    is a usage error (exit 2). Whether an imported one may run (trust) is the app's to say."""
-    if name is None or name in custom or name in catalog.BUILTIN_AGENTS:
+    is a usage error (exit 2) naming every place agents come from. Whether an imported one may
+    run (project trust) is the app's to say."""
+    files = imported.find(workspace, Path.home())
+    if name is None or name in custom or name in catalog.BUILTIN_AGENTS or name in files:
         return
-    known = ", ".join([*catalog.BUILTIN_AGENTS, *sorted(custom)])
-    raise ConfigError(f"unknown agent {name!r} (--agent); known agents: {known}")
+    raise ConfigError(
+        f"unknown agent {name!r} (--agent); built in: {', '.join(catalog.BUILTIN_AGENTS)}; "
+        f"yours: {', '.join(sorted(custom)) or 'none'}; "
+        f"from .claude/agents: {imported.names(files.values())}"
+    )
 
 
 async def run_once(
