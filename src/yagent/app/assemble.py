@@ -52,7 +52,7 @@ from yagent.messaging import Dispatcher, Event
 from yagent.tools import hooks
 from yagent.tools.confirm import UserConfirm
 from yagent.tools.guard import WorkspaceGuard, Yolo
-from yagent.tools.mcp import McpTools, ServerConfig
+from yagent.tools.mcp import ServerConfig, Servers, connect
 from yagent.tools.settings import Settings
 from yagent.tools.skills import FolderSkillSource
 from yagent.tools.surface import Surface, SurfaceOptions
@@ -73,7 +73,7 @@ class App:
     yolo: Yolo
     store: SessionStore
     engine: Engine
-    mcp: McpTools
+    mcp: Servers
     dispatcher: Dispatcher = field(default_factory=Dispatcher)
     interactive: bool = True
     pause: PauseGate = field(default_factory=PauseGate)
@@ -321,7 +321,7 @@ async def open_app(
         {k: v.model_dump() for k, v in config.llm.prices.items()}, base=DEFAULT_PRICES
     )
     try:
-        async with McpTools(servers) as mcp:
+        async with connect(servers) as mcp:
             app = App(
                 config,
                 home,

@@ -30,7 +30,6 @@ from yagent.app.engines import (
 )
 from yagent.app.recording import parallel_recording, recording_of
 from yagent.cli.mcpdoctor import mcp_rows
-from yagent.cli.resume import resume as resume  # registered by yagent.cli
 from yagent.kernel import sqlitefile
 from yagent.kernel.preset import BUILTIN as BUILTIN_PRESETS
 from yagent.kernel.sandbox import Level
@@ -95,7 +94,7 @@ def show(session: str, json_mode: bool) -> None:
 def replay(session: str, save: str | None, yes: bool) -> None:
     """Replay SESSION's model side against this workspace, tools run for real."""
     from yagent.agents import catalog
-    from yagent.cli import _ask
+    from yagent.cli.root import _ask
     from yagent.cli.runner import Options, run_once
 
     with SessionStore(_home() / "sessions.db") as store:
@@ -118,8 +117,8 @@ def _replay_parallel(recording: Recording, plan: list[Any], save: str | None, ye
     """A parallel session: saved per task, or its stored plan run again against the replay."""
     from yagent.app.fanout import FanoutError, marker
     from yagent.app.fanrun import assignment_of
-    from yagent.cli import _ask
     from yagent.cli.fanout import run_plan
+    from yagent.cli.root import _ask
     from yagent.cli.runner import Options, normalise
 
     if save:
