@@ -15,6 +15,11 @@ Contract:
   path, only when the run ends with an error (including timeouts and cancellation). `on_step`,
   when set, is awaited at each step's start (after the pause gate, before the model request):
   the host's durable per-step progress record.
+- A halted pause gate (`PauseGate.halt`: the host can no longer record the run) ends the run at
+  the step boundary as "paused" with the halt's reason: checked after `on_step` (no model request
+  follows) and after the step's calls (a successful exit call of that step does not conclude the
+  run); a call of the step that has not started when the halt comes never starts (its result
+  says so).
 - Each call's execution has a backstop (`tool_timeout`, else `DEFAULT_TOOL_TIMEOUT`) that the
   adapter applies after authorization and raises above the tool's own declared bound, so the
   tool's own timeout answers first; a person's approval time never counts against it.
@@ -226,6 +231,7 @@ async def _steps(run: _Run) -> Status:
         run.step += 1
         if cfg.on_step is not None:
             await cfg.on_step(run.step)
+        _halted(cfg)
         turn = await _ask_model(run)
         run.add(turn.message())
         if turn.text:
@@ -238,9 +244,16 @@ async def _steps(run: _Run) -> Status:
             run.add(Message("user", reminder.wrap(text)))
             run.emit("reminder", {"step": run.step, "text": text})
             continue
-        if await _run_tools(run, turn.tool_calls):
+        finished = await _run_tools(run, turn.tool_calls)
+        _halted(cfg)
+        if finished:
             return Status.FINISHED
     return Status.MAX_STEPS
+
+
+def _halted(cfg: LoopConfig) -> None:
+    if cfg.pause is not None and cfg.pause.halted:
+        raise PauseAbandonedError(cfg.pause.halted)
 
 
 async def _ask_model(run: _Run) -> AssistantTurn:
@@ -310,6 +323,10 @@ async def _run_tools(run: _Run, calls: Sequence[ToolCall]) -> bool:
             "tool_call",
             {"step": run.step, "call_id": tc.id, "name": tc.name, "arguments": tc.arguments},
         )
+        if cfg.pause is not None and cfg.pause.halted:  # checked after the call's own record
+            kind = toolfail.Kind.CANCELLED
+            msg = f"{tc.name} was not started: the run stopped ({cfg.pause.halted})"
+            return ToolResult(tc.id, tc.name, False, failure_content(kind, msg), kind)
         result = await adapter.call(
             tc.name, tc.arguments, tc.id, caller=cfg.name, time_limit=timeout
         )

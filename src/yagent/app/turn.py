@@ -11,7 +11,9 @@ second runner settles the first one's calls. Stored history reaches the model th
 delegation id on everything it records, its events observed by the fan-out's telemetry turn).
 The session's status is set from how the run ended. The whole run (its reminders, session
 references, memories, compaction) works under the session's own band marker (`App.markers`,
-drawn per session, kept in memory only, never written to a store or an event).
+drawn per session, kept in memory only, never written to a store or an event). Every write of
+the run's record goes through `App.full` (`app.fulldisk`): a full disk halts the run at its next
+step boundary with what is stored an exact prefix of what happened.
 """
 
 from __future__ import annotations
@@ -97,7 +99,12 @@ async def _run(
     if remembered.worth_reporting:
         publish("memory", remembered.event())
     state_dir = app.home / "state" / session_id
-    context = economy.context_settings(app.config, state_dir=state_dir, session_id=session_id)
+    context = economy.context_settings(
+        app.config,
+        state_dir=state_dir,
+        session_id=session_id,
+        on_spill_error=lambda exc: app.full.note(state_dir / "spill", exc),
+    )
     surface = app.surface(agent, lane)
     if resume is not None:
         surface.restore_materialized(resume.materialized)
@@ -112,6 +119,7 @@ async def _run(
         materialized=surface.materialized,
         resume=resume,
         delegation_id=delegation,
+        full=app.full,
     )
     history = await track.settle(history)
     ctx = ToolContext(
@@ -177,7 +185,7 @@ async def _run(
         why = "another yagent process took this session over (this one stopped renewing its lease)"
         publish("session_lease", {"lost": True, "reason": why + "; this run stopped"})
     await track.end(result.status.value, result.error)
-    app.store.set_status(session_id, _session_status(result))
+    app.full.write(app.store.path, app.store.set_status, session_id, _session_status(result))
     if lane is None:
         app.live[session_id] = result.messages
     return session_id, result

@@ -17,7 +17,8 @@
 
 Exit status: 0 done, 1 the run did not finish (error, timeout, cancelled, nothing submitted),
 2 usage or configuration error, or the session is already running in another yagent process
-(the message says what to fix).
+(the message says what to fix), 75 the disk holding the yagent home is full (a run stopped at a
+step boundary: free space and `yagent resume SID`), 130 cancelled, 143 shut down.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import click
 
 from yagent import __version__
 from yagent.app.config import ConfigError
+from yagent.app.fulldisk import EXIT_FULL
 from yagent.app.lease import SessionBusyError
 from yagent.cli import commands
 from yagent.cli.fanout import fanout
@@ -40,8 +42,8 @@ from yagent.cli.reconcile import reconcile
 from yagent.cli.runner import Options, interactive, replay_engine, run_once
 from yagent.cli.trace import trace
 from yagent.cli.trust import trust_command
-from yagent.kernel.sqlitefile import UnusableFileError
-from yagent.memory import DamagedStoreError, SessionStoreError
+from yagent.kernel.sqlitefile import UnusableFileError, disk_full
+from yagent.memory import DamagedStoreError, SessionStoreError, StoreFullError
 from yagent.tools.guard import Yolo
 
 HOME_ENV = "YAGENT_HOME"
@@ -168,16 +170,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except click.exceptions.Abort:
         return 130
-    except _REFUSALS as exc:
+    except Exception as exc:
+        if not (disk_full(exc) or isinstance(exc, _REFUSALS)):
+            raise
         click.echo(_refusal(exc), err=True)
-        return 2
+        return EXIT_FULL if disk_full(exc) else 2
     except BaseExceptionGroup as group:  # a refusal raised inside a task group: said the same
-        known, rest = group.split(_REFUSALS)
+        known, rest = group.split(lambda e: disk_full(e) or isinstance(e, _REFUSALS))
         if known is None or rest is not None:
             raise
-        for line in dict.fromkeys(_refusal(exc) for exc in _leaves(known)):
+        leaves = _leaves(known)
+        for line in dict.fromkeys(_refusal(exc) for exc in leaves):
             click.echo(line, err=True)
-        return 2
+        return EXIT_FULL if any(disk_full(exc) for exc in leaves) else 2
     except SystemExit as exc:
         return int(exc.code or 0) if not isinstance(exc.code, str) else 1
     return 0
@@ -192,6 +197,11 @@ _DAMAGED = (
 
 
 def _refusal(exc: BaseException) -> str:
+    if disk_full(exc) and not isinstance(exc, StoreFullError):  # a durable store, a state file
+        return (
+            f"yagent: the disk holding {home_dir()} is full ({exc}): free space there and run "
+            "the command again (nothing was half-written)"
+        )
     advice = _DAMAGED if isinstance(exc, DamagedStoreError | UnusableFileError) else ""
     return f"yagent: {exc}{advice}"
 
