@@ -88,7 +88,8 @@ def fill(home: Path) -> Path:
             try:
                 out.write(chunk)
             except OSError as exc:
-                assert exc.errno == errno.ENOSPC, exc
+                if exc.errno != errno.ENOSPC:
+                    raise
                 break
     with contextlib.suppress(OSError), (home / "crumbs").open("wb", buffering=0) as out:
         while True:  # the last partial page too
@@ -157,7 +158,9 @@ def test_a_full_disk_stops_the_run_at_a_step_boundary_and_resume_finishes_it(
     assert "Traceback" not in err, err
     assert code == 1, (out, err)
     full = [line for line in out.splitlines() if "is full" in line]
-    assert len(full) == 1 and "disk space" in full[0] and "FAIL" in full[0], out
+    assert len(full) == 1, out
+    assert "disk space" in full[0], out
+    assert "FAIL" in full[0], out
 
     filler.unlink()
     (home / "crumbs").unlink()
@@ -176,3 +179,20 @@ def test_a_full_disk_stops_the_run_at_a_step_boundary_and_resume_finishes_it(
     assert sorted(results) == ["blocked", "second", "y"], "one result per call id"
     turns = [json.dumps(m.get("tool_calls")) for m in stored if m["role"] == "assistant"]
     assert len(turns) == len(set(turns)), "no assistant turn stored twice"
+
+
+@pytest.mark.timeout(120)
+def test_a_run_started_on_a_full_disk_is_refused_in_one_line(
+    tmp_path: Path, small_home: Path
+) -> None:
+    home, ws = small_home, tmp_path / "ws"
+    ws.mkdir()
+    (home / "config.toml").write_text('[agent]\npreset = "yolo"\n')
+    fill(home)
+    rec = recording(tmp_path, "a.json", call("agent_exit", EXIT, call_id="x"))
+    code, out, err = finish(yagent(["run", "--json", "-y", "--replay", rec, "go"], home, ws))
+    assert code == FULL_EXIT, (out, err)
+    line = one_line(err)
+    assert line.startswith("yagent: the disk holding "), line
+    assert "is full" in line, line
+    assert "free space" in line, line
