@@ -170,11 +170,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except click.exceptions.Abort:
         return 130
-    except Exception as exc:
-        if not (disk_full(exc) or isinstance(exc, _REFUSALS)):
-            raise
-        click.echo(_refusal(exc), err=True)
-        return EXIT_FULL if disk_full(exc) else 2
     except BaseExceptionGroup as group:  # a refusal raised inside a task group: said the same
         known, rest = group.split(lambda e: disk_full(e) or isinstance(e, _REFUSALS))
         if known is None or rest is not None:
@@ -183,6 +178,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         for line in dict.fromkeys(_refusal(exc) for exc in leaves):
             click.echo(line, err=True)
         return EXIT_FULL if any(disk_full(exc) for exc in leaves) else 2
+    except Exception as exc:  # after the groups: an ExceptionGroup is an Exception too
+        if not (disk_full(exc) or isinstance(exc, _REFUSALS)):
+            raise
+        click.echo(_refusal(exc), err=True)
+        return EXIT_FULL if disk_full(exc) else 2
     except SystemExit as exc:
         return int(exc.code or 0) if not isinstance(exc.code, str) else 1
     return 0
