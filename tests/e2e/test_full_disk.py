@@ -164,6 +164,10 @@ def test_a_full_disk_stops_the_run_at_a_step_boundary_and_resume_finishes_it(
 
     filler.unlink()
     (home / "crumbs").unlink()
+    with SessionStore(home / "sessions.db") as store:
+        sealed = store.messages(sid)
+    roles = [m["role"] for m in sealed]
+    assert roles == ["user", "assistant"], "nothing stored after the first write that failed"
     second = recording(tmp_path, "b.json", call("agent_exit", EXIT, call_id="y"))
     resumed = yagent(["resume", sid, "--json", "-y", "--replay", second], home, ws)
     code, out, err = finish(resumed)
@@ -177,6 +181,9 @@ def test_a_full_disk_stops_the_run_at_a_step_boundary_and_resume_finishes_it(
         stored = store.messages(sid)
     results = [m["tool_call_id"] for m in stored if m["role"] == "tool"]
     assert sorted(results) == ["blocked", "second", "y"], "one result per call id"
+    settled = {m["tool_call_id"]: str(m["content"]) for m in stored if m["role"] == "tool"}
+    assert "INTERRUPTED" in settled["blocked"], "its result was never stored: said, not re-run"
+    assert "NOT re-run" in settled["blocked"]
     turns = [json.dumps(m.get("tool_calls")) for m in stored if m["role"] == "assistant"]
     assert len(turns) == len(set(turns)), "no assistant turn stored twice"
 
