@@ -133,7 +133,11 @@ async def _run(
         spill=context.spill,
         pii=app.safety.pii,
         effects=app.durable.runner(
-            session_id, publish, stopping=lambda: app.pause.abandoned, delegation_id=delegation
+            session_id,
+            publish,
+            stopping=lambda: app.pause.abandoned,
+            delegation_id=delegation,
+            on_store_error=lambda exc: app.full.note(app.durable.path, exc),
         ),
     )
     adapter = Adapter(ctx, registry.executors(app.mcp.executors))
