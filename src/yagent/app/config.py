@@ -2,7 +2,8 @@
 
 Contract:
 - Later sources override earlier ones key by key (sections merge); unknown keys anywhere are
-  errors naming the file and the key — a typo never silently falls back to a default.
+  errors naming the file and the key, and the closest known key when one is close (`modle` →
+  `model`) — a typo never silently falls back to a default.
 - API keys come only from the environment (`api_key_env`, default by provider) or a key file
   (`api_key_file`); a key written into config.toml is refused. Keys are `SecretStr`: never printed,
   never in `repr`.
@@ -47,13 +48,15 @@ from pydantic import (
     SkipValidation,
     ValidationError,
     field_validator,
+    model_validator,
 )
 
-from yagent.app import projectkeys, trust
+from yagent.app import configkeys, projectkeys, trust
 from yagent.kernel import cmdpolicy, egress
 from yagent.kernel import preset as presets
 from yagent.kernel.sandbox import Limits, default_memory_mb
 from yagent.tools.egresshosts import AllowList, AllowListError
+from yagent.tools.mcp import McpConfigError, ServerConfig
 from yagent.tools.shellrules import RuleFile, ShellRulesError, build_policy
 
 CONFIG, RULES = trust.CONFIG_FILE, trust.RULES_FILE
@@ -135,11 +138,25 @@ class AgentSettings(Strict):
 
 
 class McpServer(Strict):
+    """`[mcp.<name>]`: checked by `tools.mcp.ServerConfig` (one truth), so a table with neither
+    `command` nor `url` is a configuration error (exit 2) before anything starts."""
+
     command: str | None = None
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] | None = None
     cwd: str | None = None
     url: str | None = None
+    headers: dict[str, str] | None = None  # HTTP only; ${NAME} is read from the environment
+    startup_timeout: float | None = None  # seconds (default tools.mcp.config.STARTUP_TIMEOUT)
+    tool_timeout: float | None = None  # idle seconds per call (default TOOL_TIMEOUT)
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServer:
+        try:
+            ServerConfig.from_mapping("server", self.model_dump(exclude_none=True))
+        except McpConfigError as exc:  # pydantic reports ValueErrors with the table's path
+            raise ValueError(str(exc).replace("mcp server 'server': ", "")) from None
+        return self
 
 
 class HookEntry(Strict):
@@ -313,7 +330,9 @@ def _build(files: Sequence[tuple[Path, Mapping[str, Any]]], env: Mapping[str, st
     try:
         config = Config.model_validate(merged)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        problems = "; ".join(
+            configkeys.problem(Config, e["loc"], e["msg"], e["type"]) for e in exc.errors()
+        )
         where = ", ".join(sources) or "defaults"
         raise ConfigError(f"invalid configuration ({where}): {problems}") from None
     config.sources = sources
