@@ -18,6 +18,8 @@ Durability (`app.durable`, `app.runtrack`, in `home/durable.db`): each run is ch
 step and its conclusion committed once; side-effecting tool calls run through `sideeffect`; calls a
 dead process left without a result are settled, never re-run; `resume=` continues an interrupted
 run from its checkpoint (same history, its step count, its loaded tools).
+A full disk under the home (`app.fulldisk`): every write of a run's record goes through `full`;
+the first that finds the disk full seals the record and halts the run at its next step boundary.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from yagent.app import economy, fanout, fanrun, hookrun, projectfolders, safety,
 from yagent.app.config import Config, ConfigError
 from yagent.app.durable import Decision, open_home
 from yagent.app.engines import build_engine
+from yagent.app.fulldisk import FullDisk
 from yagent.app.lease import LeaseKeeper
 from yagent.app.telemetry import WARNING_EVENT, Telemetry, exporter_from_env
 from yagent.app.trust import Status
@@ -114,6 +117,7 @@ class App:
         self.clock: sessionref.Clock = sessionref.SystemClock()
         self.live: dict[str, tuple[Message, ...]] = {}  # compacted history of finished runs
         self.markers: dict[str, str] = {}  # each session's reminder band marker (memory only)
+        self.full = FullDisk(lambda reason: self.pause.halt(reason))  # seals the run's record
 
     async def end_jobs(self) -> str | None:
         """End the session's background jobs (or keep them, `[sandbox] keep_background`); the
@@ -181,8 +185,17 @@ class App:
             delegation = str(payload.get("delegation_id", ""))
             logged = self.safety.for_log(payload)  # pii: what the rollout and traces keep
             if kind != "assistant_delta":  # deltas are display-only; the turn is persisted
-                self.store.append_event(session_id, kind, logged, delegation_id=delegation)
-            self._record_tools(session_id, kind, logged, delegation)
+                self.full.write(
+                    self.store.path,
+                    self.store.append_event,
+                    session_id,
+                    kind,
+                    logged,
+                    delegation_id=delegation,
+                )
+            self.full.write(
+                self.store.path, self._record_tools, session_id, kind, logged, delegation
+            )
             for observer in self.observers:
                 observer(Event(kind, logged, delegation))
             self.dispatcher.send(Event(kind, self.safety.for_display(payload), delegation))
@@ -214,7 +227,9 @@ class App:
 
     def _account(self, session_id: str, agent: str, turn: AssistantTurn) -> None:
         step = self.ledger.record(turn, agent=agent)
-        self.store.add_usage(
+        self.full.write(
+            self.store.path,
+            self.store.add_usage,
             session_id,
             model=step.model or self.engine.model,
             input_tokens=turn.usage.input_tokens,
@@ -256,13 +271,17 @@ class App:
 
     def _rollout(self, session_id: str, kind: str, payload: Mapping[str, Any]) -> None:
         d = str(payload.get("delegation_id", ""))
-        self.store.append_event(session_id, kind, self.safety.for_log(payload), delegation_id=d)
+        logged = self.safety.for_log(payload)
+        write = self.store.append_event
+        self.full.write(self.store.path, write, session_id, kind, logged, delegation_id=d)
 
     def _checkpoint(self, session_id: str, data: Mapping[str, Any]) -> None:
-        self.store.write_checkpoint(session_id, step=int(data.get("step", 0)), data=dict(data))
+        write, step = self.store.write_checkpoint, int(data.get("step", 0))
+        self.full.write(self.store.path, write, session_id, step=step, data=dict(data))
 
     def _message(self, session_id: str, agent: str, message: Message, d: str) -> None:
-        self.store.append_message(session_id, message.to_dict(), agent=agent, delegation_id=d)
+        body, write = message.to_dict(), self.store.append_message
+        self.full.write(self.store.path, write, session_id, body, agent=agent, delegation_id=d)
 
     @contextlib.contextmanager
     def observed(self, session_id: str) -> Iterator[None]:

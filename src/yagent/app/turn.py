@@ -11,7 +11,9 @@ second runner settles the first one's calls. Stored history reaches the model th
 delegation id on everything it records, its events observed by the fan-out's telemetry turn).
 The session's status is set from how the run ended. The whole run (its reminders, session
 references, memories, compaction) works under the session's own band marker (`App.markers`,
-drawn per session, kept in memory only, never written to a store or an event).
+drawn per session, kept in memory only, never written to a store or an event). Every write of
+the run's record goes through `App.full` (`app.fulldisk`): a full disk halts the run at its next
+step boundary with what is stored an exact prefix of what happened.
 Hooks (`app.hookrun`): `session_start` before a session's first run in this process, then
 `user_prompt_submit` (a denial ends the run as an error before the model is asked), the
 `pre_tool_use` ring and `post_tool_use` on every call, `pre_compact` before each compaction,
@@ -30,7 +32,8 @@ from yagent.agents import instructions
 from yagent.agents.activity import Monitor
 from yagent.agents.catalog import AgentDef
 from yagent.agents.context import system_prompt
-from yagent.agents.loop import LoopConfig, run_agent_loop
+from yagent.agents.loop import run_agent_loop
+from yagent.agents.loopconfig import LoopConfig
 from yagent.agents.results import AgentResult, Status
 from yagent.app import economy, fanout, hookrun, memories, sessionrefs
 from yagent.app.durable import Decision
@@ -108,7 +111,12 @@ async def _run(
     if blocked is not None:
         return session_id, _refused(app, session_id, agent.name, blocked, publish)
     state_dir = app.home / "state" / session_id
-    context = economy.context_settings(app.config, state_dir=state_dir, session_id=session_id)
+    context = economy.context_settings(
+        app.config,
+        state_dir=state_dir,
+        session_id=session_id,
+        on_spill_error=lambda exc: app.full.note(state_dir / "spill", exc),
+    )
     surface = app.surface(agent, lane, hooks)
     if resume is not None:
         surface.restore_materialized(resume.materialized)
@@ -123,6 +131,7 @@ async def _run(
         materialized=surface.materialized,
         resume=resume,
         delegation_id=delegation,
+        full=app.full,
     )
     history = await track.settle(history)
     ctx = ToolContext(
@@ -136,7 +145,11 @@ async def _run(
         spill=context.spill,
         pii=app.safety.pii,
         effects=app.durable.runner(
-            session_id, publish, stopping=lambda: app.pause.abandoned, delegation_id=delegation
+            session_id,
+            publish,
+            stopping=lambda: app.pause.abandoned,
+            delegation_id=delegation,
+            on_store_error=lambda exc: app.full.note(app.durable.path, exc),
         ),
         after_call=hooks.after_call if app.hook_engine.hooks else None,
     )
@@ -194,7 +207,7 @@ async def _run(
         publish("session_lease", {"lost": True, "reason": why + "; this run stopped"})
     await hooks.stopped(result.status.value, sub_agent=lane is not None)
     await track.end(result.status.value, result.error)
-    app.store.set_status(session_id, _session_status(result))
+    app.full.write(app.store.path, app.store.set_status, session_id, _session_status(result))
     if lane is None:
         app.live[session_id] = result.messages
     return session_id, result

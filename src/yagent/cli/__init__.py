@@ -17,7 +17,8 @@
 
 Exit status: 0 done, 1 the run did not finish (error, timeout, cancelled, nothing submitted),
 2 usage or configuration error, or the session is already running in another yagent process
-(the message says what to fix).
+(the message says what to fix), 75 the disk holding the yagent home is full (a run stopped at a
+step boundary: free space and `yagent resume SID`), 130 cancelled, 143 shut down.
 
 Start-up: this package imports nothing but `yagent.cli.quick`. `--version` and `--help` are
 answered from there without loading click or the app (`quick` says when); every other command goes

@@ -39,6 +39,8 @@ from yagent.tools.guard import Yolo
 from yagent.tools.search import find_rg
 from yagent.tools.settings import Settings, SettingsError
 
+FULL_BELOW = 64 * 1024  # bytes free under which `yagent doctor` calls the home's disk full
+
 
 def _home() -> Path:
     return Path(os.environ.get("YAGENT_HOME") or Path.home() / ".yagent")
@@ -228,10 +230,27 @@ def _provider(config: Any) -> tuple[str, bool, str, bool]:
     )
 
 
+def _space(home: Path) -> tuple[str, bool, str, bool]:
+    """Whether the disk holding the home has room for a run's record (`FULL_BELOW`)."""
+    where = home if home.exists() else home.parent
+    try:
+        info = os.statvfs(where)
+    except OSError as exc:
+        return ("disk space", False, f"{where}: cannot be measured ({exc})", True)
+    free = info.f_bavail * info.f_frsize
+    if free < FULL_BELOW:
+        detail = (
+            f"the disk holding {where} is full ({free // 1024} KiB free): free space there; "
+            "`yagent resume SID` then continues a run it stopped"
+        )
+        return ("disk space", False, detail, True)
+    return ("disk space", True, f"{where}: {free // (1024 * 1024)} MiB free", True)
+
+
 def _stores(home: Path, salvage: bool) -> list[tuple[str, bool, str, bool]]:
     """`PRAGMA quick_check` on each store (read-only); with `salvage`, a copy of what is still
     readable of a damaged one, written next to it and named in the row."""
-    rows: list[tuple[str, bool, str, bool]] = []
+    rows: list[tuple[str, bool, str, bool]] = [_space(home)]
     for name in ("sessions.db", "durable.db"):
         path = home / name
         if not path.exists():

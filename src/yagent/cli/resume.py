@@ -11,7 +11,8 @@ Consults the pure resume decision (`app.durable.decide`) and prints it before do
   a dead process left open settled first (a side effect of unknown outcome is reported, never
   re-run); then, interactively, the prompt.
 `--json` / `--replay` run without a prompt: they continue an interrupted run and exit with its
-status (0 done, 1 not done, 130 stopped); with nothing to continue they say so and exit 0.
+status (0 done, 1 not done, 75 stopped by a full disk, 130 stopped); with nothing to continue
+they say so and exit 0.
 """
 
 from __future__ import annotations

@@ -203,17 +203,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except click.exceptions.Abort:
         return 130
     except BaseExceptionGroup as group:  # a refusal raised inside a task group: said the same
-        known, rest = group.split(refusals()[0])
+        known, rest = group.split(lambda e: _said(e) is not None)
         if known is None or rest is not None:
             raise
-        for line in dict.fromkeys(_refusal(exc) for exc in _leaves(known)):
+        leaves = _leaves(known)
+        for line in dict.fromkeys(_refusal(exc) for exc in leaves):
             click.echo(line, err=True)
-        return 2
-    except Exception as exc:
-        if not isinstance(exc, refusals()[0]):
+        return max(code for exc in leaves if (code := _said(exc)) is not None)
+    except Exception as exc:  # after the groups: an ExceptionGroup is an Exception too
+        code = _said(exc)
+        if code is None:
             raise
         click.echo(_refusal(exc), err=True)
-        return 2
+        return code
     except SystemExit as exc:
         return int(exc.code or 0) if not isinstance(exc.code, str) else 1
     return 0
@@ -241,7 +243,26 @@ _DAMAGED = (
 )
 
 
+def _said(exc: BaseException) -> int | None:
+    """The exit status of an error said in one line: 75 a full disk (`app.fulldisk`), 2 a
+    refusal; None for anything else (it propagates)."""
+    from yagent.app.fulldisk import EXIT_FULL
+    from yagent.kernel.sqlitefile import disk_full
+
+    if disk_full(exc):
+        return EXIT_FULL
+    return 2 if isinstance(exc, refusals()[0]) else None
+
+
 def _refusal(exc: BaseException) -> str:
+    from yagent.kernel.sqlitefile import disk_full
+    from yagent.memory.errors import StoreFullError
+
+    if disk_full(exc) and not isinstance(exc, StoreFullError):  # a durable store, a state file
+        return (
+            f"yagent: the disk holding {home_dir()} is full ({exc}): free space there and run "
+            "the command again (nothing was half-written)"
+        )
     advice = _DAMAGED if isinstance(exc, refusals()[1]) else ""
     return f"yagent: {exc}{advice}"
 

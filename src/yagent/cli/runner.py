@@ -6,6 +6,8 @@ drain_budget` seconds to finish before the turn is force-stopped (its tools canc
 accounted for; the session keeps what happened). A second one kills every live foreground process
 group and exits at once (status 130) — the only way out when a tool ignores cancellation.
 SIGTERM (shutdown) drains the same way, then exits with status 143.
+A turn stopped by a full disk under the home (`app.fulldisk`) ends the command: one line naming
+the file and `yagent resume SID`, exit status 75 — its record is sealed, no other turn may run.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from yagent.app.assemble import App, open_app
 from yagent.app.config import ConfigError, load
 from yagent.app.durable import Decision
 from yagent.app.engines import keyless_notice
+from yagent.app.fulldisk import EXIT_FULL
 from yagent.app.runtrack import continuation_task
 from yagent.cli.render import Ask, Renderer
 from yagent.kernel import drain
@@ -217,7 +220,15 @@ async def run_once(
             renderer.final(session_id, result)
         if isinstance(engine, ReplayEngine):
             report_divergences(renderer, engine)
+        stop_if_full(app, session_id)
         return session_id, result
+
+
+def stop_if_full(app: App, session_id: str) -> None:
+    """After a turn: a full disk halted it ⇒ say so in one line and exit (`EXIT_FULL`)."""
+    if app.full.hit is not None:
+        sys.stderr.write(app.full.line(session_id) + "\n")
+        raise SystemExit(EXIT_FULL)
 
 
 def report_divergences(renderer: Renderer, engine: ReplayEngine) -> None:
@@ -276,6 +287,7 @@ async def interactive(
             )
             if result is not None:
                 renderer.final(session_id, result)
+            stop_if_full(app, session_id)
         while True:
             task = await read_task()
             if task is None:
@@ -287,3 +299,4 @@ async def interactive(
                 renderer.console.print("[yellow]turn cancelled[/]")
             else:
                 renderer.final(session_id, result)
+            stop_if_full(app, session_id)
