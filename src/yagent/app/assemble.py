@@ -50,6 +50,7 @@ from yagent.tools import hooks
 from yagent.tools.confirm import UserConfirm
 from yagent.tools.guard import WorkspaceGuard, Yolo
 from yagent.tools.mcp import McpTools, ServerConfig
+from yagent.tools.mcp.inbound import Inbound
 from yagent.tools.settings import Settings
 from yagent.tools.skills import FolderSkillSource
 from yagent.tools.surface import Surface, SurfaceOptions
@@ -268,7 +269,7 @@ async def open_app(
         {k: v.model_dump() for k, v in config.llm.prices.items()}, base=DEFAULT_PRICES
     )
     try:
-        async with McpTools(servers) as mcp:
+        async with McpTools(servers, Inbound(workspace)) as mcp:
             app = App(
                 config,
                 home,

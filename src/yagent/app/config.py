@@ -148,6 +148,7 @@ class McpServer(Strict):
     headers: dict[str, str] | None = None  # HTTP only; ${NAME} is read from the environment
     startup_timeout: float | None = None  # seconds (default tools.mcp.config.STARTUP_TIMEOUT)
     tool_timeout: float | None = None  # idle seconds per call (default TOOL_TIMEOUT)
+    sampling: bool | None = None  # the server may ask the session's model (default off)
 
     @model_validator(mode="after")
     def _one_transport(self) -> McpServer:

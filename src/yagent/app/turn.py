@@ -26,7 +26,7 @@ from yagent.agents.catalog import AgentDef
 from yagent.agents.context import system_prompt
 from yagent.agents.loop import LoopConfig, run_agent_loop
 from yagent.agents.results import AgentResult
-from yagent.app import economy, fanout, memories, sessionrefs
+from yagent.app import economy, fanout, mcpsampling, memories, sessionrefs
 from yagent.app.durable import Decision
 from yagent.app.history import from_store
 from yagent.app.runtrack import open_track
@@ -35,6 +35,7 @@ from yagent.llm import Message
 from yagent.tools import bash, browser, program, registry
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.guard import Yolo
+from yagent.tools.mcp import inbound
 
 if TYPE_CHECKING:
     from yagent.app.assemble import App
@@ -132,6 +133,9 @@ async def _run(
     ctx.extras[program.ADAPTER_KEY] = adapter  # programs reach MCP executors too
     ctx.extras[program.OBSERVER_KEY] = app._program_observer(session_id, agent.name)
     ctx.extras[bash.PUBLISH_KEY] = publish  # run_bash's egress events reach the rollout
+    ctx.extras[inbound.SAMPLER_KEY] = mcpsampling.sampler(
+        app.engine, agent.name, lambda who, t: app._account(session_id, who, t)
+    )
     settings = app.config.agent
     cfg = LoopConfig(
         name=agent.name,

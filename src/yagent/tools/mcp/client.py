@@ -21,6 +21,8 @@ Contract:
   timeout (TIMEOUT) and a connection lost during the call (TRANSIENT) leave the outcome
   unknown; a result with `isError` is the tool's own failure (UNKNOWN: it ran), and so is a
   result that does not match its declared output schema.
+- What a server asks of yagent while connected — roots, elicitation, sampling — is answered by
+  `inbound` (`tools.mcp.inbound`), with the context of that server's call in flight.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from yagent.tools.adapter import Executor, ToolContext
 from yagent.tools.mcp import specs
 from yagent.tools.mcp.config import ServerConfig
 from yagent.tools.mcp.content import render_content
+from yagent.tools.mcp.inbound import Inbound
 from yagent.tools.mcp.link import Link, ServerUnavailable, describe
 from yagent.toolspec import Spec
 
@@ -49,10 +52,6 @@ _NOT_RUN = {-32602: toolfail.Kind.INVALID_ARGS, -32601: toolfail.Kind.NOT_FOUND}
 # (2025-11-25: input validation errors are tool execution errors): "MCP error -32602: …".
 _PROTOCOL_REFUSAL = re.compile(r"\AMCP error (-326\d\d):")
 SessionFactory = Callable[[ServerConfig, Any, Any], ClientSession]
-
-
-def plain_session(config: ServerConfig, read: Any, write: Any) -> ClientSession:
-    return ClientSession(read, write)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +71,8 @@ class McpTools:
     """Connects to servers inside `async with`; offers specs and executors while open."""
 
     servers: tuple[ServerConfig, ...]
-    factory: SessionFactory = plain_session
+    inbound: Inbound = field(default_factory=Inbound)  # roots, elicitation, sampling
+    factory: SessionFactory | None = None  # default: `inbound.session`
     specs: list[Spec] = field(default_factory=list)
     executors: dict[str, Executor] = field(default_factory=dict)
     problems: list[tuple[str, str]] = field(default_factory=list)  # (server, why unavailable)
@@ -100,7 +100,8 @@ class McpTools:
         await self._group.__aexit__(None, None, None)
 
     def _bind(self, server: ServerConfig) -> Callable[[Any, Any], ClientSession]:
-        return lambda read, write: self.factory(server, read, write)
+        factory = self.factory or self.inbound.session
+        return lambda read, write: factory(server, read, write)
 
     def _offer(self, link: Link) -> None:
         name = link.config.name
@@ -113,7 +114,7 @@ class McpTools:
                 continue
             spec = specs.to_spec(name, tool, link.config.tool_timeout * PROGRESS_FACTOR)
             self.specs.append(spec)
-            self.executors[spec.name] = _executor(link, tool.name, spec.name)
+            self.executors[spec.name] = _executor(link, self.inbound, tool.name, spec.name)
 
     def status(self) -> list[ServerStatus]:
         return [
@@ -133,7 +134,7 @@ def _failure(kind: toolfail.Kind, text: str) -> toolfail.ToolFailure:
     return toolfail.ToolFailure(kind, text)
 
 
-def _executor(link: Link, tool: str, spec_name: str) -> Executor:
+def _executor(link: Link, inbound: Inbound, tool: str, spec_name: str) -> Executor:
     async def execute(ctx: ToolContext, args: Any) -> dict[str, Any]:
         server = link.config.name
         try:
@@ -157,7 +158,7 @@ def _executor(link: Link, tool: str, spec_name: str) -> Executor:
 
         result: Any = None
         try:
-            with scope:
+            with scope, inbound.during(server, ctx):
                 result = await session.call_tool(tool, dict(args), progress_callback=on_progress)
         except MCPError as exc:
             code = exc.error.code
