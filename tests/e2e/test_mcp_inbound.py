@@ -23,7 +23,11 @@ pytestmark = pytest.mark.timeout(180)
 
 
 def run(
-    tmp_path: Path, turns: list[AssistantTurn], table: dict[str, Any], flags: tuple[str, ...]
+    tmp_path: Path,
+    turns: list[AssistantTurn],
+    table: dict[str, Any],
+    flags: tuple[str, ...],
+    task: str = "go",
 ) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]], list[Received]]:
     ws, home = tmp_path / "ws", tmp_path / "home"
     ws.mkdir()
@@ -37,7 +41,7 @@ def run(
         for name in ("YAGENT_PROVIDER", "YAGENT_MODEL", "YAGENT_BASE_URL"):
             env.pop(name, None)
         done = subprocess.run(
-            [sys.executable, "-m", "yagent.cli", "run", "--json", *flags, "-C", str(ws), "go"],
+            [sys.executable, "-m", "yagent.cli", "run", "--json", *flags, "-C", str(ws), task],
             env=env,
             capture_output=True,
             text=True,

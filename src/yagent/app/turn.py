@@ -26,7 +26,7 @@ from yagent.agents.catalog import AgentDef
 from yagent.agents.context import system_prompt
 from yagent.agents.loop import LoopConfig, run_agent_loop
 from yagent.agents.results import AgentResult
-from yagent.app import economy, fanout, mcpsampling, memories, sessionrefs
+from yagent.app import economy, fanout, mcprefs, mcpsampling, memories, sessionrefs
 from yagent.app.durable import Decision
 from yagent.app.history import from_store
 from yagent.app.runtrack import open_track
@@ -94,6 +94,10 @@ async def _run(
     )
     if refs:
         publish("session_ref", {"references": refs})
+    resource_bands, resource_refs = await mcprefs.expand(app.mcp, task)
+    if resource_refs:
+        model_task += "\n\n" + resource_bands
+        publish("mcp_resource_ref", {"references": resource_refs})
     remembered = memories.inject(app.home, app.workspace)
     if remembered.worth_reporting:
         publish("memory", remembered.event())

@@ -21,6 +21,7 @@ Contract:
   timeout (TIMEOUT) and a connection lost during the call (TRANSIENT) leave the outcome
   unknown; a result with `isError` is the tool's own failure (UNKNOWN: it ran), and so is a
   result that does not match its declared output schema.
+- A server's resources and prompts are offered as read-only tools (`tools.mcp.resources`).
 - What a server asks of yagent while connected — roots, elicitation, sampling — is answered by
   `inbound` (`tools.mcp.inbound`), with the context of that server's call in flight.
 """
@@ -38,7 +39,7 @@ from mcp.shared.exceptions import MCPError
 
 from yagent.kernel import toolfail
 from yagent.tools.adapter import Executor, ToolContext
-from yagent.tools.mcp import specs
+from yagent.tools.mcp import resources, specs
 from yagent.tools.mcp.config import ServerConfig
 from yagent.tools.mcp.content import render_content
 from yagent.tools.mcp.inbound import Inbound
@@ -115,6 +116,12 @@ class McpTools:
             spec = specs.to_spec(name, tool, link.config.tool_timeout * PROGRESS_FACTOR)
             self.specs.append(spec)
             self.executors[spec.name] = _executor(link, self.inbound, tool.name, spec.name)
+        for spec, execute in resources.offered(link):
+            if spec.name in self.executors:
+                self.notes.append((name, f"{spec.name} not offered: a server tool has that name"))
+                continue
+            self.specs.append(spec)
+            self.executors[spec.name] = execute
 
     def status(self) -> list[ServerStatus]:
         return [

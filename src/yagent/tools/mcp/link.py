@@ -53,6 +53,7 @@ class Link:
         self.error = ""
         self.protocol = ""
         self.tools: list[Any] = []
+        self.capabilities: Any = None  # the server's declared capabilities (last handshake)
         self.listed = anyio.Event()  # set once the first attempt ended (connected or not)
         self._report = report
         self._factory = factory
@@ -148,6 +149,7 @@ class Link:
             init = await session.initialize()
             listed = await session.list_tools()
         self.protocol = str(init.protocol_version)
+        self.capabilities = init.capabilities
         self.tools = list(listed.tools)
         return session
 
