@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.test_providers import openai_reply
+from tests.e2e.test_providers import anthropic_reply, openai_reply
 from tests.llm.wire import Received, WireServer
 from tests.mcpservers import everything_stdio, toml_table
 from yagent.llm.scripted import call
@@ -28,16 +28,27 @@ def run(
     table: dict[str, Any],
     flags: tuple[str, ...],
     task: str = "go",
+    *,
+    provider: str = "openai",
+    llm: str = "",
 ) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]], list[Received]]:
+    """One `yagent run --json` in a fresh workspace and home; `llm`: more `[llm]` lines."""
     ws, home = tmp_path / "ws", tmp_path / "home"
     ws.mkdir()
     home.mkdir()
-    with WireServer([openai_reply(t) for t in turns]) as server:
+    reply = anthropic_reply if provider == "anthropic" else openai_reply
+    with WireServer([reply(t) for t in turns]) as server:
+        base = server.url if provider == "anthropic" else f"{server.url}/v1"
         (home / "config.toml").write_text(
-            f'[llm]\nprovider = "openai"\nmodel = "gpt-test"\nbase_url = "{server.url}/v1"\n'
+            f'[llm]\nprovider = "{provider}"\nmodel = "m-test"\nbase_url = "{base}"\n{llm}\n'
             "step_retries = 0\n[agent]\ndeferred_tools = false\n" + toml_table("ev", table)
         )
-        env = {**os.environ, "YAGENT_HOME": str(home), "OPENAI_API_KEY": "sk-test-not-real"}
+        env = {
+            **os.environ,
+            "YAGENT_HOME": str(home),
+            "OPENAI_API_KEY": "sk-test-not-real",
+            "ANTHROPIC_API_KEY": "sk-ant-test-not-real",
+        }
         for name in ("YAGENT_PROVIDER", "YAGENT_MODEL", "YAGENT_BASE_URL"):
             env.pop(name, None)
         done = subprocess.run(

@@ -90,6 +90,11 @@ class LLMConfig(Strict):
     step_retries: int = Field(2, ge=0, le=10)
     max_tokens: int = Field(8192, gt=0)
     prices: dict[str, Price] = Field(default_factory=dict)
+    vision: bool | None = None  # the model takes images (default: anthropic yes, others no)
+
+    def takes_images(self) -> bool:
+        """Whether tool results' images go to the model as images (else as text placeholders)."""
+        return self.vision if self.vision is not None else self.provider == "anthropic"
 
     def api_key(self) -> SecretStr | None:
         if self.api_key_file:

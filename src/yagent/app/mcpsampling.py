@@ -20,7 +20,7 @@ from yagent.tools.mcp.inbound import Sampler, SampleReply, SampleRequest
 def sampler(engine: Engine, agent: str, account: Callable[[str, AssistantTurn], None]) -> Sampler:
     async def sample(request: SampleRequest) -> SampleReply:
         messages = tuple(
-            Message("assistant" if role == "assistant" else "user", text)
+            Message("assistant", text) if role == "assistant" else Message("user", text)
             for role, text in request.messages
         )
         who = f"{agent}/mcp:{request.server}"

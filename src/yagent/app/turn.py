@@ -35,7 +35,7 @@ from yagent.llm import Message
 from yagent.tools import bash, browser, program, registry
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.guard import Yolo
-from yagent.tools.mcp import inbound
+from yagent.tools.mcp import content, inbound
 
 if TYPE_CHECKING:
     from yagent.app.assemble import App
@@ -137,6 +137,7 @@ async def _run(
     ctx.extras[program.ADAPTER_KEY] = adapter  # programs reach MCP executors too
     ctx.extras[program.OBSERVER_KEY] = app._program_observer(session_id, agent.name)
     ctx.extras[bash.PUBLISH_KEY] = publish  # run_bash's egress events reach the rollout
+    ctx.extras[content.VISION_KEY] = app.config.llm.takes_images()
     ctx.extras[inbound.SAMPLER_KEY] = mcpsampling.sampler(
         app.engine, agent.name, lambda who, t: app._account(session_id, who, t)
     )

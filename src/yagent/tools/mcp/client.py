@@ -38,10 +38,10 @@ from mcp import ClientSession
 from mcp.shared.exceptions import MCPError
 
 from yagent.kernel import toolfail
-from yagent.tools.adapter import Executor, ToolContext
+from yagent.tools.adapter import Executor, ToolContext, WithImages
 from yagent.tools.mcp import resources, specs
 from yagent.tools.mcp.config import ServerConfig
-from yagent.tools.mcp.content import render_content
+from yagent.tools.mcp.content import VISION_KEY, render_content
 from yagent.tools.mcp.inbound import Inbound
 from yagent.tools.mcp.link import Link, ServerUnavailable, describe
 from yagent.toolspec import Spec
@@ -142,7 +142,7 @@ def _failure(kind: toolfail.Kind, text: str) -> toolfail.ToolFailure:
 
 
 def _executor(link: Link, inbound: Inbound, tool: str, spec_name: str) -> Executor:
-    async def execute(ctx: ToolContext, args: Any) -> dict[str, Any]:
+    async def execute(ctx: ToolContext, args: Any) -> dict[str, Any] | WithImages:
         server = link.config.name
         try:
             session = await link.session()
@@ -200,7 +200,9 @@ def _executor(link: Link, inbound: Inbound, tool: str, spec_name: str) -> Execut
                 f"MCP server {server}: {tool} sent nothing for {idle:g} s (tool_timeout) and was "
                 "stopped; whether it took effect is unknown",
             )
-        text = render_content(getattr(result, "content", ()))
+        vision = ctx is not None and ctx.extras.get(VISION_KEY) is True
+        images: list[tuple[str, str]] | None = [] if vision else None
+        text = render_content(getattr(result, "content", ()), images)
         if getattr(result, "is_error", False):
             refused = _PROTOCOL_REFUSAL.match(text)
             if refused and int(refused.group(1)) in _NOT_RUN:
@@ -211,6 +213,6 @@ def _executor(link: Link, inbound: Inbound, tool: str, spec_name: str) -> Execut
         structured = getattr(result, "structured_content", None)
         if structured is not None:
             out["structured"] = structured
-        return out
+        return WithImages(out, tuple(images)) if images else out
 
     return execute
