@@ -17,7 +17,8 @@ drawn per session, kept in memory only, never written to a store or an event).
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -36,6 +37,7 @@ from yagent.tools import bash, browser, program, registry
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.guard import Yolo
 from yagent.tools.mcp import content, inbound
+from yagent.tools.surface import Surface
 
 if TYPE_CHECKING:
     from yagent.app.assemble import App
@@ -178,7 +180,8 @@ async def _run(
     try:  # a parallel task's events belong to the fan-out's telemetry turn
         with app.observed(session_id) if lane is None else contextlib.nullcontext():
             async with track.guard():
-                result = await run_agent_loop(cfg, model_task, history=history)
+                with app.mcp.watching(_learner(app, surface, adapter, publish)):
+                    result = await run_agent_loop(cfg, model_task, history=history)
     finally:
         with anyio.CancelScope(shield=True):
             await browser.close_session(ctx)
@@ -190,6 +193,19 @@ async def _run(
     if lane is None:
         app.live[session_id] = result.messages
     return session_id, result
+
+
+def _learner(
+    app: App, surface: Surface, adapter: Adapter, publish: Callable[[str, Mapping[str, Any]], None]
+) -> Callable[[], None]:
+    """When an MCP server's tools change mid-run, this run's Surface and Adapter learn them."""
+
+    def learn() -> None:
+        surface.rebuild(external=app.mcp.specs)
+        adapter.learn(app.mcp.executors)
+        publish("mcp_tools_changed", {"external_tools": len(app.mcp.specs)})
+
+    return learn
 
 
 def _session_status(result: AgentResult) -> str:

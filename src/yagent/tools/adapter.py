@@ -123,6 +123,12 @@ class Adapter:
     def surface(self) -> Surface:
         return self.ctx.surface
 
+    def learn(self, executors: Mapping[str, Executor]) -> None:
+        """External executors that appeared while running (an MCP server's tools changed); a
+        name this adapter already runs keeps its executor."""
+        for name, execute in executors.items():
+            self._executors.setdefault(name, execute)
+
     async def call(
         self,
         name: str,

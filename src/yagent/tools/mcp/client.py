@@ -21,6 +21,10 @@ Contract:
   timeout (TIMEOUT) and a connection lost during the call (TRANSIENT) leave the outcome
   unknown; a result with `isError` is the tool's own failure (UNKNOWN: it ran), and so is a
   result that does not match its declared output schema.
+- A server's tools are offered again each time they are listed — on every (re)connection and
+  after `notifications/tools/list_changed` — replacing what that server offered before; when
+  the offer changed, every `watching` callback is called (the host rebuilds its Surfaces). A
+  server that was down at start gets its tools when it comes back.
 - A server's resources and prompts are offered as read-only tools (`tools.mcp.resources`).
 - What a server asks of yagent while connected — roots, elicitation, sampling — is answered by
   `inbound` (`tools.mcp.inbound`), with the context of that server's call in flight.
@@ -28,8 +32,9 @@ Contract:
 
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,6 +84,8 @@ class McpTools:
     problems: list[tuple[str, str]] = field(default_factory=list)  # (server, why unavailable)
     notes: list[tuple[str, str]] = field(default_factory=list)  # (server, a tool not offered)
     links: dict[str, Link] = field(default_factory=dict)
+    watchers: list[Callable[[], None]] = field(default_factory=list)
+    _owned: dict[str, list[str]] = field(default_factory=dict)  # server → its spec names
     _group: Any = None
 
     def report(self, server: str, reason: str) -> None:
@@ -87,13 +94,13 @@ class McpTools:
     async def __aenter__(self) -> McpTools:
         self._group = anyio.create_task_group()
         await self._group.__aenter__()
+        self.inbound.list_changed = self._list_changed
         for server in self.servers:
-            link = Link(server, self.report, self._bind(server))
+            link = Link(server, self.report, self._bind(server), self._listed)
             self.links[server.name] = link
             self._group.start_soon(link.run)
         for link in self.links.values():
             await link.listed.wait()
-            self._offer(link)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -104,8 +111,36 @@ class McpTools:
         factory = self.factory or self.inbound.session
         return lambda read, write: factory(server, read, write)
 
+    @contextlib.contextmanager
+    def watching(self, changed: Callable[[], None]) -> Iterator[None]:
+        """`changed()` is called whenever a server's offered tools change while this is open."""
+        self.watchers.append(changed)
+        try:
+            yield
+        finally:
+            self.watchers.remove(changed)
+
+    def _list_changed(self, server: str) -> None:
+        link = self.links.get(server)
+        if link is not None:
+            link.relist()
+
+    def _listed(self, link: Link) -> None:
+        before = [_shape(s) for s in self.specs]
+        self._offer(link)
+        if [_shape(s) for s in self.specs] != before:
+            for changed in list(self.watchers):
+                changed()
+
     def _offer(self, link: Link) -> None:
+        """(Re)offer one server's tools: what it offered before is replaced."""
         name = link.config.name
+        old = set(self._owned.pop(name, ()))
+        self.specs[:] = [s for s in self.specs if s.name not in old]
+        for gone in old:
+            self.executors.pop(gone, None)
+        self.notes[:] = [(server, note) for server, note in self.notes if server != name]
+        before = set(self.executors)
         for tool in link.tools:
             why = specs.unsupported(tool)
             if why:
@@ -122,6 +157,7 @@ class McpTools:
                 continue
             self.specs.append(spec)
             self.executors[spec.name] = execute
+        self._owned[name] = sorted(set(self.executors) - before)
 
     def status(self) -> list[ServerStatus]:
         return [
@@ -135,6 +171,10 @@ class McpTools:
             )
             for name, link in self.links.items()
         ]
+
+
+def _shape(spec: Spec) -> tuple[Any, ...]:
+    return (spec.name, spec.description, spec.brief, spec.effect, spec.tags, str(spec.parameters))
 
 
 def _failure(kind: toolfail.Kind, text: str) -> toolfail.ToolFailure:
@@ -194,6 +234,7 @@ def _executor(link: Link, inbound: Inbound, tool: str, spec_name: str) -> Execut
             ) from None
         except RuntimeError as exc:  # the SDK's output-schema check: it ran, its result is off
             raise _failure(toolfail.Kind.UNKNOWN, f"{server}: {describe(exc)}") from None
+        await link.settled()  # a call that changed the server's tools returns once they are known
         if scope.cancelled_caught or result is None:
             raise _failure(
                 toolfail.Kind.TIMEOUT,

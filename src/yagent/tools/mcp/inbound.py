@@ -19,6 +19,7 @@ Contract:
   session's engine, its usage counted in the session) with the server's own system prompt and
   messages only — never yagent's context or tools. Server text passes `reminder.neutralize`.
   Images in a sampling request become a placeholder naming their type and size.
+- A server's `notifications/tools/list_changed` is passed to `list_changed(server)`.
 - Every outcome is published as an `mcp_request` event (server, what, outcome, reason) when the
   call's context carries a publisher; nothing here raises into the SDK's receive loop.
 """
@@ -73,6 +74,7 @@ class Inbound:
 
     workspace: Path | None = None
     calls: dict[str, list[ToolContext]] = field(default_factory=dict)
+    list_changed: Callable[[str], None] = lambda _server: None  # set by `McpTools`
 
     def session(self, config: ServerConfig, read: Any, write: Any) -> ClientSession:
         shared = (
@@ -90,9 +92,14 @@ class Inbound:
         async def sample(context: Any, params: Any) -> types.CreateMessageResult | types.ErrorData:
             return await self._sample(config.name, params)
 
+        async def notified(message: Any) -> None:
+            if isinstance(message, types.ToolListChangedNotification):
+                self.list_changed(config.name)
+
         return ClientSession(
             read,
             write,
+            message_handler=notified,
             list_roots_callback=roots,
             elicitation_callback=elicit,
             sampling_callback=sample if config.sampling else None,
