@@ -269,7 +269,7 @@ async def open_app(
         {k: v.model_dump() for k, v in config.llm.prices.items()}, base=DEFAULT_PRICES
     )
     try:
-        async with McpTools(servers, Inbound(workspace)) as mcp:
+        async with McpTools(servers, Inbound(workspace), auth_dir=home / "mcp-auth") as mcp:
             app = App(
                 config,
                 home,

@@ -154,6 +154,7 @@ class McpServer(Strict):
     startup_timeout: float | None = None  # seconds (default tools.mcp.config.STARTUP_TIMEOUT)
     tool_timeout: float | None = None  # idle seconds per call (default TOOL_TIMEOUT)
     sampling: bool | None = None  # the server may ask the session's model (default off)
+    oauth: bool | None = None  # HTTP only: OAuth 2.1 + PKCE sign-in (tokens under YAGENT_HOME)
 
     @model_validator(mode="after")
     def _one_transport(self) -> McpServer:

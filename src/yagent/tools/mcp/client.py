@@ -36,6 +36,7 @@ import contextlib
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -79,6 +80,7 @@ class McpTools:
     servers: tuple[ServerConfig, ...]
     inbound: Inbound = field(default_factory=Inbound)  # roots, elicitation, sampling
     factory: SessionFactory | None = None  # default: `inbound.session`
+    auth_dir: Path | None = None  # OAuth tokens of `oauth = true` servers (`tools.mcp.oauth`)
     specs: list[Spec] = field(default_factory=list)
     executors: dict[str, Executor] = field(default_factory=dict)
     problems: list[tuple[str, str]] = field(default_factory=list)  # (server, why unavailable)
@@ -96,7 +98,7 @@ class McpTools:
         await self._group.__aenter__()
         self.inbound.list_changed = self._list_changed
         for server in self.servers:
-            link = Link(server, self.report, self._bind(server), self._listed)
+            link = Link(server, self.report, self._bind(server), self._listed, self.auth_dir)
             self.links[server.name] = link
             self._group.start_soon(link.run)
         for link in self.links.values():

@@ -10,6 +10,7 @@ Contract:
   environment variable NAME when connecting — a variable that is not set makes the server
   unavailable with that reason, never a request with an empty credential. Header values are
   never shown (`shown()` masks them).
+- `oauth` (default false, HTTP only): sign in with OAuth 2.1 + PKCE (`tools.mcp.oauth`).
 - `sampling` (default false) lets the server ask the session's model for completions
   (`tools.mcp.inbound`); without it the capability is not even declared.
 """
@@ -36,6 +37,7 @@ _KEYS = {
     "startup_timeout",
     "tool_timeout",
     "sampling",
+    "oauth",
 }
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -76,6 +78,7 @@ class ServerConfig:
     startup_timeout: float = STARTUP_TIMEOUT
     tool_timeout: float = TOOL_TIMEOUT
     sampling: bool = False  # may the server ask the session's model for completions
+    oauth: bool = False  # HTTP only: sign in with OAuth 2.1 + PKCE when the server requires it
 
     @classmethod
     def from_mapping(cls, name: str, data: Mapping[str, Any]) -> ServerConfig:
@@ -93,9 +96,12 @@ class ServerConfig:
         args = data.get("args", [])
         if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
             raise McpConfigError(f"mcp server {name!r}: 'args' must be a list of strings")
-        sampling = data.get("sampling", False)
-        if not isinstance(sampling, bool):
-            raise McpConfigError(f"mcp server {name!r}: 'sampling' must be true or false")
+        sampling, oauth = data.get("sampling", False), data.get("oauth", False)
+        for key, flag in (("sampling", sampling), ("oauth", oauth)):
+            if not isinstance(flag, bool):
+                raise McpConfigError(f"mcp server {name!r}: {key!r} must be true or false")
+        if oauth and url is None:
+            raise McpConfigError(f"mcp server {name!r}: 'oauth' needs a 'url' server")
         headers = _strings(name, "headers", data.get("headers")) or {}
         if headers and url is None:
             raise McpConfigError(f"mcp server {name!r}: 'headers' need a 'url' server")
@@ -110,6 +116,7 @@ class ServerConfig:
             _seconds(name, "startup_timeout", data.get("startup_timeout"), STARTUP_TIMEOUT),
             _seconds(name, "tool_timeout", data.get("tool_timeout"), TOOL_TIMEOUT),
             sampling,
+            oauth,
         )
 
     def resolved_headers(self, environ: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -29,6 +29,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+from yagent.tools.mcp import oauth
 from yagent.tools.mcp.config import McpConfigError, ServerConfig
 
 BACKOFF: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 30.0)  # seconds between attempts
@@ -57,8 +58,10 @@ class Link:
         report: Report,
         factory: SessionFactory,
         on_listed: Callable[[Link], None] = lambda _link: None,
+        auth_dir: Path | None = None,
     ) -> None:
         self.config = config
+        self.auth_dir = auth_dir  # where OAuth tokens are kept (`tools.mcp.oauth`)
         self.error = ""
         self.protocol = ""
         self.tools: list[Any] = []
@@ -173,8 +176,13 @@ class Link:
                 headers = config.resolved_headers()
             except McpConfigError as exc:
                 raise ServerUnavailable(str(exc)) from None
+            auth = None
+            if config.oauth:
+                if self.auth_dir is None:
+                    raise ServerUnavailable("OAuth needs a place to keep tokens (no yagent home)")
+                auth = oauth.provider(config, self.auth_dir)
             client = await stack.enter_async_context(
-                httpx2.AsyncClient(headers=headers, timeout=config.tool_timeout)
+                httpx2.AsyncClient(headers=headers, timeout=config.tool_timeout, auth=auth)
             )
             streams = await stack.enter_async_context(
                 streamable_http_client(config.url, http_client=client)
