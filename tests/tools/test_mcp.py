@@ -46,7 +46,7 @@ async def test_everything_annotations_become_effects(workspace: Path) -> None:
     toggle = specs["ev__toggle-simulated-logging"]
     assert echo.effect is Effect.READ
     assert not echo.always_authorize
-    assert echo.brief == "Echo Tool"
+    assert echo.brief == "Echo Tool — Echoes back the input string"
     assert {"annotated", "read-only", "idempotent"} <= echo.tags
     assert "open-world" not in echo.tags
     # readOnly false, destructive false, idempotent true, openWorld TRUE: asks every time
@@ -129,8 +129,9 @@ def test_untrusted_catalog_text_is_cleaned() -> None:
     spec = to_spec("srv", tool, 10.0)
     assert spec.name == "srv__bad__31mname"
     assert "\x07" not in spec.brief
-    assert len(spec.brief) <= 80
-    assert spec.brief.endswith("…")
+    assert len(spec.brief) <= 160
+    assert spec.brief.startswith("Title xxx")
+    assert "…" in spec.brief
     assert "<system-reminder>" not in spec.description
     assert "\x00" not in spec.description
     assert len(spec.description) <= 1024

@@ -54,7 +54,16 @@ from yagent.agents.reports import read_report
 from yagent.agents.results import AgentResult, Status, no_submission_note
 from yagent.agents.toolbatch import Batch
 from yagent.kernel import reminder, toolfail
-from yagent.llm import EngineError, Message, Request, StreamEvent, TextDelta, ToolCall, Usage
+from yagent.llm import (
+    EngineError,
+    Image,
+    Message,
+    Request,
+    StreamEvent,
+    TextDelta,
+    ToolCall,
+    Usage,
+)
 from yagent.llm.retry import complete_with_retries
 from yagent.llm.types import AssistantTurn, Engine
 from yagent.tools.adapter import ToolResult, failure_content
@@ -318,7 +327,8 @@ async def _run_tools(run: _Run, calls: Sequence[ToolCall]) -> bool:
         if run.economy is not None:  # spilled pages are neutralised when they are read back
             admitted = run.economy.admit(spec, content)
             content, facts = admitted.content, dict(admitted.facts)
-        message = untrusted.tool_message(tc.id, tc.name, content)
+        images = tuple(Image(mime, data) for mime, data in result.images)
+        message = untrusted.tool_message(tc.id, tc.name, content, images)
         run.add(message)
         run.emit(
             "tool_result",

@@ -26,7 +26,7 @@ from dataclasses import replace
 from typing import Any
 
 from yagent.kernel import reminder
-from yagent.llm import Message
+from yagent.llm import Image, Message
 
 
 def for_model(text: str) -> str:
@@ -34,9 +34,10 @@ def for_model(text: str) -> str:
     return reminder.neutralize(text)
 
 
-def tool_message(call_id: str, name: str, content: str) -> Message:
-    """The message carrying one tool result to the model, its content neutralised."""
-    return Message("tool", for_model(content), tool_call_id=call_id, name=name)
+def tool_message(call_id: str, name: str, content: str, images: tuple[Image, ...] = ()) -> Message:
+    """The message carrying one tool result to the model, its content neutralised (images are
+    pixels, not text: they travel as they are, for engines that accept them)."""
+    return Message("tool", for_model(content), tool_call_id=call_id, name=name, images=images)
 
 
 def deliverable(text: str) -> str:
@@ -50,7 +51,9 @@ def restored(bodies: Iterable[Mapping[str, Any]]) -> list[Message]:
     for body in bodies:
         message = Message.from_dict(body)
         if message.role == "tool":
-            message = tool_message(message.tool_call_id, message.name, message.content)
+            message = tool_message(
+                message.tool_call_id, message.name, message.content, message.images
+            )
         elif message.role == "assistant" and message.content:
             message = replace(message, content=for_model(message.content))
         out.append(message)

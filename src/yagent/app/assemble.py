@@ -340,7 +340,7 @@ async def open_app(
         {k: v.model_dump() for k, v in config.llm.prices.items()}, base=DEFAULT_PRICES
     )
     try:
-        async with connect(servers) as mcp:
+        async with connect(servers, workspace=workspace, auth_dir=home / "mcp-auth") as mcp:
             app = App(
                 config,
                 home,

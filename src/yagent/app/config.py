@@ -53,16 +53,15 @@ from pydantic import (
     SkipValidation,
     ValidationError,
     field_validator,
-    model_validator,
 )
 
 from yagent.app import claudehooks, configkeys, projectfolders, projectkeys, trust
 from yagent.app.hookconfig import HookEntry, claude_hooks
+from yagent.app.mcpconfig import McpServer
 from yagent.kernel import cmdpolicy, egress
 from yagent.kernel import preset as presets
 from yagent.kernel.sandbox import Limits, default_memory_mb
 from yagent.tools.egresshosts import AllowList, AllowListError
-from yagent.tools.mcp import McpConfigError, ServerConfig
 from yagent.tools.shellrules import RuleFile, ShellRulesError, build_policy
 
 CONFIG, RULES, CLAUDE = trust.CONFIG_FILE, trust.RULES_FILE, trust.CLAUDE_SETTINGS
@@ -97,6 +96,11 @@ class LLMConfig(Strict):
     step_retries: int = Field(2, ge=0, le=10)
     max_tokens: int = Field(8192, gt=0)
     prices: dict[str, Price] = Field(default_factory=dict)
+    vision: bool | None = None  # the model takes images (default: anthropic yes, others no)
+
+    def takes_images(self) -> bool:
+        """Whether tool results' images go to the model as images (else as text placeholders)."""
+        return self.vision if self.vision is not None else self.provider == "anthropic"
 
     def api_key(self) -> SecretStr | None:
         if self.api_key_file:
@@ -141,28 +145,6 @@ class AgentSettings(Strict):
     # default, a negative value means no drain), then stop it.
     drain_budget: float = Field(5.0, allow_inf_nan=False, description="seconds")
     effect_lease: float = Field(30.0, gt=0, le=3600, description="side-effect lease, seconds")
-
-
-class McpServer(Strict):
-    """`[mcp.<name>]`: checked by `tools.mcp.ServerConfig` (one truth), so a table with neither
-    `command` nor `url` is a configuration error (exit 2) before anything starts."""
-
-    command: str | None = None
-    args: list[str] = Field(default_factory=list)
-    env: dict[str, str] | None = None
-    cwd: str | None = None
-    url: str | None = None
-    headers: dict[str, str] | None = None  # HTTP only; ${NAME} is read from the environment
-    startup_timeout: float | None = None  # seconds (default tools.mcp.config.STARTUP_TIMEOUT)
-    tool_timeout: float | None = None  # idle seconds per call (default TOOL_TIMEOUT)
-
-    @model_validator(mode="after")
-    def _one_transport(self) -> McpServer:
-        try:
-            ServerConfig.from_mapping("server", self.model_dump(exclude_none=True))
-        except McpConfigError as exc:  # pydantic reports ValueErrors with the table's path
-            raise ValueError(str(exc).replace("mcp server 'server': ", "")) from None
-        return self
 
 
 class CustomAgent(Strict):

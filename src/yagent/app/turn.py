@@ -23,8 +23,9 @@ and `stop` (`subagent_stop` for a parallel task's lane) once the loop has ended.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -35,7 +36,7 @@ from yagent.agents.context import system_prompt
 from yagent.agents.loop import run_agent_loop
 from yagent.agents.loopconfig import LoopConfig
 from yagent.agents.results import AgentResult, Status
-from yagent.app import economy, fanout, hookrun, memories, sessionrefs
+from yagent.app import economy, fanout, hookrun, mcprefs, mcpsampling, memories, sessionrefs
 from yagent.app.durable import Decision
 from yagent.app.history import from_store
 from yagent.app.runtrack import open_track
@@ -44,6 +45,8 @@ from yagent.llm import Message, Usage
 from yagent.tools import bash, browser, program, registry
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.guard import Yolo
+from yagent.tools.mcp import content, sampling
+from yagent.tools.surface import Surface
 
 if TYPE_CHECKING:
     from yagent.app.assemble import App
@@ -102,6 +105,10 @@ async def _run(
     )
     if refs:
         publish("session_ref", {"references": refs})
+    resource_bands, resource_refs = await mcprefs.expand(app.mcp, task)
+    if resource_refs:
+        model_task += "\n\n" + resource_bands
+        publish("mcp_resource_ref", {"references": resource_refs})
     remembered = memories.inject(app.home, app.workspace)
     if remembered.worth_reporting:
         publish("memory", remembered.event())
@@ -157,6 +164,10 @@ async def _run(
     ctx.extras[program.ADAPTER_KEY] = adapter  # programs reach MCP executors too
     ctx.extras[program.OBSERVER_KEY] = app._program_observer(session_id, agent.name)
     ctx.extras[bash.PUBLISH_KEY] = publish  # run_bash's egress events reach the rollout
+    ctx.extras[content.VISION_KEY] = app.config.llm.takes_images()
+    ctx.extras[sampling.SAMPLER_KEY] = mcpsampling.sampler(
+        app.engine, agent.name, lambda who, t: app._account(session_id, who, t)
+    )
     settings = app.config.agent
     cfg = LoopConfig(
         name=agent.name,
@@ -198,7 +209,8 @@ async def _run(
     try:  # a parallel task's events belong to the fan-out's telemetry turn
         with app.observed(session_id) if lane is None else contextlib.nullcontext():
             async with track.guard():
-                result = await run_agent_loop(cfg, model_task, history=history)
+                with app.mcp.watching(_learner(app, surface, adapter, publish)):
+                    result = await run_agent_loop(cfg, model_task, history=history)
     finally:
         with anyio.CancelScope(shield=True):
             await browser.close_session(ctx)
@@ -220,6 +232,19 @@ def _refused(
     publish("run_end", {"agent": agent, "status": "error", "steps": 0, "error": reason})
     app.store.set_status(session_id, "failed")
     return AgentResult(Status.ERROR, "", None, None, 0, (), Usage(), error=reason)
+
+
+def _learner(
+    app: App, surface: Surface, adapter: Adapter, publish: Callable[[str, Mapping[str, Any]], None]
+) -> Callable[[], None]:
+    """When an MCP server's tools change mid-run, this run's Surface and Adapter learn them."""
+
+    def learn() -> None:
+        surface.rebuild(external=app.mcp.specs)
+        adapter.learn(app.mcp.executors)
+        publish("mcp_tools_changed", {"external_tools": len(app.mcp.specs)})
+
+    return learn
 
 
 def _session_status(result: AgentResult) -> str:

@@ -7,7 +7,8 @@ Contract:
   message becomes text + `tool_use` blocks (arguments parsed from their JSON text, repaired if
   needed; a non-object becomes `{}` — the tool layer already told the model its arguments were
   bad); consecutive tool results (and any user text after them) merge into ONE user message whose
-  `tool_result` blocks come first, as the API requires. Mid-conversation `system` messages become
+  `tool_result` blocks come first, as the API requires (a result with images holds its text
+  and base64 `image` blocks). Mid-conversation `system` messages become
   user text (the API has one system prompt). Assistant messages with no content are dropped (the
   API refuses empty content).
 - Prompt caching: `cache_control: {"type": "ephemeral"}` breakpoints mark the stable prefix — the
@@ -130,12 +131,17 @@ def wire_messages(messages: Sequence[Message], *, cache_conversation: bool) -> l
                 flush_user()
                 turns.append({"role": "assistant", "content": blocks})
         elif message.role == "tool":
+            content: Any = message.content
+            if message.images:  # a tool result may hold image blocks next to its text
+                content = [{"type": "text", "text": message.content}] + [
+                    {
+                        "type": "image",
+                        "source": {"type": "base64", "media_type": i.mime, "data": i.data},
+                    }
+                    for i in message.images
+                ]
             results.append(
-                {
-                    "type": "tool_result",
-                    "tool_use_id": message.tool_call_id,
-                    "content": message.content,
-                }
+                {"type": "tool_result", "tool_use_id": message.tool_call_id, "content": content}
             )
         elif message.content:
             texts.append({"type": "text", "text": message.content})

@@ -5,8 +5,10 @@ One wire protocol covers OpenAI, Ollama, vLLM, the llama.cpp server, DeepSeek an
 Contract:
 - A `Request` becomes one streamed chat completion: the system prompt is the first message; our
   messages map to OpenAI's (assistant messages carry `tool_calls`, tool results are `tool`
-  messages with `tool_call_id`); tool definitions `{"name", "description", "parameters"}` become
-  `{"type": "function", "function": …}`; `stream_options.include_usage` asks for usage.
+  messages with `tool_call_id`; a tool result's images, which tool messages cannot carry, follow
+  the run of tool messages as one user message of labelled `image_url` data URLs); tool
+  definitions `{"name", "description", "parameters"}` become `{"type": "function",
+  "function": …}`; `stream_options.include_usage` asks for usage.
 - Answer text streams as `TextDelta`s; reasoning deltas (`reasoning_content` from DeepSeek / vLLM,
   `reasoning` from OpenRouter / Ollama) stream as `TextDelta(channel="reasoning")` and are not part
   of the turn's text. Parallel tool calls are assembled from their deltas by `index`; each is
@@ -42,6 +44,7 @@ from yagent.llm.errors import to_engine_error
 from yagent.llm.types import (
     AssistantTurn,
     EngineError,
+    Image,
     Message,
     Request,
     StreamEvent,
@@ -88,9 +91,34 @@ def wire_message(message: Message) -> dict[str, Any]:
     return {"role": message.role, "content": message.content}
 
 
+def _data_url(image: Image) -> str:
+    return f"data:{image.mime};base64,{image.data}"
+
+
 def wire_messages(request: Request) -> list[dict[str, Any]]:
-    head = [{"role": "system", "content": request.system}] if request.system else []
-    return head + [wire_message(m) for m in request.messages]
+    """Chat messages; images of tool results follow the run of tool messages as one user
+    message of image parts (tool messages carry text only), each image named by its call."""
+    out: list[dict[str, Any]] = (
+        [{"role": "system", "content": request.system}] if request.system else []
+    )
+    images: list[dict[str, Any]] = []
+    for message in request.messages:
+        if message.role != "tool" and images:
+            out.append({"role": "user", "content": images})
+            images = []
+        out.append(wire_message(message))
+        for index, image in enumerate(message.images, 1):
+            label = f"image {index} returned by tool call {message.tool_call_id} ({message.name})"
+            images += [
+                {"type": "text", "text": label},
+                {
+                    "type": "image_url",
+                    "image_url": {"url": f"data:{image.mime};base64,{image.data}"},
+                },
+            ]
+    if images:
+        out.append({"role": "user", "content": images})
+    return out
 
 
 def normalise_usage(usage: Any) -> Usage:

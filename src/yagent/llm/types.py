@@ -26,15 +26,26 @@ class ToolCall:
 
 
 @dataclass(frozen=True, slots=True)
+class Image:
+    """An image a tool returned, for a model that accepts images (base64 `data`)."""
+
+    mime: str
+    data: str
+
+
+@dataclass(frozen=True, slots=True)
 class Message:
     role: Role
     content: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str = ""  # role == "tool": which call this answers
     name: str = ""  # role == "tool": the tool's name
+    images: tuple[Image, ...] = ()  # role == "tool": images that go with the text
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.images:
+            out["images"] = [{"mime": i.mime, "data": i.data} for i in self.images]
         if self.tool_calls:
             out["tool_calls"] = [
                 {"id": c.id, "name": c.name, "arguments": c.arguments} for c in self.tool_calls
@@ -51,12 +62,14 @@ class Message:
             ToolCall(str(c["id"]), str(c["name"]), str(c.get("arguments", "")))
             for c in data.get("tool_calls", ()) or ()
         )
+        images = tuple(Image(str(i["mime"]), str(i["data"])) for i in data.get("images", ()) or ())
         return cls(
             data["role"],
             str(data.get("content", "") or ""),
             calls,
             str(data.get("tool_call_id", "")),
             str(data.get("name", "")),
+            images,
         )
 
 

@@ -7,7 +7,8 @@ Contract — four steps, in this order:
    `invoke` chain (after the host stages and the tooldisclose gate); a PROMPT is put to the
    person through the authorization loop, and an approval's scope becomes a standing permission.
 4. Execution: arguments validated against the tool's model, the executor run, the result
-   serialised with `json.dumps`. An executor returning something unserialisable is an error
+   serialised with `json.dumps` (a `WithImages` result keeps its images beside the text, in
+   `ToolResult.images`). An executor returning something unserialisable is an error
    result, never an empty one. Failures are classified with `toolfail`; the model reads the kind,
    whether to retry, and the table's guidance.
 Time: `time_limit` (the host's per-call backstop) covers step 4 only — never the judgement or a
@@ -84,6 +85,15 @@ class ToolResult:
     kind: toolfail.Kind | None = None
     data: Any = None
     judgement: Judgement | None = None
+    images: tuple[tuple[str, str], ...] = ()  # (MIME type, base64) for a model that takes images
+
+
+@dataclass(frozen=True, slots=True)
+class WithImages:
+    """An executor's result whose images travel beside its serialised text, not inside it."""
+
+    data: Any
+    images: tuple[tuple[str, str], ...]
 
 
 def parse_arguments(raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
@@ -127,6 +137,12 @@ class Adapter:
     @property
     def surface(self) -> Surface:
         return self.ctx.surface
+
+    def learn(self, executors: Mapping[str, Executor]) -> None:
+        """External executors that appeared while running (an MCP server's tools changed); a
+        name this adapter already runs keeps its executor."""
+        for name, execute in executors.items():
+            self._executors.setdefault(name, execute)
 
     async def call(
         self,
@@ -173,6 +189,7 @@ class Adapter:
             result.kind,
             result.data,
             outcome.judgement,
+            result.images,
         )
         if self.ctx.after_call is not None:
             done = await self.ctx.after_call(call, done)
@@ -266,6 +283,9 @@ class Adapter:
 
 def serialise(call_id: str, name: str, data: Any) -> ToolResult:
     """Step 4's last part: `json.dumps` the executor's result; unserialisable is an error."""
+    images: tuple[tuple[str, str], ...] = ()
+    if isinstance(data, WithImages):
+        data, images = data.data, data.images
     if isinstance(data, BaseModel):
         data = data.model_dump(mode="json")
     try:
@@ -274,4 +294,4 @@ def serialise(call_id: str, name: str, data: Any) -> ToolResult:
         kind = toolfail.Kind.INTERNAL
         msg = f"{name} returned a result that cannot be serialised ({exc})"
         return ToolResult(call_id, name, False, failure_content(kind, msg), kind)
-    return ToolResult(call_id, name, True, content, None, data)
+    return ToolResult(call_id, name, True, content, None, data, images=images)

@@ -25,6 +25,7 @@ effect and its record leaves a question for a person, not an answer.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import socket
@@ -217,7 +218,7 @@ class EffectRunner:
         if outcome is Outcome.UNRECORDED and ran is not None:
             why = f"applied, but not recorded — it needs reconciliation: {reason}"
             self._emit(call, found, key, "unrecorded", why, reconcile=done.needs_reconciliation)
-            return ToolResult(call.call_id, call.tool, ran.ok, f"{ran.content}\n[{why}]", ran.kind)
+            return dataclasses.replace(ran, content=f"{ran.content}\n[{why}]")
         if outcome is Outcome.UNCERTAIN:
             self._emit(call, found, key, "uncertain", reason, reconcile=True)
             extra = {"output": ran.content} if ran is not None else {}

@@ -42,7 +42,7 @@ def for_model(result: ToolResult, store: pii.PolicyStore) -> ToolResult:
             f"({', '.join(kinds)}) and the PII policy for the model is 'block'"
         )
         content = failure_content(kind, message, pii_blocked=kinds)
-        return dataclasses.replace(result, ok=False, content=content, kind=kind)
+        return dataclasses.replace(result, ok=False, content=content, kind=kind, images=())
     if judged.value is None or judged.value is result.content:
         return result
     return dataclasses.replace(result, content=judged.value)

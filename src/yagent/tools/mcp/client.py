@@ -21,13 +21,22 @@ Contract:
   timeout (TIMEOUT) and a connection lost during the call (TRANSIENT) leave the outcome
   unknown; a result with `isError` is the tool's own failure (UNKNOWN: it ran), and so is a
   result that does not match its declared output schema.
+- A server's tools are offered again each time they are listed — on every (re)connection and
+  after `notifications/tools/list_changed` — replacing what that server offered before; when
+  the offer changed, every `watching` callback is called (the host rebuilds its Surfaces). A
+  server that was down at start gets its tools when it comes back.
+- A server's resources and prompts are offered as read-only tools (`tools.mcp.resources`).
+- What a server asks of yagent while connected — roots, elicitation, sampling — is answered by
+  `inbound` (`tools.mcp.inbound`), with the context of that server's call in flight.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -35,11 +44,12 @@ from mcp import ClientSession
 from mcp.shared.exceptions import MCPError
 
 from yagent.kernel import toolfail
-from yagent.tools.adapter import Executor, ToolContext
-from yagent.tools.mcp import specs
+from yagent.tools.adapter import Executor, ToolContext, WithImages
+from yagent.tools.mcp import resources, specs
 from yagent.tools.mcp.config import ServerConfig
 from yagent.tools.mcp.connect import ServerStatus
-from yagent.tools.mcp.content import render_content
+from yagent.tools.mcp.content import VISION_KEY, render_content
+from yagent.tools.mcp.inbound import Inbound
 from yagent.tools.mcp.link import Link, ServerUnavailable, describe
 from yagent.toolspec import Spec
 
@@ -52,21 +62,21 @@ _PROTOCOL_REFUSAL = re.compile(r"\AMCP error (-326\d\d):")
 SessionFactory = Callable[[ServerConfig, Any, Any], ClientSession]
 
 
-def plain_session(config: ServerConfig, read: Any, write: Any) -> ClientSession:
-    return ClientSession(read, write)
-
-
 @dataclass
 class McpTools:
     """Connects to servers inside `async with`; offers specs and executors while open."""
 
     servers: tuple[ServerConfig, ...]
-    factory: SessionFactory = plain_session
+    inbound: Inbound = field(default_factory=Inbound)  # roots, elicitation, sampling
+    factory: SessionFactory | None = None  # default: `inbound.session`
+    auth_dir: Path | None = None  # OAuth tokens of `oauth = true` servers (`tools.mcp.oauth`)
     specs: list[Spec] = field(default_factory=list)
     executors: dict[str, Executor] = field(default_factory=dict)
     problems: list[tuple[str, str]] = field(default_factory=list)  # (server, why unavailable)
     notes: list[tuple[str, str]] = field(default_factory=list)  # (server, a tool not offered)
     links: dict[str, Link] = field(default_factory=dict)
+    watchers: list[Callable[[], None]] = field(default_factory=list)
+    _owned: dict[str, list[str]] = field(default_factory=dict)  # server → its spec names
     _group: Any = None
 
     def report(self, server: str, reason: str) -> None:
@@ -75,13 +85,13 @@ class McpTools:
     async def __aenter__(self) -> McpTools:
         self._group = anyio.create_task_group()
         await self._group.__aenter__()
+        self.inbound.list_changed = self._list_changed
         for server in self.servers:
-            link = Link(server, self.report, self._bind(server))
+            link = Link(server, self.report, self._bind(server), self._listed, self.auth_dir)
             self.links[server.name] = link
             self._group.start_soon(link.run)
         for link in self.links.values():
             await link.listed.wait()
-            self._offer(link)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -89,10 +99,39 @@ class McpTools:
         await self._group.__aexit__(None, None, None)
 
     def _bind(self, server: ServerConfig) -> Callable[[Any, Any], ClientSession]:
-        return lambda read, write: self.factory(server, read, write)
+        factory = self.factory or self.inbound.session
+        return lambda read, write: factory(server, read, write)
+
+    @contextlib.contextmanager
+    def watching(self, changed: Callable[[], None]) -> Iterator[None]:
+        """`changed()` is called whenever a server's offered tools change while this is open."""
+        self.watchers.append(changed)
+        try:
+            yield
+        finally:
+            self.watchers.remove(changed)
+
+    def _list_changed(self, server: str) -> None:
+        link = self.links.get(server)
+        if link is not None:
+            link.relist()
+
+    def _listed(self, link: Link) -> None:
+        before = [_shape(s) for s in self.specs]
+        self._offer(link)
+        if [_shape(s) for s in self.specs] != before:
+            for changed in list(self.watchers):
+                changed()
 
     def _offer(self, link: Link) -> None:
+        """(Re)offer one server's tools: what it offered before is replaced."""
         name = link.config.name
+        old = set(self._owned.pop(name, ()))
+        self.specs[:] = [s for s in self.specs if s.name not in old]
+        for gone in old:
+            self.executors.pop(gone, None)
+        self.notes[:] = [(server, note) for server, note in self.notes if server != name]
+        before = set(self.executors)
         for tool in link.tools:
             why = specs.unsupported(tool)
             if why:
@@ -102,7 +141,14 @@ class McpTools:
                 continue
             spec = specs.to_spec(name, tool, link.config.tool_timeout * PROGRESS_FACTOR)
             self.specs.append(spec)
-            self.executors[spec.name] = _executor(link, tool.name, spec.name)
+            self.executors[spec.name] = _executor(link, self.inbound, tool.name, spec.name)
+        for spec, execute in resources.offered(link):
+            if spec.name in self.executors:
+                self.notes.append((name, f"{spec.name} not offered: a server tool has that name"))
+                continue
+            self.specs.append(spec)
+            self.executors[spec.name] = execute
+        self._owned[name] = sorted(set(self.executors) - before)
 
     def status(self) -> list[ServerStatus]:
         return [
@@ -118,12 +164,16 @@ class McpTools:
         ]
 
 
+def _shape(spec: Spec) -> tuple[Any, ...]:
+    return (spec.name, spec.description, spec.brief, spec.effect, spec.tags, str(spec.parameters))
+
+
 def _failure(kind: toolfail.Kind, text: str) -> toolfail.ToolFailure:
     return toolfail.ToolFailure(kind, text)
 
 
-def _executor(link: Link, tool: str, spec_name: str) -> Executor:
-    async def execute(ctx: ToolContext, args: Any) -> dict[str, Any]:
+def _executor(link: Link, inbound: Inbound, tool: str, spec_name: str) -> Executor:
+    async def execute(ctx: ToolContext, args: Any) -> dict[str, Any] | WithImages:
         server = link.config.name
         try:
             session = await link.session()
@@ -146,7 +196,7 @@ def _executor(link: Link, tool: str, spec_name: str) -> Executor:
 
         result: Any = None
         try:
-            with scope:
+            with scope, inbound.during(server, ctx):
                 result = await session.call_tool(tool, dict(args), progress_callback=on_progress)
         except MCPError as exc:
             code = exc.error.code
@@ -175,13 +225,16 @@ def _executor(link: Link, tool: str, spec_name: str) -> Executor:
             ) from None
         except RuntimeError as exc:  # the SDK's output-schema check: it ran, its result is off
             raise _failure(toolfail.Kind.UNKNOWN, f"{server}: {describe(exc)}") from None
+        await link.settled()  # a call that changed the server's tools returns once they are known
         if scope.cancelled_caught or result is None:
             raise _failure(
                 toolfail.Kind.TIMEOUT,
                 f"MCP server {server}: {tool} sent nothing for {idle:g} s (tool_timeout) and was "
                 "stopped; whether it took effect is unknown",
             )
-        text = render_content(getattr(result, "content", ()))
+        vision = ctx is not None and ctx.extras.get(VISION_KEY) is True
+        images: list[tuple[str, str]] | None = [] if vision else None
+        text = render_content(getattr(result, "content", ()), images)
         if getattr(result, "is_error", False):
             refused = _PROTOCOL_REFUSAL.match(text)
             if refused and int(refused.group(1)) in _NOT_RUN:
@@ -192,6 +245,6 @@ def _executor(link: Link, tool: str, spec_name: str) -> Executor:
         structured = getattr(result, "structured_content", None)
         if structured is not None:
             out["structured"] = structured
-        return out
+        return WithImages(out, tuple(images)) if images else out
 
     return execute

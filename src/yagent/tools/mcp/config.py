@@ -10,6 +10,9 @@ Contract:
   environment variable NAME when connecting — a variable that is not set makes the server
   unavailable with that reason, never a request with an empty credential. Header values are
   never shown (`shown()` masks them).
+- `oauth` (default false, HTTP only): sign in with OAuth 2.1 + PKCE (`tools.mcp.oauth`).
+- `sampling` (default false) lets the server ask the session's model for completions
+  (`tools.mcp.inbound`); without it the capability is not even declared.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ _KEYS = {
     "headers",
     "startup_timeout",
     "tool_timeout",
+    "sampling",
+    "oauth",
 }
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -72,6 +77,8 @@ class ServerConfig:
     headers: Mapping[str, str] = field(default_factory=dict)
     startup_timeout: float = STARTUP_TIMEOUT
     tool_timeout: float = TOOL_TIMEOUT
+    sampling: bool = False  # may the server ask the session's model for completions
+    oauth: bool = False  # HTTP only: sign in with OAuth 2.1 + PKCE when the server requires it
 
     @classmethod
     def from_mapping(cls, name: str, data: Mapping[str, Any]) -> ServerConfig:
@@ -89,6 +96,12 @@ class ServerConfig:
         args = data.get("args", [])
         if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
             raise McpConfigError(f"mcp server {name!r}: 'args' must be a list of strings")
+        sampling, oauth = data.get("sampling", False), data.get("oauth", False)
+        for key, flag in (("sampling", sampling), ("oauth", oauth)):
+            if not isinstance(flag, bool):
+                raise McpConfigError(f"mcp server {name!r}: {key!r} must be true or false")
+        if oauth and url is None:
+            raise McpConfigError(f"mcp server {name!r}: 'oauth' needs a 'url' server")
         headers = _strings(name, "headers", data.get("headers")) or {}
         if headers and url is None:
             raise McpConfigError(f"mcp server {name!r}: 'headers' need a 'url' server")
@@ -102,6 +115,8 @@ class ServerConfig:
             headers,
             _seconds(name, "startup_timeout", data.get("startup_timeout"), STARTUP_TIMEOUT),
             _seconds(name, "tool_timeout", data.get("tool_timeout"), TOOL_TIMEOUT),
+            sampling,
+            oauth,
         )
 
     def resolved_headers(self, environ: Mapping[str, str] | None = None) -> dict[str, str]:

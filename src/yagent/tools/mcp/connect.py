@@ -13,8 +13,11 @@ Contract:
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from pathlib import Path
+from typing import Any, Protocol
 
 from yagent.tools.adapter import Executor
 from yagent.tools.mcp.config import ServerConfig
@@ -47,6 +50,13 @@ class Servers(Protocol):
 
     def status(self) -> list[ServerStatus]: ...
 
+    @property
+    def links(self) -> Mapping[str, Any]: ...  # server name → its live link (`client.Link`)
+
+    def watching(self, changed: Callable[[], None]) -> contextlib.AbstractContextManager[None]:
+        """`changed()` is called whenever a server's offered tools change while this is open."""
+        ...
+
 
 @dataclass
 class NoServers:
@@ -66,11 +76,25 @@ class NoServers:
     def status(self) -> list[ServerStatus]:
         return []
 
+    @property
+    def links(self) -> Mapping[str, Any]:
+        return {}
 
-def connect(servers: tuple[ServerConfig, ...]) -> Servers:
-    """The external tools of `servers` (enter it to connect them)."""
+    def watching(self, changed: Callable[[], None]) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()
+
+
+def connect(
+    servers: tuple[ServerConfig, ...],
+    *,
+    workspace: Path | None = None,
+    auth_dir: Path | None = None,
+) -> Servers:
+    """The external tools of `servers` (enter it to connect them); `workspace` is every server's
+    root, `auth_dir` where `oauth = true` servers keep their tokens."""
     if not servers:
         return NoServers()
     from yagent.tools.mcp.client import McpTools  # the SDK loads here (module docstring)
+    from yagent.tools.mcp.inbound import Inbound
 
-    return McpTools(servers)
+    return McpTools(servers, Inbound(workspace), auth_dir=auth_dir)

@@ -1,10 +1,13 @@
 """An MCP tool result's content blocks as text for the model.
 
 Contract:
-- Text blocks are kept as they are. Images and audio become a placeholder naming their MIME type
-  and decoded size (the model is told what it did not get, never silence). A `resource_link`
-  keeps its URI, name, title and MIME type; an embedded resource keeps its text (a binary one: its
-  URI, MIME type and decoded size).
+- Text blocks are kept as they are. Audio, and images when the model does not take images,
+  become a placeholder naming their MIME type and decoded size (the model is told what it did
+  not get, never silence). When the host says the model takes images (`VISION_KEY`), an image
+  (PNG, JPEG, GIF, WebP; at most `IMAGE_BYTES` decoded, `IMAGE_LIMIT` per result) is collected
+  for the model and its placeholder says "attached as image N"; one it cannot attach says why.
+  A `resource_link` keeps its URI, name, title and MIME type; an embedded resource keeps its
+  text (a binary one: its URI, MIME type and decoded size).
 - Annotations: a block whose `audience` excludes the assistant (only "user") is not given to the
   model — its omission is said in one line; `priority` orders nothing but is shown when declared.
 - An unknown block type is named, not dropped.
@@ -14,6 +17,11 @@ Everything returned still passes the host's untrusted-text neutraliser on its wa
 from __future__ import annotations
 
 from typing import Any
+
+VISION_KEY = "model_takes_images"  # ToolContext.extras: the host's model accepts images
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+IMAGE_BYTES = 3 * 1024 * 1024  # decoded, per image
+IMAGE_LIMIT = 4  # per tool result
 
 
 def _size(data: str) -> int:
@@ -42,11 +50,31 @@ def _resource(res: Any) -> str:
     return f"[resource {uri}: binary {mime}, {_size(blob)} bytes, not shown]"
 
 
-def render_block(item: Any) -> str:
+def _image(item: Any, images: list[tuple[str, str]] | None) -> str:
+    mime = getattr(item, "mime_type", None) or "?"
+    data = getattr(item, "data", "") or ""
+    size = _size(data)
+    head = f"[image {mime}, {size} bytes"
+    if images is None:
+        return f"{head}: not shown to this model]"
+    if mime not in IMAGE_TYPES:
+        return f"{head}: not attached, the model takes only {', '.join(IMAGE_TYPES)}]"
+    if size > IMAGE_BYTES:
+        return f"{head}: not attached, over the {IMAGE_BYTES} byte limit]"
+    if len(images) >= IMAGE_LIMIT:
+        return f"{head}: not attached, over the {IMAGE_LIMIT} images per result limit]"
+    images.append((mime, data))
+    return f"{head}: attached as image {len(images)}]"
+
+
+def render_block(item: Any, images: list[tuple[str, str]] | None = None) -> str:
+    """One block as text; with `images` (the model takes images) an image is appended there."""
     kind = getattr(item, "type", "")
     if kind == "text":
         return str(item.text) + _priority(item)
-    if kind in ("image", "audio"):
+    if kind == "image":
+        return _image(item, images) + _priority(item)
+    if kind == "audio":
         mime = getattr(item, "mime_type", None) or "?"
         size = _size(getattr(item, "data", "") or "")
         return f"[{kind} {mime}, {size} bytes: not shown to this model]{_priority(item)}"
@@ -61,14 +89,14 @@ def render_block(item: Any) -> str:
     return f"[{kind or 'unknown'} content: not understood by yagent]"
 
 
-def render_content(items: Any) -> str:
+def render_content(items: Any, images: list[tuple[str, str]] | None = None) -> str:
     parts: list[str] = []
     hidden = 0
     for item in items or ():
         if _for_user_only(item):
             hidden += 1
             continue
-        parts.append(render_block(item))
+        parts.append(render_block(item, images))
     if hidden:
         parts.append(f"[{hidden} content block(s) meant for the user only, not shown]")
     return "\n".join(parts)

@@ -10,6 +10,9 @@ Contract:
   never sent.
 - `lost()` is called by a call that saw the connection break: the link tears down and reconnects.
 - Each attempt is bounded by the server's `startup_timeout` (connect, handshake, tool listing).
+- `on_listed(link)` is called each time the tools were listed: on every (re)connection and after
+  `relist()` (the server's `notifications/tools/list_changed`), so a server that was down at start
+  gets its tools offered when it comes back. A re-listing that fails counts as a lost connection.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+from yagent.tools.mcp import oauth
 from yagent.tools.mcp.config import McpConfigError, ServerConfig
 
 BACKOFF: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 30.0)  # seconds between attempts
@@ -48,11 +52,20 @@ def describe(exc: BaseException) -> str:
 
 
 class Link:
-    def __init__(self, config: ServerConfig, report: Report, factory: SessionFactory) -> None:
+    def __init__(
+        self,
+        config: ServerConfig,
+        report: Report,
+        factory: SessionFactory,
+        on_listed: Callable[[Link], None] = lambda _link: None,
+        auth_dir: Path | None = None,
+    ) -> None:
         self.config = config
+        self.auth_dir = auth_dir  # where OAuth tokens are kept (`tools.mcp.oauth`)
         self.error = ""
         self.protocol = ""
         self.tools: list[Any] = []
+        self.capabilities: Any = None  # the server's declared capabilities (last handshake)
         self.listed = anyio.Event()  # set once the first attempt ended (connected or not)
         self._report = report
         self._factory = factory
@@ -60,6 +73,11 @@ class Link:
         self._connected = anyio.Event()
         self._lost = anyio.Event()
         self._wake = anyio.Event()
+        self._poke = anyio.Event()  # set by lost() and relist(): the connected link looks up
+        self._relist_wanted = False
+        self._relisted = anyio.Event()  # set when no re-listing is pending
+        self._relisted.set()
+        self._on_listed = on_listed
         self._outage_reported = False
 
     @property
@@ -76,8 +94,9 @@ class Link:
                     self._session, self.error, failures = session, "", 0
                     self._outage_reported = False
                     self._connected.set()
+                    self._on_listed(self)
                     self.listed.set()
-                    await self._lost.wait()
+                    await self._serve(session)
                     self._down("the connection was lost")
             except Exception as exc:
                 self._down(describe(exc) + _tail(errlog))
@@ -87,13 +106,43 @@ class Link:
             with anyio.move_on_after(BACKOFF[min(failures, len(BACKOFF) - 1)]):
                 await self._wake.wait()
             failures += 1
-            self._wake, self._lost = anyio.Event(), anyio.Event()
+            self._wake, self._lost, self._poke = anyio.Event(), anyio.Event(), anyio.Event()
+
+    async def _serve(self, session: ClientSession) -> None:
+        """While connected: re-list the tools whenever the server says they changed."""
+        while not self._lost.is_set():
+            await self._poke.wait()
+            self._poke = anyio.Event()
+            if self._lost.is_set() or not self._relist_wanted:
+                continue
+            self._relist_wanted = False
+            with anyio.fail_after(self.config.startup_timeout):
+                listed = await session.list_tools()
+            self.tools = list(listed.tools)
+            self._on_listed(self)
+            if not self._relist_wanted:
+                self._relisted.set()
+
+    def relist(self) -> None:
+        """The server's tool list changed (notifications/tools/list_changed): list it again."""
+        if self._relisted.is_set():
+            self._relisted = anyio.Event()
+        self._relist_wanted = True
+        self._poke.set()
+
+    async def settled(self) -> None:
+        """Wait (at most `startup_timeout`) for a pending re-listing, so a call that changed the
+        server's tools returns once the new list is offered."""
+        with anyio.move_on_after(self.config.startup_timeout):
+            await self._relisted.wait()
 
     def _down(self, reason: str) -> None:
         if self._session is None and self.error:  # still down: keep the first reason
             return
         self._session = None
         self._connected = anyio.Event()
+        self._relist_wanted = False
+        self._relisted.set()
         self.error = reason
         if not self._outage_reported:
             self._outage_reported = True
@@ -104,6 +153,7 @@ class Link:
         if self._session is None:
             return
         self._lost.set()
+        self._poke.set()
         self._down(reason)
 
     async def session(self) -> ClientSession:
@@ -126,8 +176,13 @@ class Link:
                 headers = config.resolved_headers()
             except McpConfigError as exc:
                 raise ServerUnavailable(str(exc)) from None
+            auth = None
+            if config.oauth:
+                if self.auth_dir is None:
+                    raise ServerUnavailable("OAuth needs a place to keep tokens (no yagent home)")
+                auth = oauth.provider(config, self.auth_dir)
             client = await stack.enter_async_context(
-                httpx2.AsyncClient(headers=headers, timeout=config.tool_timeout)
+                httpx2.AsyncClient(headers=headers, timeout=config.tool_timeout, auth=auth)
             )
             streams = await stack.enter_async_context(
                 streamable_http_client(config.url, http_client=client)
@@ -148,6 +203,7 @@ class Link:
             init = await session.initialize()
             listed = await session.list_tools()
         self.protocol = str(init.protocol_version)
+        self.capabilities = init.capabilities
         self.tools = list(listed.tools)
         return session
 

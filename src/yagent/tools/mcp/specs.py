@@ -16,13 +16,18 @@ Contract:
   neutralised (`reminder.neutralize`) before anything reaches the catalog or the model.
 - Input schemas are passed on with only what providers reject removed (`$schema`, `$id`, a
   top-level `title`, `$comment`); a schema that is not an object schema becomes one wrapping
-  nothing, and the tool says so in its description.
+  nothing, and the tool says so in its description. Top-level `anyOf` / `oneOf` / `allOf` /
+  `not` (refused by OpenAI and Anthropic alike) are folded into one object schema and the exact
+  rule is appended to the description; the server still validates each call.
+- The catalog line (`Spec.brief`) is the tool's title and the first sentence of its description
+  ("Echo Tool — Echoes back the input string"), capped at `BRIEF_LIMIT`.
 - Tools whose execution requires task augmentation (`taskSupport: required`) are not offered:
   yagent does not run MCP tasks (`unsupported()` says why, for the problems list).
 """
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from collections.abc import Mapping
@@ -30,13 +35,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from yagent.kernel import reminder
-from yagent.toolspec import Effect, Spec, Tier
+from yagent.toolspec import Effect, Spec, Tier, first_sentence
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 NAME_LIMIT = 64
 TITLE_LIMIT = 80
 DESCRIPTION_LIMIT = 1024
 _DROPPED_KEYS = ("$schema", "$id", "$comment")
+_TOP_COMBINATORS = ("anyOf", "oneOf", "allOf", "not")
+BRIEF_LIMIT = 160
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,19 +109,58 @@ def clean_text(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+def catalog_line(title: str, description: str) -> str:
+    """The catalog's line for a tool: its title and the first sentence of its description."""
+    short = first_sentence(clean_text(description, DESCRIPTION_LIMIT), BRIEF_LIMIT)
+    if not title or short.lower().startswith(title.lower()):
+        return short or title
+    return first_sentence(f"{title} — {short}", BRIEF_LIMIT) if short else title
+
+
 def spec_name(server: str, tool: str) -> str:
     name = f"{_UNSAFE.sub('_', server)}__{_UNSAFE.sub('_', tool)}"
     return name[:NAME_LIMIT]
 
 
 def sanitize_schema(schema: Any) -> tuple[dict[str, Any], str]:
-    """The input schema as providers accept it, and a note when it had to be replaced."""
+    """The input schema as providers accept it, and a note when it had to be changed."""
     if not isinstance(schema, Mapping) or schema.get("type", "object") != "object":
         return {"type": "object", "properties": {}}, "its input schema was not an object schema"
     out = {k: v for k, v in schema.items() if k not in _DROPPED_KEYS and k != "title"}
     out["type"] = "object"
     out.setdefault("properties", {})
-    return out, ""
+    note = ""
+    combined = [k for k in _TOP_COMBINATORS if k in out]
+    if combined:
+        out, note = _folded(out, combined)
+    return out, note
+
+
+def _folded(schema: dict[str, Any], combined: list[str]) -> tuple[dict[str, Any], str]:
+    """Top-level anyOf / oneOf / allOf / not, which OpenAI and Anthropic both refuse, folded into
+    one object schema: the branches' properties merged (required: all of allOf's, only those
+    every anyOf / oneOf branch requires). The exact rule is stated in the description, and the
+    server still validates every call (a refusal there settles as not applied)."""
+    out = {k: v for k, v in schema.items() if k not in _TOP_COMBINATORS}
+    props = dict(out.get("properties") or {})
+    required = set(out.get("required") or ())
+    for key in combined:
+        branches = [b for b in schema.get(key) or () if isinstance(b, Mapping)]
+        if key == "not":
+            continue
+        needed = [set(b.get("required") or ()) for b in branches]
+        for branch in branches:
+            for name, sub in dict(branch.get("properties") or {}).items():
+                props.setdefault(name, sub)
+        if key == "allOf":
+            required |= set().union(*needed) if needed else set()
+        elif needed:
+            required |= set.intersection(*needed)
+    out["properties"] = props
+    if required:
+        out["required"] = sorted(required)
+    rule = json.dumps({k: schema[k] for k in combined}, ensure_ascii=False, sort_keys=True)
+    return out, f"its arguments must also satisfy {clean_text(rule, 600)}"
 
 
 def unsupported(tool: Any) -> str:
@@ -132,15 +178,17 @@ def to_spec(server: str, tool: Any, own_timeout: float) -> Spec:
     description = clean_text(tool.description or "", DESCRIPTION_LIMIT) or (
         f"{clean_text(tool.name, NAME_LIMIT)} (from MCP server {server})"
     )
-    if note:
+    if note and not schema["properties"]:
         description += f" [yagent: {note}; it is called without arguments]"
+    elif note:
+        description += f" [yagent: {note}]"
     return Spec(
         spec_name(server, tool.name),
         description,
         schema,
         hints.effect,
         Tier.COLD,
-        brief=clean_text(title, TITLE_LIMIT),
+        brief=catalog_line(clean_text(title, TITLE_LIMIT), tool.description or ""),
         tags=frozenset({"mcp", server} | hints.tags()),
         external=True,
         always_authorize=hints.authorization(),
