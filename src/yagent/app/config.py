@@ -16,6 +16,10 @@ Contract:
 - Egress: `[sandbox] allow_hosts` lists the hosts sandboxed commands may reach through the
   egress proxy; an entry that cannot be read is an error naming it (key by key like the rest: a
   project's list replaces the user's).
+  A loopback or private host there is refused (it could never work), naming `[network]`.
+- `[network] allow_local` opens loopback / private services to the browser and web_fetch
+  (`tools.localnet`); a project's list waits for trust; `safety.with_allow_local` adds
+  `--allow-local`.
 - Reads: `[sandbox] deny_read` adds paths no sandboxed command or file tool may read (entries
   add up across files, like shell rules: a project can hide more, never less); `allow_read`
   re-opens hidden paths (key by key: a project's list replaces the user's, and applies untrusted
@@ -54,6 +58,7 @@ from yagent.kernel import cmdpolicy, egress
 from yagent.kernel import preset as presets
 from yagent.kernel.sandbox import Limits, default_memory_mb
 from yagent.tools.egresshosts import AllowList, AllowListError
+from yagent.tools.localnet import LocalNetError, allow_of, sandbox_host_problem
 from yagent.tools.shellrules import RuleFile, ShellRulesError, build_policy
 
 CONFIG, RULES = trust.CONFIG_FILE, trust.RULES_FILE
@@ -211,8 +216,27 @@ class SandboxSettings(Strict):
     @classmethod
     def _readable_hosts(cls, value: list[str]) -> list[str]:
         try:
-            egress.Spec(egress.Mode.PROXY, AllowList.parse(value).entries).validate()
+            hosts = AllowList.parse(value)
+            egress.Spec(egress.Mode.PROXY, hosts.entries).validate()
         except (AllowListError, egress.SpecError) as exc:
+            raise ValueError(str(exc)) from None
+        for rule in hosts.rules:
+            if (problem := sandbox_host_problem(rule.host, rule.entry)) is not None:
+                raise ValueError(problem)
+        return value
+
+
+class NetworkSettings(Strict):
+    """`allow_local`: the services the browser and web_fetch may reach (`tools.localnet`)."""
+
+    allow_local: list[str | int] = Field(default_factory=list)
+
+    @field_validator("allow_local")
+    @classmethod
+    def _readable_openings(cls, value: list[str | int]) -> list[str | int]:
+        try:
+            allow_of(value)
+        except LocalNetError as exc:
             raise ValueError(str(exc)) from None
         return value
 
@@ -238,6 +262,7 @@ class Config(Strict):
     agent: AgentSettings = AgentSettings()
     shell: ShellSettings = ShellSettings()
     sandbox: SandboxSettings = SandboxSettings()
+    network: NetworkSettings = NetworkSettings()
     pii: PiiSettings = PiiSettings()
     mcp: dict[str, McpServer] = Field(default_factory=dict)
     hooks: list[HookEntry] = Field(default_factory=list)

@@ -14,7 +14,9 @@ shipped (network cut). `[sandbox] keep_background` leaves the session sandbox's 
 running when the app closes (`tools.jobs`). `read_mask` is what sandboxed commands and file
 tools cannot read (`tools.readmask` defaults with `[sandbox] deny_read` / `allow_read`); the
 command gate and the workspace guard are given the same one. `for_log` / `for_display` are the
-pii passes for event payloads.
+pii passes for event payloads. `local_net` is the netguard opening `[network] allow_local` gives
+the browser and web_fetch (strict when empty); `with_allow_local` adds the CLI's `--allow-local`
+entries for one run (a bad entry is a ConfigError naming it).
 """
 
 from __future__ import annotations
@@ -26,15 +28,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from yagent.app import trust
-from yagent.app.config import Config, ConfigError
-from yagent.kernel import egress, pii
+from yagent.app.config import Config, ConfigError, NetworkSettings
+from yagent.kernel import egress, netguard, pii
 from yagent.kernel import preset as presets
 from yagent.kernel.sandbox import Level
 from yagent.tools import outbound
 from yagent.tools.commands import CommandGate
 from yagent.tools.egresshosts import AllowList
 from yagent.tools.egressproxy import LOOPBACK_BYPASS, EgressProxy
+from yagent.tools.localnet import allow_of
 from yagent.tools.readmask import ReadMask
 from yagent.tools.shellrules import RuleFile, ShellRulesError, build_policy
 
@@ -45,6 +50,7 @@ class Safety:
     commands: CommandGate
     pii: pii.PolicyStore
     egress_proxy: EgressProxy | None = None
+    local_net: netguard.Allow = netguard.STRICT
 
     def for_log(self, payload: Mapping[str, Any]) -> dict[str, Any]:
         """An event payload as the rollout, the session store and the trace may keep it."""
@@ -86,7 +92,19 @@ def build(config: Config, workspace: Path) -> Safety:
         limits=config.sandbox.limits(),
         reads=reads,
     )
-    return Safety(chosen, gate, store, proxy)
+    return Safety(chosen, gate, store, proxy, allow_of(config.network.allow_local))
+
+
+def with_allow_local(config: Config, entries: Sequence[str]) -> Config:
+    """`config` with `--allow-local` entries added to `[network] allow_local` (this run only)."""
+    if not entries:
+        return config
+    try:
+        network = NetworkSettings(allow_local=[*config.network.allow_local, *entries])
+    except ValidationError as exc:
+        problems = "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())
+        raise ConfigError(f"--allow-local: {problems}") from None
+    return config.model_copy(update={"network": network})
 
 
 def read_mask(config: Config, workspace: Path) -> ReadMask:

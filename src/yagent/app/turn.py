@@ -32,7 +32,7 @@ from yagent.app.history import from_store
 from yagent.app.runtrack import open_track
 from yagent.kernel import reminder
 from yagent.llm import Message
-from yagent.tools import bash, browser, program, registry
+from yagent.tools import bash, browser, program, registry, web
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.guard import Yolo
 
@@ -132,6 +132,8 @@ async def _run(
     ctx.extras[program.ADAPTER_KEY] = adapter  # programs reach MCP executors too
     ctx.extras[program.OBSERVER_KEY] = app._program_observer(session_id, agent.name)
     ctx.extras[bash.PUBLISH_KEY] = publish  # run_bash's egress events reach the rollout
+    web.configure(ctx, web.WebConfig(allow=app.safety.local_net))  # [network] allow_local
+    browser.configure(ctx, browser.BrowserConfig(allow=app.safety.local_net))
     settings = app.config.agent
     cfg = LoopConfig(
         name=agent.name,

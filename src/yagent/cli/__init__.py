@@ -1,7 +1,7 @@
 """The `yagent` command.
 
     yagent                      interactive session in the current directory
-    yagent run "task" [-y|-Y] [--json] [--agent NAME]
+    yagent run "task" [-y|-Y] [--json] [--agent NAME] [--allow-local PORT|HOST:PORT]
     yagent fanout PLAN.toml [-y] [--json] [--max-parallel N]   parallel sub-agents, each
                                 confined to the worktree it declares (exit 2: plan refused)
     yagent sessions [show ID]   list sessions / show one
@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import anyio
@@ -93,6 +94,14 @@ full_option = click.option(
     "-Y", "full", is_flag=True, help="Full autonomy: -y, and the agent never asks questions."
 )
 agent_option = click.option("--agent", help="Agent to run (coding, chat, repo, devops, custom).")
+allow_local_option = click.option(
+    "--allow-local",
+    "allow_local",
+    multiple=True,
+    metavar="PORT|HOST:PORT",
+    help="Let the browser and web_fetch reach this local service, for this run only "
+    "(PORT: loopback; see [network] allow_local).",
+)
 
 
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
@@ -101,13 +110,19 @@ agent_option = click.option("--agent", help="Agent to run (coding, chat, repo, d
 @yes_option
 @full_option
 @agent_option
+@allow_local_option
 @click.pass_context
 def cli(
-    ctx: click.Context, workspace: str | None, yes: bool, full: bool, agent: str | None
+    ctx: click.Context,
+    workspace: str | None,
+    yes: bool,
+    full: bool,
+    agent: str | None,
+    allow_local: tuple[str, ...],
 ) -> None:
     """yagent: a multi-agent coding agent for the terminal."""
     if ctx.invoked_subcommand is None:
-        opts = _options(workspace, yes, full, False, agent)
+        opts = replace(_options(workspace, yes, full, False, agent), allow_local=allow_local)
         ctx.exit(anyio.run(lambda: interactive(opts, ask=_ask_tty, read_task=_read_task)))
 
 
@@ -124,6 +139,7 @@ def cli(
     type=click.Path(dir_okay=False, exists=True),
     help="Replay a recorded model side (tools run for real).",
 )
+@allow_local_option
 def run(
     task: str,
     workspace: str | None,
@@ -132,9 +148,10 @@ def run(
     agent: str | None,
     json_mode: bool,
     recording: str | None,
+    allow_local: tuple[str, ...],
 ) -> None:
     """Run one TASK and exit."""
-    opts = _options(workspace, yes, full, json_mode, agent)
+    opts = replace(_options(workspace, yes, full, json_mode, agent), allow_local=allow_local)
     engine = (
         replay_engine(Path(recording), ["coding", "chat", "repo", "devops"]) if recording else None
     )

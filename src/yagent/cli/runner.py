@@ -31,6 +31,7 @@ from yagent.app.assemble import App, open_app
 from yagent.app.config import load
 from yagent.app.durable import Decision
 from yagent.app.runtrack import continuation_task
+from yagent.app.safety import with_allow_local
 from yagent.cli.render import Ask, Renderer
 from yagent.kernel import drain
 from yagent.llm.replay import Recording, ReplayEngine
@@ -46,6 +47,7 @@ class Options:
     yolo: Yolo = Yolo.OFF
     json_mode: bool = False
     agent: str | None = None
+    allow_local: tuple[str, ...] = ()  # --allow-local: this run's openings ([network])
 
 
 _VOLATILE = (
@@ -155,7 +157,7 @@ async def cli_app(
 ) -> AsyncIterator[App]:
     """The app for one CLI command: config loaded for the workspace, opened, and what went
     wrong while opening said first (`start_notices`)."""
-    config = load(home=opts.home, workspace=opts.workspace)
+    config = with_allow_local(load(home=opts.home, workspace=opts.workspace), opts.allow_local)
     async with open_app(
         config,
         home=opts.home,

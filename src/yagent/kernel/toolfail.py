@@ -173,7 +173,8 @@ TABLE: Mapping[Kind, Rule] = MappingProxyType(
             NO_BACKOFF,
             False,
             True,
-            "This tool does not exist in your catalog. Do not call it; use a listed tool.",
+            "Refused outright: no approval or retry changes this (the error says what was "
+            "refused and why). Do not repeat the call; use a listed tool or another way.",
         ),
         Kind.BUDGET: _row(
             False,

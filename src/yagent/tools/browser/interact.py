@@ -2,8 +2,9 @@
 select, hover, press a key, wait.
 
 Contract:
-- A navigation URL is judged by netguard before the browser sees it (refusal: FORBIDDEN, nothing
-  loaded); a redirect hop the proxy refuses fails the navigation (FORBIDDEN, naming the hop).
+- A navigation URL is judged by netguard before the browser sees it (refusal: PERMISSION, with
+  netguard's reason and how the person opens a local target; nothing loaded); a redirect hop the
+  proxy refuses fails the navigation (PERMISSION, naming the hop).
   Subrequests the proxy refused during any action are listed in the result (`blocked`) with a
   note, never dropped silently.
 - Elements are addressed by a snapshot `ref` or a Playwright selector that must match exactly

@@ -40,6 +40,7 @@ from yagent.kernel.toolfail import Kind, ToolFailure
 from yagent.tools.adapter import ToolContext
 from yagent.tools.browser.proxy import GuardedProxy
 from yagent.tools.browser.refusals import RefusalLog
+from yagent.tools.localnet import refusal
 
 if TYPE_CHECKING:
     from playwright.async_api import (
@@ -304,11 +305,11 @@ class BrowserSession:
 
     # -- network guard ---------------------------------------------------------------------
     async def check_url(self, url: str) -> None:
-        """Refuse (FORBIDDEN) a URL netguard would refuse, before the browser is asked."""
+        """Refuse (PERMISSION) a URL netguard would refuse, before the browser is asked."""
         try:
             await self._guard.check(url, self.config.allow)
         except netguard.BlockedError as exc:
-            raise ToolFailure(Kind.PERMISSION, f"navigation refused: {exc}") from exc
+            raise ToolFailure(Kind.PERMISSION, f"navigation refused: {refusal(exc)}") from exc
 
     def _on_request(self, request: Request) -> None:
         self.refusals.attribute(request.url)
