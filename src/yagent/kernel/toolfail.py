@@ -28,6 +28,7 @@ class Kind(enum.StrEnum):
     RATE_LIMITED = "rate_limited"
     OVERLOADED = "overloaded"
     INVALID_ARGS = "invalid_args"
+    RUNTIME = "runtime"
     NOT_FOUND = "not_found"
     CONFLICT = "conflict"
     TOO_LARGE = "too_large"
@@ -117,6 +118,14 @@ TABLE: Mapping[Kind, Rule] = MappingProxyType(
             True,
             "The arguments were invalid. Fix them according to the tool's schema; do not resend "
             "the same arguments.",
+        ),
+        Kind.RUNTIME: _row(
+            False,
+            NO_BACKOFF,
+            False,
+            False,
+            "The code ran and threw an error (the message says which, and where). Fix the code "
+            "before running it again; the calls it made before the error did take effect.",
         ),
         Kind.NOT_FOUND: _row(
             False,
