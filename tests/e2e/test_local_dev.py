@@ -134,7 +134,12 @@ def test_project_allow_local_applies_only_once_trusted(tmp_path: Path, site: Sit
         done = run_yagent(home, ws)
         received = [r.body for r in server.received]
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "network" in done.stdout + done.stderr  # the withheld key is named
+    notices = [
+        line["text"]
+        for line in map(json.loads, done.stdout.splitlines())
+        if line.get("type") == "notice"
+    ]
+    assert any("network" in n and "yagent trust" in n for n in notices), notices
     assert tool_results(received)["nav"]["kind"] == "permission"
     with WireServer([openai_reply(t) for t in script(site)]) as server:
         home = _home(tmp_path, server)
@@ -169,3 +174,22 @@ def test_openings_that_cannot_hold_are_refused_at_start(
     assert done.returncode == 2, done.stdout + done.stderr
     assert "Traceback" not in done.stderr
     assert named in done.stderr, done.stderr
+
+
+def test_the_interactive_entry_takes_the_flag_and_refuses_a_bad_entry(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    with WireServer([]) as server:
+        home = _home(tmp_path, server)
+        env = {**os.environ, "YAGENT_HOME": str(home), "OPENAI_API_KEY": "sk-test-not-real"}
+        done = subprocess.run(
+            [sys.executable, "-m", "yagent.cli", "-C", str(ws), "--allow-local", "localhost"],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "--allow-local" in done.stderr
+    assert "needs a port" in done.stderr
+    assert "Traceback" not in done.stderr
