@@ -193,3 +193,26 @@ def test_the_interactive_entry_takes_the_flag_and_refuses_a_bad_entry(tmp_path: 
     assert "--allow-local" in done.stderr
     assert "needs a port" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_an_agent_without_web_fetch_is_told_the_real_reason(tmp_path: Path, site: Site) -> None:
+    ws = _workspace(tmp_path)
+    turns = [
+        call("web_fetch", json.dumps({"url": site.url("/other")}), call_id="fetch"),
+        call("no_such_tool", "{}", call_id="ghost"),
+        call("agent_exit", json.dumps({"reason": "done", "summary": "x"}), call_id="x"),
+    ]
+    with WireServer([openai_reply(t) for t in turns]) as server:
+        home = _home(tmp_path, server)
+        done = run_yagent(home, ws, "--allow-local", str(site.port), agent="coding")
+        received = [r.body for r in server.received]
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = tool_results(received)
+    refused = results["fetch"]
+    assert refused["kind"] == "permission", refused
+    assert "No such tool" not in refused["error"]
+    assert "coding" in refused["error"]
+    assert "browser" in refused["error"]
+    assert "devops" in refused["error"]
+    assert "No such tool 'no_such_tool'" in results["ghost"]["error"], "unknown names: unchanged"
+    assert site.hits["/other"] == 0
