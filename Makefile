@@ -14,7 +14,7 @@ PKG_COV_EXEMPT :=
 COV_MIN_TOTAL := 85
 COV_MIN_PACKAGE := 75
 
-.PHONY: demo test setup system check fmt fmt-check lint typecheck cover archcheck docsync bench clean
+.PHONY: demo test setup system mcp-servers check fmt fmt-check lint typecheck cover archcheck docsync bench clean
 
 test: setup
 	$(MAKE) check
@@ -22,10 +22,14 @@ test: setup
 demo: setup
 	$(PY) -m yagent.cli.demo demo
 
-setup: system $(STAMP)
+setup: system $(STAMP) mcp-servers
 
 system:
 	bash scripts/setup-system.sh
+
+# Third-party MCP servers the tests run against (pinned in scripts/mcp-servers), in .cache/.
+mcp-servers: system
+	bash scripts/setup-mcp.sh
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "yagent needs Python >= 3.11")'

@@ -152,7 +152,8 @@ async def main() -> int:
          "peer": "no economy", "peer_value": without["sent"],
          "ratio": round(with_["sent"] / without["sent"], 4), "steps": STEPS},
         {"name": "economy_peak_request", "value": with_["peak"], "unit": "tokens",
-         "bound": with_["limit"], "ratio": round(with_["peak"] / with_["limit"], 4),
+         "bound": with_["limit"], "within": "max", "pass": with_["peak"] <= with_["limit"],
+         "ratio": round(with_["peak"] / with_["limit"], 4),
          "peer_value": without["peak"]},
         {"name": "economy_actions", "value": with_["compactions"], "unit": "compactions",
          "spilled_outputs": with_["spilled"], "offload_events": with_["offloaded"],
@@ -160,7 +161,7 @@ async def main() -> int:
     ]  # fmt: skip
     for figure in figures:
         print(json.dumps(figure))
-    return 0
+    return 0 if with_["peak"] <= with_["limit"] else 1
 
 
 if __name__ == "__main__":

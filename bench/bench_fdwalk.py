@@ -92,7 +92,9 @@ def compare(
         "today_us": round(o * 1e6, 2),
         "ratio_to_today": round(ratio, 3),
         "bound": BOUND,
-        "within_bound": ratio <= BOUND,
+        "within": "max",
+        "bounded": "ratio_to_today",
+        "pass": ratio <= BOUND,
         "calls": CALLS[name],
     }
     print(json.dumps(fig), flush=True)

@@ -22,8 +22,17 @@ answers instantly from a script. Per-step overhead = the run's wall time / (STEP
 Every run is checked (all calls made, the exit reached) before its time counts. Runs interleave the
 frameworks in a rotating order; figures are medians, and each ratio to yagent is the median of the
 per-round ratios of this one run.
+The whole comparison runs at 10, 100 and 1 000 steps (`STEP_COUNTS`, fewer runs for longer
+conversations); each figure carries `steps` and its name ends in `.<steps>steps`, and
+`loop.per_step_growth.<framework>` gives the per-step cost at 1 000 steps over that at 10 (flat
+is 1.0; reported, not bounded here).
 A peer that cannot be installed or driven prints a JSON line with `"error"`; the script then exits
 non-zero after printing every figure it could measure.
+
+The full-app column (issue 17: the same scripted session through `app.assemble` with its SQLite
+store, PII, telemetry and checkpoints) belongs in `frameworks` beside "yagent" under the name
+`yagent_app`, built by a factory of the same shape as `yagent()`; its `ratio_to_yagent` is then
+the full app's cost over the in-memory loop, measured in the same rounds.
 """
 
 from __future__ import annotations
@@ -54,7 +63,8 @@ from yagent.tools.guard import WorkspaceGuard
 from yagent.tools.surface import Surface, SurfaceOptions
 from yagent.toolspec import BUILTIN, Profile
 
-STEPS = 20
+STEP_COUNTS = {10: 15, 100: 7, 1000: 3}  # steps -> runs
+STEPS = 20  # set per measurement by `measure`
 RUNS = 15
 TOTAL = STEPS + 1
 EXIT_ARGS = {"reason": "done", "summary": "ok"}
@@ -100,7 +110,7 @@ def yagent(workspace: Path, *, two_tools: bool) -> Prepare:
             system=system_prompt(agent, workspace=workspace, surface=surface, task="bench"),
             engine=engine,
             adapter=adapter,
-            max_steps=agent.max_steps,
+            max_steps=max(agent.max_steps, TOTAL),  # the conversation is STEPS + 1 steps
             stop_on_finish=agent.stop_on_finish,
             no_action_retry_limit=agent.no_action_retry_limit,
             step_retries=agent.step_retries,
@@ -338,6 +348,32 @@ async def timed(prepare: Prepare) -> float:
 
 
 async def main() -> int:
+    failed = 0
+    per_step: dict[int, dict[str, float]] = {}
+    for steps, runs in STEP_COUNTS.items():
+        code, per_step[steps] = await measure(steps, runs)
+        failed |= code
+    first, last = min(per_step), max(per_step)
+    for name, value in per_step[last].items():
+        if name in per_step[first] and per_step[first][name] > 0:
+            growth = round(value / per_step[first][name], 2)
+            print(
+                json.dumps(
+                    {
+                        "name": f"loop.per_step_growth.{name}",
+                        "value": growth,
+                        "unit": f"x ({last} steps over {first})",
+                    }
+                ),
+                flush=True,
+            )
+    return failed
+
+
+async def measure(steps: int, runs: int) -> tuple[int, dict[str, float]]:
+    """One comparison at `steps` steps; returns the exit code and yagent's-and-peers' us/step."""
+    global STEPS, TOTAL, RUNS
+    STEPS, TOTAL, RUNS = steps, steps + 1, runs
     errors: dict[str, str] = {}
     frameworks: dict[str, Prepare] = {}
     with tempfile.TemporaryDirectory(prefix="yagent-bench-loop-") as tmp:
@@ -359,7 +395,7 @@ async def main() -> int:
             await timed(frameworks["yagent_two_tools"])
         except Exception as exc:
             print(f"bench_loop: yagent run failed: {type(exc).__name__}: {exc}", file=sys.stderr)
-            return 1
+            return 1, {}
         names = list(frameworks)
         samples: dict[str, list[float]] = {n: [] for n in names}
         for r in range(RUNS):
@@ -374,7 +410,10 @@ async def main() -> int:
         for n, s in samples.items()
     }
     for name in [*names, *errors]:
-        fig: dict[str, Any] = {"name": f"loop.per_step_overhead.{name}", "unit": "us/step"}
+        fig: dict[str, Any] = {
+            "name": f"loop.per_step_overhead.{name}.{STEPS}steps",
+            "unit": "us/step",
+        }
         if name in errors:
             fig["error"] = errors[name]
         else:
@@ -385,8 +424,8 @@ async def main() -> int:
         print(json.dumps(fig), flush=True)
     if errors:
         print(f"bench_loop: peers not measured: {', '.join(errors)}", file=sys.stderr)
-        return 1
-    return 0
+        return 1, per_step
+    return 0, per_step
 
 
 if __name__ == "__main__":

@@ -6,6 +6,8 @@ without colons, and prose with no JSON at all. Prints JSON lines: parses per sec
 several runs), the share of the corpus landing at each level (strict / fenced / extracted /
 repaired / not a report), and per shape whether the outcome matched what the contract demands
 (repairable shapes parse at the repair level with confidence low, structureless ones are refused).
+Bound: every shape's share as the contract demands is 1.0 (`within: min`); the benchmark exits 1
+when any shape misses it.
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ from __future__ import annotations
 import json
 import random
 import statistics
+import sys
 import time
 from collections import Counter
 from typing import Any
 
+from benchlib import Report
 from yagent.kernel.protocol import Level, NotReportError, parse_report
 
 RUNS = 7
@@ -127,7 +131,8 @@ def outcome(text: str) -> str:
     return parsed.level.name.lower()
 
 
-def main() -> None:
+def main() -> int:
+    bench = Report()
     rng = random.Random(SEED)
     corpus = [(name, shape(name, rng)) for name in SHAPES for _ in range(PER_SHAPE)]
     results = [(name, outcome(text)) for name, text in corpus]
@@ -165,17 +170,16 @@ def main() -> None:
     for name in SHAPES:
         got = Counter(level for shape_name, level in results if shape_name == name)
         matched = sum(n for level, n in got.items() if level in EXPECT[name])
-        print(
-            json.dumps(
-                {
-                    "name": f"protocol.contract.{name}",
-                    "value": round(matched / PER_SHAPE, 3),
-                    "unit": "share as the contract demands",
-                    "outcomes": dict(sorted(got.items())),
-                }
-            )
+        bench.figure(
+            f"protocol.contract.{name}",
+            round(matched / PER_SHAPE, 3),
+            "share as the contract demands",
+            bound=1.0,
+            within="min",
+            outcomes=dict(sorted(got.items())),
         )
+    return bench.exit_code()
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -159,7 +159,10 @@ def main() -> int:
                     "bare_ms": round(bare_ms, 2),
                     "ratio_to_bare": round(ratio, 3),
                     "added_ms": round(masked_ms - bare_ms, 2),
-                    "bound_added_ms": START_ADDED_MS,
+                    "bound": START_ADDED_MS,
+                    "within": "max",
+                    "bounded": "added_ms",
+                    "pass": masked_ms - bare_ms <= START_ADDED_MS,
                     "dirs": DIRS,
                     "nested": NESTED,
                     "mount_args": figures["mounts"],
@@ -187,6 +190,9 @@ def main() -> int:
                         "before_us": round(before, 2),
                         "ratio_to_before": round(now / before, 3),
                         "bound": GUARD_BOUND,
+                        "within": "max",
+                        "bounded": "ratio_to_before",
+                        "pass": now / before <= GUARD_BOUND,
                     }
                 )
             )

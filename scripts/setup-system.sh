@@ -9,6 +9,8 @@ NEEDED=(
   "make:make"
   "bubblewrap:bwrap"
   "chromium:chromium"
+  "nodejs:node"
+  "npm:npm"
 )
 missing=()
 for pair in "${NEEDED[@]}"; do

@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import json
 import signal
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ from typing import Any
 import anyio
 import pytest
 
+from tests.mcpservers import memory, toml_table
 from yagent.agents import catalog
 from yagent.app.assemble import App, open_app
 from yagent.app.config import load
@@ -111,12 +111,11 @@ async def test_an_interrupted_run_resumes_from_its_checkpoint_without_repeating_
     ws: Path, make_app: Callable[..., Any]
 ) -> None:
     config = ws.parent / "home" / "config.toml"
-    server = Path(__file__).parents[1] / "tools" / "mcp_server.py"
-    config.write_text(
-        config.read_text() + f'\n[mcp.demo]\ncommand = "{sys.executable}"\nargs = ["{server}"]\n'
-    )
-    load_tool = call("load_tool", json.dumps({"names": ["demo__create_ticket"]}), call_id="lt")
-    ticket = call("demo__create_ticket", json.dumps({"title": "t"}), call_id="t1")
+    memfile = ws.parent / "memory.jsonl"
+    config.write_text(config.read_text() + "\n" + toml_table("demo", memory(memfile)))
+    load_tool = call("load_tool", json.dumps({"names": ["demo__create_entities"]}), call_id="lt")
+    entity = {"name": "t", "entityType": "ticket", "observations": []}
+    ticket = call("demo__create_entities", json.dumps({"entities": [entity]}), call_id="t1")
     # the script runs out after three steps: the model call fails, the run ends as `error`
     cm, _ = make_app([load_tool, bash(EFFECT, "e1"), ticket])
     async with cm as app:
@@ -136,11 +135,12 @@ async def test_an_interrupted_run_resumes_from_its_checkpoint_without_repeating_
         seen = [(e["name"], e["outcome"]) for e in kinds(app, sid, "side_effect")]
         assert seen == [
             ("run_bash", "applied"),
-            ("demo__create_ticket", "applied"),
+            ("demo__create_entities", "applied"),
             ("run_bash", "already_done"),
-            ("demo__create_ticket", "already_done"),
+            ("demo__create_entities", "already_done"),
         ]
-        assert "demo__create_ticket" in loaded_names(engine.requests[0][1])  # tools restored
+        assert memfile.read_text().count('"name":"t"') == 1, "the entity was created once"
+        assert "demo__create_entities" in loaded_names(engine.requests[0][1])  # tools restored
         assert [e["start_step"] for e in kinds(app, sid, "run_resumed")] == [4]
         assert (await app.durable.decide(sid)).action is Action.NEW_TURN
 

@@ -80,7 +80,8 @@ def test_text_counts_unrecognised_events_and_accepts_a_projection() -> None:
     r.add(0, "mystery_event")
     p = project(r.events)
     assert render_text(p) == render_text(r.events)
-    assert "1 unrecognised" in render_text(p)
+    assert "1 event(s) not drawn as rows (mystery_event: kept in the session" in render_text(p)
+    assert "mystery_event: kept in the session" in render_html(p)
     assert render_text([]) == "0 turn(s) · 0 events\n"
 
 

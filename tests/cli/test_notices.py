@@ -15,7 +15,9 @@ from yagent.kernel.spill import Cleanup
 
 def _app(problems: list[tuple[str, str]], failed: tuple[str, ...]) -> Any:
     return SimpleNamespace(
-        mcp=SimpleNamespace(problems=problems), pruned=Cleanup(0, 0, failed), config=Config()
+        mcp=SimpleNamespace(problems=problems, notes=[]),
+        pruned=Cleanup(0, 0, failed),
+        config=Config(),
     )
 
 

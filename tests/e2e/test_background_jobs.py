@@ -149,3 +149,51 @@ def test_keep_background_keeps_the_jobs_and_says_how_to_end_them(tmp_path: Path)
                 os.kill(int(match.group(1)), signal.SIGKILL)
     assert kept
     assert "8767" in kept[0]
+
+
+NAP = "sleep 300.424242"  # the flood's sleepers: found on the host by this exact word
+
+
+def sleepers_on_host() -> list[int]:
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            with contextlib.suppress(OSError, IndexError):
+                state = Path(f"/proc/{name}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+                cmdline = Path(f"/proc/{name}/cmdline").read_bytes().replace(b"\0", b" ")
+                if NAP.encode() in cmdline and state != b"Z":
+                    found.append(int(name))
+    return found
+
+
+def test_limit_kills_leave_the_session_s_job_running_and_nothing_behind(tmp_path: Path) -> None:
+    lines = run_yagent(
+        tmp_path,
+        [
+            ("c1", "run_bash", {"command": server(8768), "is_background": True}),
+            ("c2", "run_bash", {"command": FETCH.format(port=8768, tries=100)}),
+            ("c3", "run_bash", {"command": "python3 -c 'b = bytearray(1 << 30); print(len(b))'"}),
+            ("c4", "run_bash", {"command": f"for i in $(seq 10000); do {NAP} & done; wait"}),
+            ("c5", "run_bash", {"command": "ps -eo args"}),
+            ("c6", "run_bash", {"command": FETCH.format(port=8768, tries=100)}),
+            ("c7", "list_jobs", {}),
+        ],
+        config="[sandbox]\nmemory_mb = 256\nmax_processes = 64\n",
+    )
+    got = results(lines)
+    assert str(got["c2"]["text"]).startswith("200"), got["c2"]
+    memory, flood = got["c3"], got["c4"]
+    assert memory["receipt"] == "limit", memory["text"]
+    assert str(memory["limit"]).startswith("killed: memory limit 256 MiB"), memory
+    assert "1073741824" not in str(memory["text"])
+    assert flood["receipt"] == "limit", flood["text"]
+    assert str(flood["limit"]).startswith("killed: process limit 64 (the sandbox held"), flood
+    assert "[killed: process limit 64" in str(flood["text"])
+    assert NAP not in str(got["c5"]["text"]), "nothing of the killed flood is left in the sandbox"
+    assert str(got["c6"]["text"]).startswith("200"), "the job started earlier survived the kills"
+    listed = got["c7"]["jobs"]
+    assert [(job["id"], job["state"]) for job in listed] == [(1, "running")], listed  # type: ignore[union-attr]
+    notices = [str(line["text"]) for line in lines if line["type"] == "notice"]
+    assert any("stopped 1 background job(s) at session end: job 1" in n for n in notices), notices
+    assert servers_on_host() == [], "no server outlives the run"
+    assert sleepers_on_host() == [], "no sleeper of the flood outlives the run"

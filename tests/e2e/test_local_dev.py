@@ -184,7 +184,7 @@ def test_the_interactive_entry_takes_the_flag_and_refuses_a_bad_entry(tmp_path: 
         done = subprocess.run(
             [sys.executable, "-m", "yagent.cli", "-C", str(ws), "--allow-local", "localhost"],
             env=env,
-            stdin=subprocess.DEVNULL,
+            input="open the app",  # not a terminal: the entry runs this task once
             capture_output=True,
             text=True,
             timeout=60,

@@ -101,10 +101,11 @@ def test_unknown_province_is_not_an_id(region: str) -> None:
     assert Kind.ID_CARD not in kinds(make_id(region, "19900101"))
 
 
-def test_id_inside_a_longer_run_is_not_found() -> None:
-    assert Kind.ID_CARD not in kinds("9" + VALID_ID)
-    assert Kind.ID_CARD not in kinds(VALID_ID + "7")
-    assert Kind.ID_CARD not in kinds("A" + VALID_ID)
+def test_id_inside_a_longer_run_is_found_at_its_own_span() -> None:
+    # an ID glued into an order number is still an ID (see test_pii_corpus for more)
+    assert [(f.kind, f.start, f.end) for f in scan("9" + VALID_ID)] == [(Kind.ID_CARD, 1, 19)]
+    assert [(f.kind, f.start, f.end) for f in scan(VALID_ID + "7")] == [(Kind.ID_CARD, 0, 18)]
+    assert [(f.kind, f.start, f.end) for f in scan("A" + VALID_ID)] == [(Kind.ID_CARD, 1, 19)]
 
 
 def test_valid_id_rejects_short_and_non_digit_bodies() -> None:

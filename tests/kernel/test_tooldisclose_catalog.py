@@ -122,6 +122,22 @@ def test_search_covers_brief_description_params_and_tags() -> None:
     assert catalog.search("read-only", 1).names == ("db_query",)  # brief
 
 
+def test_search_covers_parameter_descriptions() -> None:
+    spent = Param("time_spent", True, "Hours worked, e.g. '3h 30m'")
+    worklog = ToolEntry("tracker_add_worklog", "Log time on a ticket", "", (spent,))
+    catalog = Catalog([*ENTRIES, worklog])
+    assert catalog.search("hours worked", 1).names == ("tracker_add_worklog",)
+
+
+def test_long_descriptions_are_not_pushed_down_for_their_length_alone() -> None:
+    padding = " ".join(f"filler{i}" for i in range(60))
+    short = tool("a_export", "Export a report", "Export.")
+    long = tool("b_export", "Export a report", f"Export. {padding}")
+    result = Catalog([short, long]).search("export report", 2)
+    low, high = sorted(hit.score for hit in result.hits)
+    assert high / low < 1.2  # b = 1.0 would make this about 1.6
+
+
 def test_zero_score_entries_are_never_returned() -> None:
     result = Catalog(ENTRIES).search("emoji", 8)
     assert result.names == ("chat_add_reaction",)

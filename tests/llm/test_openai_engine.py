@@ -290,3 +290,37 @@ def test_usage_normalisation_handles_deepseek_cache_hits_and_never_goes_negative
         prompt_tokens_details = type("D", (), {"cached_tokens": 9})()
 
     assert normalise_usage(Odd()) == Usage(0, 1, 3, 0)
+
+
+def plain_completion(message: dict[str, Any], finish: str) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-plain",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "gpt-test",
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": {"prompt_tokens": 9, "completion_tokens": 3, "total_tokens": 12},
+    }
+
+
+@pytest.mark.anyio
+async def test_a_plain_json_answer_to_a_streamed_request_is_accepted() -> None:
+    call = {"id": "c1", "type": "function", "function": {"name": "read", "arguments": '{"p":1}'}}
+    message = {"role": "assistant", "content": "Reading.", "tool_calls": [call]}
+    with WireServer([Reply(body=plain_completion(message, "tool_calls"))]) as srv:
+        events = await collect(engine(srv.url))
+    assert [e.text for e in events if isinstance(e, TextDelta)] == ["Reading."]
+    assert [e.name for e in events if isinstance(e, ToolCallStarted)] == ["read"]
+    done = events[-1]
+    assert isinstance(done, TurnDone)
+    assert done.turn.text == "Reading."
+    assert done.turn.tool_calls == (ToolCall("c1", "read", '{"p":1}'),)
+    assert done.turn.stop_reason == "tool_calls"
+    assert done.turn.usage == Usage(input_tokens=9, output_tokens=3)
+
+
+@pytest.mark.anyio
+async def test_plain_json_that_is_not_a_completion_says_what_arrived() -> None:
+    reply = Reply(body={"status": "ok", "note": "not a completion"})
+    with WireServer([reply]) as srv, pytest.raises(EngineError, match=r"not a chat completion"):
+        await collect(engine(srv.url))

@@ -23,7 +23,7 @@ def ext(name: str, *tags: str) -> Spec:
         name,
         "External.",
         {"type": "object"},
-        Effect.NETWORK,
+        Effect.READ if "read-only" in tags else Effect.WRITE,
         Tier.HOT,
         tags=frozenset({"mcp", *tags}),
         external=True,
@@ -37,7 +37,10 @@ def test_operations_come_from_declared_facts() -> None:
     assert operation(ext("s__x", "destructive")).risk >= policy.Level.HIGH.value
     assert operation(ext("s__x", "read-only")).mutating is False
     assert operation(ext("s__x", "idempotent")).mutating is True
-    assert operation(ext("s__x")).mutating is None  # nobody declared it
+    assert operation(ext("s__x")) == policy.Op("s__x", policy.Level.LOW.value, True)
+    # declares nothing: the MCP defaults make it destructive and mutating (tools.mcp.specs)
+    unannotated = operation(ext("s__x", "unannotated", "destructive", "open-world"))
+    assert unannotated == policy.Op("s__x", policy.Level.HIGH.value, True)
 
 
 async def _call(
@@ -59,11 +62,12 @@ async def _call(
 
 
 @pytest.mark.anyio
-async def test_unknown_mutation_asks_and_yolo_answers(tmp_path: Path) -> None:
-    asked = await _call(tmp_path, ext("s__unannotated"))
+async def test_unannotated_tool_asks_and_yolo_answers(tmp_path: Path) -> None:
+    unannotated = ext("s__unannotated", "unannotated", "destructive", "open-world")
+    asked = await _call(tmp_path, unannotated)
     assert not asked.ok
     assert json.loads(asked.content)["stage"] == "audit"
-    assert (await _call(tmp_path, ext("s__unannotated"), yolo=Yolo.YOLO)).ok
+    assert (await _call(tmp_path, unannotated, yolo=Yolo.YOLO)).ok
     assert (await _call(tmp_path, ext("s__reader", "read-only"))).ok
 
 

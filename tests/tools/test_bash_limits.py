@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import uuid
 from pathlib import Path
 from typing import Any
@@ -118,6 +117,7 @@ async def test_a_10000_process_flood_is_stopped_at_the_process_limit(
     assert "[killed: process limit 64" in done["text"]
     assert running(marker) == []
     assert running(nap) == []
+    assert "jobs" not in done, "what a killed run left is not a job: it was ended with the run"
     await host_responsive()
     after = await bash(a, "echo still-usable")  # the sandbox's count went back down
     assert after["receipt"] == "success"
@@ -163,6 +163,9 @@ async def test_background_runs_count_against_the_same_sandbox(
     a = adapter(ws, home)
     held = f"for i in $(seq 40); do {nap} & done; wait # {marker}"
     started = await bash(a, held, is_background=True)
+    assert "session sandbox" in started["text"], "a job of the session sandbox"
+    session = a.ctx.surface.options.commands.session  # type: ignore[union-attr]
+    assert session is not None
     try:
         for _ in range(400):  # until the background run holds its 40 (bounded)
             if len(running(nap, exact=True)) == 40:
@@ -174,8 +177,12 @@ async def test_background_runs_count_against_the_same_sandbox(
         assert done["receipt"] == "limit", done["text"][-500:]
         assert running(more) == []
         assert len(running(nap, exact=True)) == 40, "the background run was left alone"
+        assert f"job {started['job']} [running]" in done["text"]
     finally:
-        os.killpg(started["pgid"], signal.SIGKILL)
+        notice = await session.close()
+    assert notice is not None
+    assert notice.startswith("stopped 1 background job(s)"), notice
+    assert running(nap) == [], "the job was reaped at session end"
 
 
 @pytest.mark.anyio
@@ -191,3 +198,72 @@ async def test_sandboxed_files_and_git_stay_usable(ws: Path, home: Path) -> None
         assert (ws / "made.txt").stat().st_uid == SANDBOX_UID
     again = await bash(adapter(ws, home, sandbox.Limits()), "echo again >> made.txt")
     assert again["receipt"] == "success", "a later sandbox still owns what an earlier one made"
+
+
+async def ended(a: Adapter, job: int) -> dict[str, Any]:
+    """Job `job` as list_jobs shows it once it no longer runs (bounded wait)."""
+    for _ in range(600):
+        listed = await a.call("list_jobs", "{}")
+        assert listed.ok, listed.content
+        found = [j for j in json.loads(listed.content)["jobs"] if j["id"] == job]
+        if found and not found[0]["running"]:
+            return found[0]  # type: ignore[no-any-return]
+        await anyio.sleep(0.05)
+    raise AssertionError(f"job {job} still runs")
+
+
+@pytest.mark.anyio
+async def test_a_job_a_limit_ended_says_so_in_list_jobs(ws: Path, home: Path) -> None:
+    a = adapter(ws, home)
+    memory = await bash(a, "python3 -c 'b = bytearray(1 << 30)'", is_background=True)
+    cpu = await bash(a, "while :; do :; done", is_background=True)
+    sleeper = await bash(a, "sleep 300", is_background=True)
+    mem_job = await ended(a, memory["job"])
+    assert mem_job["state"].startswith("killed: memory limit 256 MiB (inferred"), mem_job
+    assert mem_job["cause"] == mem_job["state"]
+    cpu_job = await ended(a, cpu["job"])
+    assert cpu_job["state"] == "killed: CPU time limit 2 s (SIGXCPU)", cpu_job
+    killed = await bash(a, f"kill -KILL {sleeper['pid']}")
+    assert killed["receipt"] == "success", killed["text"]
+    sleep_job = await ended(a, sleeper["job"])
+    assert sleep_job["state"] == "killed by SIGKILL (the cause is not known: no limit names itself)"
+    assert sleep_job["cause"] is None
+    listed = await a.call("list_jobs", "{}")
+    assert (
+        f"job {cpu['job']} [killed: CPU time limit 2 s (SIGXCPU)]"
+        in json.loads(listed.content)["text"]
+    )
+
+
+HOLDER = (
+    'python3 -c "import threading, time\n'
+    "threading.stack_size(1 << 16)\n"  # not the memory limit: the process limit stops it
+    "while True:\n"
+    "    try: threading.Thread(target=time.sleep, args=(300,), daemon=True).start()\n"
+    "    except RuntimeError: break\n"
+    "print('holding', flush=True); time.sleep(300)\""
+)
+
+
+@pytest.mark.anyio
+async def test_a_job_holding_the_process_limit_leaves_the_session_usable(
+    ws: Path, home: Path
+) -> None:
+    a = adapter(ws, home)
+    holder = await bash(a, HOLDER, is_background=True)
+    for _ in range(600):  # until it holds every task the sandbox may have (bounded)
+        listed = json.loads((await a.call("list_jobs", "{}")).content)
+        if listed["jobs"][0]["last_lines"] == ["holding"]:
+            break
+        await anyio.sleep(0.05)
+    refused = await bash(a, "echo refused-run")
+    assert refused["receipt"] != "success"
+    assert "at its process limit" in refused["text"], refused["text"]
+    assert "refused-run" not in refused["text"]
+    assert f"job {holder['job']} [running]" in refused["text"], "the supervisor still answers"
+    stopped = await a.call("stop_job", json.dumps({"id": holder["job"]}))
+    assert stopped.ok, stopped.content
+    assert json.loads(stopped.content)["job"]["state"] == "stopped"
+    again = await bash(a, "echo usable-again")
+    assert again["receipt"] == "success", again["text"]
+    assert "usable-again" in again["text"]

@@ -172,7 +172,7 @@ def mcp_spec(*tags: str) -> Spec:
         "srv__tool",
         "a tool",
         {"type": "object"},
-        Effect.NETWORK,
+        Effect.READ if "read-only" in tags else Effect.WRITE,
         Tier.COLD,
         tags=frozenset({"mcp", "srv", *tags}),
         external=True,
@@ -185,7 +185,10 @@ def test_mcp_tools_are_side_effects_unless_read_only_or_idempotent() -> None:
     destructive = TABLE.classify(mcp_spec("destructive"), {})
     assert destructive is not None
     assert destructive.rule == "mcp-destructive"
-    plain = TABLE.classify(mcp_spec(), {})
+    declared = TABLE.classify(mcp_spec("annotated"), {})  # every hint false: mutating
+    assert declared is not None
+    assert declared.rule == "mcp-mutating"
+    plain = TABLE.classify(mcp_spec("unannotated", "destructive"), {})
     assert plain is not None
     assert plain.rule == "mcp-unannotated"
 

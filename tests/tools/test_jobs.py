@@ -59,3 +59,29 @@ async def test_the_supervisor_socket_is_out_of_the_sandboxes_reach(
     assert done["receipt"] == "exit_nonzero"
     assert "FileNotFoundError" in done["text"]
     assert os.stat(path.parent).st_mode & 0o077 == 0
+
+
+@pytest.mark.anyio
+async def test_a_run_that_ignores_sigterm_is_gone_before_its_timeout_result(
+    ws: Path, tmp_path: Path
+) -> None:
+    a = adapter(ws, tmp_path / "home")
+    word = f"sleep 300.{os.getpid()}{id(a) % 1000:03d}"
+    done = await bash(a, f"trap '' TERM; {word} & {word} & wait", timeout=1)
+    assert done["receipt"] == "timeout"
+    assert _running(word) == [], "ended by SIGKILL before the exit was reported"
+    assert "jobs" not in done
+
+
+def _running(word: str) -> list[int]:
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                cmdline = Path(f"/proc/{name}/cmdline").read_bytes().replace(b"\0", b" ")
+                state = Path(f"/proc/{name}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+            except (OSError, IndexError):
+                continue
+            if word.encode() in cmdline and state != b"Z":
+                found.append(int(name))
+    return found

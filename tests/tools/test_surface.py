@@ -13,7 +13,7 @@ from yagent.toolspec import BUILTIN, Effect, Spec, Tier, profile, tool_defs_hash
 
 
 def external(name: str, description: str = "An external tool. It does things.") -> Spec:
-    return Spec(name, description, {"type": "object", "properties": {}}, Effect.NETWORK, Tier.HOT)
+    return Spec(name, description, {"type": "object", "properties": {}}, Effect.WRITE, Tier.HOT)
 
 
 def test_surface_deferred_disabled_is_legacy_behavior(workspace: Path, home: Path) -> None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from yagent.toolspec import Profile, custom, profile
+from yagent.toolspec import BUILTIN, Effect, Profile, custom, profile
 
 AUTONOMY = (
     "You run in full-autonomy mode: no person will answer questions. Make reasonable decisions "
@@ -102,9 +102,18 @@ def custom_agent(name: str, spec: Mapping[str, Any], step_retries: int) -> Agent
     if not isinstance(tools, list) or not all(isinstance(t, str) for t in tools):
         raise AgentConfigError(f"agent {name!r}: 'tools' must be a list of tool names")
     header = f"You are yagent's custom agent {name!r}."
+    # MCP tools it may use: read-only ones, and those whose effect its named tools already have.
+    effects = {s.effect for s in BUILTIN if s.name in tools} | {Effect.READ}
+    profile = custom(
+        name,
+        tools=tools,
+        deny=spec.get("deny", []),
+        external=bool(spec.get("external")),
+        external_effects=effects,
+    )
     return AgentDef(
         name,
-        custom(name, tools=tools, deny=spec.get("deny", []), external=bool(spec.get("external"))),
+        profile,
         f"{header}\n\n{prompt.strip()}\n\nWhen done, call agent_exit with your result.",
         True,
         1,

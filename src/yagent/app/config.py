@@ -2,7 +2,8 @@
 
 Contract:
 - Later sources override earlier ones key by key (sections merge); unknown keys anywhere are
-  errors naming the file and the key — a typo never silently falls back to a default.
+  errors naming the file and the key, and the closest known key when one is close (`modle` →
+  `model`) — a typo never silently falls back to a default.
 - API keys come only from the environment (`api_key_env`, default by provider) or a key file
   (`api_key_file`); a key written into config.toml is refused. Keys are `SecretStr`: never printed,
   never in `repr`.
@@ -17,9 +18,7 @@ Contract:
   egress proxy; an entry that cannot be read is an error naming it (key by key like the rest: a
   project's list replaces the user's).
   A loopback or private host there is refused (it could never work), naming `[network]`.
-- `[network] allow_local` opens loopback / private services to the browser and web_fetch
-  (`tools.localnet`); a project's list waits for trust; `safety.with_allow_local` adds
-  `--allow-local`.
+- `[network]`: local services the browser and web_fetch may reach (`app.network`).
 - Reads: `[sandbox] deny_read` adds paths no sandboxed command or file tool may read (entries
   add up across files, like shell rules: a project can hide more, never less); `allow_read`
   re-opens hidden paths (key by key: a project's list replaces the user's, and applies untrusted
@@ -51,14 +50,17 @@ from pydantic import (
     SkipValidation,
     ValidationError,
     field_validator,
+    model_validator,
 )
 
-from yagent.app import projectkeys, trust
+from yagent.app import configkeys, projectkeys, trust
+from yagent.app.network import NetworkSettings
 from yagent.kernel import cmdpolicy, egress
 from yagent.kernel import preset as presets
 from yagent.kernel.sandbox import Limits, default_memory_mb
 from yagent.tools.egresshosts import AllowList, AllowListError
-from yagent.tools.localnet import LocalNetError, allow_of, sandbox_host_problem
+from yagent.tools.localnet import refuse_local
+from yagent.tools.mcp import McpConfigError, ServerConfig
 from yagent.tools.shellrules import RuleFile, ShellRulesError, build_policy
 
 CONFIG, RULES = trust.CONFIG_FILE, trust.RULES_FILE
@@ -140,11 +142,25 @@ class AgentSettings(Strict):
 
 
 class McpServer(Strict):
+    """`[mcp.<name>]`: checked by `tools.mcp.ServerConfig` (one truth), so a table with neither
+    `command` nor `url` is a configuration error (exit 2) before anything starts."""
+
     command: str | None = None
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] | None = None
     cwd: str | None = None
     url: str | None = None
+    headers: dict[str, str] | None = None  # HTTP only; ${NAME} is read from the environment
+    startup_timeout: float | None = None  # seconds (default tools.mcp.config.STARTUP_TIMEOUT)
+    tool_timeout: float | None = None  # idle seconds per call (default TOOL_TIMEOUT)
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServer:
+        try:
+            ServerConfig.from_mapping("server", self.model_dump(exclude_none=True))
+        except McpConfigError as exc:  # pydantic reports ValueErrors with the table's path
+            raise ValueError(str(exc).replace("mcp server 'server': ", "")) from None
+        return self
 
 
 class HookEntry(Strict):
@@ -216,27 +232,9 @@ class SandboxSettings(Strict):
     @classmethod
     def _readable_hosts(cls, value: list[str]) -> list[str]:
         try:
-            hosts = AllowList.parse(value)
+            hosts = refuse_local(AllowList.parse(value))
             egress.Spec(egress.Mode.PROXY, hosts.entries).validate()
         except (AllowListError, egress.SpecError) as exc:
-            raise ValueError(str(exc)) from None
-        for rule in hosts.rules:
-            if (problem := sandbox_host_problem(rule.host, rule.entry)) is not None:
-                raise ValueError(problem)
-        return value
-
-
-class NetworkSettings(Strict):
-    """`allow_local`: the services the browser and web_fetch may reach (`tools.localnet`)."""
-
-    allow_local: list[str | int] = Field(default_factory=list)
-
-    @field_validator("allow_local")
-    @classmethod
-    def _readable_openings(cls, value: list[str | int]) -> list[str | int]:
-        try:
-            allow_of(value)
-        except LocalNetError as exc:
             raise ValueError(str(exc)) from None
         return value
 
@@ -338,7 +336,9 @@ def _build(files: Sequence[tuple[Path, Mapping[str, Any]]], env: Mapping[str, st
     try:
         config = Config.model_validate(merged)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        problems = "; ".join(
+            configkeys.problem(Config, e["loc"], e["msg"], e["type"]) for e in exc.errors()
+        )
         where = ", ".join(sources) or "defaults"
         raise ConfigError(f"invalid configuration ({where}): {problems}") from None
     config.sources = sources

@@ -3,10 +3,15 @@
 With a provider configured: OpenAI-compatible (`openai`, `ollama`) or Anthropic. With none: a
 local Ollama server is used if one answers on its default address; otherwise `NoProviderError`
 says exactly how to configure one. A missing API key for a provider that needs one is an error
-naming the environment variable to set.
+naming the environment variable to set — unless `base_url` is on loopback (a local server that
+ignores keys): then the run goes keyless and `keyless_notice` says so (at start and in doctor).
+A `base_url` elsewhere never runs keyless.
 """
 
 from __future__ import annotations
+
+import ipaddress
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -67,9 +72,13 @@ async def build_engine(llm: LLMConfig, *, ollama_url: str = OLLAMA_URL) -> Engin
     if provider == "ollama":
         base = llm.base_url or f"{OLLAMA_URL}/v1"
         return OpenAIEngine(llm.model, base_url=base, api_key="ollama", timeout=llm.timeout)
-    if key is None and llm.base_url is None:
+    if key is None and not loopback(llm.base_url):
         env = llm.api_key_env or DEFAULT_KEY_ENV[provider]
-        raise ConfigError(f"no API key for {provider}: set the environment variable {env}")
+        where = f" (only a base_url on loopback may run keyless, not {llm.base_url})"
+        raise ConfigError(
+            f"no API key for {provider}: the environment variable {env} is not set"
+            + (where if llm.base_url else "")
+        )
     secret = key.get_secret_value() if key is not None else "not-needed"
     if provider == "anthropic":
         return AnthropicEngine(
@@ -80,3 +89,26 @@ async def build_engine(llm: LLMConfig, *, ollama_url: str = OLLAMA_URL) -> Engin
             max_tokens=llm.max_tokens,
         )
     return OpenAIEngine(llm.model, base_url=llm.base_url, api_key=secret, timeout=llm.timeout)
+
+
+def loopback(url: str | None) -> bool:
+    """Whether `url` names this machine (localhost or a loopback address)."""
+    host = urlsplit(url).hostname if url else None
+    if not host:
+        return False
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def keyless_notice(llm: LLMConfig) -> str | None:
+    """The line saying a provider that takes a key runs without one (loopback base_url only)."""
+    if llm.provider not in ("openai", "anthropic") or llm.api_key_file:
+        return None
+    env = llm.api_key_env or DEFAULT_KEY_ENV[llm.provider]
+    if llm.api_key() is not None or not loopback(llm.base_url):
+        return None
+    return f"no API key: {env} is not set; running keyless against {llm.base_url} (loopback)"

@@ -31,7 +31,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from yagent.app import trust
-from yagent.app.config import Config, ConfigError, NetworkSettings
+from yagent.app.config import Config, ConfigError
+from yagent.app.network import NetworkSettings
 from yagent.kernel import egress, netguard, pii
 from yagent.kernel import preset as presets
 from yagent.kernel.sandbox import Level

@@ -156,6 +156,7 @@ class Projection:
     findings: tuple[tuple[Finding, ...], ...]  # per turn, same index
     events: int
     unrecognised: int
+    unrecognised_types: tuple[str, ...] = ()  # their event types, each once, first seen first
 
 
 class _Feed:
@@ -166,12 +167,15 @@ class _Feed:
         self.trajectory = Trajectory(VOCABULARY)
         self.watchdog = Watchdog()
         self.findings: dict[int, list[Finding]] = {}
+        self.unrecognised: dict[str, None] = {}
 
     def feed(
         self, type: str, payload: Mapping[str, Any], ts: float | None, seq: int | None
     ) -> tuple[int, bool, tuple[Finding, ...]]:
         """(turn index, whether this event ended that turn, new findings)."""
         update = self.trajectory.feed(type, enrich(type, payload, self.prices), ts=ts, seq=seq)
+        if not update.recognised:
+            self.unrecognised[type] = None
         found = tuple(f for s in update.signals for f in self.watchdog.observe(s))
         self.findings.setdefault(update.turn, []).extend(found)
         ended = any(s.kind is Kind.TURN_END for s in update.signals)
@@ -180,7 +184,13 @@ class _Feed:
     def projection(self) -> Projection:
         turns = self.trajectory.turns()
         findings = tuple(tuple(self.findings.get(t.index, ())) for t in turns)
-        return Projection(turns, findings, self.trajectory.events, self.trajectory.unrecognised)
+        return Projection(
+            turns,
+            findings,
+            self.trajectory.events,
+            self.trajectory.unrecognised,
+            tuple(self.unrecognised),
+        )
 
 
 def project(events: Iterable[Recorded], *, prices: PriceTable = DEFAULT_PRICES) -> Projection:

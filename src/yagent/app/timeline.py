@@ -217,12 +217,21 @@ def _turn_head(turn: Turn, warnings: int = 0) -> str:
     return head + (f" · {warnings} watchdog warning(s)" if warnings else "")
 
 
+def _unrecognised(p: Projection) -> str:
+    """The count of events no row is drawn for, with their types, said as what they are."""
+    types = _clean(", ".join(p.unrecognised_types))
+    return (
+        f"{p.unrecognised} event(s) not drawn as rows ({types}: kept in the session, "
+        "not part of the timeline)"
+    )
+
+
 def render_text(source: Projection | Iterable[Recorded]) -> str:
     """The session's rows as a plain-text table for the terminal."""
     p = _projection(source)
     out = [
         f"{len(p.turns)} turn(s) · {p.events} events"
-        + (f" · {p.unrecognised} unrecognised" if p.unrecognised else "")
+        + (f" · {_unrecognised(p)}" if p.unrecognised else "")
     ]
     for turn, findings in zip(p.turns, p.findings, strict=True):
         out += ["", _clean(_turn_head(turn, len(findings)))]
@@ -363,7 +372,7 @@ def render_html(source: Projection | Iterable[Recorded], title: str = "yagent tr
         "img-src data:; base-uri 'none'; form-action 'none'"
     )
     legend = "".join(f'<span><i class="swatch {c}"></i>{e(w)}</span>' for c, w in LEGEND)
-    unrecognised = f" · {p.unrecognised} unrecognised events" if p.unrecognised else ""
+    unrecognised = f" · {html.escape(_unrecognised(p))}" if p.unrecognised else ""
     empty = "" if p.turns else "<p>This session recorded no events.</p>"
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'

@@ -1,7 +1,8 @@
 """The `yagent` command.
 
     yagent                      interactive session in the current directory
-    yagent run "task" [-y|-Y] [--json] [--agent NAME] [--allow-local PORT|HOST:PORT]
+    yagent run "task" [-y|-Y] [--json] [--agent NAME]   (task `-` or piped: read from stdin)
+                                [--allow-local PORT|HOST:PORT]  (also on the interactive entry)
     yagent fanout PLAN.toml [-y] [--json] [--max-parallel N]   parallel sub-agents, each
                                 confined to the worktree it declares (exit 2: plan refused)
     yagent sessions [show ID]   list sessions / show one
@@ -10,7 +11,7 @@
     yagent replay SESSION       replay a recorded session's model side with real tools
     yagent doctor               check provider, rg, chromium, bwrap, settings
     yagent reconcile [SESSION] [--applied|--not-applied KEY]   side effects of unknown outcome
-    yagent trace SESSION [--html FILE]   rows per turn, or a self-contained HTML timeline
+    yagent trace SESSION [--html [FILE]]   rows per turn, or a self-contained HTML timeline
     yagent memory add TEXT [--global] | list   memories injected into every agent's context
     yagent trust [-C DIR] [--show|--revoke] [--yes]   review and trust the workspace's own
                                 .yagent/ files (until then their loosening keys are withheld)
@@ -84,7 +85,7 @@ async def _read_task() -> str | None:
 workspace_option = click.option(
     "--workspace",
     "-C",
-    type=click.Path(file_okay=False),
+    type=click.Path(file_okay=False, exists=True),
     help="Work in this directory instead of the current one.",
 )
 yes_option = click.option(
@@ -123,11 +124,32 @@ def cli(
     """yagent: a multi-agent coding agent for the terminal."""
     if ctx.invoked_subcommand is None:
         opts = replace(_options(workspace, yes, full, False, agent), allow_local=allow_local)
+        if not sys.stdin.isatty():  # `yagent < task.txt`: the task is the input, run once
+            _run_task(opts, _stdin_task(), None)
         ctx.exit(anyio.run(lambda: interactive(opts, ask=_ask_tty, read_task=_read_task)))
 
 
+def _stdin_task() -> str:
+    """The task read whole from standard input (`-`, or input that is not a terminal)."""
+    task = sys.stdin.buffer.read().decode("utf-8", errors="replace")
+    if not task.strip():
+        raise click.UsageError("no task: standard input was empty")
+    return task
+
+
+def _run_task(opts: Options, task: str, recording: str | None) -> None:
+    engine = (
+        replay_engine(Path(recording), ["coding", "chat", "repo", "devops"]) if recording else None
+    )
+    ask = None if opts.json_mode else _ask()
+    _, result = anyio.run(lambda: run_once(opts, task, ask=ask, engine=engine))  # type: ignore[arg-type]
+    if result is None:
+        sys.exit(130)  # cancelled with Ctrl-C
+    sys.exit(0 if result.status.value in ("finished", "answered") else 1)
+
+
 @cli.command()
-@click.argument("task")
+@click.argument("task", required=False)
 @workspace_option
 @yes_option
 @full_option
@@ -141,7 +163,7 @@ def cli(
 )
 @allow_local_option
 def run(
-    task: str,
+    task: str | None,
     workspace: str | None,
     yes: bool,
     full: bool,
@@ -150,16 +172,14 @@ def run(
     recording: str | None,
     allow_local: tuple[str, ...],
 ) -> None:
-    """Run one TASK and exit."""
+    """Run one TASK and exit (TASK `-`, or none with input that is not a terminal: read it
+    from standard input)."""
     opts = replace(_options(workspace, yes, full, json_mode, agent), allow_local=allow_local)
-    engine = (
-        replay_engine(Path(recording), ["coding", "chat", "repo", "devops"]) if recording else None
-    )
-    ask = None if json_mode else _ask()
-    _, result = anyio.run(lambda: run_once(opts, task, ask=ask, engine=engine))  # type: ignore[arg-type]
-    if result is None:
-        sys.exit(130)  # cancelled with Ctrl-C
-    sys.exit(0 if result.status.value in ("finished", "answered") else 1)
+    if task == "-" or (task is None and not sys.stdin.isatty()):
+        task = _stdin_task()
+    elif task is None:
+        raise click.UsageError("missing TASK (or pipe it on standard input)")
+    _run_task(opts, task, recording)
 
 
 cli.add_command(commands.sessions)

@@ -21,8 +21,15 @@ from rich.text import Text
 
 from yagent.app import projectkeys
 from yagent.app.config import ConfigError, load
-from yagent.app.engines import OLLAMA_URL, NoProviderError, build_engine, ollama_models
+from yagent.app.engines import (
+    OLLAMA_URL,
+    NoProviderError,
+    build_engine,
+    keyless_notice,
+    ollama_models,
+)
 from yagent.app.recording import parallel_recording, recording_of
+from yagent.cli.mcpdoctor import mcp_rows
 from yagent.cli.resume import resume as resume  # registered by yagent.cli
 from yagent.kernel import sqlitefile
 from yagent.kernel.preset import BUILTIN as BUILTIN_PRESETS
@@ -148,14 +155,10 @@ def _checks(home: Path, workspace: Path) -> list[tuple[str, bool, str, bool]]:
     except SettingsError as exc:
         rows.append(("settings", False, str(exc), True))
     rg = find_rg()
-    rows.append(
-        (
-            "ripgrep",
-            rg is not None,
-            str(rg) if rg else "not found: search uses the slower Python fallback",
-            False,
-        )
+    found = (
+        f"{rg.path} ({rg.source})" if rg else "not found: search uses the slower Python fallback"
     )
+    rows.append(("ripgrep", rg is not None, found, False))
     for name, tool in (("chromium", "chromium"), ("bwrap", "bwrap")):
         path = shutil.which(tool)
         rows.append(
@@ -170,6 +173,7 @@ def _checks(home: Path, workspace: Path) -> list[tuple[str, bool, str, bool]]:
         )
     rows.append(_egress(config))
     rows.append(_trust(config))
+    rows.extend(mcp_rows(config))
     return rows
 
 
@@ -216,7 +220,13 @@ def _provider(config: Any) -> tuple[str, bool, str, bool]:
         return ("provider", False, f"{engine.model} at {base}: unreachable ({exc})", True)
     if config.llm.provider in (None, "ollama") and anyio.run(ollama_models) is None:
         return ("provider", False, f"no Ollama server at {OLLAMA_URL}", True)
-    return ("provider", True, f"{engine.model} at {base}", True)
+    keyless = keyless_notice(config.llm)
+    return (
+        "provider",
+        True,
+        f"{engine.model} at {base}" + (f" — {keyless}" if keyless else ""),
+        True,
+    )
 
 
 def _stores(home: Path, salvage: bool) -> list[tuple[str, bool, str, bool]]:

@@ -6,7 +6,9 @@ An agent fixes a failing test in a small project.
 failing test) to a fresh temporary workspace under git, then runs the real `yagent run` command on
 it with the model side replayed from `DEMO_DIR/recording.json`: the real tools, guard, session
 store and shell run; the agent lists, reads, runs the tests, edits, re-runs them and finishes. The
-diff and the final test run are shown, and any divergence from the recording is reported.
+diff and the final test run are shown, and any divergence from the recording is reported. The
+temporary directory (workspace and a yagent home of its own) is kept, and the last lines say how
+to inspect the session (`yagent sessions show`, `yagent trace --html`) and how to remove it.
 
 `python -m yagent.cli.demo --record [DEMO_DIR]` regenerates the recording by running the scripted
 conversation below (`SCRIPT`) against a fresh copy and exporting the session.
@@ -29,6 +31,7 @@ from yagent.app.config import load
 from yagent.app.recording import recording_of
 from yagent.llm.replay import Recording
 from yagent.llm.scripted import ScriptedEngine, Step, call, calls
+from yagent.memory import SessionStore
 from yagent.tools.guard import Yolo
 
 TASK = "The test suite fails. Find the bug, fix it, and make sure all tests pass."
@@ -135,16 +138,32 @@ def run(demo_dir: Path) -> int:
 
     project, recording = demo_dir / "project", demo_dir / "recording.json"
     Recording.load(recording)  # a broken recording fails here, before anything runs
-    with tempfile.TemporaryDirectory(prefix="yagent-demo-") as tmp:
-        workspace = prepare(project, Path(tmp))
-        os.environ["YAGENT_HOME"] = str(Path(tmp) / "home")
-        print(f"== yagent demo: workspace {workspace}\n== task: {TASK}\n", flush=True)
-        status = cli_main(["run", "--replay", str(recording), "-y", "-C", str(workspace), TASK])
-        print("\n== the change the agent made (git diff):", flush=True)
-        subprocess.run(["git", "--no-pager", "diff", "--stat", "-p"], cwd=workspace, check=False)
-        print("\n== the tests now:", flush=True)
-        tests = subprocess.run([sys.executable, "-m", "pytest", "-q"], cwd=workspace, check=False)
-        return status or tests.returncode
+    tmp = Path(tempfile.mkdtemp(prefix="yagent-demo-"))  # kept: the session can be inspected
+    workspace = prepare(project, tmp)
+    home = tmp / "home"
+    os.environ["YAGENT_HOME"] = str(home)
+    print(f"== yagent demo: workspace {workspace}\n== task: {TASK}\n", flush=True)
+    status = cli_main(["run", "--replay", str(recording), "-y", "-C", str(workspace), TASK])
+    print("\n== the change the agent made (git diff):", flush=True)
+    subprocess.run(["git", "--no-pager", "diff", "--stat", "-p"], cwd=workspace, check=False)
+    print("\n== the tests now:", flush=True)
+    tests = subprocess.run([sys.executable, "-m", "pytest", "-q"], cwd=workspace, check=False)
+    print(inspect_hint(home, tmp), flush=True)
+    return status or tests.returncode
+
+
+def inspect_hint(home: Path, tmp: Path) -> str:
+    """How to look at the demo's session afterwards (its home is kept apart from yours)."""
+    with SessionStore(home / "sessions.db") as store:
+        rows = store.list_sessions(limit=1)
+    sid = rows[0].id[:12] if rows else "<session>"
+    env = f"YAGENT_HOME={home}"
+    return (
+        f"\n== inspect the demo's session (kept in {tmp}):\n"
+        f"   {env} yagent sessions show {sid}\n"
+        f"   {env} yagent trace {sid} --html\n"
+        f"   remove it with: rm -rf {tmp}"
+    )
 
 
 def main(argv: list[str]) -> int:

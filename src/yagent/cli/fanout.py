@@ -189,7 +189,12 @@ def summary(renderer: Renderer, outcome: ParallelRun) -> None:
 
 @click.command()
 @click.argument("plan", type=click.Path(dir_okay=False, exists=True))
-@click.option("--workspace", "-C", type=click.Path(file_okay=False), help="Work in this directory.")
+@click.option(
+    "--workspace",
+    "-C",
+    type=click.Path(file_okay=False, exists=True),
+    help="Work in this directory.",
+)
 @click.option("-y", "yes", is_flag=True, help="YOLO: approve every authorization.")
 @click.option("--json", "json_mode", is_flag=True, help="Print events as JSON lines (for CI).")
 @click.option(

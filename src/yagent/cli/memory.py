@@ -34,7 +34,7 @@ def _when(ts: object) -> str:
 workspace_option = click.option(
     "--workspace",
     "-C",
-    type=click.Path(file_okay=False),
+    type=click.Path(file_okay=False, exists=True),
     help="The project whose memories to use (default: the current directory).",
 )
 

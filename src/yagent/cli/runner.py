@@ -28,8 +28,9 @@ from yagent.agents.pause import PauseGate
 from yagent.agents.results import AgentResult
 from yagent.app import projectkeys
 from yagent.app.assemble import App, open_app
-from yagent.app.config import load
+from yagent.app.config import ConfigError, load
 from yagent.app.durable import Decision
+from yagent.app.engines import keyless_notice
 from yagent.app.runtrack import continuation_task
 from yagent.app.safety import with_allow_local
 from yagent.cli.render import Ask, Renderer
@@ -71,8 +72,13 @@ def start_notices(app: App, renderer: Renderer) -> None:
     withheld = projectkeys.notice(app.config.project)
     if withheld:
         renderer.notice(withheld)
+    keyless = keyless_notice(app.config.llm)
+    if keyless:
+        renderer.notice(keyless)
     for server, problem in app.mcp.problems:
         renderer.notice(f"MCP server {server} unavailable: {problem}")
+    for server, note in app.mcp.notes:
+        renderer.notice(f"MCP server {server}: {note}")
     failed = app.pruned.failed
     if failed:
         more = f" (and {len(failed) - 3} more)" if len(failed) > 3 else ""
@@ -158,6 +164,7 @@ async def cli_app(
     """The app for one CLI command: config loaded for the workspace, opened, and what went
     wrong while opening said first (`start_notices`)."""
     config = with_allow_local(load(home=opts.home, workspace=opts.workspace), opts.allow_local)
+    _known_agent(opts.agent, list(config.agents))
     async with open_app(
         config,
         home=opts.home,
@@ -174,6 +181,14 @@ async def cli_app(
                 ended = await app.end_jobs()
             if ended:
                 renderer.notice(ended)
+
+
+def _known_agent(name: str | None, custom: list[str]) -> None:
+    """`--agent` names a built-in or configured agent; anything else is a usage error (exit 2)."""
+    if name is None or name in custom or name in catalog.BUILTIN_AGENTS:
+        return
+    known = ", ".join([*catalog.BUILTIN_AGENTS, *sorted(custom)])
+    raise ConfigError(f"unknown agent {name!r} (--agent); known agents: {known}")
 
 
 async def run_once(

@@ -1,8 +1,9 @@
-"""`yagent trace SESSION [--html FILE]`: what the agents did, in what order, for how long.
+"""`yagent trace SESSION [--html [FILE]]`: what the agents did, in what order, for how long.
 
 The terminal form prints each turn's rows (model calls, tool calls, delegations) with their
 measured durations and pairing states; `--html` writes one self-contained file with a timeline
-(no network needed to open it). Watchdog warnings recorded in the session are listed.
+(no network needed to open it) — to FILE, or without one to `trace-<session id>.html` in the
+current directory — and prints where. Watchdog warnings recorded in the session are listed.
 """
 
 from __future__ import annotations
@@ -22,20 +23,27 @@ def _home() -> Path:
     return Path(os.environ.get("YAGENT_HOME") or Path.home() / ".yagent")
 
 
+_DEFAULT = ""  # `--html` given without a FILE
+
+
 @click.command()
 @click.argument("session")
 @click.option(
     "--html",
     "html_out",
     type=click.Path(dir_okay=False),
-    help="Write a self-contained HTML timeline to this file.",
+    is_flag=False,
+    flag_value=_DEFAULT,
+    help="Write a self-contained HTML timeline to FILE (default: trace-<session>.html here).",
 )
 def trace(session: str, html_out: str | None) -> None:
     """Show a session's trace (rows per turn), or write an HTML timeline."""
     with SessionStore(_home() / "sessions.db") as store:
         info = store.get_session(session)
         events = store.events(info.id)
-    if html_out:
+    if html_out is not None:
+        if html_out == _DEFAULT:
+            html_out = f"trace-{info.id[:12]}.html"
         Path(html_out).write_text(
             render_html(events, title=info.title or info.id), encoding="utf-8"
         )

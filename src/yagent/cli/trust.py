@@ -46,7 +46,7 @@ def _review(project: projectkeys.ProjectState) -> None:
 @click.option(
     "--workspace",
     "-C",
-    type=click.Path(file_okay=False),
+    type=click.Path(file_okay=False, exists=True),
     help="The workspace to trust instead of the current directory.",
 )
 @click.option("--show", is_flag=True, help="Only show the trust state and what waits for it.")

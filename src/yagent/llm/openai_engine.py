@@ -14,7 +14,10 @@ Contract:
 - Usage is normalised: `input_tokens` counts the *uncached* prompt tokens, `cache_read_tokens` the
   cached ones (`prompt_tokens_details.cached_tokens`, or DeepSeek's `prompt_cache_hit_tokens`).
 - A stream that ends without a `finish_reason` is an error (`transient`), never a silently short
-  turn. Every SDK or transport exception leaves as an `EngineError` (see `yagent.llm.errors`).
+  turn. A provider that answers the streamed request with one plain JSON chat completion
+  (`content-type: application/json`) is accepted: the completion is read whole and announced as
+  the same events; JSON that is not a chat completion is an error quoting its start. Every SDK
+  or transport exception leaves as an `EngineError` (see `yagent.llm.errors`).
 - The SDK never retries (`max_retries=0`): step retries belong to the loop. `timeout` bounds each
   network wait (connect, every read); a stream that keeps producing is not cut off — bounding a
   whole run is the activity monitor's job.
@@ -31,7 +34,8 @@ from typing import Any, Literal, cast
 import anyio
 import httpx2
 import openai
-from openai.types.chat import ChatCompletionChunk
+import pydantic
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from yagent.kernel import toolfail
 from yagent.llm.errors import to_engine_error
@@ -124,6 +128,15 @@ class _Assembler:
             delta = choice.delta
             if delta is not None:
                 yield from self._delta(delta)
+            if choice.finish_reason:
+                self.finish_reason = str(choice.finish_reason)
+
+    def whole(self, completion: ChatCompletion) -> Iterator[StreamEvent]:
+        """A non-streamed completion, announced as the events its stream would have carried."""
+        if completion.usage is not None:
+            self.usage = normalise_usage(completion.usage)
+        for choice in completion.choices[:1]:
+            yield from self._delta(choice.message)
             if choice.finish_reason:
                 self.finish_reason = str(choice.finish_reason)
 
@@ -237,9 +250,14 @@ class OpenAIEngine:
                 **cast(Any, body), stream=True, stream_options={"include_usage": True}
             )
             async with chunks:
-                async for chunk in chunks:
-                    for event in assembler.feed(chunk):
+                if _plain_json(chunks.response.headers.get("content-type")):
+                    completion = _completion(await chunks.response.aread(), self._model)
+                    for event in assembler.whole(completion):
                         yield event
+                else:
+                    async for chunk in chunks:
+                        for event in assembler.feed(chunk):
+                            yield event
             turn = assembler.finish(self._model)
         except EngineError:
             raise
@@ -253,3 +271,20 @@ class OpenAIEngine:
                 secret=self._secret,
             ) from exc
         yield TurnDone(turn)
+
+
+def _plain_json(content_type: str | None) -> bool:
+    return (content_type or "").split(";")[0].strip().lower() == "application/json"
+
+
+def _completion(raw: bytes, model: str) -> ChatCompletion:
+    """A whole chat completion sent in answer to a streamed request, or an error quoting it."""
+    try:
+        return ChatCompletion.model_validate_json(raw)
+    except pydantic.ValidationError:
+        start = raw[:200].decode("utf-8", "replace")
+        raise EngineError(
+            toolfail.Kind.UNKNOWN,
+            f"{PROVIDER} model {model!r}: the server answered the streamed request with JSON "
+            f"that is not a chat completion: {start!r}",
+        ) from None

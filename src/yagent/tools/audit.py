@@ -3,9 +3,10 @@
 Each call is judged as an operation whose risk and "mutating" flag come from the tool's declared
 facts, never its name: read-only, cognitive, flow and meta tools carry no risk and do not mutate;
 built-in writers, shell, network and browser tools are low risk (their real judgement is the
-workspace guard and the command policy); an external tool annotated `destructive` is high risk
-(the person is asked); an external tool with no read-only / idempotent / destructive annotation has
-an UNKNOWN mutating flag, which the gate escalates to the person rather than guessing.
+workspace guard and the command policy). An external (MCP) tool is judged by its effect as read
+from its annotations (`tools.mcp.specs`): read-only and closed-world carries no risk; read-only and
+open-world is low risk and not mutating; a mutating one is low risk and mutating, high risk when
+it is destructive (declared, or by the MCP default for a tool that declares nothing).
 Standing permissions (-y, always, skip all, project) answer the gate's questions like any other;
 a DENY (risk at or over `deny_at`) is never answered away. The thresholds come from `[audit]` in
 config and can only be lowered while yagent runs.
@@ -33,11 +34,9 @@ def operation(spec: Spec) -> policy.Op:
         return policy.Op(spec.name, 0.0, False)
     if not spec.external:
         return policy.Op(spec.name, LOW, True)
-    if "destructive" in spec.tags:
-        return policy.Op(spec.name, HIGH, True)
-    if spec.tags & {"read-only", "idempotent"}:
-        return policy.Op(spec.name, LOW, "read-only" not in spec.tags)
-    return policy.Op(spec.name, LOW, None)
+    if "read-only" in spec.tags:
+        return policy.Op(spec.name, LOW, False)
+    return policy.Op(spec.name, HIGH if "destructive" in spec.tags else LOW, True)
 
 
 class AuditStage:

@@ -239,8 +239,13 @@ class CommandGate:
                 )
             if self.areas is None:  # the whole workspace: the session's one sandbox
                 if self.session is None:
+                    watch = provider.supervision()
                     self.session = SessionSandbox(
-                        launcher, env, self.workspace, keep=self.keep_background
+                        launcher,
+                        env,
+                        self.workspace,
+                        keep=self.keep_background,
+                        explain=watch.explain if watch is not None else None,
                     )
                 return Confinement(
                     provider.name,

@@ -13,7 +13,9 @@ Contract:
   `-XPOST`, `-d…`; methods compare case-insensitively). The longest matching prefix wins; at equal
   length a side-effect rule beats an exemption (`effect = false`) — fail closed. A line cmdpolicy
   cannot parse, and a command whose name is known only at run time, count as side-effecting.
-- MCP tools are side-effecting unless annotated `read-only` or `idempotent`; a NETWORK tool with a
+- MCP tools are side-effecting unless their annotations say read-only or idempotent; the rule
+  name says what they declared: `mcp-destructive`, `mcp-mutating` (declared, not destructive) or
+  `mcp-unannotated` (declares nothing: the MCP defaults make it destructive); a NETWORK tool with a
   `method` argument other than GET/HEAD/OPTIONS is side-effecting (`web_fetch` has no such
   argument: it only GETs).
 - Every rule carries `match` / `not_match` examples, run through `classify_line` when the table is
@@ -218,7 +220,9 @@ class EffectTable:
         if spec.external and "mcp" in spec.tags:
             if spec.tags & {"read-only", "idempotent"}:
                 return None
-            why = "mcp-destructive" if "destructive" in spec.tags else "mcp-unannotated"
+            if "unannotated" in spec.tags:
+                return Found("mcp-unannotated", spec.name)
+            why = "mcp-destructive" if "destructive" in spec.tags else "mcp-mutating"
             return Found(why, spec.name)
         method = _arg(args, "method")
         if (

@@ -108,30 +108,41 @@ async def bridge(
         relays.add(task)
         task.add_done_callback(relays.discard)
 
-    server = await asyncio.start_server(accepted, "127.0.0.1", port)
+    # Signals are caught before the port is bound: a signal that arrives once the bridge is
+    # reachable but before the command runs is held and forwarded, never fatal to the bridge.
+    loop = asyncio.get_running_loop()
+    held: list[int] = []
+    child: asyncio.subprocess.Process | None = None
+
+    def forward(signum: int) -> None:
+        if child is None:
+            held.append(signum)
+        else:
+            with contextlib.suppress(ProcessLookupError):
+                child.send_signal(signum)
+
+    for signum in FORWARDED:
+        loop.add_signal_handler(signum, forward, signum)
     try:
+        server = await asyncio.start_server(accepted, "127.0.0.1", port)
         try:
-            child = await asyncio.create_subprocess_exec(*command)
-        except OSError as exc:
-            print(f"egressbridge: cannot run {command[0]!r}: {exc}", file=sys.stderr)
-            return NOT_STARTED
-        loop = asyncio.get_running_loop()
-        for signum in FORWARDED:
-            loop.add_signal_handler(signum, _forward, child, signum)
-        code = await child.wait()
+            try:
+                child = await asyncio.create_subprocess_exec(*command)
+            except OSError as exc:
+                print(f"egressbridge: cannot run {command[0]!r}: {exc}", file=sys.stderr)
+                return NOT_STARTED
+            for pending in held:
+                forward(pending)
+            code = await child.wait()
+            return 128 - code if code < 0 else code
+        finally:
+            server.close()
+            for task in list(relays):
+                task.cancel()
+            await asyncio.gather(*relays, return_exceptions=True)
+    finally:
         for signum in FORWARDED:
             loop.remove_signal_handler(signum)
-        return 128 - code if code < 0 else code
-    finally:
-        server.close()
-        for task in list(relays):
-            task.cancel()
-        await asyncio.gather(*relays, return_exceptions=True)
-
-
-def _forward(child: asyncio.subprocess.Process, signum: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        child.send_signal(signum)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

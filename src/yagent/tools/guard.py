@@ -42,6 +42,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
+from yagent.tools import fsnames
 from yagent.tools.readmask import ReadMask
 from yagent.tools.settings import Settings, SettingsError
 from yagent.tools.shellpaths import outside_reasons
@@ -159,7 +160,11 @@ class WorkspaceGuard:
     def _resolve_now(self, path: str) -> str:
         expanded = os.path.expanduser(path)
         joined = expanded if os.path.isabs(expanded) else os.path.join(self.workspace, expanded)
-        return os.path.realpath(joined)
+        resolved = os.path.realpath(joined)
+        raw = fsnames.name_of(joined)  # a name shown as `\xNN` (not UTF-8) given back
+        if raw != joined and not os.path.lexists(resolved):
+            return os.path.realpath(raw)
+        return resolved
 
     def in_workspace(self, path: str, *, destructive: bool = False) -> bool:
         resolved = self.resolve(path)

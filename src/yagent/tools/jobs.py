@@ -12,14 +12,19 @@ Guarantees:
 - A foreground command runs through `launcher(log)`: a small host process (`jobhost enter`) the
   shell engine spawns, times out and kills as before; killing it kills the command's whole run
   inside the sandbox. A command that exits leaving processes running (`cmd &`, `nohup cmd &`,
-  `setsid cmd &`) turns them into a job whose output goes to `log` (bounded: `jobhost.LOG_CAP`).
+  `setsid cmd &`) turns them into a job whose output goes to `log` (bounded:
+  `jobhost.wire.LOG_CAP`).
   `start_job` starts an `is_background` command as a job straight away.
 - `jobs()` lists every job (id, pid inside the sandbox, command, running or not, exit code when
   known, last `TAIL_LINES` lines of its log); `stop(id)` sends SIGTERM to the job's processes and
-  SIGKILL to what is left after the supervisor's grace.
-- `close()` ends the sandbox — and with it every job — and returns a notice naming the
-  jobs it stopped; with `keep` (`[sandbox] keep_background`) leaves it running and the notice names
-  the jobs kept, their pids and the host pid that ends them all. The sandbox is started with
+  SIGKILL to what is left after the supervisor's grace. An ended job's state says how it ended:
+  the limit `explain` (`Supervision.explain`) names from its exit status and its log's last
+  `TAIL_BYTES`, else its signal (cause said not known) or exit code, else (processes a command
+  left running) that how it ended is not known. A foreground command its caller ended (timeout,
+  limit breach, cancellation) is ended whole by the supervisor and never becomes a job.
+- `close()` ends the sandbox and every job, returning once its pid namespace is empty, with a
+  notice naming the jobs it stopped; with `keep` (`[sandbox] keep_background`) leaves it running
+  and the notice names the jobs kept, their pids and the host pid that ends them all. Started with
   `--die-with-parent` towards yagent itself unless keep is asked, so a crash does not leave it
   behind either; with keep, a `setsid -w` holder is its parent instead.
 Refuses: a supervisor that cannot be reached is a `JobError` (run_bash reports it; nothing falls
@@ -34,8 +39,8 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
+import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -47,16 +52,18 @@ import anyio.to_thread
 
 from yagent.tools import jobhost
 from yagent.tools.egressproxy import runtime_base
+from yagent.tools.jobhost import wire
 
 TAIL_LINES = 5
 TAIL_BYTES = 4096
 VIEW_LINES = 5
 """Jobs shown in a run_bash result's jobs view; list_jobs shows them all."""
 SOCKET_NAME = "jobs.sock"
-JOBHOST = str(Path(jobhost.__file__).resolve())
 REPLY_TIMEOUT = 30.0
 
 Wrap = Callable[[Sequence[str]], list[str]]
+Explain = Callable[[int | None, str], str | None]
+"""The limit that ended a program, from its exit status and output (`Supervision.explain`)."""
 
 
 _LIVE: weakref.WeakSet[SessionSandbox] = weakref.WeakSet()
@@ -88,21 +95,27 @@ class Job:
     stopped: bool
     log: str
     tail: tuple[str, ...] = ()
+    cause: str = ""
+    """Why an ended job ended, when a limit names itself (see `ended`)."""
 
     @classmethod
-    def of(cls, view: Mapping[str, Any]) -> Job:
+    def of(cls, view: Mapping[str, Any], explain: Explain | None = None) -> Job:
         log = str(view.get("log") or "")
-        code = view.get("exit_code")
+        code = None if view.get("exit_code") is None else int(view["exit_code"])
+        running, stopped = bool(view.get("running")), bool(view.get("stopped"))
+        last = _last(log)
+        ended = not running and not stopped and code not in (None, 0) and explain is not None
         return cls(
             id=int(view["id"]),
             command=str(view.get("command", "")),
             pid=int(view.get("pid", 0)),
             pids=tuple(int(p) for p in view.get("pids", ())),
-            running=bool(view.get("running")),
-            exit_code=None if code is None else int(code),
-            stopped=bool(view.get("stopped")),
+            running=running,
+            exit_code=code,
+            stopped=stopped,
             log=log,
-            tail=_tail(log),
+            tail=tuple(last.splitlines()[-TAIL_LINES:]),
+            cause=(explain(code, last) or "") if ended and explain is not None else "",
         )
 
     @property
@@ -111,7 +124,19 @@ class Job:
             return "running"
         if self.stopped:
             return "stopped"
-        return "exited" if self.exit_code is None else f"exited with code {self.exit_code}"
+        return self.ended()
+
+    def ended(self) -> str:
+        """How a job that ended by itself ended (see the module contract)."""
+        if self.cause:
+            return self.cause
+        code = self.exit_code
+        if code is None:
+            return "ended (how is not known: its processes were left running by its command)"
+        if code < 0:
+            name = _signal_name(-code)
+            return f"killed by {name} (the cause is not known: no limit names itself)"
+        return f"exited with code {code}"
 
     def line(self) -> str:
         return f"job {self.id} [{self.state}] pid {self.pid}: {_short(self.command)}"
@@ -125,6 +150,7 @@ class Job:
             "state": self.state,
             "running": self.running,
             "exit_code": self.exit_code,
+            "cause": self.cause or None,
             "log": self.log,
             "last_lines": list(self.tail),
         }
@@ -145,8 +171,15 @@ class SessionSandbox:
     """The app's long-lived sandbox and the jobs running in it (see the module contract)."""
 
     def __init__(
-        self, wrap: Wrap, env: Mapping[str, str], workspace: Path, *, keep: bool = False
+        self,
+        wrap: Wrap,
+        env: Mapping[str, str],
+        workspace: Path,
+        *,
+        keep: bool = False,
+        explain: Explain | None = None,
     ) -> None:
+        self._explain = explain
         self._wrap = wrap
         self._env = dict(env)
         self._workspace = workspace
@@ -181,7 +214,7 @@ class SessionSandbox:
             listener.bind(str(directory / SOCKET_NAME))
             listener.listen(64)
             fd = listener.fileno()
-            serve = [sys.executable, "-I", JOBHOST, "serve", "--fd", str(fd)]
+            serve = jobhost.argv("serve", "--fd", str(fd))
             argv = self._wrap(serve)
             if self.keep:  # its parent is a holder that outlives yagent, not yagent's thread
                 argv = ["setsid", "-w", *argv]
@@ -207,8 +240,7 @@ class SessionSandbox:
         behind logs to `log`."""
         self.start()
         log.parent.mkdir(parents=True, exist_ok=True)
-        prefix = [sys.executable, "-I", JOBHOST, "enter", "--socket", str(self.socket_path)]
-        prefix += ["--log", str(log), "--"]
+        prefix = jobhost.argv("enter", "--socket", str(self.socket_path), "--log", str(log), "--")
         return lambda argv: [*prefix, *argv]
 
     async def start_job(
@@ -237,14 +269,14 @@ class SessionSandbox:
         if self._process is None or self._closed:
             return []
         reply = await self._ask({"op": "list"})
-        return [Job.of(view) for view in reply.get("jobs", ())]
+        return [Job.of(view, self._explain) for view in reply.get("jobs", ())]
 
     async def stop(self, job_id: int) -> tuple[Job, tuple[int, ...]]:
         """Stop job `job_id`; returns it and the pids that needed SIGKILL."""
         if self._process is None:
             raise JobError(f"no job {job_id}: no background job was started in this session")
         reply = await self._ask({"op": "stop", "id": job_id})
-        return Job.of(reply["job"]), tuple(int(p) for p in reply.get("killed", ()))
+        return Job.of(reply["job"], self._explain), tuple(int(p) for p in reply.get("killed", ()))
 
     async def close(self) -> str | None:
         """End the session (see the module contract); the notice, or None with no jobs."""
@@ -286,10 +318,17 @@ class SessionSandbox:
 
     @staticmethod
     def _kill(process: subprocess.Popen[bytes]) -> None:
+        """SIGKILL bwrap and return once its pid namespace is empty: the namespace's init (bwrap's
+        child) dies with its parent, and the kernel lets init finish only after it has killed and
+        reaped every other process of the namespace — so waiting for init waits for them all."""
+        init = _children(process.pid)
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, signal.SIGKILL)  # bwrap; the pid namespace dies with it
+            os.killpg(process.pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(timeout=REPLY_TIMEOUT)
+        deadline = time.monotonic() + REPLY_TIMEOUT
+        while any(map(_alive, init)) and time.monotonic() < deadline:
+            time.sleep(0.01)
 
     async def _ask(self, message: dict[str, Any], fds: list[int] | None = None) -> dict[str, Any]:
         path = str(self.socket_path)
@@ -307,8 +346,8 @@ def _round_trip(path: str, message: dict[str, Any], fds: list[int] | None) -> di
         except OSError as exc:
             raise JobError(f"the session sandbox cannot be reached: {exc}") from exc
         try:
-            jobhost.send(sock, message, fds)
-            reply = jobhost.Reader(sock).next()
+            wire.send(sock, message, fds)
+            reply = wire.Reader(sock).next()
         except (OSError, ValueError) as exc:
             raise JobError(f"the session sandbox did not answer: {exc}") from exc
     if reply is None:
@@ -316,9 +355,10 @@ def _round_trip(path: str, message: dict[str, Any], fds: list[int] | None) -> di
     return reply
 
 
-def _tail(log: str) -> tuple[str, ...]:
+def _last(log: str) -> str:
+    """The last `TAIL_BYTES` of `log`, from its first whole line ("" when unreadable)."""
     if not log:
-        return ()
+        return ""
     try:
         with open(log, "rb") as f:
             f.seek(0, os.SEEK_END)
@@ -326,11 +366,33 @@ def _tail(log: str) -> tuple[str, ...]:
             f.seek(max(0, size - TAIL_BYTES))
             data = f.read()
     except OSError:
-        return ()
-    lines = data.decode("utf-8", errors="replace").splitlines()
-    if size > TAIL_BYTES and lines:
-        lines = lines[1:]  # the first may be cut
-    return tuple(lines[-TAIL_LINES:])
+        return ""
+    text = data.decode("utf-8", errors="replace")
+    return text.partition("\n")[2] if size > TAIL_BYTES else text  # the first line may be cut
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as f:
+            return [int(word) for word in f.read().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` is a process that has not finished exiting (not a zombie, not gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+    except (OSError, IndexError):
+        return False
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 def _short(command: str, limit: int = 80) -> str:

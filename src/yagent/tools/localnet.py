@@ -16,9 +16,10 @@ Guarantees:
   its `loopback` / `private` flags left off, so nothing beyond the listed services opens. Netguard
   itself keeps metadata, link-local, multicast, reserved and tunnel addresses refused whatever a
   host entry says, and a redirect to an unlisted port or host is judged (and refused) on its own.
-- `sandbox_host_problem(host, entry)` says why a `[sandbox] allow_hosts` entry naming a loopback
-  or private host cannot work (a sandboxed command has its own loopback; the egress proxy never
-  opens local addresses), pointing to `allow_local` — None for a public host.
+- `refuse_local(hosts)` refuses (`AllowListError`) a `[sandbox] allow_hosts` list naming a
+  loopback or private host — it cannot work: a sandboxed command has its own loopback and the
+  egress proxy never opens local addresses — pointing to `allow_local`
+  (`sandbox_host_problem` is the one sentence, None for a public host).
 - `refusal(exc)` is the one model-facing sentence for a netguard refusal: netguard's reason, and
   for a loopback or private target how the person opens it (or that nothing opens it).
 Leaves to the host: where the entries come from (config after project trust, the CLI flag) and
@@ -33,6 +34,7 @@ from ipaddress import ip_address
 from yagent.kernel import netguard
 from yagent.kernel.netguard import AddrClass
 from yagent.kernel.netguard.names import canonical_host
+from yagent.tools.egresshosts import AllowList, AllowListError
 
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 """The hosts a bare `PORT` entry opens."""
@@ -149,3 +151,12 @@ def sandbox_host_problem(host: str, entry: str) -> str | None:
         "nothing; for the browser and web_fetch list it in [network] allow_local (or run with "
         "--allow-local PORT)"
     )
+
+
+def refuse_local(hosts: AllowList) -> AllowList:
+    """`hosts` unchanged, or an AllowListError for its first loopback or private entry."""
+    for rule in hosts.rules:
+        problem = sandbox_host_problem(rule.host, rule.entry)
+        if problem is not None:
+            raise AllowListError(problem)
+    return hosts

@@ -11,8 +11,9 @@ The command-policy ring (present when the surface has a `CommandGate`) is the au
 for every spec with a `command_arg`: it judges the command line (cmdpolicy × gatecheck) and folds
 the guard's danger reasons into its one question, so a person is asked once per call, and
 AuthorizationStage leaves those specs to it. Under a preset whose approval mode is allowlist
-(`read-only`) it also denies file-writing tools: nothing that writes runs unreviewed there, and
-nobody is asked.
+(`read-only`) it also denies every tool whose effect is WRITE — built-in file writers and MCP tools
+that do not declare `readOnlyHint` alike: nothing that writes runs unreviewed there, and nobody is
+asked.
 """
 
 from __future__ import annotations
@@ -73,7 +74,12 @@ class CommandPolicyStage:
             if spec.effect is Effect.WRITE and self._gate.preset.mode is ApprovalMode.ALLOWLIST:
                 return Verdict.deny(
                     f"preset {self._gate.preset.name!r} runs only allow-listed commands and "
-                    f"writes nothing: {spec.name} writes files",
+                    f"writes nothing: {spec.name} "
+                    + (
+                        "may change things (it is not declared read-only)"
+                        if spec.external
+                        else "writes files"
+                    ),
                     kind=toolfail.Kind.PERMISSION,
                     retryable=False,
                     stage=self.name,

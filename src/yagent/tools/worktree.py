@@ -12,7 +12,10 @@ declared facts, never by the tool's name:
 - `command_arg` (a shell line): allowed only when the Surface's command gate is itself confined
   to the declaration's writable areas (its sandbox keeps the rest of the workspace read-only);
   otherwise refused — the stage cannot see where a command writes.
-- external (MCP) tools are refused: their effects happen in another process nobody confined.
+- external (MCP) tools are judged by their effect like built-in tools that name no path: a
+  mutating one (not declared read-only) is refused — it changes things in another process where
+  nobody can see or confine its paths; a read-only one passes (reads are not confined by the
+  sandbox either, see the known limit).
 - a write-effect tool that names no path is refused (where it writes cannot be judged); other
   tools without paths (thinking, flow control, loading tools, fetching pages, programs — whose
   host calls come back through this same ring one by one) pass.
@@ -72,7 +75,9 @@ class WorktreeStage:
     def refusal(self, spec: Spec, args: Mapping[str, Any]) -> str | None:
         """Why this call leaves the declared areas, or None."""
         if spec.external:
-            return f"{spec.name} is an external tool: its effects cannot be confined"
+            if "read-only" in spec.tags:
+                return None
+            return f"{spec.name} is an external tool that may change things: it cannot be confined"
         if spec.command_arg:
             gate = self._surface.options.commands
             if gate is None or gate.areas is None:

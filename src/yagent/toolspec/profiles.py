@@ -3,6 +3,10 @@
 A `Profile` grants tools by effect and by name, denies by name (a denial always wins), and says
 whether external (MCP) tools may be used at all and which servers. The Surface asks `grants(spec)`
 and nothing else; no other module keeps lists of tools per agent.
+An external tool is granted only when the profile takes external tools, its server is allowed,
+and its effect (read from its annotations, `tools.mcp.specs`) is one the profile grants
+(`external_effects`, by default the profile's own effects) — or the profile names it. A read-only
+profile therefore gets only tools that declare `readOnlyHint`, whatever server offers them.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ class Profile:
     deny: frozenset[str] = frozenset()
     external: bool = False
     servers: frozenset[str] | None = None  # None: every configured server, when external
+    external_effects: frozenset[Effect] | None = None  # None: the profile's own effects
 
     def grants(self, spec: Spec) -> bool:
         if spec.name in self.deny:
@@ -33,7 +38,10 @@ class Profile:
             if not self.external:
                 return False
             server = spec.name.split("__", 1)[0]
-            return self.servers is None or server in self.servers
+            if self.servers is not None and server not in self.servers:
+                return False
+            effects = self.effects if self.external_effects is None else self.external_effects
+            return spec.effect in effects or spec.name in self.names
         return spec.effect in self.effects or spec.name in self.names
 
     def with_names(self, extra: Iterable[str]) -> Profile:
@@ -44,6 +52,7 @@ class Profile:
             self.deny,
             self.external,
             self.servers,
+            self.external_effects,
         )
 
 
@@ -88,8 +97,16 @@ def profile(name: str) -> Profile:
 
 
 def custom(
-    name: str, *, tools: Iterable[str], deny: Iterable[str] = (), external: bool = False
+    name: str,
+    *,
+    tools: Iterable[str],
+    deny: Iterable[str] = (),
+    external: bool = False,
+    external_effects: Iterable[Effect] = (Effect.READ,),
 ) -> Profile:
-    """A custom agent's profile: exactly the named tools plus flow control and spill paging."""
+    """A custom agent's profile: exactly the named tools plus flow control and spill paging;
+    with `external`, the MCP tools whose effect is in `external_effects` (or that it names)."""
     granted = frozenset(tools) | FLOW_NAMES | SPILL_NAMES
-    return Profile(name, frozenset(), granted, frozenset(deny), external)
+    return Profile(
+        name, frozenset(), granted, frozenset(deny), external, None, frozenset(external_effects)
+    )

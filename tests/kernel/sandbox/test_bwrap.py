@@ -22,7 +22,7 @@ from yagent.kernel.sandbox import (
     Registry,
     SetupError,
     UnavailableError,
-    bwrap,
+    bwrappaths,
     egress_of,
 )
 
@@ -288,14 +288,14 @@ def test_resolver_is_bound_back_when_it_lives_under_run(
     run.write_text("nameserver 127.0.0.53\n")
     link = tmp_path / "resolv.conf"
     link.symlink_to(run)
-    monkeypatch.setattr(bwrap, "_RESOLV", link)
-    monkeypatch.setattr(bwrap, "_RUN", tmp_path)
-    assert bwrap._resolver_paths() == [run]
-    monkeypatch.setattr(bwrap, "_RESOLV", run)
-    assert bwrap._resolver_paths() == []
-    monkeypatch.setattr(bwrap, "_RESOLV", link)
-    monkeypatch.setattr(bwrap, "_RUN", tmp_path / "elsewhere")
-    assert bwrap._resolver_paths() == []
+    monkeypatch.setattr(bwrappaths, "_RESOLV", link)
+    monkeypatch.setattr(bwrappaths, "_RUN", tmp_path)
+    assert bwrappaths.resolver_paths() == [run]
+    monkeypatch.setattr(bwrappaths, "_RESOLV", run)
+    assert bwrappaths.resolver_paths() == []
+    monkeypatch.setattr(bwrappaths, "_RESOLV", link)
+    monkeypatch.setattr(bwrappaths, "_RUN", tmp_path / "elsewhere")
+    assert bwrappaths.resolver_paths() == []
 
 
 def test_wrap_prefixes_an_argv_for_hosts_that_spawn_themselves(

@@ -3,7 +3,8 @@
 Contract:
 - Detects Chinese mainland mobile numbers, resident ID numbers (GB 11643: province, real birth
   date, MOD 11-2 check digit), bank cards (Luhn) and e-mail addresses — validated, so a wrong
-  check digit or an impossible date is not a finding (see `detect`).
+  check digit or an impossible date is not a finding (see `detect`). Fullwidth forms are folded
+  (NFKC) before detection and the original characters are masked; IDN e-mail addresses count.
 - The only redacting entry points are `apply(text, surface)` and `apply_value(obj, surface)`:
   the surface (MODEL, LOG, DISPLAY) is always explicit and picks the action (off / mask / block)
   from one policy snapshot. `block` returns `Result(blocked=True, value=None, findings=...)`,

@@ -39,10 +39,10 @@ Guarantees, for every run (`command` builds the argv; the order of mounts matter
   socket to every sandboxed program, `DENIED` ones included. What the proxy lets through is the
   host's business; this provider only decides who can reach it.
 - `limits` (optional, `limits.Limits`): every program starts under `prlimit` with those bounds,
-  and `/tmp` and `/run` are tmpfs of at most `memory_mb`. As root, programs also run as the mapped
-  non-root user of one user namespace per provider (`identity`), so the process limit holds and
-  counts this provider's programs together (`supervision()` polls that count); other users'
-  bwrap makes its own user namespace per run, so there it counts per run.
+  and `/tmp` and `/run` are tmpfs of at most `memory_mb` (`bounds`). As root, programs also run as
+  the mapped non-root user of one user namespace per provider (`identity`), so the process limit
+  holds and counts this provider's programs together (`supervision()` polls that count); other
+  users' bwrap makes its own user namespace per run, so there it counts per run.
 Declares: level `NAMESPACES`; enforces egress `DENIED` (and proves it: `verify_egress`).
 Known limits: the root is readable except what the host hides (a secret the host did not
 name is readable inside); a nested protected entry the program creates during a run is writable
@@ -63,16 +63,15 @@ from pathlib import Path, PurePosixPath
 
 import anyio.to_thread
 
-from yagent.kernel.sandbox import mounts, process, provider
+from yagent.kernel.sandbox import bwrappaths, mounts, process, provider
+from yagent.kernel.sandbox.bounds import Bounds
 from yagent.kernel.sandbox.errors import SetupError, UnavailableError
-from yagent.kernel.sandbox.identity import CAPS, Identity
 from yagent.kernel.sandbox.levels import EgressMode, Level
 from yagent.kernel.sandbox.limits import Limits, Supervision
 from yagent.kernel.sandbox.provider import Program, Result
 
 DEFAULT_PROTECTED = (".git",)
 PROBE_TIMEOUT = 30.0
-_RESOLV = Path("/etc/resolv.conf")
 _RUN = Path("/run")
 
 
@@ -103,20 +102,16 @@ class BwrapProvider:
             )
         self._bwrap = found
         self._name = name
-        self._workspace = _directory(workspace, "workspace")
+        self._workspace = bwrappaths.directory(workspace, "workspace")
         self._workspace_writable = workspace_writable
-        self._writable = tuple(_area(extra) for extra in writable)
-        self._readable = tuple(_shown(extra) for extra in readable)
+        self._writable = tuple(bwrappaths.area(extra) for extra in writable)
+        self._readable = tuple(bwrappaths.shown(extra) for extra in readable)
         self._hidden = tuple(Path(os.path.abspath(path)) for path in hidden)
         self._names = tuple(protected_names)
         self._shallow = tuple(shallow)
-        self._proxy_dir = None if proxy_dir is None else _masked_directory(proxy_dir)
-        self._protected = tuple(_relative(rel) for rel in protected)
-        self._limits: Limits | None = None
-        self._identity: Identity | None = None
-        self._prlimit: list[str] = []
-        if limits is not None:
-            self._bound(limits)
+        self._proxy_dir = None if proxy_dir is None else bwrappaths.masked_directory(proxy_dir)
+        self._protected = tuple(bwrappaths.relative(rel) for rel in protected)
+        self._bounds = Bounds.of(limits)
 
     @property
     def name(self) -> str:
@@ -137,16 +132,17 @@ class BwrapProvider:
     def command(self, program: Program, *, status_fd: int | None = None) -> list[str]:
         """The full bwrap argv for `program`. Blocking: it looks at the filesystem (hidden paths,
         protected entries at any depth) afresh at every call."""
-        argv = [*self._entry(), self._bwrap, *self._unshare()]
+        bounds = self._bounds
+        argv = [*bounds.entry(), self._bwrap, *bounds.unshare()]
         if program.egress is EgressMode.UNRESTRICTED:
             argv.append("--share-net")
-        argv += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", *self._kept_caps()]
+        argv += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", *bounds.caps()]
         argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-        argv += [*self._tmpfs_size(), "--tmpfs", "/tmp", *self._tmpfs_size(), "--tmpfs", "/run"]
+        argv += [*bounds.tmpfs_size(), "--tmpfs", "/tmp", *bounds.tmpfs_size(), "--tmpfs", "/run"]
         argv += mounts.plan(self._mounts(program), (Path("/tmp"), _RUN))
         if status_fd is not None:
             argv += ["--json-status-fd", str(status_fd)]
-        argv += ["--chdir", self._cwd(program), "--", *self._prlimit, *program.argv]
+        argv += ["--chdir", self._cwd(program), "--", *bounds.prlimit, *program.argv]
         return argv
 
     def wrap(self, argv: Sequence[str], *, egress: EgressMode = EgressMode.DENIED) -> list[str]:
@@ -228,48 +224,19 @@ class BwrapProvider:
             )
         return done.stdout.decode(errors="replace")
 
-    # -- resource limits (see `limits` and `identity`) ----------------------------------------
+    # -- resource limits (see `bounds`) --------------------------------------------------------
     @property
     def limits(self) -> Limits | None:
         """The limits in force for every program of this sandbox (None: unbounded)."""
-        return self._limits
+        return self._bounds.limits
 
     def supervision(self) -> Supervision | None:
         """What a host polls during a run: the limits and, as root, the sandbox's task count."""
-        if self._limits is None:
-            return None
-        count = self._identity.tasks if self._identity is not None else None
-        return Supervision(self._limits, count)
+        return self._bounds.supervision()
 
     def program_env(self, env: Mapping[str, str]) -> dict[str, str]:
         """The environment a program gets here (as root: git told the workspace is safe)."""
-        return dict(env) if self._identity is None else self._identity.git_env(env)
-
-    def _bound(self, limits: Limits) -> None:
-        found = shutil.which("prlimit")
-        if found is None:
-            raise UnavailableError("`prlimit` (util-linux) is not on PATH: limits cannot be set")
-        self._limits = limits.in_force()
-        self._prlimit = self._limits.prlimit(found)
-        if os.geteuid() == 0:  # root is exempt from RLIMIT_NPROC: run as a mapped non-root uid
-            self._identity = Identity.create()
-
-    def _entry(self) -> list[str]:
-        return [] if self._identity is None else self._identity.enter()
-
-    def _unshare(self) -> list[str]:
-        if self._identity is None:
-            return ["--unshare-all"]
-        # Already in the mapped user namespace: a nested one would unmap root's files.
-        return [f"--unshare-{kind}" for kind in ("ipc", "pid", "net", "uts", "cgroup-try")]
-
-    def _kept_caps(self) -> list[str]:
-        if self._identity is None:
-            return []
-        return [word for cap in CAPS for word in ("--cap-add", cap)]
-
-    def _tmpfs_size(self) -> list[str]:
-        return [] if self._limits is None else ["--size", str(self._limits.memory_mb * 1024 * 1024)]
+        return self._bounds.program_env(env)
 
     def _mounts(self, program: Program) -> list[mounts.Mount]:
         """Every rule below the base masks; `mounts.plan` orders them (deepest wins)."""
@@ -278,11 +245,11 @@ class BwrapProvider:
         ws = self._workspace
         # inside the workspace or a writable area: shown already (and writable, which wins)
         areas = (ws, *self._writable)
-        found += [mounts.show(p) for p in self._readable if not _inside(p, areas)]
+        found += [mounts.show(p) for p in self._readable if not bwrappaths.inside(p, areas)]
         if program.egress is EgressMode.PROXY and self._proxy_dir is not None:
             found.append(mounts.show(self._proxy_dir))
         if program.egress is EgressMode.UNRESTRICTED:
-            found += [mounts.show(p) for p in _resolver_paths()]
+            found += [mounts.show(p) for p in bwrappaths.resolver_paths()]
         bind = "--bind" if self._workspace_writable else "--ro-bind"
         found.append(mounts.Mount(ws, mounts.Rank.BIND, (bind, str(ws), str(ws))))
         for extra in self._writable:
@@ -292,7 +259,7 @@ class BwrapProvider:
         if self._names:
             nested = mounts.find_named(ws, self._names, shallow=self._shallow)
             # one under a hidden path stays hidden: binding it would show it again
-            kept = [p for p in nested if not _inside(p, hidden)]
+            kept = [p for p in nested if not bwrappaths.inside(p, hidden)]
             found += [m for m in map(self._protect_nested, kept) if m is not None]
         return found
 
@@ -319,79 +286,6 @@ class BwrapProvider:
         if not program.cwd:
             return str(self._workspace)
         return os.path.normpath(self._workspace / program.cwd)
-
-
-def _directory(value: str | os.PathLike[str], what: str) -> Path:
-    try:
-        path = Path(value).resolve(strict=True)
-    except OSError as exc:
-        raise UnavailableError(f"{what} {os.fspath(value)!r} does not exist") from exc
-    if not path.is_dir():
-        raise UnavailableError(f"{what} {str(path)!r} is not a directory")
-    if path == Path("/"):
-        raise UnavailableError(f"{what} cannot be the root directory: nothing would be read-only")
-    return path
-
-
-def _shown(value: str | os.PathLike[str]) -> Path:
-    """A readable host path: existing (a file or a directory), taken at its resolved place."""
-    try:
-        path = Path(value).resolve(strict=True)
-    except OSError as exc:
-        raise UnavailableError(f"readable path {os.fspath(value)!r} does not exist") from exc
-    if path == Path("/"):
-        raise UnavailableError("readable path cannot be the root directory")
-    return path
-
-
-def _inside(path: Path, roots: Iterable[Path]) -> bool:
-    return any(path.is_relative_to(root) for root in roots)
-
-
-def _masked_directory(value: str | os.PathLike[str]) -> Path:
-    path = _directory(value, "proxy directory")
-    if not any(path.is_relative_to(m) and path != m for m in (Path("/tmp"), _RUN)):
-        raise UnavailableError(
-            f"proxy directory {str(path)!r} must lie below /tmp or /run: elsewhere the read-only "
-            "root shows its socket to every sandboxed program"
-        )
-    return path
-
-
-def _area(value: str | os.PathLike[str]) -> Path:
-    """A writable path taken literally: absolute, existing, a file or a directory, and with no
-    symbolic link anywhere in it (the bind would follow it to a place nobody declared)."""
-    path = Path(os.path.abspath(value))
-    for step in (path, *path.parents):
-        if step.is_symlink():
-            raise UnavailableError(
-                f"writable path {str(path)!r} goes through the symbolic link {str(step)!r}; "
-                "refusing to bind what it points to"
-            )
-    if not path.exists():
-        raise UnavailableError(f"writable path {str(path)!r} does not exist")
-    if not (path.is_dir() or path.is_file()):
-        raise UnavailableError(f"writable path {str(path)!r} is neither a file nor a directory")
-    if path == Path("/"):
-        raise UnavailableError("writable path cannot be the root directory")
-    return path
-
-
-def _relative(value: str) -> PurePosixPath:
-    rel = PurePosixPath(value)
-    if not value or rel.is_absolute() or ".." in rel.parts or rel == PurePosixPath("."):
-        raise UnavailableError(
-            f"protected path {value!r} must be a plain path inside the workspace"
-        )
-    return rel
-
-
-def _resolver_paths() -> list[Path]:
-    # /run is masked; on hosts where resolv.conf lives there, name resolution needs it back.
-    real = _RESOLV.resolve()
-    if real != _RESOLV and real.is_relative_to(_RUN) and real.exists():
-        return [real]
-    return []
 
 
 def _read_status(fd: int) -> dict[str, object]:

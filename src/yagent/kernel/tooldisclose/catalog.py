@@ -5,9 +5,10 @@ Contract:
   (`DuplicateToolError`). It keeps them sorted by name, so nothing it returns depends on the
   order the host listed them in, on dict order or on file order.
 - `search(query, k)` scores every entry with BM25 over its name, brief, description, parameter
-  names and tags (name matches weigh most) and returns at most `k` hits, best first; equal scores
-  are ordered by name. Entries with score 0 are never returned. The result says how many entries
-  matched in all (`matched`), whether `k` cut the list (`truncated`) and, when it is empty, why
+  names, parameter descriptions and tags (name matches weigh most) and returns at most `k` hits,
+  best first; equal scores are ordered by name. Entries with score 0 are never returned. The
+  result says how many entries matched in all (`matched`), whether `k` cut the list
+  (`truncated`) and, when it is empty, why
   (`reason`: a query without searchable words is not "nothing matched").
 - `render_catalog(entries)` is the compact model-facing listing: one `name — brief` line per tool.
 It holds no schemas' JSON and no tool implementations: those stay with the host.
@@ -23,12 +24,18 @@ from yagent.kernel.tooldisclose.bm25 import Index, words
 from yagent.kernel.tooldisclose.errors import DuplicateToolError, InvalidEntryError
 
 # Field weights of the search (seams: a host or a benchmark may patch them before building a
-# catalog). The name is what the model will type, so a hit there says the most.
+# catalog). The name is what the model will type, so a hit there says the most. The values were
+# chosen on bench/data/tool_queries.json and judged on the held-out split written before tuning
+# (docs/performance.md): parameter descriptions add words users say ("time spent", "glob") at a
+# low weight, and a weak length normalisation (`LENGTH_NORM`, BM25's b) keeps tools with long
+# descriptions from being pushed down for their length alone.
 NAME_WEIGHT = 3.0
-BRIEF_WEIGHT = 2.0
+BRIEF_WEIGHT = 1.0
 TAG_WEIGHT = 2.0
 DESCRIPTION_WEIGHT = 1.0
 PARAM_WEIGHT = 1.0
+PARAM_DESCRIPTION_WEIGHT = 0.3
+LENGTH_NORM = 0.3
 
 EMPTY_QUERY = "the query has no searchable words; describe the action or the object you need"
 NO_MATCH = "no tool in the catalog matches the query; try other words"
@@ -121,6 +128,7 @@ def _fields(entry: ToolEntry) -> tuple[tuple[str, float], ...]:
         (entry.brief, BRIEF_WEIGHT),
         (entry.description, DESCRIPTION_WEIGHT),
         (" ".join(p.name for p in entry.params), PARAM_WEIGHT),
+        (" ".join(p.description for p in entry.params), PARAM_DESCRIPTION_WEIGHT),
         (" ".join(entry.tags), TAG_WEIGHT),
     )
 
@@ -140,7 +148,7 @@ class Catalog:
             by_name[entry.name] = entry
         self._entries: tuple[ToolEntry, ...] = tuple(by_name[n] for n in sorted(by_name))
         self._by_name = by_name
-        self._index = Index([_fields(e) for e in self._entries])
+        self._index = Index([_fields(e) for e in self._entries], b=LENGTH_NORM)
 
     def __len__(self) -> int:
         return len(self._entries)

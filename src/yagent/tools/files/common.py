@@ -9,6 +9,12 @@ Contract:
 - Results name a file by `shown_path`: workspace-relative when inside the workspace, the resolved
   absolute path otherwise — one spelling per file, so evidence sets do not count `./a` and `a`
   as two files.
+- A file name that is not valid UTF-8 (its undecodable bytes arrive from the OS as lone
+  surrogates, PEP 383) becomes text through `name_text` only: each such byte is written `\\xNN`
+  and, in that name only, a backslash is doubled — visible, storable as UTF-8, and reversible
+  (`name_of`, both in `tools.fsnames`). Valid names are shown as they are. A path given back in
+  that spelling resolves to the file when the spelling itself names nothing (the guard's one
+  resolution does it, so what is judged is that file).
 - Failures are `ToolFailure`s with a kind from `toolfail` and a message that says what to do
   instead (missing → NOT_FOUND, wrong kind of file or binary content → INVALID_ARGS).
 - Writes are atomic and happen inside the judged directory's descriptor
@@ -26,6 +32,9 @@ from pathlib import Path
 from yagent.kernel.toolfail import Kind, ToolFailure
 from yagent.tools.adapter import ToolContext
 from yagent.tools.files.judged import Judged
+from yagent.tools.fsnames import name_of, name_text
+
+__all__ = ["name_of", "name_text"]
 
 # Git's heuristic: a NUL byte in the first 8 KiB means binary.
 BINARY_SNIFF_BYTES = 8192
@@ -41,8 +50,8 @@ def shown_path(ctx: ToolContext, resolved: Path) -> str:
     try:
         rel = resolved.relative_to(workspace)
     except ValueError:
-        return str(resolved)
-    return rel.as_posix() or "."
+        return name_text(str(resolved))
+    return name_text(rel.as_posix()) or "."
 
 
 def is_a_directory(given: str) -> ToolFailure:

@@ -17,6 +17,8 @@ Contract:
   from its parent's descriptor with `O_NOFOLLOW`, and every `.gitignore` is read from the
   directory's descriptor. A directory that became a symbolic link after it was listed is shown,
   not expanded; a root that changed after the check is a CONFLICT failure.
+- Names that are not valid UTF-8 are listed with each undecodable byte as `\\xNN`
+  (`common.name_text`); the same spelling given back to a file tool opens that file.
 - Refused: a missing path (NOT_FOUND), a path that is not a directory (INVALID_ARGS).
 Both walk the disk in a worker thread (`anyio.to_thread`): trees can be large.
 """
@@ -77,7 +79,7 @@ def _list_sync(target: Judged, given: str, shown: str) -> dict[str, Any]:
         with os.scandir(fd) as it:
             for entry in it:
                 total += 1
-                yield entry.name + ("/" if _is_dir(entry) else "")
+                yield common.name_text(entry.name) + ("/" if _is_dir(entry) else "")
 
     with _open_root(target, given) as fd:
         # nsmallest keeps memory bounded by the cap, whatever the directory holds.
@@ -143,9 +145,10 @@ def _walk(walk: _Walk, fd: int, directory: Path, depth: int, levels: list[ignore
             return
         walk.shown += 1
         if is_link:
-            walk.lines.append(f"{indent}{entry.name} -> {_readlink(fd, entry.name)}")
+            target = common.name_text(_readlink(fd, entry.name))
+            walk.lines.append(f"{indent}{common.name_text(entry.name)} -> {target}")
         elif is_dir:
-            walk.lines.append(f"{indent}{entry.name}/")
+            walk.lines.append(f"{indent}{common.name_text(entry.name)}/")
             if depth + 1 < walk.max_depth:
                 _subdir(walk, fd, path, depth + 1, levels)
                 if walk.truncated:
@@ -153,7 +156,7 @@ def _walk(walk: _Walk, fd: int, directory: Path, depth: int, levels: list[ignore
             else:
                 walk.depth_limited = True
         else:
-            walk.lines.append(f"{indent}{entry.name}")
+            walk.lines.append(f"{indent}{common.name_text(entry.name)}")
 
 
 def _readlink(fd: int, name: str) -> str:

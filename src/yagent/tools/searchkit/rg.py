@@ -5,12 +5,19 @@ Contract:
   interpreter's scripts, then for `rg` on PATH; None when there is neither (spec 000, §15).
 - rg runs from an argv list, never a shell, with `--` before the pattern; `--no-config` and a
   scrubbed `RIPGREP_CONFIG_PATH` so a user's config cannot change results; `--no-ignore-global`
-  (the fallback cannot read git's global excludes either); `--hidden` with `--glob !.git` last;
-  `--sort path` so the first N kept lines are the same on every run and the same as the
-  fallback's. It runs in the workspace, so globs with `/` are relative to the workspace.
-- The stream is read line by line; rg is killed once the tally is full, on timeout (the tally
-  says `timed_out`) and on cancellation. A `--glob` only narrows: matches in files the ignore
-  rules hide (rg lets a glob override them) are not counted (`Visibility`).
+  (the fallback cannot read git's global excludes either); `--hidden` with `--glob !.git` last.
+  It runs in the workspace, so globs with `/` are relative to the workspace.
+- rg searches in parallel (no `--sort path`, which makes it single-threaded) and the reader
+  keeps the `max_results` smallest (path, line) matches, paths compared component by component
+  on their bytes (`path_key`: the order of `rg --sort path` and of the fallback's walk), so the
+  kept lines are the same on every run and the same as the fallback's. rg prints each file's
+  matches together, so a file sorting after the last kept line is counted, not parsed.
+- When counting reaches the tally's limit the parallel pass is killed (the result says `more`)
+  and a second pass with `--sort path` reads only the first `max_results` lines in path order,
+  then is killed: many matches never cost a full scan. On timeout rg is killed (the tally says
+  `timed_out`; the kept lines are then the first of the files read); on cancellation too.
+- A `--glob` only narrows: matches in files the ignore rules hide (rg lets a glob override
+  them) are not counted (`Visibility`).
 - A pattern or glob rg refuses raises `ToolFailure(INVALID_ARGS)` with rg's own message; other
   rg complaints (unreadable files) are listed in the tally's errors.
 """
@@ -18,6 +25,7 @@ Contract:
 from __future__ import annotations
 
 import base64
+import bisect
 import contextlib
 import json
 import os
@@ -64,8 +72,10 @@ def locate_rg(wheel_dirs: list[str] | None = None, search_path: str | None = Non
     return Rg(found, "PATH") if found else None
 
 
-def build_argv(rg: str, query: Query) -> list[str]:
-    argv = [rg, "--json", "--no-config", "--sort", "path", "--hidden", "--no-ignore-global"]
+def build_argv(rg: str, query: Query, *, sort: bool = False) -> list[str]:
+    argv = [rg, "--json", "--no-config", "--hidden", "--no-ignore-global"]
+    if sort:
+        argv += ["--sort", "path"]
     if query.ignore_case:
         argv.append("--ignore-case")
     if query.fixed_strings:
@@ -108,30 +118,63 @@ def _hit(data: dict[str, Any]) -> Hit:
     return Hit(_path(data["path"]), int(data["line_number"]), text, spans)
 
 
-class _Reader:
-    """Feeds rg's JSON lines into the tally; `feed` returns False once nothing more matters."""
+def path_key(path: str) -> tuple[bytes, ...]:
+    """The order of `rg --sort path`: component by component, on the bytes of each name."""
+    return tuple(os.fsencode(path).split(b"/"))
 
-    def __init__(self, tally: Tally, visibility: Visibility | None) -> None:
+
+class _Reader:
+    """Feeds rg's JSON lines into the tally, keeping the smallest (path, line) matches.
+
+    `counting=False` is the sorted second pass: lines arrive in path order, none is counted, and
+    the reader stops once `max_results` are kept.
+    """
+
+    def __init__(self, tally: Tally, visibility: Visibility | None, *, counting: bool) -> None:
         self.tally = tally
         self.visibility = visibility
-        self.counting = True  # whether the current file's matches count
+        self.counts = counting
+        self.visible = True  # whether the current file's matches count
+        self.wanted = True  # whether the current file may still hold a kept line
+        self.key: tuple[bytes, ...] = ()
+        self.kept: list[tuple[tuple[bytes, ...], int, Hit]] = []
 
     def feed(self, line: bytes) -> bool:
+        """False once nothing further can change this pass's result."""
         if line.startswith(b'{"type":"match"'):
-            if not self.counting:
+            if not self.visible:
                 return True
-            keep = self.tally.count()
-            if self.tally.full:
-                return False
-            if keep:
-                self.tally.hits.append(_hit(json.loads(line)["data"]))
-        elif line.startswith(b'{"type":"begin"') and self.visibility is not None:
+            if self.counts:
+                self.tally.count()
+                if self.tally.full:
+                    return False
+            if self.wanted:
+                self._offer(_hit(json.loads(line)["data"]))
+                if not self.counts and len(self.kept) >= self.tally.max_results:
+                    return False
+        elif line.startswith(b'{"type":"begin"'):
             path = _path(json.loads(line)["data"]["path"])
-            self.counting = self.visibility.visible(path)
+            self.visible = self.visibility is None or self.visibility.visible(path)
+            self.key = path_key(path)
+            full = len(self.kept) >= self.tally.max_results
+            self.wanted = self.visible and not (full and self.key > self.kept[-1][0])
         return True
 
+    def _offer(self, hit: Hit) -> None:
+        item = (self.key, hit.line, hit)
+        kept = self.kept
+        if len(kept) >= self.tally.max_results:
+            if (item[0], item[1]) >= (kept[-1][0], kept[-1][1]):
+                self.wanted = False  # later lines of this file sort later still
+                return
+            kept.pop()
+        bisect.insort(kept, item, key=lambda k: (k[0], k[1]))
+
+    def finish(self) -> None:
+        self.tally.hits[:] = [hit for _, _, hit in self.kept]
+
     async def consume(self, stream: AsyncIterable[bytes]) -> bool:
-        """Read to the end of the stream; True when it stopped early (the tally is full)."""
+        """Read to the end of the stream; True when it stopped early."""
         pending: list[bytes] = []
         async for chunk in stream:
             # A pipe that always has data never suspends the reader; without this checkpoint a
@@ -163,31 +206,42 @@ def _kill(proc: Process) -> None:
             proc.kill()
 
 
-async def run_rg(
-    rg: Rg, query: Query, tally: Tally, *, time_limit: float, visibility: Visibility | None
-) -> None:
-    """Run rg for `query` into `tally`. OSError when rg cannot be started at all."""
+async def _pass(argv: list[str], query: Query, reader: _Reader, stderr: bytearray) -> int | None:
+    """One rg process read by `reader`; rg is killed once it stops early or on cancellation."""
     env = {k: v for k, v in os.environ.items() if k != "RIPGREP_CONFIG_PATH"}
-    stderr = bytearray()
-    reader = _Reader(tally, visibility)
-    argv = build_argv(rg.path, query)
-    proc = await anyio.open_process(argv, cwd=query.workspace, env=env, stdin=subprocess.DEVNULL)
+    with anyio.CancelScope(shield=True):  # started whole, so a timeout always has rg to kill
+        proc = await anyio.open_process(
+            argv, cwd=query.workspace, env=env, stdin=subprocess.DEVNULL
+        )
     async with proc:
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(_drain, proc.stderr, stderr)
-                stopped = False
-                with anyio.move_on_after(time_limit) as scope:
-                    assert proc.stdout is not None
-                    stopped = await reader.consume(proc.stdout)
-                tally.timed_out = scope.cancelled_caught
-                if stopped or tally.timed_out:
+                assert proc.stdout is not None
+                if await reader.consume(proc.stdout):
                     _kill(proc)  # rg has nothing more we need; its stderr then ends too
         except BaseException:
-            _kill(proc)  # cancelled: never leave rg running
+            _kill(proc)  # cancelled or timed out: never leave rg running
             raise
+    return proc.returncode
+
+
+async def run_rg(
+    rg: Rg, query: Query, tally: Tally, *, time_limit: float, visibility: Visibility | None
+) -> None:
+    """Run rg for `query` into `tally`. OSError when rg cannot be started at all."""
+    stderr = bytearray()
+    returncode: int | None = None
+    reader = _Reader(tally, visibility, counting=True)
+    with anyio.move_on_after(time_limit) as scope:
+        returncode = await _pass(build_argv(rg.path, query), query, reader, stderr)
+        if tally.full:  # many matches: the first lines in path order, from a sorted pass
+            reader = _Reader(tally, visibility, counting=False)
+            await _pass(build_argv(rg.path, query, sort=True), query, reader, bytearray())
+    tally.timed_out = scope.cancelled_caught
+    reader.finish()
     message = stderr.decode("utf-8", errors="replace").strip()
-    if proc.returncode == 2 and tally.total == 0 and message.startswith(_REFUSALS):
+    if returncode == 2 and tally.total == 0 and message.startswith(_REFUSALS):
         what = "glob" if "glob" in message.split("\n", 1)[0] else "regular expression"
         detail = message.removeprefix("rg: ")
         raise ToolFailure(Kind.INVALID_ARGS, f"invalid {what} (ripgrep syntax): {detail}")

@@ -1,83 +1,55 @@
-"""The session sandbox's supervisor, and the client a foreground command runs through.
+"""The session sandbox's supervisor: runs INSIDE the session's one bubblewrap sandbox.
 
-`python -I jobhost.py serve --fd N` runs INSIDE the session's one bubblewrap sandbox (started by
-`tools.jobs`): it accepts connections on the listening unix socket it inherited as fd N (the
-socket's path lives in a host directory the sandbox masks, so no sandboxed program can reach it,
-and fd N is never passed on) and, for each `run` request, starts `bash -c …` in its own session
-with the caller's stdin, environment and working directory, marked `YAGENT_RUN=<n>` so that what
-it starts can be found even after `setsid`. Its output (stdout and stderr) goes to a pipe the
-supervisor relays: to the caller's fd while the command runs, then — when the command exited but
-left processes running (`cmd &`, `nohup cmd &`) or when it was started as a job — to a log fd the
-host opened, at most `LOG_CAP` bytes (past the cap the bytes are counted, not written, and one
-line says so). Such processes form a *job*: listed (`list`), stopped (`stop`: SIGTERM to its
-process group and every marked process, SIGKILL after `STOP_GRACE`).
-A caller's `signal` request signals the run's group and marked processes; a caller that hangs up
-while its command still runs gets the whole run killed (the foreground contract: nothing of a
-killed run survives). The supervisor judges nothing: everything it starts is inside the same
-sandbox the host built, which already bounds what any program there can do.
+`serve(fd)` accepts connections on the listening unix socket it inherited as fd N (its path is in
+a host directory every sandbox masks; fd N is never passed on). A `run` starts `bash -c …` in its
+own session with the caller's stdin, environment and cwd, marked `YAGENT_RUN=<n>` so what it
+starts is found even after `setsid`; its output is relayed to the caller's fd while it runs, then
+— when it exits leaving processes running (`cmd &`), or when started as a job — to a log fd the
+host opened, at most `LOG_CAP` bytes (one line says when the rest was dropped). Such processes
+form a *job*: listed (`list`, with the exit status of the job's command when it has one), stopped
+(`stop`: SIGTERM to its group and every marked process, SIGKILL after `STOP_GRACE`).
 
-`python -I jobhost.py enter --socket PATH --log PATH -- ARGV…` runs on the HOST as the foreground
-command the shell engine spawns: it hands its stdin and stdout to the supervisor, forwards
-SIGTERM/SIGINT/SIGHUP, opens the log only if the command leaves a job behind, and exits with the
-command's exit code (128 + N for a signal N). Exit 125 (a line on stderr) when the supervisor
-cannot be reached or goes away. Standard library only, so it starts fast and nothing from the
-workspace can be imported ahead of it (`-I`).
+A caller's `signal` request (its timeout, a limit breach, a cancellation: how a host ends a run)
+or its hang-up while the command runs *ends* the run: SIGTERM to its group and marked processes,
+then SIGKILL after `END_GRACE` round after round until nothing is left (a process forked while
+the last was signalled is caught by the next round; `END_TIMEOUT` bounds it); the exit is sent
+only then, so the caller's command ends after its processes. An ended run never becomes a job.
+
+At the sandbox's process limit no thread can start: a connection is then served inline — `list`
+and `stop` answered, `run` refused with a line saying why (`AT_LIMIT`) — and the supervisor
+itself goes on. It judges nothing: all it starts is inside the sandbox the host built, which
+already bounds any program.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 from typing import Any
 
-LOG_CAP = 8 * 1024 * 1024
+from yagent.tools.jobhost.wire import LOG_CAP, MARK, Reader, close, send, try_send
+
 STOP_GRACE = 2.0
 LEFT_GRACE = 0.2
 """How long after its command exits a run's output pipe may stay open before its holder counts
 as left running (a descendant finishing its last write is not a job)."""
-SETUP_FAILED = 125
-MARK = "YAGENT_RUN"
-_CHUNK = 65536
+END_GRACE = 1.0
+"""SIGTERM to SIGKILL when a run is ended: below the shell engine's own `KILL_GRACE`, so the
+caller hears the exit before it would kill its end."""
+END_TIMEOUT = 5.0
+AT_LIMIT = (
+    "the session sandbox is at its process limit: nothing new can start in it until some of its "
+    "processes end (list_jobs shows the jobs, stop_job stops one)"
+)
 _FULL = f"\n[job log full at {LOG_CAP} bytes: later output is not kept]\n"
+_CHUNK = 65536
 
 
-# -- wire ---------------------------------------------------------------------------------------
-def send(sock: socket.socket, message: dict[str, Any], fds: list[int] | None = None) -> None:
-    data = (json.dumps(message) + "\n").encode()
-    if fds:
-        socket.send_fds(sock, [data], fds)
-    else:
-        sock.sendall(data)
-
-
-class Reader:
-    """JSON lines from a stream socket, with the fds that came along."""
-
-    def __init__(self, sock: socket.socket) -> None:
-        self.sock = sock
-        self.buffer = b""
-        self.fds: list[int] = []
-
-    def next(self) -> dict[str, Any] | None:
-        while b"\n" not in self.buffer:
-            data, fds, _flags, _addr = socket.recv_fds(self.sock, _CHUNK, 8)
-            self.fds += fds
-            if not data:
-                return None
-            self.buffer += data
-        line, _, self.buffer = self.buffer.partition(b"\n")
-        value = json.loads(line)
-        return value if isinstance(value, dict) else {}
-
-
-# -- the supervisor -----------------------------------------------------------------------------
 def _marked(run: int) -> set[int]:
     """Live (non-zombie) processes whose environment carries this run's mark, or its group."""
     needle = f"{MARK}={run}".encode()
@@ -100,14 +72,12 @@ def _marked(run: int) -> set[int]:
 
 
 _RUNS: dict[int, int] = {}  # run number -> its process group
+_ENDED: set[int] = set()  # runs their caller ended: never a job
 
 
 class Job:
-    def __init__(self, run: int, command: str, pid: int, started: float) -> None:
-        self.run = run
-        self.command = command
-        self.pid = pid
-        self.started = started
+    def __init__(self, run: int, command: str, pid: int) -> None:
+        self.run, self.command, self.pid = run, command, pid
         self.exit_code: int | None = None
         self.stopped = False
         self.log = ""
@@ -122,7 +92,6 @@ class Job:
             "running": bool(pids),
             "exit_code": self.exit_code,
             "stopped": self.stopped,
-            "started": self.started,
             "log": self.log,
         }
 
@@ -152,6 +121,9 @@ class Relay:
         os.close(self.read_fd)
         with self.lock:
             self._close_out()
+            if self.log_fd is not None:  # the log is the host's file: our fd ends here
+                close(self.log_fd)
+                self.log_fd = None
             self.eof.set()
 
     def _log(self, data: bytes) -> None:
@@ -172,7 +144,10 @@ class Relay:
         """From now on, output goes to `log_fd` (None: counted and dropped)."""
         with self.lock:
             self._close_out()
-            self.log_fd = log_fd
+            if self.eof.is_set() and log_fd is not None:
+                close(log_fd)
+            else:
+                self.log_fd = log_fd
 
 
 def _read(fd: int) -> bytes:
@@ -193,9 +168,12 @@ class Supervisor:
     def serve(self) -> None:
         while True:
             conn, _ = self.listener.accept()
-            threading.Thread(target=self._session, args=(conn,), daemon=True).start()
+            try:
+                threading.Thread(target=self._session, args=(conn,), daemon=True).start()
+            except RuntimeError:  # the process limit: no thread can start
+                self._session(conn, inline=True)
 
-    def _session(self, conn: socket.socket) -> None:
+    def _session(self, conn: socket.socket, inline: bool = False) -> None:
         with conn:
             reader = Reader(conn)
             try:
@@ -203,7 +181,9 @@ class Supervisor:
                 if request is None:
                     return
                 op = request.get("op")
-                if op == "run":
+                if op == "run" and inline:
+                    send(conn, {"error": AT_LIMIT})
+                elif op == "run":
                     self._run(conn, reader, request)
                 elif op == "list":
                     send(conn, {"jobs": [j.view() for j in list(self.jobs.values())]})
@@ -211,11 +191,11 @@ class Supervisor:
                     send(conn, self._stop(int(request.get("id", 0))))
                 else:
                     send(conn, {"error": f"unknown op {op!r}"})
-            except (OSError, ValueError) as exc:
-                _try_send(conn, {"error": str(exc)})
+            except (OSError, ValueError, RuntimeError) as exc:
+                try_send(conn, {"error": AT_LIMIT if isinstance(exc, RuntimeError) else str(exc)})
             finally:
                 for fd in reader.fds:
-                    _close(fd)
+                    close(fd)
                 reader.fds.clear()
 
     def _run(self, conn: socket.socket, reader: Reader, request: dict[str, Any]) -> None:
@@ -228,10 +208,19 @@ class Supervisor:
             self.next_run += 1
         env = {str(k): str(v) for k, v in dict(request.get("env") or {}).items()}
         env[MARK] = str(run)
+        argv = [str(a) for a in request["argv"]]
         read_fd, write_fd = os.pipe()
         try:
+            relay = Relay(read_fd, None if as_job else out_fd)  # its thread first: nothing runs yet
+            if as_job:
+                relay.detach(out_fd)  # a job's output goes to its log from the first byte
+        except RuntimeError:
+            for fd in (read_fd, write_fd, stdin_fd, out_fd):
+                close(fd)
+            raise
+        try:
             process = subprocess.Popen(
-                [str(a) for a in request["argv"]],
+                argv,
                 stdin=stdin_fd,
                 stdout=write_fd,
                 stderr=write_fd,
@@ -239,47 +228,47 @@ class Supervisor:
                 env=env,
                 start_new_session=True,
             )
-        except OSError as exc:
-            for fd in (read_fd, write_fd, stdin_fd, out_fd):
-                _close(fd)
+        except OSError as exc:  # the relay, seeing the end of the pipe, closes its ends
+            close(stdin_fd)
             send(conn, {"error": f"cannot start: {exc}"})
             return
         finally:
-            _close(write_fd)
-        _close(stdin_fd)
+            close(write_fd)
+        close(stdin_fd)
         _RUNS[run] = process.pid
-        argv = [str(a) for a in request["argv"]]
         shell_line = len(argv) == 3 and argv[:2] == ["bash", "-c"]
         command = str(request.get("command") or (argv[2] if shell_line else " ".join(argv)))
-        relay = Relay(read_fd, None if as_job else out_fd)
         if as_job:
-            relay.detach(out_fd)
-            job = self.jobs[run] = Job(run, command, process.pid, time.time())
+            job = self.jobs[run] = Job(run, command, process.pid)
             job.log = str(request.get("log") or "")
             send(conn, {"started": process.pid, "job": run})
             job.exit_code = process.wait()
             return
         send(conn, {"started": process.pid})
         watcher = threading.Thread(target=self._watch, args=(conn, reader, run), daemon=True)
-        watcher.start()
+        try:
+            watcher.start()
+        except RuntimeError:
+            _ENDED.add(run)
+            _end_run(run, 0)
+            raise
         code = process.wait()
         relay.eof.wait(LEFT_GRACE)
-        left = _marked(run)
         job_id = None
-        if left or not relay.eof.is_set():
+        if run in _ENDED:
+            _end_run(run, END_GRACE)  # with the watcher: the exit goes out when nothing is left
+        elif (left := _marked(run)) or not relay.eof.is_set():
             job_id = run
-            job = self.jobs[run] = Job(
-                run, command, min(left) if left else process.pid, time.time()
-            )
+            job = self.jobs[run] = Job(run, command, min(left) if left else process.pid)
             log_fd = self._ask_log(conn, reader, run)
             job.log = self.log_paths.pop(run, "")
             relay.detach(log_fd)
         else:
             relay.eof.wait()
-        _try_send(conn, {"exit": code, "job": job_id})
+        try_send(conn, {"exit": code, "job": job_id})
 
     def _ask_log(self, conn: socket.socket, reader: Reader, run: int) -> int | None:
-        if not _try_send(conn, {"log": True}):
+        if not try_send(conn, {"log": True}):
             return None
         deadline = time.monotonic() + STOP_GRACE
         while time.monotonic() < deadline:
@@ -293,13 +282,16 @@ class Supervisor:
         try:
             while (message := reader.next()) is not None:
                 if "signal" in message:
+                    _ENDED.add(run)
                     _signal_run(run, int(message["signal"]))
+                    _end_run(run, END_GRACE)
                 elif "log" in message:
                     self.log_paths[run] = str(message["log"])
         except (OSError, ValueError):
             pass
         if run not in self.jobs:
-            _signal_run(run, signal.SIGKILL)
+            _ENDED.add(run)
+            _end_run(run, 0)
 
     def _stop(self, job_id: int) -> dict[str, Any]:
         job = self.jobs.get(job_id)
@@ -307,15 +299,7 @@ class Supervisor:
             return {"error": f"no job {job_id}"}
         job.stopped = True
         _signal_run(job_id, signal.SIGTERM)
-        deadline = time.monotonic() + STOP_GRACE
-        while _marked(job_id) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        killed = _marked(job_id)
-        if killed:
-            _signal_run(job_id, signal.SIGKILL)
-            deadline = time.monotonic() + STOP_GRACE
-            while _marked(job_id) and time.monotonic() < deadline:
-                time.sleep(0.02)
+        killed = _end_run(job_id, STOP_GRACE)
         return {"job": job.view(), "killed": sorted(killed)}
 
 
@@ -329,67 +313,24 @@ def _signal_run(run: int, signum: int) -> None:
             os.kill(pid, signum)
 
 
-def _try_send(conn: socket.socket, message: dict[str, Any]) -> bool:
-    try:
-        send(conn, message)
-    except OSError:
-        return False
-    return True
+def _end_run(run: int, grace: float) -> set[int]:
+    """Wait up to `grace` for the run's processes to end, then SIGKILL what is left, round after
+    round, until nothing is (or `END_TIMEOUT`); returns the pids that needed SIGKILL."""
+    deadline = time.monotonic() + grace
+    while (left := _marked(run)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    killed = set(left)
+    deadline = time.monotonic() + END_TIMEOUT
+    while left and time.monotonic() < deadline:
+        _signal_run(run, signal.SIGKILL)
+        time.sleep(0.005)
+        left = _marked(run)
+        killed |= left
+    return killed
 
 
-def _close(fd: int) -> None:
-    with contextlib.suppress(OSError):
-        os.close(fd)
-
-
-# -- the host-side client -----------------------------------------------------------------------
-def enter(socket_path: str, log_path: str, argv: list[str]) -> int:
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        sock.connect(socket_path)
-        request = {"op": "run", "argv": argv, "env": dict(os.environ), "cwd": os.getcwd()}
-        send(sock, request, [0, 1])
-    except OSError as exc:
-        return _fail(f"the session sandbox cannot be reached: {exc}")
-    reader = Reader(sock)
-
-    def forward(signum: int, _frame: object) -> None:
-        _try_send(sock, {"signal": signum})
-
-    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(signum, forward)
-    try:
-        while (message := reader.next()) is not None:
-            if message.get("log"):
-                fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-                send(sock, {"log": log_path}, [fd])
-                os.close(fd)
-            elif "exit" in message:
-                code = int(message["exit"])
-                return 128 - code if code < 0 else code
-            elif "error" in message:
-                return _fail(str(message["error"]))
-    except (OSError, ValueError) as exc:
-        return _fail(f"lost the session sandbox: {exc}")
-    return _fail("the session sandbox went away while the command ran")
-
-
-def _fail(why: str) -> int:
-    sys.stderr.write(f"yagent jobhost: {why}\n")
-    return SETUP_FAILED
-
-
-def main(argv: list[str]) -> int:
-    if len(argv) == 3 and argv[0] == "serve" and argv[1] == "--fd":
-        listener = socket.socket(fileno=int(argv[2]))
-        os.set_inheritable(listener.fileno(), False)
-        Supervisor(listener).serve()
-        return 0
-    shape = [argv[i] if i < len(argv) else "" for i in (0, 1, 3, 5)]
-    if len(argv) > 6 and shape == ["enter", "--socket", "--log", "--"]:
-        return enter(argv[2], argv[4], argv[6:])
-    return _fail("usage: jobhost.py serve --fd N | enter --socket PATH --log PATH -- ARGV...")
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+def serve(fd: int) -> None:
+    """Serve the listening socket `fd` until the sandbox ends."""
+    listener = socket.socket(fileno=fd)
+    os.set_inheritable(listener.fileno(), False)
+    Supervisor(listener).serve()

@@ -1,0 +1,41 @@
+"""What a configuration validation problem says: where it is, and for an unknown key the closest
+known one (`modle` → `model`) among the keys the model accepts at that place — so a typo never
+reads as a silent default. Works for any pydantic model tree: nested models, tables of named
+entries (`dict[str, Model]`) and lists of models.
+"""
+
+from __future__ import annotations
+
+import difflib
+import typing
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel
+
+
+def keys_at(root: type[BaseModel], loc: Sequence[int | str]) -> list[str]:
+    """The keys `root` accepts where `loc`'s last part sits."""
+    at: Any = root
+    for part in loc[:-1]:
+        if isinstance(at, type) and issubclass(at, BaseModel) and isinstance(part, str):
+            field = at.model_fields.get(part)
+            at = field.annotation if field is not None else None
+        elif typing.get_origin(at) in (dict, list):  # a table of named entries, or a list
+            at = typing.get_args(at)[-1]
+        else:
+            return []
+    if isinstance(at, type) and issubclass(at, BaseModel):
+        return list(at.model_fields)
+    return []
+
+
+def problem(root: type[BaseModel], loc: Sequence[int | str], message: str, kind: str) -> str:
+    """One validation problem; an unknown key names the closest known one."""
+    where = ".".join(map(str, loc))
+    if kind == "extra_forbidden" and loc:
+        close = difflib.get_close_matches(str(loc[-1]), keys_at(root, loc), n=1, cutoff=0.6)
+        if close:
+            return f"{where}: unknown key (did you mean {close[0]!r}?)"
+        return f"{where}: unknown key"
+    return f"{where}: {message}"
