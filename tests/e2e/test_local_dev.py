@@ -87,6 +87,7 @@ def _workspace(tmp_path: Path) -> Path:
 def test_loopback_is_refused_without_an_opening_and_says_why(tmp_path: Path, site: Site) -> None:
     ws = _workspace(tmp_path)
     turns = script(site)
+    before = site.hits["/other"]  # the site serves the whole module
     with WireServer([openai_reply(t) for t in turns]) as server:
         home = _home(tmp_path, server)
         done = run_yagent(home, ws)
@@ -100,7 +101,7 @@ def test_loopback_is_refused_without_an_opening_and_says_why(tmp_path: Path, sit
         assert "does not exist" not in json.dumps(refused), refused
         assert "--allow-local" in refused["error"]
         assert "allow_local" in refused["error"]
-    assert site.hits["/other"] == 0
+    assert site.hits["/other"] == before
 
 
 def test_allow_local_flag_opens_that_port_for_the_browser_and_web_fetch(
@@ -202,6 +203,7 @@ def test_an_agent_without_web_fetch_is_told_the_real_reason(tmp_path: Path, site
         call("no_such_tool", "{}", call_id="ghost"),
         call("agent_exit", json.dumps({"reason": "done", "summary": "x"}), call_id="x"),
     ]
+    before = site.hits["/other"]  # the site serves the whole module
     with WireServer([openai_reply(t) for t in turns]) as server:
         home = _home(tmp_path, server)
         done = run_yagent(home, ws, "--allow-local", str(site.port), agent="coding")
@@ -215,4 +217,4 @@ def test_an_agent_without_web_fetch_is_told_the_real_reason(tmp_path: Path, site
     assert "browser" in refused["error"]
     assert "devops" in refused["error"]
     assert "No such tool 'no_such_tool'" in results["ghost"]["error"], "unknown names: unchanged"
-    assert site.hits["/other"] == 0
+    assert site.hits["/other"] == before

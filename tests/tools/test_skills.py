@@ -10,7 +10,7 @@ import pytest
 from tests.tools.conftest import make_surface
 from yagent.tools import skills
 from yagent.tools.adapter import Adapter, ToolContext
-from yagent.tools.skills import FolderSkillSource
+from yagent.tools.skills import FolderSkillSource, SkillRoot, parse_skill
 
 
 def write_skill(root: Path, folder: str, text: str, files: tuple[str, ...] = ()) -> None:
@@ -81,3 +81,33 @@ async def test_use_skill_through_the_adapter(
     bare = Adapter(ToolContext(workspace, surface), {"use_skill": skills.use_skill})
     res = await bare.call("use_skill", '{"name": "notes"}', "c4")
     assert "no skills" in json.loads(res.content)["error"]
+
+
+def test_allowed_tools_grant_only_whole_known_tools_from_a_granting_root(tmp_path: Path) -> None:
+    folder = tmp_path / "root" / "s"
+    folder.mkdir(parents=True)
+    doc_path = folder / "SKILL.md"
+    doc_path.write_text(
+        "---\nname: s\ndescription: d\nallowed-tools: Read, Bash(git add:*), Raed\n---\nbody\n"
+    )
+    doc = parse_skill(doc_path, SkillRoot(tmp_path / "root", True))
+    assert doc.grants == ("read_file",)
+    assert any("narrowed to a pattern" in n for n in doc.not_granted)
+    assert any("did you mean Read" in n for n in doc.not_granted)
+    held = parse_skill(doc_path, SkillRoot(tmp_path / "root", False, "not trusted here"))
+    assert held.grants == ()
+    assert "Read: not trusted here" in held.not_granted
+
+
+def test_a_skill_folder_linking_elsewhere_is_not_opened_for_reading(tmp_path: Path) -> None:
+    root = tmp_path / "skills"
+    real = root / "real"
+    real.mkdir(parents=True)
+    (real / "SKILL.md").write_text("---\nname: real\ndescription: d\n---\n")
+    elsewhere = tmp_path / "state"
+    elsewhere.mkdir()
+    (elsewhere / "SKILL.md").write_text("---\nname: linked\ndescription: d\n---\n")
+    (root / "linked").symlink_to(elsewhere)
+    source = FolderSkillSource([root])
+    assert {s.name for s in source.list()} == {"real", "linked"}
+    assert source.folders() == (real.resolve(),)

@@ -1,13 +1,16 @@
 """The system context an agent starts with.
 
 Contract:
-- The agent's own prompt comes first (its first line names the agent).
-- The workspace root's `AGENTS.md` — or `CLAUDE.md` when there is none — is read fresh each time,
-  neutralised with `reminder` (repository text is data: it cannot forge a system band) and capped
-  at `MAX_PROJECT_DOC_BYTES` with a visible truncation line.
+- The agent's own prompt comes first (its first line names the agent), then where it works — the
+  workspace root, and the directory the person started in when that is below it.
+- The instructions files (`agents.instructions`: the global file, then AGENTS.md /
+  AGENTS.override.md / CLAUDE.md with its imports from the root down to the start directory, the
+  closest last) follow, neutralised and within a byte budget whose cuts are stated.
 - The deferred tool catalog ("name — brief" lines) is listed when the surface defers tools.
-- Skills are chosen with `skilldisclose` (named > touched resources > relevance, within a budget);
-  what the budget dropped is said, and an empty choice says why.
+- Skills: every skill's name and description is listed — the ones `skilldisclose` picks for the
+  task (named > touched resources > relevance) first, then the rest by name — within
+  `SKILL_LIST_BUDGET` characters (a description longer than `SKILL_DESCRIPTION_CHARS` is cut
+  with "…"); what does not fit is counted on a visible "N more" line.
 - Under `-Y` the autonomy instruction is added.
 """
 
@@ -16,32 +19,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from yagent.agents import instructions
 from yagent.agents.catalog import AUTONOMY, AgentDef
-from yagent.kernel import reminder, skilldisclose
+from yagent.kernel import skilldisclose
 from yagent.tools import program
 from yagent.tools.surface import Surface
 from yagent.toolspec import SkillDoc
 from yagent.toolspec.program import RUN_PROGRAM
 
-MAX_PROJECT_DOC_BYTES = 24 * 1024
-SKILL_BUDGET = 8
-PROJECT_DOCS = ("AGENTS.md", "CLAUDE.md")
-
-
-def project_doc(workspace: Path) -> tuple[str, str] | None:
-    """(file name, text) of the workspace's instructions file, capped visibly; None if absent."""
-    for name in PROJECT_DOCS:
-        path = workspace / name
-        if path.is_file():
-            raw = path.read_bytes()
-            text = raw[:MAX_PROJECT_DOC_BYTES].decode("utf-8", "replace")
-            if len(raw) > MAX_PROJECT_DOC_BYTES:
-                text += (
-                    f"\n[{name} truncated: showing the first {MAX_PROJECT_DOC_BYTES} of "
-                    f"{len(raw)} bytes; read the file for the rest]"
-                )
-            return name, reminder.neutralize(text)
-    return None
+SKILL_LIST_BUDGET = 4000  # characters of "- name: description" lines before "N more"
+SKILL_DESCRIPTION_CHARS = 250  # one description's share; a longer one is cut with "…"
 
 
 def skills_section(
@@ -50,6 +37,7 @@ def skills_section(
     task: str,
     named: Iterable[str] = (),
     touched: Sequence[str] = (),
+    budget: int = SKILL_LIST_BUDGET,
 ) -> str:
     if not skills:
         return ""
@@ -58,15 +46,32 @@ def skills_section(
         named=named,
         touched_resources=touched,
         task_text=task,
-        budget=SKILL_BUDGET,
+        budget=len(skills),
     )
     by_name = {s.name: s for s in skills}
-    lines = [f"- {n}: {by_name[n].description}" for n in chosen.names]
-    if chosen.truncated:
-        lines.append(f"(more skills exist: {', '.join(chosen.dropped)})")
-    if not lines:
-        lines.append(f"(no skill selected: {chosen.reason})")
+    order = [*chosen.names, *sorted(n for n in by_name if n not in set(chosen.names))]
+    lines: list[str] = []
+    used = 0
+    for name in order:
+        line = f"- {name}: {_short(by_name[name].description)}"
+        if used + len(line) > budget and lines:
+            break
+        lines.append(line)
+        used += len(line) + 1
+    rest = len(order) - len(lines)
+    if rest:
+        lines.append(
+            f"({rest} more skill{'s' if rest != 1 else ''} not listed here, over the list's "
+            f"budget of {budget} characters; use_skill with any name lists them all)"
+        )
     return "## Skills (open one with use_skill)\n" + "\n".join(lines)
+
+
+def _short(text: str) -> str:
+    flat = " ".join(text.split())
+    if len(flat) <= SKILL_DESCRIPTION_CHARS:
+        return flat
+    return flat[: SKILL_DESCRIPTION_CHARS - 1].rstrip() + "…"
 
 
 def system_prompt(
@@ -78,11 +83,17 @@ def system_prompt(
     skills: Sequence[SkillDoc] = (),
     autonomous: bool = False,
     memory: str = "",
+    sources: instructions.Sources | None = None,
 ) -> str:
-    parts = [agent.prompt.strip(), f"## Workspace\nYou work in {workspace}."]
-    doc = project_doc(workspace)
-    if doc is not None:
-        parts.append(f"## Project instructions ({doc[0]})\n{doc[1]}")
+    sources = sources or instructions.Sources(workspace)
+    where = f"## Workspace\nYou work in {workspace}."
+    start = (sources.start or workspace).resolve()
+    if start != Path(workspace).resolve():
+        where += f" The person started yagent in {start}; relative paths stay workspace-relative."
+    parts = [agent.prompt.strip(), where]
+    docs = instructions.render(sources)
+    if docs:
+        parts.append(f"## Project instructions\n{docs}")
     if memory:
         parts.append(memory)
     catalog = surface.catalog_text()

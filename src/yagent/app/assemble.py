@@ -30,16 +30,17 @@ from typing import Any
 
 import anyio
 
-from yagent.agents import catalog
+from yagent.agents import catalog, imported
 from yagent.agents.catalog import AgentDef
 from yagent.agents.pause import PauseGate
 from yagent.agents.results import AgentResult
-from yagent.app import economy, fanout, fanrun, safety, turn
-from yagent.app.config import Config
+from yagent.app import economy, fanout, fanrun, projectfolders, safety, turn
+from yagent.app.config import Config, ConfigError
 from yagent.app.durable import Decision, open_home
 from yagent.app.engines import build_engine
 from yagent.app.lease import LeaseKeeper
 from yagent.app.telemetry import WARNING_EVENT, Telemetry, exporter_from_env
+from yagent.app.trust import Status
 from yagent.kernel import hookengine, policy, sessionref, spill
 from yagent.llm import Message
 from yagent.llm.pricing import DEFAULT_PRICES, Ledger, PriceTable
@@ -58,6 +59,10 @@ from yagent.toolspec import BUILTIN
 Observer = Callable[[Event], None]
 
 
+class AgentChoiceError(ConfigError, catalog.AgentConfigError):
+    """The agent asked for cannot run as configured (unknown, broken, or waiting for trust)."""
+
+
 @dataclass
 class App:
     config: Config
@@ -73,6 +78,7 @@ class App:
     observers: list[Observer] = field(default_factory=list)
     prices: PriceTable = DEFAULT_PRICES
     pruned: spill.Cleanup = field(default_factory=lambda: spill.Cleanup(0, 0, ()))
+    start: Path | None = None  # where the person started, when below the workspace root
 
     def __post_init__(self) -> None:
         audit = self.config.audit
@@ -87,7 +93,14 @@ class App:
             self.workspace, settings=self.settings, yolo=self.yolo, reads=reads
         )
         self.confirm = UserConfirm(self.dispatcher) if self.interactive else None
-        self.skills = FolderSkillSource.for_workspace(self.workspace, self.home)
+        status = self.config.project.status
+        self.skills = FolderSkillSource.for_workspace(
+            self.workspace,
+            self.home,
+            Path.home(),
+            trust={f: status[f].value for f in projectfolders.SKILL_FOLDERS if f in status},
+        )
+        self.guard.add_read_roots(self.skills.folders())  # skill files, read-only, anywhere
         entries = [e.model_dump(exclude_none=True) for e in self.config.hooks]
         self.hook_engine, _ = hooks.from_config(entries, cwd=self.workspace)
         self.safety = safety.build(self.config, self.workspace)
@@ -105,11 +118,38 @@ class App:
 
     # -- per agent ----------------------------------------------------------------------------
     def agent(self, name: str) -> AgentDef:
+        """`[agents.X]` first, then the built-in agents, then Claude Code's agent files — the
+        project's only once the person trusted its `.claude/agents` (`app.projectfolders`).
+        A refusal is an `AgentChoiceError`: a configuration error (exit 2, one line)."""
+        try:
+            return self._agent(name)
+        except catalog.AgentConfigError as exc:
+            raise AgentChoiceError(str(exc)) from None
+
+    def _agent(self, name: str) -> AgentDef:
         retries = self.config.llm.step_retries
         custom = self.config.agents.get(name)
         if custom is not None:
             return catalog.custom_agent(name, custom.model_dump(), retries)
-        return catalog.builtin(name, retries)
+        files = imported.find(self.workspace, Path.home())
+        entry = files.get(name)
+        if name in catalog.BUILTIN_AGENTS or entry is None:
+            try:
+                return catalog.builtin(name, retries)
+            except catalog.AgentConfigError as exc:
+                raise catalog.AgentConfigError(
+                    f"{exc}; yours: {', '.join(sorted(self.config.agents)) or 'none'}; "
+                    f"from .claude/agents: {imported.names(files.values())}"
+                ) from None
+        status = self.config.project.status.get(projectfolders.AGENTS)
+        if entry.project and status is not Status.TRUSTED:
+            why = status.value if status is not None else Status.UNTRUSTED.value
+            raise catalog.AgentConfigError(
+                f"agent {name!r} comes from {entry.path}, and the project's .claude/agents is "
+                f"{why}: review it with `yagent trust` (a repository's agent chooses its own "
+                "tools and model)"
+            )
+        return imported.load(entry, retries)
 
     def surface(self, agent: AgentDef, lane: fanout.Lane | None = None) -> Surface:
         options = SurfaceOptions(
@@ -258,6 +298,7 @@ async def open_app(
     yolo: Yolo = Yolo.OFF,
     interactive: bool = True,
     engine: Engine | None = None,
+    start: Path | None = None,
 ) -> AsyncIterator[App]:
     store = SessionStore(home / "sessions.db")
     servers = tuple(
@@ -279,6 +320,7 @@ async def open_app(
                 mcp,
                 interactive=interactive,
                 prices=prices,
+                start=start,
             )
             app.pruned = await anyio.to_thread.run_sync(
                 economy.prune_spills, home / "state", config.agent.spill_max_age_days

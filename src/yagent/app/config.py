@@ -16,9 +16,7 @@ Contract:
   bound sandboxed commands (positive integers; a project's file may only lower them).
 - Egress: `[sandbox] allow_hosts` lists the hosts sandboxed commands may reach through the
   egress proxy; an entry that cannot be read is an error naming it (key by key like the rest: a
-  project's list replaces the user's).
-  A loopback or private host there is refused (it could never work), naming `[network]`.
-- `[network]`: local services the browser and web_fetch may reach (`app.network`).
+  project's list replaces the user's). Local services for the browser: `[network]`, `app.network`.
 - Reads: `[sandbox] deny_read` adds paths no sandboxed command or file tool may read (entries
   add up across files, like shell rules: a project can hide more, never less); `allow_read`
   re-opens hidden paths (key by key: a project's list replaces the user's, and applies untrusted
@@ -31,7 +29,9 @@ Contract:
   content (`app.trust`, `yagent trust`) only the keys `app.projectkeys` judges harmless or
   tightening apply; the rest are withheld and listed in `Config.project.withheld` with the
   reason (not trusted / changed since trusted). The user's own file is never affected. A
-  trust file that cannot be read is an error, never "trust all".
+  trust file that cannot be read is an error, never "trust all". The folders other agents'
+  conventions put power in (`.claude/agents`, the skills' `allowed-tools`) are trusted the same
+  way, each as one unit (`app.projectfolders`).
 """
 
 from __future__ import annotations
@@ -53,13 +53,12 @@ from pydantic import (
     model_validator,
 )
 
-from yagent.app import configkeys, projectkeys, trust
+from yagent.app import configkeys, projectfolders, projectkeys, trust
 from yagent.app.network import NetworkSettings
 from yagent.kernel import cmdpolicy, egress
 from yagent.kernel import preset as presets
 from yagent.kernel.sandbox import Limits, default_memory_mb
 from yagent.tools.egresshosts import AllowList, AllowListError
-from yagent.tools.localnet import refuse_local
 from yagent.tools.mcp import McpConfigError, ServerConfig
 from yagent.tools.shellrules import RuleFile, ShellRulesError, build_policy
 
@@ -232,8 +231,7 @@ class SandboxSettings(Strict):
     @classmethod
     def _readable_hosts(cls, value: list[str]) -> list[str]:
         try:
-            hosts = refuse_local(AllowList.parse(value))
-            egress.Spec(egress.Mode.PROXY, hosts.entries).validate()
+            egress.Spec(egress.Mode.PROXY, AllowList.parse(value).entries).validate()
         except (AllowListError, egress.SpecError) as exc:
             raise ValueError(str(exc)) from None
         return value
@@ -374,6 +372,7 @@ def load(*, home: Path, workspace: Path, env: Mapping[str, str] | None = None) -
     digests = {
         f: trust.digest(r) for f, r in ((CONFIG, project_raw), (RULES, rules_raw)) if r is not None
     }
+    digests.update(projectfolders.digests(workspace))  # .claude/agents, the skills' grants
     if not digests:  # no project file: nothing to trust (a later remembered rule will be)
         config.project = projectkeys.ProjectState(home=home, workspace=workspace)
         return config
@@ -391,6 +390,10 @@ def load(*, home: Path, workspace: Path, env: Mapping[str, str] | None = None) -
     if rules_raw is not None and status[RULES] is not trust.Status.TRUSTED:
         remembered, names = projectkeys.split_rules(remembered, _policy(config), "rules")
         held += projectkeys.withheld(RULES, status[RULES], names)
+    for folder in projectfolders.FOLDERS:
+        if folder in status and status[folder] is not trust.Status.TRUSTED:
+            names = projectfolders.withheld(workspace, folder)
+            held += projectkeys.withheld(folder, status[folder], names)
     config.project = projectkeys.ProjectState(
         tuple(held), tuple(remembered), digests, status, home, workspace
     )

@@ -5,15 +5,16 @@ config refuses it), builds ONE cmdpolicy policy from the built-in rules, the con
 `[[shell.rules]]` (user then project) and the project's remembered rules (those `config.load` let
 apply: allow rules only from a trusted file), and the pii policy from `[pii]`. A rule yagent
 appends keeps the file trusted only if it was trusted (or absent) before (`trust.carry_over`).
-Anything that does not hold — a rule whose examples disagree, a duplicate rule name, an
-unreadable rules file, a configuration loaded for another workspace — is a `ConfigError` naming
-it: the app does not start on a rule set it could not check. A non-empty `[sandbox] allow_hosts`
-turns a sandboxed preset's egress into PROXY (the allow-list, the sandbox's own loopback
-bypassed) and builds the egress proxy the app serves for its lifetime; empty keeps the preset as
-shipped (network cut). `[sandbox] keep_background` leaves the session sandbox's background jobs
-running when the app closes (`tools.jobs`). `read_mask` is what sandboxed commands and file
-tools cannot read (`tools.readmask` defaults with `[sandbox] deny_read` / `allow_read`); the
-command gate and the workspace guard are given the same one. `for_log` / `for_display` are the
+Anything that does not hold — a rule whose examples disagree, a duplicate rule name, an unreadable
+rules file, a configuration loaded for another workspace — is a `ConfigError` naming it: the app
+does not start on a rule set it could not check (nor on `[sandbox] allow_hosts` naming a loopback
+or private host, which the proxy could never reach: `localnet.refuse_local`). A non-empty
+`[sandbox] allow_hosts` turns a sandboxed preset's egress into PROXY (the allow-list, the sandbox's
+own loopback bypassed) and builds the egress proxy the app serves for its lifetime; empty keeps the
+preset as shipped (network cut). `[sandbox] keep_background` leaves the session sandbox's
+background jobs running when the app closes (`tools.jobs`). `read_mask` is what sandboxed commands
+and file tools cannot read (`tools.readmask` defaults with `[sandbox] deny_read` / `allow_read`);
+the command gate and the workspace guard are given the same one. `for_log` / `for_display` are the
 pii passes for event payloads. `local_net` is the netguard opening `[network] allow_local` gives
 the browser and web_fetch (strict when empty); `with_allow_local` adds the CLI's `--allow-local`
 entries for one run (a bad entry is a ConfigError naming it).
@@ -38,9 +39,9 @@ from yagent.kernel import preset as presets
 from yagent.kernel.sandbox import Level
 from yagent.tools import outbound
 from yagent.tools.commands import CommandGate
-from yagent.tools.egresshosts import AllowList
+from yagent.tools.egresshosts import AllowList, AllowListError
 from yagent.tools.egressproxy import LOOPBACK_BYPASS, EgressProxy
-from yagent.tools.localnet import allow_of
+from yagent.tools.localnet import allow_of, refuse_local
 from yagent.tools.readmask import ReadMask
 from yagent.tools.shellrules import RuleFile, ShellRulesError, build_policy
 
@@ -136,7 +137,10 @@ def with_egress(
 ) -> tuple[presets.Preset, EgressProxy | None]:
     """`preset` with PROXY egress over `hosts`, and the proxy for it; unchanged (and no proxy)
     when the list is empty or the preset runs commands on the host (its network is open)."""
-    allowed = AllowList.parse(hosts)
+    try:  # a local host can never be reached through the proxy: refused, not ignored
+        allowed = refuse_local(AllowList.parse(hosts))
+    except AllowListError as exc:
+        raise ConfigError(f"[sandbox] {exc}") from None
     if not allowed or preset.level < Level.NAMESPACES:
         return preset, None
     spec = egress.Spec(egress.Mode.PROXY, allowed.entries, LOOPBACK_BYPASS)

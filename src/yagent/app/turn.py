@@ -17,10 +17,12 @@ drawn per session, kept in memory only, never written to a store or an event).
 from __future__ import annotations
 
 import contextlib
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import anyio
 
+from yagent.agents import instructions
 from yagent.agents.activity import Monitor
 from yagent.agents.catalog import AgentDef
 from yagent.agents.context import system_prompt
@@ -145,6 +147,9 @@ async def _run(
             skills=app.skills.list(),
             autonomous=app.yolo >= Yolo.FULL,
             memory=remembered.text,
+            sources=instructions.Sources(
+                app.workspace, app.start, app.home, Path.home(), app.guard.reads
+            ),
         ),
         engine=app.engine,
         adapter=adapter,

@@ -35,6 +35,7 @@ import click
 from yagent import __version__
 from yagent.app.config import ConfigError
 from yagent.app.lease import SessionBusyError
+from yagent.app.workspace import locate
 from yagent.cli import commands
 from yagent.cli.fanout import fanout
 from yagent.cli.memory import memory
@@ -57,8 +58,8 @@ def _options(
     workspace: str | None, yes: bool, full: bool, json_mode: bool, agent: str | None
 ) -> Options:
     yolo = Yolo.FULL if full else Yolo.YOLO if yes else Yolo.OFF
-    ws = Path(workspace or os.getcwd()).resolve()
-    return Options(ws, home_dir(), yolo, json_mode, agent)
+    place = locate(Path(workspace or os.getcwd()))  # the repository's root, from a subfolder too
+    return Options(place.root, home_dir(), yolo, json_mode, agent, start=place.start)
 
 
 async def _ask_tty(prompt: str) -> str:

@@ -26,6 +26,7 @@ import click
 from yagent.app.config import load
 from yagent.app.durable import Action, Decision, open_home
 from yagent.app.runtrack import continuation_task
+from yagent.app.workspace import locate
 from yagent.memory import SessionStore
 from yagent.tools.guard import Yolo
 
@@ -60,7 +61,7 @@ def resume(
     from yagent.cli import _ask, _ask_tty, _read_task
     from yagent.cli.runner import Options, interactive, replay_engine, run_once
 
-    home, workspace = _home(), Path.cwd().resolve()
+    home, workspace = _home(), locate(Path.cwd()).root  # the repository's root, as `run`
     with SessionStore(home / "sessions.db") as store:
         if session:
             info = store.get_session(session)

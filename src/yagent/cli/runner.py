@@ -23,7 +23,7 @@ from pathlib import Path
 
 import anyio
 
-from yagent.agents import catalog
+from yagent.agents import catalog, imported
 from yagent.agents.pause import PauseGate
 from yagent.agents.results import AgentResult
 from yagent.app import projectkeys
@@ -48,6 +48,7 @@ class Options:
     yolo: Yolo = Yolo.OFF
     json_mode: bool = False
     agent: str | None = None
+    start: Path | None = None  # where the person started yagent, when below the workspace root
     allow_local: tuple[str, ...] = ()  # --allow-local: this run's openings ([network])
 
 
@@ -164,7 +165,7 @@ async def cli_app(
     """The app for one CLI command: config loaded for the workspace, opened, and what went
     wrong while opening said first (`start_notices`)."""
     config = with_allow_local(load(home=opts.home, workspace=opts.workspace), opts.allow_local)
-    _known_agent(opts.agent, list(config.agents))
+    _known_agent(opts.agent, [*config.agents, *imported.find(opts.workspace, Path.home())])
     async with open_app(
         config,
         home=opts.home,
@@ -172,6 +173,7 @@ async def cli_app(
         yolo=opts.yolo,
         interactive=interactive,
         engine=engine,
+        start=opts.start,
     ) as app:
         start_notices(app, renderer)
         try:
@@ -184,7 +186,8 @@ async def cli_app(
 
 
 def _known_agent(name: str | None, custom: list[str]) -> None:
-    """`--agent` names a built-in or configured agent; anything else is a usage error (exit 2)."""
+    """`--agent` names a built-in, configured or imported (`.claude/agents`) agent; anything else
+    is a usage error (exit 2). Whether an imported one may run (trust) is the app's to say."""
     if name is None or name in custom or name in catalog.BUILTIN_AGENTS:
         return
     known = ", ".join([*catalog.BUILTIN_AGENTS, *sorted(custom)])

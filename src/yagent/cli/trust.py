@@ -21,6 +21,7 @@ import click
 from yagent.app import projectkeys, trust
 from yagent.app.config import load
 from yagent.app.trust import Status
+from yagent.app.workspace import locate
 
 
 def _home() -> Path:
@@ -55,7 +56,7 @@ def _review(project: projectkeys.ProjectState) -> None:
 def trust_command(workspace: str | None, show: bool, revoke: bool, yes: bool) -> None:
     """Review and trust this workspace's own .yagent/ files (or --show, --revoke)."""
     home = _home()
-    ws = Path(workspace or os.getcwd()).resolve()
+    ws = locate(Path(workspace or os.getcwd())).root  # the workspace `run` would use
     store = trust.Store(home)
     try:
         if revoke:

@@ -30,6 +30,10 @@ Contract:
 - What the sandbox hides (`tools.readmask`: yagent's home, credential stores, other homes,
   `[sandbox] deny_read`) no file tool reaches either: `unreadable` names such a path, and the
   boundary ring refuses the call outright — no question, no standing permission, `-y` included.
+- Read roots (`add_read_roots`: the skill folders, `tools.skills`) are readable by tools whose
+  effect is READ as if they were in the workspace, even where they lie under yagent's home — a
+  path is judged after `realpath`, so a link inside such a folder pointing elsewhere is judged
+  where it leads. Nothing else (writes, commands) gains anything from them.
 """
 
 from __future__ import annotations
@@ -120,6 +124,14 @@ class WorkspaceGuard:
         self.yolo = yolo
         self._session_tools: set[str] = set()
         self._skip_all = False
+        self._read_roots: tuple[str, ...] = ()
+
+    def add_read_roots(self, roots: Iterable[Path]) -> None:
+        """Folders READ tools may read wherever they are (module contract)."""
+        self._read_roots += tuple(os.path.realpath(r) for r in roots)
+
+    def _read_root_holds(self, spec: Spec, resolved: str) -> bool:
+        return spec.effect is Effect.READ and any(_under(resolved, r) for r in self._read_roots)
 
     # -- standing permissions -------------------------------------------------------------
     def standing(self, spec: Spec) -> bool:
@@ -177,7 +189,10 @@ class WorkspaceGuard:
         """Why this call's path arguments need authorization, or None."""
         destructive = spec.effect in _DESTRUCTIVE
         outside = [
-            p for p in spec.arg_paths_of(args) if not self.in_workspace(p, destructive=destructive)
+            p
+            for p in spec.arg_paths_of(args)
+            if not self.in_workspace(p, destructive=destructive)
+            and not self._read_root_holds(spec, self.resolve(p))
         ]
         if not outside:
             return None
@@ -210,7 +225,11 @@ class WorkspaceGuard:
 
     def unreadable(self, spec: Spec, args: Mapping[str, Any]) -> str | None:
         """Why this call's paths are refused outright (they lie in what the sandbox hides)."""
-        hits = [(p, self.reads.denies(self.resolve(p))) for p in spec.arg_paths_of(args)]
+        hits = [
+            (p, self.reads.denies(self.resolve(p)))
+            for p in spec.arg_paths_of(args)
+            if not self._read_root_holds(spec, self.resolve(p))
+        ]
         named = [f"{p} (in {entry})" for p, entry in hits if entry is not None]
         if not named:
             return None

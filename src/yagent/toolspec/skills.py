@@ -19,6 +19,10 @@ class SkillDoc:
     body: str
     root: Path
     files: tuple[str, ...] = ()
+    # `allowed-tools`: the yagent tools opening the skill lets run without the question, and
+    # each entry that grants nothing with the reason (`tools.skills` decides both)
+    grants: tuple[str, ...] = ()
+    not_granted: tuple[str, ...] = ()
 
 
 class SkillSource(Protocol):
