@@ -55,7 +55,7 @@ typecheck:
 
 cover:
 	rm -f .coverage .coverage.* coverage.json
-	$(PY) -m coverage run -m pytest
+	$(PY) -m coverage run -m pytest --durations=20
 	$(PY) -m coverage combine --quiet
 	$(PY) -m coverage report --fail-under=$(COV_MIN_TOTAL) --format=total \
 		| sed 's/^/coverage total: /; s/$$/ % (gate $(COV_MIN_TOTAL) %)/'

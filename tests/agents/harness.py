@@ -8,7 +8,7 @@ from typing import Any
 
 import anyio
 
-from yagent.agents.loop import LoopConfig
+from yagent.agents.loopconfig import LoopConfig
 from yagent.llm.scripted import ScriptedEngine, Step
 from yagent.tools import flow
 from yagent.tools.adapter import Adapter, Executor, ToolContext

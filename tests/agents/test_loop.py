@@ -13,7 +13,8 @@ import pytest
 from tests.agents.harness import Probe, build
 from yagent.agents import loop as loop_module
 from yagent.agents.activity import Monitor
-from yagent.agents.loop import GENERIC_REMINDER, run_agent_loop
+from yagent.agents.loop import run_agent_loop
+from yagent.agents.loopconfig import GENERIC_REMINDER
 from yagent.agents.pause import PauseGate
 from yagent.agents.results import Status
 from yagent.kernel import reminder

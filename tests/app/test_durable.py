@@ -20,6 +20,7 @@ from yagent.app.durable import (
     decide,
     open_home,
 )
+from yagent.app.fulldisk import FullDisk
 from yagent.app.runtrack import RunTrack, continuation_task, open_track
 from yagent.kernel import checkpoint, commitgate, sideeffect
 from yagent.llm import Message, ToolCall
@@ -124,6 +125,7 @@ async def new_track(
     def publish(kind: str, payload: Mapping[str, Any]) -> None:
         events.append((kind, dict(payload)))
 
+    kw.setdefault("full", FullDisk(lambda _: None))
     return await open_track(
         durable,
         store=store,

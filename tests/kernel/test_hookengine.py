@@ -164,7 +164,7 @@ async def test_a_blocking_hook_that_fails_to_run_denies() -> None:
     e, runner = engine([hook("a"), hook("b")], {"a": boom, "b": ALLOW})
     result = await e.evaluate(pre())
     assert (result.decision, result.decided_by, result.fail_closed) == (Decision.DENY, "a", True)
-    assert "failed to run" in result.reason
+    assert "failed (FileNotFoundError" in result.reason
     assert "hook script missing" in result.reason
     assert result.skipped == ("b",)
     assert runner.started == ["a"]
@@ -185,17 +185,26 @@ async def test_a_runner_that_returns_no_hook_result_denies(answer: object) -> No
 
 
 @pytest.mark.anyio
-async def test_a_hook_answers_allow_or_deny_only() -> None:
+async def test_a_hook_answers_allow_prompt_or_deny_only() -> None:
     async def prompt(hook: Hook, event: Event) -> HookResult:
         return HookResult(Decision.PROMPT, "ask someone")
 
-    script: dict[str, Behaviour] = {"a": prompt, "b": HookResult("deny")}  # type: ignore[arg-type]
-    result = await engine([hook("a")], script)[0].evaluate(pre())
-    assert result.decision is Decision.DENY
-    assert isinstance(result.failures[0].error, hookengine.HookError)
+    async def maybe(hook: Hook, event: Event) -> HookResult:
+        return HookResult("maybe")  # type: ignore[arg-type]
+
+    script: dict[str, Behaviour] = {"a": prompt, "b": HookResult("deny"), "c": maybe}  # type: ignore[arg-type]
+    asked = await engine([hook("a")], script)[0].evaluate(pre())
+    assert (asked.decision, asked.decided_by) == (Decision.PROMPT, "a")
+    assert "asks for a person's approval: ask someone" in asked.reason
+    # a later DENY wins over an earlier question
+    both = await engine([hook("a"), hook("b")], script)[0].evaluate(pre())
+    assert (both.decision, both.decided_by) == (Decision.DENY, "b")
     text = await engine([hook("b")], script)[0].evaluate(pre())
     assert text.decision is Decision.DENY
     assert "said deny" in text.reason
+    odd = await engine([hook("c")], script)[0].evaluate(pre())
+    assert odd.decision is Decision.DENY
+    assert isinstance(odd.failures[0].error, hookengine.HookError)
 
 
 # --- fail closed: timeouts ----------------------------------------------------------------------

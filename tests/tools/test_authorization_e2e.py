@@ -171,4 +171,7 @@ async def test_no_person_attached_means_refusal(workspace: Path, home: Path) -> 
     adapter = Adapter(ToolContext(workspace, surface), {"read_file": flow.think})
     res = await adapter.call("read_file", '{"path": "/etc/hostname"}', "c1")
     assert not res.ok
-    assert json.loads(res.content)["kind"] == "permission"
+    body = json.loads(res.content)
+    assert body["kind"] == "needs_approval"
+    assert "nobody could be asked (this run has no person attached" in body["error"]
+    assert "did not approve" not in body["error"], "nobody was asked, so nobody declined"

@@ -225,12 +225,14 @@ async def test_a_run_asked_to_stop_starts_no_side_effect(runner: EffectRunner) -
 async def test_a_failing_store_runs_nothing(tmp_path: Path) -> None:
     store = sideeffect.SqliteStore(tmp_path / "d.db")
     store.close()
-    runner = EffectRunner(store, TABLE, "s1")
+    told: list[BaseException] = []
+    runner = EffectRunner(store, TABLE, "s1", on_store_error=told.append)
     tool = Tool()
     result = await runner.run(PUSH, call(), tool)
     assert tool.runs == 0
     assert result.kind is toolfail.Kind.INTERNAL
     assert "nothing ran" in json.loads(result.content)["error"]
+    assert [type(e) for e in told] == [sideeffect.StoreError], "the host is told (a full disk?)"
 
 
 @pytest.mark.anyio

@@ -22,7 +22,8 @@ from yagent.tools import effects
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.audit import HIGH, LOW, operation
 from yagent.tools.guard import WorkspaceGuard
-from yagent.tools.mcp import McpConfigError, McpTools, ServerConfig, link
+from yagent.tools.mcp import McpConfigError, ServerConfig, link
+from yagent.tools.mcp.client import McpTools
 from yagent.tools.surface import Surface
 from yagent.toolspec import BUILTIN, Effect, Spec, Tier, profile
 

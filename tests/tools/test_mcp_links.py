@@ -20,7 +20,8 @@ from tests.mcpservers import (
 from yagent.kernel import toolfail
 from yagent.tools.adapter import ToolContext
 from yagent.tools.guard import WorkspaceGuard
-from yagent.tools.mcp import McpTools, ServerConfig, link
+from yagent.tools.mcp import ServerConfig, link
+from yagent.tools.mcp.client import McpTools
 from yagent.tools.surface import Surface
 from yagent.toolspec import BUILTIN, profile
 

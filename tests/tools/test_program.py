@@ -122,7 +122,7 @@ async def test_a_denied_call_is_denied_exactly_as_a_direct_call(
         "stage": body["stage"],
         "denied": True,
     }
-    assert direct.kind == toolfail.Kind.PERMISSION
+    assert direct.kind == toolfail.Kind.NEEDS_APPROVAL  # a question nobody could answer
 
 
 async def test_host_stages_judge_program_calls(files: Path, home: Path) -> None:

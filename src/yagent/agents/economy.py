@@ -26,6 +26,7 @@ Contract:
   seen are replaced at once, and content above `max_tool_output` characters (not counting new
   inline objects) goes through `spill` — head kept, the rest stored and named. Tools tagged
   `pages-spill` are never cut (their pages are bounded by the spill's cap).
+`before_compact`, when given, is awaited once a compaction plan stands, before anything leaves.
 Leaves to the host: the window and ratios (settings), the spill and offload stores, the archive.
 """
 
@@ -33,7 +34,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -83,6 +84,7 @@ class Economy:
         emit: Emit,
         archive: Archive | None,
         summarizer: budget.Summarizer[compaction.Entry],
+        before_compact: Callable[[Mapping[str, Any]], Awaitable[None]] | None = None,
     ) -> None:
         if not 0.0 < settings.compact_to < settings.compact_at <= 1.0:
             raise ValueError("context: need 0 < compact_to < compact_at <= 1")
@@ -95,6 +97,7 @@ class Economy:
         self._emit = emit
         self._archive = archive
         self._summarizer = summarizer
+        self._before_compact = before_compact  # the host's observer, awaited once a plan stands
         self._ids: list[str] = []
         self._serial = 0
         self._pinned: set[str] = set()
@@ -282,6 +285,8 @@ class Economy:
             return None
         self._previous = plan.fingerprint
         leaving = len(plan.archive)
+        if self._before_compact is not None:
+            await self._before_compact({"step": step, "tokens_before": plan.tokens_before})
 
         def make_summary(text: str, ref: str) -> compaction.Entry:
             self._serial += 1

@@ -15,6 +15,11 @@ Contract:
   path, only when the run ends with an error (including timeouts and cancellation). `on_step`,
   when set, is awaited at each step's start (after the pause gate, before the model request):
   the host's durable per-step progress record.
+- A halted pause gate (`PauseGate.halt`: the host can no longer record the run) ends the run at
+  the step boundary as "paused" with the halt's reason: checked after `on_step` (no model request
+  follows) and after the step's calls (a successful exit call of that step does not conclude the
+  run); a call of the step that has not started when the halt comes never starts (its result
+  says so).
 - Each call's execution has a backstop (`tool_timeout`, else `DEFAULT_TOOL_TIMEOUT`) that the
   adapter applies after authorization and raises above the tool's own declared bound, so the
   tool's own timeout answers first; a person's approval time never counts against it.
@@ -33,7 +38,7 @@ Contract:
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,8 +47,9 @@ import anyio
 from yagent.agents import exitpolicy, untrusted
 from yagent.agents.activity import Monitor
 from yagent.agents.compaction import EngineSummarizer
-from yagent.agents.economy import Archive, ContextSettings, Economy
-from yagent.agents.pause import PauseAbandonedError, PauseGate
+from yagent.agents.economy import Economy
+from yagent.agents.loopconfig import DEFAULT_TOOL_TIMEOUT, GENERIC_REMINDER, LoopConfig
+from yagent.agents.pause import PauseAbandonedError
 from yagent.agents.reports import read_report
 from yagent.agents.results import AgentResult, Status, no_submission_note
 from yagent.agents.toolbatch import Batch
@@ -51,50 +57,7 @@ from yagent.kernel import reminder, toolfail
 from yagent.llm import EngineError, Message, Request, StreamEvent, TextDelta, ToolCall, Usage
 from yagent.llm.retry import complete_with_retries
 from yagent.llm.types import AssistantTurn, Engine
-from yagent.tools.adapter import Adapter, ToolResult, failure_content
-
-# The backstop on one tool execution, in seconds (tests shorten it). It never covers the judgement
-# or a person's approval, and a tool's own declared bound raises it (`Spec.execution_limit`).
-DEFAULT_TOOL_TIMEOUT = 180.0
-GENERIC_REMINDER = (
-    "You replied without calling a tool. Keep working: explore the code, make the edit, run the "
-    "relevant command or tests, verify the result — and call agent_exit when the task is done."
-)
-
-Publish = Callable[[str, Mapping[str, Any]], None]
-Rollout = Callable[[str, Mapping[str, Any]], None]
-Checkpoint = Callable[[Mapping[str, Any]], None]
-
-
-@dataclass
-class LoopConfig:
-    """Per-agent settings. The behaviour flags have no central default: each agent sets them."""
-
-    name: str
-    system: str
-    engine: Engine
-    adapter: Adapter
-    max_steps: int
-    stop_on_finish: bool
-    no_action_retry_limit: int
-    step_retries: int
-    no_action_reminder: str | None = None
-    parallel_limit: int = 4
-    tool_timeout: float | None = None  # None: DEFAULT_TOOL_TIMEOUT (the module seam)
-    delegation_id: str = ""
-    publish: Publish | None = None
-    rollout: Rollout | None = None
-    checkpoint: Checkpoint | None = None
-    monitor: Monitor | None = None
-    pause: PauseGate | None = None
-    monitor_interval: float = 0.5
-    start_step: int = 0
-    on_step: Callable[[int], Awaitable[None]] | None = None  # awaited as each step starts
-    on_turn: Callable[[AssistantTurn], None] | None = None
-    on_message: Callable[[Message], None] | None = None  # every message, as it joins the history
-    context: ContextSettings | None = None  # None: no context economy (no metering, no spill)
-    archive: Archive | None = None  # keeps what compaction removes; returns a reference
-    extra: dict[str, Any] = field(default_factory=dict)
+from yagent.tools.adapter import ToolResult, failure_content
 
 
 @dataclass
@@ -171,7 +134,13 @@ def _economy(run: _Run) -> Economy | None:
         agent=cfg.name,
         on_turn=on_turn,
     )
-    economy = Economy(cfg.context, emit=run.emit, archive=cfg.archive, summarizer=summarizer)
+    economy = Economy(
+        cfg.context,
+        emit=run.emit,
+        archive=cfg.archive,
+        summarizer=summarizer,
+        before_compact=cfg.before_compact,
+    )
     economy.start(run.messages)
     return economy
 
@@ -226,6 +195,7 @@ async def _steps(run: _Run) -> Status:
         run.step += 1
         if cfg.on_step is not None:
             await cfg.on_step(run.step)
+        _halted(cfg)
         turn = await _ask_model(run)
         run.add(turn.message())
         if turn.text:
@@ -238,9 +208,16 @@ async def _steps(run: _Run) -> Status:
             run.add(Message("user", reminder.wrap(text)))
             run.emit("reminder", {"step": run.step, "text": text})
             continue
-        if await _run_tools(run, turn.tool_calls):
+        finished = await _run_tools(run, turn.tool_calls)
+        _halted(cfg)
+        if finished:
             return Status.FINISHED
     return Status.MAX_STEPS
+
+
+def _halted(cfg: LoopConfig) -> None:
+    if cfg.pause is not None and cfg.pause.halted:
+        raise PauseAbandonedError(cfg.pause.halted)
 
 
 async def _ask_model(run: _Run) -> AssistantTurn:
@@ -310,6 +287,10 @@ async def _run_tools(run: _Run, calls: Sequence[ToolCall]) -> bool:
             "tool_call",
             {"step": run.step, "call_id": tc.id, "name": tc.name, "arguments": tc.arguments},
         )
+        if cfg.pause is not None and cfg.pause.halted:  # checked after the call's own record
+            kind = toolfail.Kind.CANCELLED
+            msg = f"{tc.name} was not started: the run stopped ({cfg.pause.halted})"
+            return ToolResult(tc.id, tc.name, False, failure_content(kind, msg), kind)
         result = await adapter.call(
             tc.name, tc.arguments, tc.id, caller=cfg.name, time_limit=timeout
         )

@@ -5,6 +5,9 @@ inside a tool batch, which would leave half-done side effects). While paused it 
 cancelling anything and freezes the run's activity monitor; `resume()` continues in place;
 `abandon()` ends the wait with `PauseAbandonedError`, which the loop reports as "paused" — stopped
 at a step boundary with every tool call of the last batch committed, so a resume can continue.
+`halt(reason)` is `abandon()` for a run that must not go on at all (its record can no longer be
+written): besides stopping at the next boundary, no tool call of the current step that has not
+started yet starts, and the loop reports `reason` (the first one given) as the run's error.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ class PauseGate:
     def __init__(self) -> None:
         self._paused = False
         self._abandoned = False
+        self._halted = ""
         self._changed = anyio.Event()
 
     @property
@@ -32,6 +36,15 @@ class PauseGate:
     def abandoned(self) -> bool:
         """True once `abandon()` was called: the run stops at its next step boundary."""
         return self._abandoned
+
+    @property
+    def halted(self) -> str:
+        """Why the run was halted ("" when it was not): no further tool call starts."""
+        return self._halted
+
+    def halt(self, reason: str) -> None:
+        self._halted = self._halted or reason
+        self.abandon()
 
     def pause(self) -> None:
         self._paused = True
@@ -46,7 +59,7 @@ class PauseGate:
 
     async def wait(self, monitor: Monitor | None = None) -> None:
         if self._abandoned:
-            raise PauseAbandonedError("the run was abandoned while paused")
+            raise PauseAbandonedError(self._halted or "the run was abandoned while paused")
         if not self._paused:
             return
         if monitor is not None:
@@ -59,4 +72,4 @@ class PauseGate:
             if monitor is not None:
                 monitor.resume()
         if self._abandoned:
-            raise PauseAbandonedError("the run was abandoned while paused")
+            raise PauseAbandonedError(self._halted or "the run was abandoned while paused")

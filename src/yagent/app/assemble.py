@@ -10,12 +10,16 @@ Each run also gets the context economy (`app.economy`: window, spill, offload, c
 archive), the memories (`app.memories`) in its system prompt and the session references
 (`app.sessionrefs`) in its task; a session continued in the same process keeps its compacted
 context (`live`), one continued from the store starts from its full stored history.
+Hooks (`app.hookrun`): each run gets its `pre_tool_use` ring and lifecycle events; the sessions
+this process started get `session_end` when the app closes.
 One process runs a session at a time: the app takes the session's lease (`app.lease`) before it
 runs or resumes anything there and holds it until it closes; a second one is refused.
 Durability (`app.durable`, `app.runtrack`, in `home/durable.db`): each run is checkpointed per
 step and its conclusion committed once; side-effecting tool calls run through `sideeffect`; calls a
 dead process left without a result are settled, never re-run; `resume=` continues an interrupted
 run from its checkpoint (same history, its step count, its loaded tools).
+A full disk under the home (`app.fulldisk`): every write of a run's record goes through `full`;
+the first that finds the disk full seals the record and halts the run at its next step boundary.
 """
 
 from __future__ import annotations
@@ -34,14 +38,15 @@ from yagent.agents import catalog, imported
 from yagent.agents.catalog import AgentDef
 from yagent.agents.pause import PauseGate
 from yagent.agents.results import AgentResult
-from yagent.app import economy, fanout, fanrun, projectfolders, safety, turn
+from yagent.app import economy, fanout, fanrun, hookrun, projectfolders, safety, turn
 from yagent.app.config import Config, ConfigError
 from yagent.app.durable import Decision, open_home
 from yagent.app.engines import build_engine
+from yagent.app.fulldisk import FullDisk
 from yagent.app.lease import LeaseKeeper
 from yagent.app.telemetry import WARNING_EVENT, Telemetry, exporter_from_env
 from yagent.app.trust import Status
-from yagent.kernel import hookengine, policy, sessionref, spill
+from yagent.kernel import policy, sessionref, spill
 from yagent.llm import Message
 from yagent.llm.pricing import DEFAULT_PRICES, Ledger, PriceTable
 from yagent.llm.types import AssistantTurn, Engine
@@ -50,7 +55,7 @@ from yagent.messaging import Dispatcher, Event
 from yagent.tools import hooks
 from yagent.tools.confirm import UserConfirm
 from yagent.tools.guard import WorkspaceGuard, Yolo
-from yagent.tools.mcp import McpTools, ServerConfig
+from yagent.tools.mcp import ServerConfig, Servers, connect
 from yagent.tools.settings import Settings
 from yagent.tools.skills import FolderSkillSource
 from yagent.tools.surface import Surface, SurfaceOptions
@@ -71,7 +76,7 @@ class App:
     yolo: Yolo
     store: SessionStore
     engine: Engine
-    mcp: McpTools
+    mcp: Servers
     dispatcher: Dispatcher = field(default_factory=Dispatcher)
     interactive: bool = True
     pause: PauseGate = field(default_factory=PauseGate)
@@ -103,12 +108,16 @@ class App:
         self.guard.add_read_roots(self.skills.folders())  # skill files, read-only, anywhere
         entries = [e.model_dump(exclude_none=True) for e in self.config.hooks]
         self.hook_engine, _ = hooks.from_config(entries, cwd=self.workspace)
+        self.hooks = hookrun.AppHooks(
+            self.hook_engine, workspace=self.workspace, home=self.home, store=self.store
+        )
         self.safety = safety.build(self.config, self.workspace)
         self.durable = open_home(self.home, self.config)  # closed by open_app
         self.leases = LeaseKeeper(self.durable.leases, self._lease_lost)  # one runner a session
         self.clock: sessionref.Clock = sessionref.SystemClock()
         self.live: dict[str, tuple[Message, ...]] = {}  # compacted history of finished runs
         self.markers: dict[str, str] = {}  # each session's reminder band marker (memory only)
+        self.full = FullDisk(lambda reason: self.pause.halt(reason))  # seals the run's record
 
     async def end_jobs(self) -> str | None:
         """End the session's background jobs (or keep them, `[sandbox] keep_background`); the
@@ -151,12 +160,19 @@ class App:
             )
         return imported.load(entry, retries)
 
-    def surface(self, agent: AgentDef, lane: fanout.Lane | None = None) -> Surface:
+    def surface(
+        self,
+        agent: AgentDef,
+        lane: fanout.Lane | None = None,
+        run_hooks: hookrun.RunHooks | None = None,
+    ) -> Surface:
+        """The agent's tools and judgement ring; `run_hooks`: the run's `pre_tool_use` ring."""
+        stage = run_hooks.stage() if run_hooks is not None else None
         options = SurfaceOptions(
             deferred=self.config.agent.deferred_tools,
             schema_budget=self.config.agent.schema_budget,
             yolo=self.yolo,
-            host_stages=(hookengine.stage(self.hook_engine),) if self.hook_engine.hooks else (),
+            host_stages=(stage,) if stage is not None else (),
             commands=lane.commands if lane else self.safety.commands,
             audit=self.audit,
             confine=lane.declaration if lane else None,
@@ -169,8 +185,17 @@ class App:
             delegation = str(payload.get("delegation_id", ""))
             logged = self.safety.for_log(payload)  # pii: what the rollout and traces keep
             if kind != "assistant_delta":  # deltas are display-only; the turn is persisted
-                self.store.append_event(session_id, kind, logged, delegation_id=delegation)
-            self._record_tools(session_id, kind, logged, delegation)
+                self.full.write(
+                    self.store.path,
+                    self.store.append_event,
+                    session_id,
+                    kind,
+                    logged,
+                    delegation_id=delegation,
+                )
+            self.full.write(
+                self.store.path, self._record_tools, session_id, kind, logged, delegation
+            )
             for observer in self.observers:
                 observer(Event(kind, logged, delegation))
             self.dispatcher.send(Event(kind, self.safety.for_display(payload), delegation))
@@ -202,7 +227,9 @@ class App:
 
     def _account(self, session_id: str, agent: str, turn: AssistantTurn) -> None:
         step = self.ledger.record(turn, agent=agent)
-        self.store.add_usage(
+        self.full.write(
+            self.store.path,
+            self.store.add_usage,
             session_id,
             model=step.model or self.engine.model,
             input_tokens=turn.usage.input_tokens,
@@ -244,13 +271,17 @@ class App:
 
     def _rollout(self, session_id: str, kind: str, payload: Mapping[str, Any]) -> None:
         d = str(payload.get("delegation_id", ""))
-        self.store.append_event(session_id, kind, self.safety.for_log(payload), delegation_id=d)
+        logged = self.safety.for_log(payload)
+        write = self.store.append_event
+        self.full.write(self.store.path, write, session_id, kind, logged, delegation_id=d)
 
     def _checkpoint(self, session_id: str, data: Mapping[str, Any]) -> None:
-        self.store.write_checkpoint(session_id, step=int(data.get("step", 0)), data=dict(data))
+        write, step = self.store.write_checkpoint, int(data.get("step", 0))
+        self.full.write(self.store.path, write, session_id, step=step, data=dict(data))
 
     def _message(self, session_id: str, agent: str, message: Message, d: str) -> None:
-        self.store.append_message(session_id, message.to_dict(), agent=agent, delegation_id=d)
+        body, write = message.to_dict(), self.store.append_message
+        self.full.write(self.store.path, write, session_id, body, agent=agent, delegation_id=d)
 
     @contextlib.contextmanager
     def observed(self, session_id: str) -> Iterator[None]:
@@ -309,7 +340,7 @@ async def open_app(
         {k: v.model_dump() for k, v in config.llm.prices.items()}, base=DEFAULT_PRICES
     )
     try:
-        async with McpTools(servers) as mcp:
+        async with connect(servers) as mcp:
             app = App(
                 config,
                 home,
@@ -334,7 +365,10 @@ async def open_app(
                 if (session := app.safety.commands.session) is not None:
                     session.close_now()  # a host that did not end_jobs: nothing outlives the app
                 with anyio.CancelScope(shield=True):
-                    await app.leases.close()
+                    try:
+                        await app.hooks.end_sessions()  # session_end while the leases are held
+                    finally:
+                        await app.leases.close()
                 app.durable.close()
                 if app.otel_sink is not None:
                     app.otel_sink.shutdown()

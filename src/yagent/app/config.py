@@ -6,8 +6,7 @@ Contract:
   `model`) — a typo never silently falls back to a default.
 - API keys come only from the environment (`api_key_env`, default by provider) or a key file
   (`api_key_file`); a key written into config.toml is refused. Keys are `SecretStr`: never printed,
-  never in `repr`.
-- Environment overrides: YAGENT_PROVIDER, YAGENT_MODEL, YAGENT_BASE_URL.
+  never in `repr`. Environment overrides: YAGENT_PROVIDER, YAGENT_MODEL, YAGENT_BASE_URL.
 - Safety: `[agent] preset` names one of the built-in presets (an unknown name is an error, never
   a fallback); `[[shell.rules]]` from the user's and the project's file are concatenated (user
   first), not overridden, and are checked as cmdpolicy rules when the app is assembled; `[pii]`
@@ -27,11 +26,14 @@ Contract:
 - Project trust: the workspace's files (`.yagent/config.toml`, `.yagent/shell-rules.toml`) come
   with the repository. Every key is validated, but until the person trusted the file's exact
   content (`app.trust`, `yagent trust`) only the keys `app.projectkeys` judges harmless or
-  tightening apply; the rest are withheld and listed in `Config.project.withheld` with the
-  reason (not trusted / changed since trusted). The user's own file is never affected. A
-  trust file that cannot be read is an error, never "trust all". The folders other agents'
-  conventions put power in (`.claude/agents`, the skills' `allowed-tools`) are trusted the same
-  way, each as one unit (`app.projectfolders`).
+  tightening apply; the rest are withheld and listed in `Config.project.withheld` with the reason
+  (not trusted / changed since trusted). The user's own file is never affected. A trust file that
+  cannot be read is an error, never "trust all". The folders other agents' conventions put power in
+  (`.claude/agents`, the skills' `allowed-tools`) are trusted the same way, each as one unit
+  (`app.projectfolders`).
+- Claude Code hooks (`.claude/settings.json`, `app.hookconfig`) are checked whatever the trust
+  and join `hooks` once that file is trusted, else are withheld (`hooks`); `hook_notices` says
+  what yagent cannot run from it.
 """
 
 from __future__ import annotations
@@ -53,7 +55,8 @@ from pydantic import (
     model_validator,
 )
 
-from yagent.app import configkeys, projectfolders, projectkeys, trust
+from yagent.app import claudehooks, configkeys, projectfolders, projectkeys, trust
+from yagent.app.hookconfig import HookEntry, claude_hooks
 from yagent.app.network import NetworkSettings
 from yagent.kernel import cmdpolicy, egress
 from yagent.kernel import preset as presets
@@ -62,7 +65,7 @@ from yagent.tools.egresshosts import AllowList, AllowListError
 from yagent.tools.mcp import McpConfigError, ServerConfig
 from yagent.tools.shellrules import RuleFile, ShellRulesError, build_policy
 
-CONFIG, RULES = trust.CONFIG_FILE, trust.RULES_FILE
+CONFIG, RULES, CLAUDE = trust.CONFIG_FILE, trust.RULES_FILE, trust.CLAUDE_SETTINGS
 
 
 class ConfigError(Exception):
@@ -134,8 +137,7 @@ class AgentSettings(Strict):
     spill_max_age_days: float = Field(
         14.0, ge=0, allow_inf_nan=False, description="spilled outputs older than this are removed"
     )
-    # Ctrl-C / shutdown wait this long for the turn in flight (kernel.drain: 0 means drain's
-    # default, a negative value means no drain), then stop it.
+    # Ctrl-C / shutdown: seconds the turn in flight may finish (kernel.drain: 0 default, <0 none)
     drain_budget: float = Field(5.0, allow_inf_nan=False, description="seconds")
     effect_lease: float = Field(30.0, gt=0, le=3600, description="side-effect lease, seconds")
 
@@ -160,16 +162,6 @@ class McpServer(Strict):
         except McpConfigError as exc:  # pydantic reports ValueErrors with the table's path
             raise ValueError(str(exc).replace("mcp server 'server': ", "")) from None
         return self
-
-
-class HookEntry(Strict):
-    name: str | None = None
-    event: str = "pre_tool_use"
-    matcher: str = ""
-    command: str
-    blocking: bool = True
-    timeout: float = Field(30.0, gt=0)
-    on_timeout: Literal["allow", "deny"] | None = None
 
 
 class CustomAgent(Strict):
@@ -265,6 +257,7 @@ class Config(Strict):
     agents: dict[str, CustomAgent] = Field(default_factory=dict)
     side_effects: list[dict[str, Any]] = Field(default_factory=list)  # tools.effects rules
     sources: list[str] = Field(default_factory=list, exclude=True)
+    hook_notices: list[str] = Field(default_factory=list, exclude=True)  # hooks that do not run
     # what the workspace's own files contributed and what was withheld (set by `load`)
     project: SkipValidation[projectkeys.ProjectState] = Field(
         default_factory=projectkeys.ProjectState, exclude=True
@@ -367,11 +360,15 @@ def load(*, home: Path, workspace: Path, env: Mapping[str, str] | None = None) -
         rules_raw, remembered = RuleFile(workspace).read()
     except ShellRulesError as exc:
         raise ConfigError(str(exc)) from None
+    try:
+        claude = claude_hooks(workspace)
+    except claudehooks.ClaudeHooksError as exc:
+        raise ConfigError(str(exc)) from None
     # every key is checked, trusted or not: a typo is an error whoever wrote it
     config = _build([*user, *([(project_path, project)] if project is not None else [])], env)
-    digests = {
-        f: trust.digest(r) for f, r in ((CONFIG, project_raw), (RULES, rules_raw)) if r is not None
-    }
+    config.hook_notices += claude.notices
+    files = ((CONFIG, project_raw), (RULES, rules_raw), (CLAUDE, claude.raw))
+    digests = {f: trust.digest(r) for f, r in files if r is not None}
     digests.update(projectfolders.digests(workspace))  # .claude/agents, the skills' grants
     if not digests:  # no project file: nothing to trust (a later remembered rule will be)
         config.project = projectkeys.ProjectState(home=home, workspace=workspace)
@@ -387,6 +384,9 @@ def load(*, home: Path, workspace: Path, env: Mapping[str, str] | None = None) -
         applied, names = projectkeys.split_config(project, baseline.model_dump(), _policy(baseline))
         held += projectkeys.withheld(CONFIG, status[CONFIG], names)
         config = _build([*user, (project_path, applied)], env)
+    claude_applied, claude_held = claude.split(status.get(CLAUDE))
+    config.hooks += claude_applied
+    held += claude_held
     if rules_raw is not None and status[RULES] is not trust.Status.TRUSTED:
         remembered, names = projectkeys.split_rules(remembered, _policy(config), "rules")
         held += projectkeys.withheld(RULES, status[RULES], names)

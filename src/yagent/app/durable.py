@@ -258,8 +258,10 @@ class Durable:
         *,
         stopping: Callable[[], bool],
         delegation_id: str = "",
+        on_store_error: Callable[[BaseException], object] = lambda exc: None,
     ) -> EffectRunner:
-        """The side-effect runner of one run's tool context."""
+        """The side-effect runner of one run's tool context (`on_store_error`: told when the
+        side-effect store fails, so nothing ran)."""
         return EffectRunner(
             self.effects,
             self.table,
@@ -268,6 +270,7 @@ class Durable:
             publish,
             self.effect_lease,
             stopping,
+            on_store_error=on_store_error,
         )
 
 

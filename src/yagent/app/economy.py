@@ -17,7 +17,7 @@ Contract:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,13 @@ SPILL_HINT = (
 )
 
 
-def context_settings(config: Config, *, state_dir: Path, session_id: str) -> ContextSettings:
+def context_settings(
+    config: Config,
+    *,
+    state_dir: Path,
+    session_id: str,
+    on_spill_error: Callable[[BaseException], object] | None = None,
+) -> ContextSettings:
     settings = config.agent
     window = settings.context_window
     page = max(1, settings.max_tool_output // spill.MAX_LINE_CHARS)
@@ -46,6 +52,7 @@ def context_settings(config: Config, *, state_dir: Path, session_id: str) -> Con
         page_size=page,
         page_cap=page,
         hint=SPILL_HINT,
+        on_error=on_spill_error,
     )
     return ContextSettings(
         window=window,

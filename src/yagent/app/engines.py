@@ -6,18 +6,24 @@ says exactly how to configure one. A missing API key for a provider that needs o
 naming the environment variable to set — unless `base_url` is on loopback (a local server that
 ignores keys): then the run goes keyless and `keyless_notice` says so (at start and in doctor).
 A `base_url` elsewhere never runs keyless.
+
+This module is the factory of the provider engines and the one place their SDKs load: each
+engine's module (and with it `openai` or `anthropic`, each heavier to import than the rest of a
+command) is imported when that engine is built — a run on one provider never loads the other's
+SDK, and commands that build no engine load neither. That is lazy loading of a heavy optional
+dependency at its factory, not an import loop hidden in a function (the engine modules import
+nothing from `app`).
 """
 
 from __future__ import annotations
 
 import ipaddress
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 
 from yagent.app.config import DEFAULT_KEY_ENV, ConfigError, LLMConfig
-from yagent.llm.anthropic_engine import AnthropicEngine
-from yagent.llm.openai_engine import OpenAIEngine
 from yagent.llm.types import Engine
 
 OLLAMA_URL = "http://127.0.0.1:11434"
@@ -63,15 +69,13 @@ async def build_engine(llm: LLMConfig, *, ollama_url: str = OLLAMA_URL) -> Engin
                 f"the Ollama server at {ollama_url} has no models; run `ollama pull <model>`"
             )
         model = llm.model or models[0]
-        return OpenAIEngine(
-            model, base_url=f"{ollama_url}/v1", api_key="ollama", timeout=llm.timeout
-        )
+        return _openai(model, base_url=f"{ollama_url}/v1", api_key="ollama", timeout=llm.timeout)
     if not llm.model:
         raise ConfigError(f"[llm] model is required for provider {provider!r}")
     key = llm.api_key()
     if provider == "ollama":
         base = llm.base_url or f"{OLLAMA_URL}/v1"
-        return OpenAIEngine(llm.model, base_url=base, api_key="ollama", timeout=llm.timeout)
+        return _openai(llm.model, base_url=base, api_key="ollama", timeout=llm.timeout)
     if key is None and not loopback(llm.base_url):
         env = llm.api_key_env or DEFAULT_KEY_ENV[provider]
         where = f" (only a base_url on loopback may run keyless, not {llm.base_url})"
@@ -81,14 +85,26 @@ async def build_engine(llm: LLMConfig, *, ollama_url: str = OLLAMA_URL) -> Engin
         )
     secret = key.get_secret_value() if key is not None else "not-needed"
     if provider == "anthropic":
-        return AnthropicEngine(
+        return _anthropic(
             llm.model,
             base_url=llm.base_url,
             api_key=secret,
             timeout=llm.timeout,
             max_tokens=llm.max_tokens,
         )
-    return OpenAIEngine(llm.model, base_url=llm.base_url, api_key=secret, timeout=llm.timeout)
+    return _openai(llm.model, base_url=llm.base_url, api_key=secret, timeout=llm.timeout)
+
+
+def _openai(model: str, **options: Any) -> Engine:
+    from yagent.llm.openai_engine import OpenAIEngine  # the SDK loads here (module docstring)
+
+    return OpenAIEngine(model, **options)
+
+
+def _anthropic(model: str, **options: Any) -> Engine:
+    from yagent.llm.anthropic_engine import AnthropicEngine  # the SDK loads here
+
+    return AnthropicEngine(model, **options)
 
 
 def loopback(url: str | None) -> bool:

@@ -11,7 +11,9 @@ Contract:
 - `end(status, error)`: a concluding status (durable.CONCLUDED) is committed through the commit
   gate, once per run — a branch that loses learns it in its `run_commit` event — and the snapshot
   turns SUCCEEDED. Any other status only checkpoints: the run stays ACTIVE and resumable.
-- A store failure never stops the run: it is said in a `checkpoint` / `run_commit` event.
+- A store failure never stops the run: it is said in a `checkpoint` / `run_commit` event — except
+  a full disk (`app.fulldisk`): it seals the record (no later snapshot is written, so the last
+  one stored still shows the step RUNNING: resumable) and halts the run at its step boundary.
 - `settle(history)`: every tool call of the history without a result (the process died mid-call)
   gets one, persisted in the session: the recorded result of a completed side effect, "OUTCOME
   UNKNOWN — reconcile" for a side effect whose intent never completed, "interrupted" for a call
@@ -30,6 +32,7 @@ import anyio
 
 from yagent.agents import untrusted
 from yagent.app.durable import CONCLUDED, END_STEP, Decision, Durable, RunRow
+from yagent.app.fulldisk import FullDisk
 from yagent.kernel import checkpoint, commitgate, reminder, sideeffect, toolfail
 from yagent.kernel.invoke import Call
 from yagent.llm import Message
@@ -56,9 +59,11 @@ class RunTrack:
         store: SessionStore,
         publish: Publish,
         materialized: Callable[[], Mapping[str, Any]],
+        full: FullDisk,
         prior: Sequence[checkpoint.StepRecord] = (),
     ) -> None:
         self.durable, self.run, self._committer = durable, run, committer
+        self._full = full
         self._store, self._publish, self._materialized = store, publish, materialized
         self._records = {int(r.id): r for r in prior}
         self._facts: dict[int, list[Any]] = {}
@@ -132,6 +137,9 @@ class RunTrack:
     async def _save(self, state: checkpoint.RunState) -> None:
         if self._stopped:
             return
+        if self._full.hit is not None:  # sealed: the stored snapshot stays the last one written
+            self._full.skipped += 1
+            return
         records = [self._records[k] for k in sorted(self._records)]
         try:
             await self._committer.commit(state, records)
@@ -140,7 +148,8 @@ class RunTrack:
             why = f"another process saved a newer checkpoint of this run ({exc}); this one stops"
             self._emit("checkpoint", {"ok": False, "reason": why})
         except checkpoint.CheckpointError as exc:
-            self._emit("checkpoint", {"ok": False, "reason": f"checkpoint not saved: {exc}"})
+            if not self._full.note(self.durable.path, exc):
+                self._emit("checkpoint", {"ok": False, "reason": f"checkpoint not saved: {exc}"})
 
     async def _commit(self, status: str, error: str) -> None:
         gate = self.durable.gate
@@ -158,6 +167,7 @@ class RunTrack:
             why = f"another branch of this run concluded it first ({other}); this one did not"
             self._emit("run_commit", {"committed": False, "state": status, "reason": why})
         except commitgate.CommitGateError as exc:
+            self._full.note(self.durable.path, exc)
             why = f"the commit gate failed: {exc}"
             self._emit("run_commit", {"committed": False, "state": status, "reason": why})
 
@@ -245,6 +255,7 @@ async def open_track(
     max_steps: int,
     publish: Publish,
     materialized: Callable[[], Mapping[str, Any]],
+    full: FullDisk,
     resume: Decision | None = None,
     delegation_id: str = "",
 ) -> RunTrack:
@@ -254,7 +265,13 @@ async def open_track(
         run = await durable.runs.new_run(session_id, delegation_id, agent, task, max_steps)
         committer = checkpoint.Committer(durable.checkpoints, run.run_id)
         return RunTrack(
-            durable, run, committer, store=store, publish=publish, materialized=materialized
+            durable,
+            run,
+            committer,
+            store=store,
+            publish=publish,
+            materialized=materialized,
+            full=full,
         )
     run = resume.run
     committer = await checkpoint.Committer.open(durable.checkpoints, run.run_id)
@@ -274,6 +291,7 @@ async def open_track(
         store=store,
         publish=publish,
         materialized=materialized,
+        full=full,
         prior=prior,
     )
     track._emit("run_resumed", {"start_step": resume.start_step, "reason": resume.reason})

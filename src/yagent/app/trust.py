@@ -38,7 +38,8 @@ from yagent.tools.atomicfile import MISSING, atomic_write, read_json
 FILE_NAME = "trust.json"
 CONFIG_FILE = ".yagent/config.toml"
 RULES_FILE = ".yagent/shell-rules.toml"
-PROJECT_FILES = (CONFIG_FILE, RULES_FILE)
+CLAUDE_SETTINGS = ".claude/settings.json"  # its hooks (app.claudehooks) wait for trust too
+PROJECT_FILES = (CONFIG_FILE, RULES_FILE, CLAUDE_SETTINGS)
 _VERSION = 1
 _LOCK = threading.Lock()  # one per process: Store instances for the same home share it
 

@@ -11,7 +11,13 @@ second runner settles the first one's calls. Stored history reaches the model th
 delegation id on everything it records, its events observed by the fan-out's telemetry turn).
 The session's status is set from how the run ended. The whole run (its reminders, session
 references, memories, compaction) works under the session's own band marker (`App.markers`,
-drawn per session, kept in memory only, never written to a store or an event).
+drawn per session, kept in memory only, never written to a store or an event). Every write of
+the run's record goes through `App.full` (`app.fulldisk`): a full disk halts the run at its next
+step boundary with what is stored an exact prefix of what happened.
+Hooks (`app.hookrun`): `session_start` before a session's first run in this process, then
+`user_prompt_submit` (a denial ends the run as an error before the model is asked), the
+`pre_tool_use` ring and `post_tool_use` on every call, `pre_compact` before each compaction,
+and `stop` (`subagent_stop` for a parallel task's lane) once the loop has ended.
 """
 
 from __future__ import annotations
@@ -26,14 +32,15 @@ from yagent.agents import instructions
 from yagent.agents.activity import Monitor
 from yagent.agents.catalog import AgentDef
 from yagent.agents.context import system_prompt
-from yagent.agents.loop import LoopConfig, run_agent_loop
-from yagent.agents.results import AgentResult
-from yagent.app import economy, fanout, memories, sessionrefs
+from yagent.agents.loop import run_agent_loop
+from yagent.agents.loopconfig import LoopConfig
+from yagent.agents.results import AgentResult, Status
+from yagent.app import economy, fanout, hookrun, memories, sessionrefs
 from yagent.app.durable import Decision
 from yagent.app.history import from_store
 from yagent.app.runtrack import open_track
 from yagent.kernel import reminder
-from yagent.llm import Message
+from yagent.llm import Message, Usage
 from yagent.tools import bash, browser, program, registry, web
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.guard import Yolo
@@ -98,9 +105,19 @@ async def _run(
     remembered = memories.inject(app.home, app.workspace)
     if remembered.worth_reporting:
         publish("memory", remembered.event())
+    hooks = app.hooks.for_run(session_id, publish, agent.name, delegation)
+    await hooks.session_start(continued=bool(history))
+    blocked = await hooks.prompt(task)
+    if blocked is not None:
+        return session_id, _refused(app, session_id, agent.name, blocked, publish)
     state_dir = app.home / "state" / session_id
-    context = economy.context_settings(app.config, state_dir=state_dir, session_id=session_id)
-    surface = app.surface(agent, lane)
+    context = economy.context_settings(
+        app.config,
+        state_dir=state_dir,
+        session_id=session_id,
+        on_spill_error=lambda exc: app.full.note(state_dir / "spill", exc),
+    )
+    surface = app.surface(agent, lane, hooks)
     if resume is not None:
         surface.restore_materialized(resume.materialized)
     track = await open_track(
@@ -114,6 +131,7 @@ async def _run(
         materialized=surface.materialized,
         resume=resume,
         delegation_id=delegation,
+        full=app.full,
     )
     history = await track.settle(history)
     ctx = ToolContext(
@@ -127,8 +145,13 @@ async def _run(
         spill=context.spill,
         pii=app.safety.pii,
         effects=app.durable.runner(
-            session_id, publish, stopping=lambda: app.pause.abandoned, delegation_id=delegation
+            session_id,
+            publish,
+            stopping=lambda: app.pause.abandoned,
+            delegation_id=delegation,
+            on_store_error=lambda exc: app.full.note(app.durable.path, exc),
         ),
+        after_call=hooks.after_call if app.hook_engine.hooks else None,
     )
     adapter = Adapter(ctx, registry.executors(app.mcp.executors))
     ctx.extras[program.ADAPTER_KEY] = adapter  # programs reach MCP executors too
@@ -172,6 +195,7 @@ async def _run(
         archive=economy.archiver(app.store, session_id, agent.name),
         start_step=resume.start_step if resume is not None else 0,
         on_step=track.step,
+        before_compact=hooks.before_compact,
     )
     try:  # a parallel task's events belong to the fan-out's telemetry turn
         with app.observed(session_id) if lane is None else contextlib.nullcontext():
@@ -183,11 +207,21 @@ async def _run(
     if session_id in app.leases.lost:
         why = "another yagent process took this session over (this one stopped renewing its lease)"
         publish("session_lease", {"lost": True, "reason": why + "; this run stopped"})
+    await hooks.stopped(result.status.value, sub_agent=lane is not None)
     await track.end(result.status.value, result.error)
-    app.store.set_status(session_id, _session_status(result))
+    app.full.write(app.store.path, app.store.set_status, session_id, _session_status(result))
     if lane is None:
         app.live[session_id] = result.messages
     return session_id, result
+
+
+def _refused(
+    app: App, session_id: str, agent: str, reason: str, publish: hookrun.Publish
+) -> AgentResult:
+    """The result of a run a `user_prompt_submit` hook refused: the model was never asked."""
+    publish("run_end", {"agent": agent, "status": "error", "steps": 0, "error": reason})
+    app.store.set_status(session_id, "failed")
+    return AgentResult(Status.ERROR, "", None, None, 0, (), Usage(), error=reason)
 
 
 def _session_status(result: AgentResult) -> str:

@@ -18,228 +18,31 @@
 
 Exit status: 0 done, 1 the run did not finish (error, timeout, cancelled, nothing submitted),
 2 usage or configuration error, or the session is already running in another yagent process
-(the message says what to fix).
+(the message says what to fix), 75 the disk holding the yagent home is full (a run stopped at a
+step boundary: free space and `yagent resume SID`), 130 cancelled, 143 shut down.
+
+Start-up: this package imports nothing but `yagent.cli.quick`. `--version` and `--help` are
+answered from there without loading click or the app (`quick` says when); every other command goes
+through `yagent.cli.root`, which imports a command's module only when that command runs, and the
+runner (the whole app) only when a task runs. Provider SDKs, MCP, mini-racer, tree-sitter,
+Playwright and OpenTelemetry load at their own factories, when used (docs/performance.md).
 """
 
 from __future__ import annotations
 
-import os
 import sys
-from collections.abc import Sequence
-from dataclasses import replace
-from pathlib import Path
 
-import anyio
-import click
-
-from yagent import __version__
-from yagent.app.config import ConfigError
-from yagent.app.lease import SessionBusyError
-from yagent.app.workspace import locate
-from yagent.cli import commands
-from yagent.cli.fanout import fanout
-from yagent.cli.memory import memory
-from yagent.cli.reconcile import reconcile
-from yagent.cli.runner import Options, interactive, replay_engine, run_once
-from yagent.cli.trace import trace
-from yagent.cli.trust import trust_command
-from yagent.kernel.sqlitefile import UnusableFileError
-from yagent.memory import DamagedStoreError, SessionStoreError
-from yagent.tools.guard import Yolo
-
-HOME_ENV = "YAGENT_HOME"
+from yagent.cli import quick
 
 
-def home_dir() -> Path:
-    return Path(os.environ.get(HOME_ENV) or Path.home() / ".yagent")
+def main(argv: list[str] | None = None) -> int:
+    """The `yagent` command: exit status as documented above."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    page = quick.answer(args)
+    if page is not None:
+        sys.stdout.write(page)
+        return 0
+    # click and the commands load here, for every command but the two answered above.
+    from yagent.cli.root import main as run_command
 
-
-def _options(
-    workspace: str | None, yes: bool, full: bool, json_mode: bool, agent: str | None
-) -> Options:
-    yolo = Yolo.FULL if full else Yolo.YOLO if yes else Yolo.OFF
-    place = locate(Path(workspace or os.getcwd()))  # the repository's root, from a subfolder too
-    return Options(place.root, home_dir(), yolo, json_mode, agent, start=place.start)
-
-
-async def _ask_tty(prompt: str) -> str:
-    from prompt_toolkit import PromptSession
-
-    return await PromptSession[str]().prompt_async(prompt)
-
-
-def _ask() -> object:
-    return _ask_tty if sys.stdin.isatty() else None
-
-
-async def _read_task() -> str | None:
-    from prompt_toolkit import PromptSession
-
-    try:
-        return await PromptSession[str]().prompt_async("yagent> ")
-    except EOFError:
-        return None
-    except KeyboardInterrupt:
-        return ""
-
-
-workspace_option = click.option(
-    "--workspace",
-    "-C",
-    type=click.Path(file_okay=False, exists=True),
-    help="Work in this directory instead of the current one.",
-)
-yes_option = click.option(
-    "-y", "yes", is_flag=True, help="YOLO: approve every authorization, outside paths included."
-)
-full_option = click.option(
-    "-Y", "full", is_flag=True, help="Full autonomy: -y, and the agent never asks questions."
-)
-agent_option = click.option("--agent", help="Agent to run (coding, chat, repo, devops, custom).")
-allow_local_option = click.option(
-    "--allow-local",
-    "allow_local",
-    multiple=True,
-    metavar="PORT|HOST:PORT",
-    help="Let the browser and web_fetch reach this local service, for this run only "
-    "(PORT: loopback; see [network] allow_local).",
-)
-
-
-@click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="yagent")
-@workspace_option
-@yes_option
-@full_option
-@agent_option
-@allow_local_option
-@click.pass_context
-def cli(
-    ctx: click.Context,
-    workspace: str | None,
-    yes: bool,
-    full: bool,
-    agent: str | None,
-    allow_local: tuple[str, ...],
-) -> None:
-    """yagent: a multi-agent coding agent for the terminal."""
-    if ctx.invoked_subcommand is None:
-        opts = replace(_options(workspace, yes, full, False, agent), allow_local=allow_local)
-        if not sys.stdin.isatty():  # `yagent < task.txt`: the task is the input, run once
-            _run_task(opts, _stdin_task(), None)
-        ctx.exit(anyio.run(lambda: interactive(opts, ask=_ask_tty, read_task=_read_task)))
-
-
-def _stdin_task() -> str:
-    """The task read whole from standard input (`-`, or input that is not a terminal)."""
-    task = sys.stdin.buffer.read().decode("utf-8", errors="replace")
-    if not task.strip():
-        raise click.UsageError("no task: standard input was empty")
-    return task
-
-
-def _run_task(opts: Options, task: str, recording: str | None) -> None:
-    engine = (
-        replay_engine(Path(recording), ["coding", "chat", "repo", "devops"]) if recording else None
-    )
-    ask = None if opts.json_mode else _ask()
-    _, result = anyio.run(lambda: run_once(opts, task, ask=ask, engine=engine))  # type: ignore[arg-type]
-    if result is None:
-        sys.exit(130)  # cancelled with Ctrl-C
-    sys.exit(0 if result.status.value in ("finished", "answered") else 1)
-
-
-@cli.command()
-@click.argument("task", required=False)
-@workspace_option
-@yes_option
-@full_option
-@agent_option
-@click.option("--json", "json_mode", is_flag=True, help="Print events as JSON lines (for CI).")
-@click.option(
-    "--replay",
-    "recording",
-    type=click.Path(dir_okay=False, exists=True),
-    help="Replay a recorded model side (tools run for real).",
-)
-@allow_local_option
-def run(
-    task: str | None,
-    workspace: str | None,
-    yes: bool,
-    full: bool,
-    agent: str | None,
-    json_mode: bool,
-    recording: str | None,
-    allow_local: tuple[str, ...],
-) -> None:
-    """Run one TASK and exit (TASK `-`, or none with input that is not a terminal: read it
-    from standard input)."""
-    opts = replace(_options(workspace, yes, full, json_mode, agent), allow_local=allow_local)
-    if task == "-" or (task is None and not sys.stdin.isatty()):
-        task = _stdin_task()
-    elif task is None:
-        raise click.UsageError("missing TASK (or pipe it on standard input)")
-    _run_task(opts, task, recording)
-
-
-cli.add_command(commands.sessions)
-cli.add_command(fanout)
-cli.add_command(commands.resume)
-cli.add_command(commands.replay)
-cli.add_command(commands.doctor)
-cli.add_command(trace)
-cli.add_command(memory)
-cli.add_command(reconcile)
-cli.add_command(trust_command)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    try:
-        cli.main(
-            args=list(argv) if argv is not None else None, prog_name="yagent", standalone_mode=False
-        )
-    except click.exceptions.Exit as exc:
-        return int(exc.exit_code or 0)
-    except click.ClickException as exc:
-        exc.show()
-        return 2
-    except click.exceptions.Abort:
-        return 130
-    except _REFUSALS as exc:
-        click.echo(_refusal(exc), err=True)
-        return 2
-    except BaseExceptionGroup as group:  # a refusal raised inside a task group: said the same
-        known, rest = group.split(_REFUSALS)
-        if known is None or rest is not None:
-            raise
-        for line in dict.fromkeys(_refusal(exc) for exc in _leaves(known)):
-            click.echo(line, err=True)
-        return 2
-    except SystemExit as exc:
-        return int(exc.code or 0) if not isinstance(exc.code, str) else 1
-    return 0
-
-
-# What stops a command before (or instead of) doing anything, said in one line: exit 2.
-_REFUSALS = (ConfigError, SessionStoreError, SessionBusyError, UnusableFileError)
-_DAMAGED = (
-    " — `yagent doctor` checks the stores; `yagent doctor --salvage` copies what is still "
-    "readable into a new file; then move the damaged file aside"
-)
-
-
-def _refusal(exc: BaseException) -> str:
-    advice = _DAMAGED if isinstance(exc, DamagedStoreError | UnusableFileError) else ""
-    return f"yagent: {exc}{advice}"
-
-
-def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
-    out: list[BaseException] = []
-    for exc in group.exceptions:
-        out.extend(_leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
-    return out
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    return run_command(args)

@@ -30,7 +30,6 @@ from yagent.app.engines import (
 )
 from yagent.app.recording import parallel_recording, recording_of
 from yagent.cli.mcpdoctor import mcp_rows
-from yagent.cli.resume import resume as resume  # registered by yagent.cli
 from yagent.kernel import sqlitefile
 from yagent.kernel.preset import BUILTIN as BUILTIN_PRESETS
 from yagent.kernel.sandbox import Level
@@ -39,6 +38,8 @@ from yagent.memory import SessionStore
 from yagent.tools.guard import Yolo
 from yagent.tools.search import find_rg
 from yagent.tools.settings import Settings, SettingsError
+
+FULL_BELOW = 64 * 1024  # bytes free under which `yagent doctor` calls the home's disk full
 
 
 def _home() -> Path:
@@ -95,7 +96,7 @@ def show(session: str, json_mode: bool) -> None:
 def replay(session: str, save: str | None, yes: bool) -> None:
     """Replay SESSION's model side against this workspace, tools run for real."""
     from yagent.agents import catalog
-    from yagent.cli import _ask
+    from yagent.cli.root import _ask
     from yagent.cli.runner import Options, run_once
 
     with SessionStore(_home() / "sessions.db") as store:
@@ -118,8 +119,8 @@ def _replay_parallel(recording: Recording, plan: list[Any], save: str | None, ye
     """A parallel session: saved per task, or its stored plan run again against the replay."""
     from yagent.app.fanout import FanoutError, marker
     from yagent.app.fanrun import assignment_of
-    from yagent.cli import _ask
     from yagent.cli.fanout import run_plan
+    from yagent.cli.root import _ask
     from yagent.cli.runner import Options, normalise
 
     if save:
@@ -229,10 +230,27 @@ def _provider(config: Any) -> tuple[str, bool, str, bool]:
     )
 
 
+def _space(home: Path) -> tuple[str, bool, str, bool]:
+    """Whether the disk holding the home has room for a run's record (`FULL_BELOW`)."""
+    where = home if home.exists() else home.parent
+    try:
+        info = os.statvfs(where)
+    except OSError as exc:
+        return ("disk space", False, f"{where}: cannot be measured ({exc})", True)
+    free = info.f_bavail * info.f_frsize
+    if free < FULL_BELOW:
+        detail = (
+            f"the disk holding {where} is full ({free // 1024} KiB free): free space there; "
+            "`yagent resume SID` then continues a run it stopped"
+        )
+        return ("disk space", False, detail, True)
+    return ("disk space", True, f"{where}: {free // (1024 * 1024)} MiB free", True)
+
+
 def _stores(home: Path, salvage: bool) -> list[tuple[str, bool, str, bool]]:
     """`PRAGMA quick_check` on each store (read-only); with `salvage`, a copy of what is still
     readable of a damaged one, written next to it and named in the row."""
-    rows: list[tuple[str, bool, str, bool]] = []
+    rows: list[tuple[str, bool, str, bool]] = [_space(home)]
     for name in ("sessions.db", "durable.db"):
         path = home / name
         if not path.exists():

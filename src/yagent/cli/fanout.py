@@ -223,7 +223,7 @@ def fanout(
     check: bool,
 ) -> None:
     """Run PLAN's tasks as parallel sub-agents, each confined to its declared worktree."""
-    from yagent.cli import _ask, home_dir
+    from yagent.cli.root import _ask, home_dir
 
     assignments = load_plan(Path(plan))
     ws = Path(workspace or os.getcwd()).resolve()

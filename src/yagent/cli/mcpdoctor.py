@@ -11,11 +11,11 @@ from typing import Any
 
 import anyio
 
-from yagent.tools.mcp import McpTools, ServerConfig, ServerStatus
+from yagent.tools.mcp import ServerConfig, ServerStatus, connect
 
 
 async def _probe(servers: tuple[ServerConfig, ...]) -> list[ServerStatus]:
-    async with McpTools(servers) as mcp:
+    async with connect(servers) as mcp:
         return mcp.status()
 
 

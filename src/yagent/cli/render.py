@@ -65,6 +65,12 @@ def _line(kind: str, p: Mapping[str, Any]) -> str | None:
         )
     if kind == "reminder":
         return "[dim](reminded the agent to use its tools)[/]"
+    if kind == "hook" and (
+        p.get("status") != "ok" or p.get("decision") != "allow" or p.get("reason")
+    ):
+        style = "dim" if p.get("decision") == "allow" and p.get("status") == "ok" else "yellow"
+        said = escape(_clip(str(p.get("reason", ""))))
+        return f"[{style}]hook {escape(str(p.get('hook')))} ({p.get('event')}): {said}[/]"
     if kind == "side_effect" and p.get("outcome") in ("uncertain", "unrecorded"):
         return (
             f"[bold yellow]! side effect of unknown outcome, not re-run — reconcile it: "
@@ -116,7 +122,7 @@ class Renderer:
         rid = str(payload.get("request_id", ""))
         self.show(event)
         if self.ask is None:
-            return response(rid, approved=False, text="no interactive terminal to ask")
+            return response(rid, approved=False, text="no interactive terminal", asked=False)
         if payload.get("kind") == "question":
             text = await self.ask("answer> ")
             return response(rid, approved=True, text=text)

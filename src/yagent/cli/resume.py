@@ -11,7 +11,8 @@ Consults the pure resume decision (`app.durable.decide`) and prints it before do
   a dead process left open settled first (a side effect of unknown outcome is reported, never
   re-run); then, interactively, the prompt.
 `--json` / `--replay` run without a prompt: they continue an interrupted run and exit with its
-status (0 done, 1 not done, 130 stopped); with nothing to continue they say so and exit 0.
+status (0 done, 1 not done, 75 stopped by a full disk, 130 stopped); with nothing to continue
+they say so and exit 0.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def resume(
     session: str | None, yes: bool, full: bool, json_mode: bool, recording: str | None
 ) -> None:
     """Continue a session (default: the latest in this workspace)."""
-    from yagent.cli import _ask, _ask_tty, _read_task
+    from yagent.cli.root import _ask, _ask_tty, _read_task
     from yagent.cli.runner import Options, interactive, replay_engine, run_once
 
     home, workspace = _home(), locate(Path.cwd()).root  # the repository's root, as `run`
@@ -127,8 +128,8 @@ def _resume_parallel(
     """A parallel session (`yagent fanout`): its tasks are resumed, each as the stored plan and
     its own record say (`app.fanrun`); exit 0 when every task has completed."""
     from yagent.app.fanout import FanoutError, marker
-    from yagent.cli import _ask
     from yagent.cli.fanout import resume_session
+    from yagent.cli.root import _ask
     from yagent.cli.runner import Options, normalise
     from yagent.llm.replay import Recording, ReplayEngine
 

@@ -6,6 +6,8 @@ drain_budget` seconds to finish before the turn is force-stopped (its tools canc
 accounted for; the session keeps what happened). A second one kills every live foreground process
 group and exits at once (status 130) — the only way out when a tool ignores cancellation.
 SIGTERM (shutdown) drains the same way, then exits with status 143.
+A turn stopped by a full disk under the home (`app.fulldisk`) ends the command: one line naming
+the file and `yagent resume SID`, exit status 75 — its record is sealed, no other turn may run.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from yagent.app.assemble import App, open_app
 from yagent.app.config import ConfigError, load
 from yagent.app.durable import Decision
 from yagent.app.engines import keyless_notice
+from yagent.app.fulldisk import EXIT_FULL
 from yagent.app.runtrack import continuation_task
 from yagent.app.safety import with_allow_local
 from yagent.cli.render import Ask, Renderer
@@ -76,6 +79,8 @@ def start_notices(app: App, renderer: Renderer) -> None:
     keyless = keyless_notice(app.config.llm)
     if keyless:
         renderer.notice(keyless)
+    for line in app.config.hook_notices:
+        renderer.notice(line)
     for server, problem in app.mcp.problems:
         renderer.notice(f"MCP server {server} unavailable: {problem}")
     for server, note in app.mcp.notes:
@@ -165,7 +170,7 @@ async def cli_app(
     """The app for one CLI command: config loaded for the workspace, opened, and what went
     wrong while opening said first (`start_notices`)."""
     config = with_allow_local(load(home=opts.home, workspace=opts.workspace), opts.allow_local)
-    _known_agent(opts.agent, [*config.agents, *imported.find(opts.workspace, Path.home())])
+    _known_agent(opts.agent, opts.workspace, list(config.agents))
     async with open_app(
         config,
         home=opts.home,
@@ -185,13 +190,18 @@ async def cli_app(
                 renderer.notice(ended)
 
 
-def _known_agent(name: str | None, custom: list[str]) -> None:
+def _known_agent(name: str | None, workspace: Path, custom: list[str]) -> None:
     """`--agent` names a built-in, configured or imported (`.claude/agents`) agent; anything else
-    is a usage error (exit 2). Whether an imported one may run (trust) is the app's to say."""
-    if name is None or name in custom or name in catalog.BUILTIN_AGENTS:
+    is a usage error (exit 2) naming every place agents come from. Whether an imported one may
+    run (project trust) is the app's to say."""
+    files = imported.find(workspace, Path.home())
+    if name is None or name in custom or name in catalog.BUILTIN_AGENTS or name in files:
         return
-    known = ", ".join([*catalog.BUILTIN_AGENTS, *sorted(custom)])
-    raise ConfigError(f"unknown agent {name!r} (--agent); known agents: {known}")
+    raise ConfigError(
+        f"unknown agent {name!r} (--agent); built in: {', '.join(catalog.BUILTIN_AGENTS)}; "
+        f"yours: {', '.join(sorted(custom)) or 'none'}; "
+        f"from .claude/agents: {imported.names(files.values())}"
+    )
 
 
 async def run_once(
@@ -212,7 +222,15 @@ async def run_once(
             renderer.final(session_id, result)
         if isinstance(engine, ReplayEngine):
             report_divergences(renderer, engine)
+        stop_if_full(app, session_id)
         return session_id, result
+
+
+def stop_if_full(app: App, session_id: str) -> None:
+    """After a turn: a full disk halted it ⇒ say so in one line and exit (`EXIT_FULL`)."""
+    if app.full.hit is not None:
+        sys.stderr.write(app.full.line(session_id) + "\n")
+        raise SystemExit(EXIT_FULL)
 
 
 def report_divergences(renderer: Renderer, engine: ReplayEngine) -> None:
@@ -271,6 +289,7 @@ async def interactive(
             )
             if result is not None:
                 renderer.final(session_id, result)
+            stop_if_full(app, session_id)
         while True:
             task = await read_task()
             if task is None:
@@ -282,3 +301,4 @@ async def interactive(
                 renderer.console.print("[yellow]turn cancelled[/]")
             else:
                 renderer.final(session_id, result)
+            stop_if_full(app, session_id)

@@ -1,12 +1,16 @@
 """hookengine: the decision side of hooks — matching, verdict, order and close.
 
 Contract:
-- Matching: a `Hook` matches an `Event` when the event names are equal and the event's tool name
-  starts with the hook's `tool_prefix` (an empty prefix matches every tool, and tool-less events).
-- Verdict: a hook answers ALLOW or DENY (`HookResult`); nothing else is a hook's answer.
+- Matching: a `Hook` matches an `Event` when the event names are equal, the event's tool name
+  starts with the hook's `tool_prefix` (an empty prefix matches every tool, and tool-less events)
+  and, when the hook has a `tool_pattern` (a regular expression), the pattern matches the whole
+  of the tool's name or of one of its `Event.aliases`.
+- Verdict: a hook answers ALLOW, PROMPT (a person must be asked) or DENY (`HookResult`); nothing
+  else is a hook's answer.
 - Order and close: blocking hooks run one at a time in hook-name order; the first DENY decides
-  and the remaining blocking hooks are not run (listed in `Result.skipped`). Without a DENY the
-  decision is ALLOW.
+  and the remaining blocking hooks are not run (listed in `Result.skipped`). Without a DENY, a
+  PROMPT from any blocking hook makes the decision PROMPT (the first one's reason); otherwise it
+  is ALLOW. ALLOW only means "no objection": it never answers a question another judge asks.
 - Fail closed twice: a blocking hook whose runner raises or returns something that is not a
   `HookResult` counts as DENY (the reason says it failed to run); a hook that outlives its
   `timeout` counts as its declared `on_timeout`, and as DENY when none is declared. Both are
@@ -17,6 +21,9 @@ Contract:
   their outcomes, failures and timeouts included, are in `Result.runs` / `Result.failures`.
   `evaluate` returns when every matched hook has finished or timed out.
 - Cancellation from outside is not a hook failure: it propagates unchanged.
+- As a ring (`HookStage`), a DENY by the hook is a PERMISSION denial, a timeout counted as deny is
+  a TIMEOUT denial that says it was the hook's, a hook that failed is an INTERNAL denial, and a
+  PROMPT is the ring's question.
 Left to the host: how hooks are loaded and how they run (processes, plugins, HTTP) — the
 `Runner` protocol is the only seam — and which events exist besides `pre_tool_use`.
 """
@@ -25,6 +32,7 @@ from __future__ import annotations
 
 import enum
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -37,6 +45,7 @@ Decision = invoke.Decision
 PRE_TOOL_USE = "pre_tool_use"
 DEFAULT_TIMEOUT = 30.0
 _VERDICTS = (Decision.ALLOW, Decision.DENY)
+_ANSWERS = (Decision.ALLOW, Decision.PROMPT, Decision.DENY)
 
 
 class HookError(Exception):
@@ -49,11 +58,13 @@ class HookConfigError(HookError, ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Event:
-    """Something hooks may judge: an event name, the tool it concerns, and its data."""
+    """Something hooks may judge: an event name, the tool it concerns (other names it goes by in
+    `aliases`), and its data."""
 
     name: str
     tool: str = ""
     payload: Mapping[str, Any] = field(default_factory=dict)
+    aliases: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +77,7 @@ class Hook:
     blocking: bool = True
     timeout: float = DEFAULT_TIMEOUT
     on_timeout: Decision | None = None
+    tool_pattern: str = ""
 
     def __post_init__(self) -> None:
         for label in ("name", "event"):
@@ -74,6 +86,15 @@ class Hook:
                 raise HookConfigError(f"hook {label} must be a non-empty string: {value!r}")
         if not isinstance(self.tool_prefix, str):
             raise HookConfigError(f"hook {self.name!r}: tool_prefix must be a string")
+        if not isinstance(self.tool_pattern, str):
+            raise HookConfigError(f"hook {self.name!r}: tool_pattern must be a string")
+        try:
+            re.compile(self.tool_pattern)
+        except re.error as exc:
+            raise HookConfigError(
+                f"hook {self.name!r}: matcher {self.tool_pattern!r} is not a regular expression "
+                f"({exc})"
+            ) from None
         if not isinstance(self.blocking, bool):
             raise HookConfigError(f"hook {self.name!r}: blocking must be a bool")
         timeout = self.timeout
@@ -90,7 +111,12 @@ class Hook:
             object.__setattr__(self, "on_timeout", Decision(self.on_timeout))
 
     def matches(self, event: Event) -> bool:
-        return self.event == event.name and event.tool.startswith(self.tool_prefix)
+        if self.event != event.name or not event.tool.startswith(self.tool_prefix):
+            return False
+        if not self.tool_pattern:
+            return True
+        names = (event.tool, *event.aliases)
+        return any(re.fullmatch(self.tool_pattern, name) for name in names)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,8 +127,8 @@ class HookResult:
     reason: str = ""
 
     def __post_init__(self) -> None:
-        if self.decision not in _VERDICTS:
-            raise HookError(f"a hook answers allow or deny, not {self.decision!r}")
+        if self.decision not in _ANSWERS:
+            raise HookError(f"a hook answers allow, prompt or deny, not {self.decision!r}")
         object.__setattr__(self, "decision", Decision(self.decision))
 
 
@@ -145,7 +171,7 @@ class Result:
 
     event: Event
     decision: Decision
-    deciding: HookRun | None  # the denying hook's run; None when no hook denied
+    deciding: HookRun | None  # the denying (or first prompting) hook's run; None on ALLOW
     reason: str
     runs: tuple[HookRun, ...]  # every hook that ran, in name order
     skipped: tuple[str, ...] = ()  # blocking hooks not run because an earlier one denied
@@ -197,6 +223,7 @@ class Engine:
         blocking = [hook for hook in matched if hook.blocking]
         runs: dict[str, HookRun] = {}
         decider: HookRun | None = None
+        asking: HookRun | None = None
         skipped: tuple[str, ...] = ()
 
         async def observe(hook: Hook) -> None:
@@ -213,9 +240,13 @@ class Engine:
                     decider = run
                     skipped = tuple(h.name for h in blocking[index + 1 :])
                     break
+                if run.decision is Decision.PROMPT and asking is None:
+                    asking = run
         ordered = tuple(runs[name] for name in sorted(runs))
         if decider is not None:
             return Result(event, Decision.DENY, decider, decider.reason, ordered, skipped)
+        if asking is not None:
+            return Result(event, Decision.PROMPT, asking, asking.reason, ordered)
         if not blocking:
             reason = "no blocking hook matched this event"
         else:
@@ -236,13 +267,15 @@ class Engine:
             return _timed_out(hook, error)
         if error is not None:
             return _failed(
-                hook, f"failed to run ({type(error).__name__}: {error}); counted as deny", error
+                hook, f"failed ({type(error).__name__}: {error}); counted as deny", error
             )
         if not isinstance(result, HookResult):
             return _failed(hook, f"returned {type(result).__name__}, not a HookResult", None)
         reason = result.reason or f"hook {hook.name!r} said {result.decision}"
         if result.decision is Decision.DENY:
             reason = f"hook {hook.name!r} denied: {reason}"
+        elif result.decision is Decision.PROMPT:
+            reason = f"hook {hook.name!r} asks for a person's approval: {reason}"
         return HookRun(hook.name, hook.blocking, Status.OK, result.decision, reason)
 
 
@@ -263,16 +296,24 @@ def _timed_out(hook: Hook, error: Exception | None) -> HookRun:
         tail = "no on_timeout is declared, so it counts as deny"
     else:
         tail = f"its declared on_timeout is {declared}"
-    reason = f"hook {hook.name!r} timed out after {hook.timeout:g}s; {tail}"
+    reason = f"hook timeout: hook {hook.name!r} timed out after {hook.timeout:g}s; {tail}"
     decision = Decision.DENY if declared is None else declared
     return HookRun(
         hook.name, hook.blocking, Status.TIMED_OUT, decision, reason, declared is None, error
     )
 
 
-def event_of(call: invoke.Call, name: str = PRE_TOOL_USE) -> Event:
-    """The hook event for a tool call: the tool name plus the call's data."""
+def event_of(
+    call: invoke.Call,
+    name: str = PRE_TOOL_USE,
+    *,
+    context: Mapping[str, Any] | None = None,
+    aliases: tuple[str, ...] = (),
+) -> Event:
+    """The hook event for a tool call: the tool name plus the call's data (and the host's
+    `context`, which never overrides the call's own fields)."""
     payload = {
+        **(context or {}),
         "tool": call.tool,
         "args": dict(call.args),
         "call_id": call.call_id,
@@ -280,7 +321,7 @@ def event_of(call: invoke.Call, name: str = PRE_TOOL_USE) -> Event:
         "depth": call.depth,
         "meta": dict(call.meta),
     }
-    return Event(name, call.tool, payload)
+    return Event(name, call.tool, payload, aliases)
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,24 +329,39 @@ class HookStage:
     """The engine as a ring of `invoke.Chain` on `pre_tool_use`.
 
     `observe`, when given, receives every `Result` (so non-blocking failures reach the host's
-    log); if it raises, the chain denies the call.
+    log); if it raises, the chain denies the call. `context`, when given, adds the host's fields
+    for the call to its event's payload; `aliases` names the other names a tool goes by.
     """
 
     engine: Engine
     name: str = "hooks"
     event: str = PRE_TOOL_USE
     observe: Callable[[Result], None] | None = None
+    context: Callable[[invoke.Call], Mapping[str, Any]] | None = None
+    aliases: Callable[[str], tuple[str, ...]] | None = None
 
     async def judge(self, call: invoke.Call) -> invoke.Verdict:
-        result = await self.engine.evaluate(event_of(call, self.event))
+        context = self.context(call) if self.context is not None else None
+        aliases = self.aliases(call.tool) if self.aliases is not None else ()
+        event = event_of(call, self.event, context=context, aliases=aliases)
+        result = await self.engine.evaluate(event)
         if self.observe is not None:
             self.observe(result)
         if result.decision is Decision.ALLOW:
             return invoke.Verdict.allow(stage=self.name)
-        # A hook's own "no" is a permission answer; a hook that could not answer is internal.
-        kind = toolfail.Kind.INTERNAL if result.fail_closed else toolfail.Kind.PERMISSION
+        if result.decision is Decision.PROMPT:
+            return invoke.Verdict.prompt(result.reason, stage=self.name)
         cause = result.deciding.error if result.deciding is not None else None
+        kind = _kind_of(result)
         return invoke.Verdict.deny(result.reason, kind=kind, stage=self.name, cause=cause)
+
+
+def _kind_of(result: Result) -> toolfail.Kind:
+    """A hook's own "no" is a permission answer, its timeout a timeout, its failure internal."""
+    deciding = result.deciding
+    if deciding is not None and deciding.status is Status.TIMED_OUT:
+        return toolfail.Kind.TIMEOUT
+    return toolfail.Kind.INTERNAL if result.fail_closed else toolfail.Kind.PERMISSION
 
 
 def stage(
@@ -314,6 +370,8 @@ def stage(
     name: str = "hooks",
     event: str = PRE_TOOL_USE,
     observe: Callable[[Result], None] | None = None,
+    context: Callable[[invoke.Call], Mapping[str, Any]] | None = None,
+    aliases: Callable[[str], tuple[str, ...]] | None = None,
 ) -> HookStage:
     """The engine as an `invoke.Stage`."""
-    return HookStage(engine, name, event, observe)
+    return HookStage(engine, name, event, observe, context, aliases)

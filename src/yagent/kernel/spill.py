@@ -8,6 +8,8 @@ Guarantees:
   size and its cap).
   If storing fails the output is still cut, and the notice says the rest is NOT retrievable
   (`stored=False`, `error`): truncation is never silent, and never pretends to be recoverable.
+  The host's `on_error`, when given, is told of that failure too (the exception itself: a full
+  disk can be told from a bad name).
 - `Spill.fetch(session, locator, page, count)` pages the stored output by lines (a line longer
   than `MAX_LINE_CHARS` counts as several). `count` ≤ 0 means the default page size, above
   `page_cap` means the cap; a page below 1 means page 1; the `Page` says when it clamped.
@@ -28,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import os
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeGuard
@@ -129,6 +132,7 @@ class Spill:
         page_cap: int = PAGE_CAP,
         hint: str = DEFAULT_HINT,
         clock: Clock | None = None,
+        on_error: Callable[[BaseException], object] | None = None,
     ) -> None:
         if limit <= 0 or page_size <= 0 or page_cap < page_size:
             raise SpillError("spill: limit and page size must be positive, the cap ≥ the page size")
@@ -142,6 +146,7 @@ class Spill:
             raise SpillError(f"spill: the hint template does not format: {exc!r}") from exc
         self._hint = hint
         self._clock = clock or SystemClock()
+        self._on_error = on_error
 
     @property
     def root(self) -> Path:
@@ -175,6 +180,8 @@ class Spill:
         try:
             self._store(session, locator, output)
         except (OSError, SpillError) as exc:
+            if self._on_error is not None:
+                self._on_error(exc)
             notice = (
                 f"[output cut: showing {shown_desc} of {len(lines)} ({shown_bytes} of "
                 f"{total_bytes} bytes). The rest could NOT be stored ({exc}) and is lost; "

@@ -13,6 +13,10 @@ Guarantees:
 - `salvage(path, dest)` copies what can still be read — the schema, then every table row by row
   until its first unreadable page — into a new file `dest`, and reports what it copied and what
   it could not. The damaged file is only read.
+- `disk_full(exc)` says whether an error — or anything in its cause chain, so a store's own error
+  raised `from` SQLite's counts — is the disk (or the quota) being full: SQLITE_FULL, ENOSPC,
+  EDQUOT. SQLite rolls such a transaction back whole; what a failed plain file write left is the
+  writer's business.
 Refuses: to overwrite an existing `dest` (`FileExistsError`). Leaves to the host: when to check,
 where salvage copies go, and what to tell a person.
 """
@@ -20,6 +24,7 @@ where salvage copies go, and what to tell a person.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import secrets
 import sqlite3
@@ -34,6 +39,25 @@ class UnusableFileError(Exception):
         super().__init__(f"{os.fspath(path)!r} {why}; it was not modified")
         self.path = os.fspath(path)
         self.why = why
+
+
+_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+def disk_full(exc: BaseException) -> bool:
+    """True when `exc` or one of its causes says the disk (or the quota) is full."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, sqlite3.Error) and (
+            getattr(current, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
+        ):
+            return True
+        if isinstance(current, OSError) and current.errno in _FULL_ERRNOS:
+            return True
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def create(path: str | os.PathLike[str]) -> None:

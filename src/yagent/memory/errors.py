@@ -35,6 +35,13 @@ class DamagedStoreError(SchemaError):
 class StoreFullError(SessionStoreError):
     """The disk holding the store is full: the write did not happen (nothing half-written)."""
 
+    def __init__(self, path: str) -> None:
+        super().__init__(
+            f"the disk holding the session store {path!r} is full: free space there and run the "
+            "command again (nothing was half-written)"
+        )
+        self.path = path
+
 
 class NewerSchemaError(SchemaError):
     """The file was written by a newer yagent (its schema version is above what this code knows)."""

@@ -167,10 +167,7 @@ def translate(path: str, exc: OSError | sqlite3.Error, doing: str) -> SessionSto
     """The store's error for a failure of SQLite or the file system (full disk, damage)."""
     code = getattr(exc, "sqlite_errorcode", None)
     if code == sqlite3.SQLITE_FULL or getattr(exc, "errno", None) == errno.ENOSPC:
-        return StoreFullError(
-            f"the disk holding the session store {path!r} is full: free space there, then "
-            "`yagent resume` continues (nothing was half-written)"
-        )
+        return StoreFullError(path)
     if isinstance(exc, sqlite3.Error) and code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
         return DamagedStoreError(path, f"is damaged ({exc})")
     return SessionStoreError(f"{doing} {path!r}: {exc}")

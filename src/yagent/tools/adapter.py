@@ -19,6 +19,10 @@ the executor uses that one resolution.
 Every call gets exactly one `ToolResult`; its content passes pii's MODEL surface when the context
 has a pii store (`outbound.for_model`: masked, or withheld visibly under a block policy).
 A "remember" answer (`Scope.RULE`) to a shell command becomes an allow rule (`CommandGate`).
+A question nobody could be put to (no person attached, or a UI that says it has nobody to ask)
+is a NEEDS_APPROVAL refusal saying so and giving the question — never "the user did not
+approve". `after_call`, when the context has one, sees every executed call's result and may
+return it amended (the host's post-tool hooks), before pii's MODEL surface.
 A call the context's `effects` runner classifies as an external side effect runs through it (at
 most once per call id, `tools.effectrun`) instead of calling the executor directly.
 """
@@ -50,6 +54,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("yagent.tools.adapter")
 
 Executor = Callable[["ToolContext", Any], Awaitable[Any]]
+AfterCall = Callable[[Call, "ToolResult"], Awaitable["ToolResult"]]
 
 
 @dataclass(slots=True)
@@ -66,6 +71,7 @@ class ToolContext:
     spill: Spill | None = None  # where cut tool outputs are stored (read_spill pages them)
     pii: PiiStore | None = None  # results pass its MODEL surface before the model sees them
     effects: EffectRunner | None = None  # side-effecting calls run through it, at most once
+    after_call: AfterCall | None = None  # the host's look at each executed call's result
     extras: dict[str, Any] = field(default_factory=dict)
 
 
@@ -104,6 +110,15 @@ def failure_content(kind: toolfail.Kind, message: str, **extra: Any) -> str:
     return json.dumps(body, ensure_ascii=False)
 
 
+def _unasked(judgement: Judgement, why: list[str]) -> str:
+    """The refusal of a call whose question nobody could answer, with the question asked."""
+    question = judgement.trace[-2] if len(judgement.trace) > 1 else judgement.verdict
+    return (
+        f"not run: this call needs a person's approval and nobody could be asked ({why[0]}); "
+        f"the question was: {question.reason}"
+    )
+
+
 class Adapter:
     def __init__(self, ctx: ToolContext, executors: Mapping[str, Executor]) -> None:
         self.ctx = ctx
@@ -131,13 +146,21 @@ class Adapter:
             return await self._execute(c, time_limit)
 
         spec = self.surface.spec(name)
+        unasked: list[str] = []  # why a question could not be put to anyone
+
+        async def approve(c: Call, verdict: Verdict) -> bool:
+            return await self._approve(c, verdict, unasked)
+
         # One resolution of the call's paths for every ring and the executor (`guard.pinned`).
         with self.surface.guard.pinned(spec.arg_paths_of(args) if spec is not None else ()):
-            outcome = await self.surface.chain.invoke(call, execute, approve=self._approve)
+            outcome = await self.surface.chain.invoke(call, execute, approve=approve)
         if not outcome.executed:
             verdict = outcome.verdict
             kind = verdict.kind or toolfail.Kind.PERMISSION
-            content = failure_content(kind, verdict.reason, stage=verdict.stage)
+            reason = verdict.reason
+            if unasked:  # nobody was asked: never "the user did not approve"
+                kind, reason = toolfail.Kind.NEEDS_APPROVAL, _unasked(outcome.judgement, unasked)
+            content = failure_content(kind, reason, stage=verdict.stage)
             refused = ToolResult(call_id, name, False, content, kind, judgement=outcome.judgement)
             return self._for_model(refused)
         result = outcome.result
@@ -151,18 +174,26 @@ class Adapter:
             result.data,
             outcome.judgement,
         )
+        if self.ctx.after_call is not None:
+            done = await self.ctx.after_call(call, done)
         return self._for_model(done)
 
-    async def _approve(self, call: Call, verdict: Verdict) -> bool:
+    async def _approve(self, call: Call, verdict: Verdict, unasked: list[str]) -> bool:
         confirm = self.ctx.confirm
         spec = self.surface.spec(call.tool)
-        if confirm is None or spec is None:
+        if spec is None:
+            return False
+        if confirm is None:
+            unasked.append("this run has no person attached to answer questions")
             return False
         answer = await confirm.ask(
             "authorization",
             {"tool": call.tool, "args": dict(call.args), "reason": verdict.reason},
             delegation_id=self.ctx.delegation_id,
         )
+        if not answer.asked:
+            unasked.append(answer.text or "there was nobody to ask")
+            return False
         if answer.approved:
             self._remember(spec, answer.scope, call)
         return answer.approved

@@ -42,6 +42,7 @@ class Answer:
     text: str = ""
     scope: Scope = Scope.ONCE
     timed_out: bool = False
+    asked: bool = True  # False: the UI had nobody to put the question to (it said why in text)
 
 
 class _Pending:
@@ -111,14 +112,23 @@ class UserConfirm:
             bool(event.payload.get("approved", False)),
             str(event.payload.get("text", "")),
             scope,
+            asked=bool(event.payload.get("asked", True)),
         )
         slot.done.set()
         return True
 
 
 def response(
-    request_id: str, *, approved: bool, text: str = "", scope: Scope = Scope.ONCE
+    request_id: str,
+    *,
+    approved: bool,
+    text: str = "",
+    scope: Scope = Scope.ONCE,
+    asked: bool = True,
 ) -> Event:
-    """The event a UI sends back (one constructor, so both sides agree on the shape)."""
+    """The event a UI sends back (one constructor, so both sides agree on the shape);
+    `asked=False` when the UI had nobody to ask (`text` says why)."""
     payload = {"request_id": request_id, "approved": approved, "text": text, "scope": scope.value}
+    if not asked:
+        payload["asked"] = False
     return Event(USER_HELP_RESPONSE, payload)

@@ -109,6 +109,7 @@ class EffectRunner:
     ttl: float = DEFAULT_LEASE
     stopping: Callable[[], bool] = lambda: False
     holder: str = field(default_factory=sideeffect.default_holder)
+    on_store_error: Callable[[BaseException], object] = lambda exc: None  # a full disk, say
 
     def key(self, call_id: str) -> str:
         return idempotency_key(self.session_id, self.delegation_id, call_id)
@@ -149,6 +150,7 @@ class EffectRunner:
                 self.store, action, None, apply, holder=self.holder, ttl=self.ttl
             )
         except sideeffect.SideEffectError as exc:
+            self.on_store_error(exc)  # the host judges it (a full disk halts the run)
             why = f"the side-effect store failed, so nothing ran: {exc}"
             return self._refused(call, found, key, toolfail.Kind.INTERNAL, why)
         except BaseException:

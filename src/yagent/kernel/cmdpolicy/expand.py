@@ -20,8 +20,11 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from tree_sitter import Node
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
 
 MAX_FIELDS = 256
 

@@ -25,6 +25,8 @@ every misreading it can detect: lines the grammar joined that bash keeps apart (
 inside a command, a command continued past a comment), a heredoc ended by a line that is not
 exactly its delimiter, a keyword taken for a command name, words after a compound's redirection.
 Leaves to the caller: what the commands mean (wrappers, rules) — this module only reads syntax.
+tree-sitter and the bash grammar are imported with the first line parsed in a thread (`_parser`),
+not with the kernel: lazy loading of a heavy dependency where it is used, not a hidden import loop.
 """
 
 from __future__ import annotations
@@ -32,9 +34,7 @@ from __future__ import annotations
 import shlex
 import threading
 from dataclasses import dataclass, field
-
-import tree_sitter_bash
-from tree_sitter import Language, Node, Parser
+from typing import TYPE_CHECKING
 
 from yagent.kernel.cmdpolicy import words
 from yagent.kernel.cmdpolicy.errors import (
@@ -45,7 +45,9 @@ from yagent.kernel.cmdpolicy.errors import (
 )
 from yagent.kernel.cmdpolicy.model import Arg, Signal, SignalKind, Stdin
 
-_LANGUAGE = Language(tree_sitter_bash.language())
+if TYPE_CHECKING:
+    from tree_sitter import Node, Parser
+
 _LOCAL = threading.local()
 
 _WRITE_OPS = frozenset({">", ">>", "&>", "&>>", ">|", "<>"})
@@ -108,7 +110,11 @@ class Facts:
 def _parser() -> Parser:
     parser: Parser | None = getattr(_LOCAL, "parser", None)
     if parser is None:
-        parser = Parser(_LANGUAGE)
+        # tree-sitter and the bash grammar load with the first line parsed (module contract)
+        import tree_sitter_bash
+        from tree_sitter import Language, Parser
+
+        parser = Parser(Language(tree_sitter_bash.language()))
         _LOCAL.parser = parser
     return parser
 

@@ -10,12 +10,14 @@ backtick bodies, heredoc text and the gaps between words the way bash does.
 from __future__ import annotations
 
 import re
-
-from tree_sitter import Node
+from typing import TYPE_CHECKING
 
 from yagent.kernel.cmdpolicy import expand
 from yagent.kernel.cmdpolicy.errors import UnclosedQuoteError
 from yagent.kernel.cmdpolicy.model import Arg
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
 
 _ESCAPED_BYTES = re.compile(rb"\\.", re.DOTALL)
 _UNESCAPE_BACKTICK = re.compile(r"\\([$`\\])")

@@ -15,20 +15,24 @@ Contract:
 - Console lines go to the `LogBook` at every drain, so they survive an abort.
 The isolate is created per program and closed after it, whatever happened. mini-racer settles
 its work on asyncio futures: the engine runs on anyio's asyncio backend (the project's only one).
+mini-racer (V8) is imported when the first program runs, not with the kernel: a host that never
+runs a program never loads it (lazy loading of a heavy optional dependency where it is used, not
+an import loop hidden in a function).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
-
-from py_mini_racer import JSEvalException, JSOOMException, MiniRacer
+from typing import TYPE_CHECKING, Any
 
 from yagent.kernel.ptc import prelude
 from yagent.kernel.ptc.budget import Budget
 from yagent.kernel.ptc.errors import Cause, Stop
 from yagent.kernel.ptc.result import Final, LogBook
+
+if TYPE_CHECKING:
+    from py_mini_racer import MiniRacer
 
 Answer = Callable[[list[Any]], Awaitable[list[dict[str, Any]]]]
 """Answers a batch of host call requests (in-process: a HostSession; in a worker: the pipe)."""
@@ -47,6 +51,8 @@ async def run(
     logs: LogBook,
 ) -> Final:
     """Run `program` to its end; see the module contract."""
+    from py_mini_racer import MiniRacer  # V8 loads here (module contract)
+
     mr = MiniRacer()
     try:
         mr.set_hard_memory_limit(budget.heap)
@@ -70,6 +76,8 @@ async def run(
 
 
 async def _step(mr: MiniRacer, code: str) -> Any:
+    from py_mini_racer import JSEvalException, JSOOMException  # loaded by run()
+
     try:
         value = await mr.eval_cancelable(code)
     except JSOOMException as exc:

@@ -8,21 +8,23 @@ Contract:
   accesses (`x.name`). The few shapes that need a look at a child (a JS `const f = () => …`, a Go
   `type T struct`, a Go method's receiver) are the functions below, nowhere else.
 - Grammars load lazily, once per process; the symbol query is compiled once per (grammar, name).
+  tree-sitter and the grammar wheels themselves are imported then, not with the tools: this module
+  is their one seam (lazy loading of a heavy dependency where it is used, not an import loop
+  hidden in a function), and `scan` reaches tree-sitter only through `Lang`.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
-import tree_sitter as ts
-import tree_sitter_go
-import tree_sitter_javascript
-import tree_sitter_python
-import tree_sitter_typescript
+if TYPE_CHECKING:
+    import tree_sitter as ts
 
 _FUNCTION_VALUES = frozenset(
     {"arrow_function", "function_expression", "function", "generator_function"}
@@ -32,7 +34,7 @@ _FUNCTION_VALUES = frozenset(
 @dataclass(frozen=True, slots=True, eq=False)  # identity hash: a Lang keys the query cache
 class Lang:
     name: str
-    load: Callable[[], object]
+    load: tuple[str, str]  # (grammar wheel module, its function returning the language)
     definitions: Mapping[str, str]  # node type → kind
     names: tuple[str, ...]  # node types that spell a symbol
     calls: Mapping[str, str]  # call node type → the callee's field
@@ -48,6 +50,16 @@ class Lang:
 
     def query(self, symbol: str) -> ts.Query:
         return _query(self, symbol)
+
+    def parser(self) -> ts.Parser:
+        from tree_sitter import Parser
+
+        return Parser(self.language)
+
+    def cursor(self, symbol: str) -> ts.QueryCursor:
+        from tree_sitter import QueryCursor
+
+        return QueryCursor(self.query(symbol))
 
     def name_node(self, node: ts.Node) -> ts.Node | None:
         for fname in self.name_fields:
@@ -66,15 +78,20 @@ class Lang:
 
 
 @functools.cache
-def _language(name: str, load: Callable[[], object]) -> ts.Language:
-    return ts.Language(load())
+def _language(name: str, load: tuple[str, str]) -> ts.Language:
+    from tree_sitter import Language
+
+    module, function = load
+    return Language(getattr(importlib.import_module(module), function)())
 
 
 @functools.cache
 def _query(lang: Lang, symbol: str) -> ts.Query:
     # `symbol` is validated as an identifier by the caller, so it is safe inside the quotes.
     alternatives = " ".join(f"({t})" for t in lang.names)
-    return ts.Query(lang.language, f'([{alternatives}] @name (#eq? @name "{symbol}"))')
+    from tree_sitter import Query
+
+    return Query(lang.language, f'([{alternatives}] @name (#eq? @name "{symbol}"))')
 
 
 def _function_valued(node: ts.Node, kind: str) -> str | None:
@@ -117,7 +134,7 @@ def go_receiver(node: ts.Node) -> str | None:
 
 PYTHON = Lang(
     "python",
-    tree_sitter_python.language,
+    ("tree_sitter_python", "language"),
     definitions={"function_definition": "function", "class_definition": "class"},
     names=("identifier",),
     calls={"call": "function"},
@@ -169,7 +186,7 @@ _JS_MEMBERS = {"member_expression": "property"}
 
 JAVASCRIPT = Lang(
     "javascript",
-    tree_sitter_javascript.language,
+    ("tree_sitter_javascript", "language"),
     definitions=_JS_DEFINITIONS,
     names=_JS_NAMES,
     calls=_JS_CALLS,
@@ -179,7 +196,7 @@ JAVASCRIPT = Lang(
 )
 TYPESCRIPT = Lang(
     "typescript",
-    tree_sitter_typescript.language_typescript,
+    ("tree_sitter_typescript", "language_typescript"),
     definitions=_TS_DEFINITIONS,
     names=(*_JS_NAMES, "type_identifier"),
     calls=_JS_CALLS,
@@ -189,7 +206,7 @@ TYPESCRIPT = Lang(
 )
 TSX = Lang(
     "tsx",
-    tree_sitter_typescript.language_tsx,
+    ("tree_sitter_typescript", "language_tsx"),
     definitions=_TS_DEFINITIONS,
     names=(*_JS_NAMES, "type_identifier"),
     calls=_JS_CALLS,
@@ -199,7 +216,7 @@ TSX = Lang(
 )
 GO = Lang(
     "go",
-    tree_sitter_go.language,
+    ("tree_sitter_go", "language"),
     definitions={
         "function_declaration": "function",
         "method_declaration": "method",

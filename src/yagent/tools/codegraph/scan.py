@@ -18,11 +18,13 @@ Contract:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
-import tree_sitter as ts
+from typing import TYPE_CHECKING
 
 from yagent.tools.codegraph.languages import Lang, go_receiver
 from yagent.tools.searchkit.results import clip
+
+if TYPE_CHECKING:
+    import tree_sitter as ts
 
 SIGNATURE_CHARS = 300
 _FUNCTION_KINDS = frozenset({"function", "method"})
@@ -157,10 +159,10 @@ def _definition(lang: Lang, node: ts.Node, src: _Source) -> Definition:
 
 
 def scan(lang: Lang, data: bytes, name: str) -> FileScan:
-    parser = ts.Parser(lang.language)
+    parser = lang.parser()
     tree = parser.parse(data)
     result = FileScan(has_error=tree.root_node.has_error)
-    hits = ts.QueryCursor(lang.query(name)).captures(tree.root_node).get("name", [])
+    hits = lang.cursor(name).captures(tree.root_node).get("name", [])
     src = _Source(data)
     for node in sorted(hits, key=lambda n: n.start_byte):
         parent = node.parent

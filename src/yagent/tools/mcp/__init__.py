@@ -1,20 +1,24 @@
 """External tools from MCP servers: configuration, specs, content, links and the client.
 
-`McpTools` (in `client`) is what the host enters; `ServerConfig` (in `config`) what it builds from
-`[mcp.<name>]`; `to_spec` / `Hints` (in `specs`) how a server's tool becomes a judged `Spec`.
+`connect(servers)` (in `connect`) is what the host enters — `McpTools` (in `client`) when servers
+are configured, loading the `mcp` SDK then and only then; `ServerConfig` (in `config`) what it
+builds from `[mcp.<name>]`; `to_spec` / `Hints` (in `specs`) how a server's tool becomes a judged
+`Spec`. Importing this package does not import the SDK.
 """
 
-from yagent.tools.mcp.client import McpTools, ServerStatus
 from yagent.tools.mcp.config import McpConfigError, ServerConfig
+from yagent.tools.mcp.connect import NoServers, Servers, ServerStatus, connect
 from yagent.tools.mcp.content import render_content
 from yagent.tools.mcp.specs import Hints, spec_name, to_spec
 
 __all__ = [
     "Hints",
     "McpConfigError",
-    "McpTools",
+    "NoServers",
     "ServerConfig",
     "ServerStatus",
+    "Servers",
+    "connect",
     "render_content",
     "spec_name",
     "to_spec",

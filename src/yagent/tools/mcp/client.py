@@ -38,6 +38,7 @@ from yagent.kernel import toolfail
 from yagent.tools.adapter import Executor, ToolContext
 from yagent.tools.mcp import specs
 from yagent.tools.mcp.config import ServerConfig
+from yagent.tools.mcp.connect import ServerStatus
 from yagent.tools.mcp.content import render_content
 from yagent.tools.mcp.link import Link, ServerUnavailable, describe
 from yagent.toolspec import Spec
@@ -53,18 +54,6 @@ SessionFactory = Callable[[ServerConfig, Any, Any], ClientSession]
 
 def plain_session(config: ServerConfig, read: Any, write: Any) -> ClientSession:
     return ClientSession(read, write)
-
-
-@dataclass(frozen=True, slots=True)
-class ServerStatus:
-    """What `yagent doctor` shows for one server."""
-
-    name: str
-    where: str
-    connected: bool
-    tools: int
-    protocol: str
-    error: str
 
 
 @dataclass

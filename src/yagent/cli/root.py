@@ -1,0 +1,294 @@
+"""The root `yagent` command: global options, `run`, the interactive session, and the other
+commands, each imported by name only when it is invoked (or its help is shown).
+
+Contract:
+- `LAZY` names the module and attribute of every other command; `yagent sessions` loads the
+  session store, not the agents, the tools or a provider SDK. Listing the commands (the help page)
+  imports their modules, which are themselves free of provider SDKs, MCP, mini-racer and the
+  browser (the gate in `tests/cli/test_startup.py`).
+- The runner (and with it the whole app) is imported when a task runs: `run`, or the interactive
+  session. This is lazy loading of the heavy part at its one seam, not an import loop hidden in a
+  function: `yagent.cli.runner` never imports this module.
+- Exit codes and refusals as documented in `yagent.cli`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+import anyio
+import click
+
+from yagent import __version__
+
+HOME_ENV = "YAGENT_HOME"
+
+
+def home_dir() -> Path:
+    return Path(os.environ.get(HOME_ENV) or Path.home() / ".yagent")
+
+
+def _start(
+    workspace: str | None,
+    yes: bool,
+    full: bool,
+    json_mode: bool,
+    agent: str | None,
+    task: str | None,
+    recording: str | None = None,
+    allow_local: tuple[str, ...] = (),
+) -> NoReturn:
+    """Run TASK once (or, with none, the interactive session) and exit with its outcome.
+
+    The task runner, and with it the whole app, is imported here: its one seam.
+    """
+    from yagent.app.workspace import locate
+    from yagent.cli import runner
+    from yagent.tools.guard import Yolo
+
+    yolo = Yolo.FULL if full else Yolo.YOLO if yes else Yolo.OFF
+    place = locate(Path(workspace or os.getcwd()))  # the repository's root, from a subfolder too
+    opts = runner.Options(
+        place.root, home_dir(), yolo, json_mode, agent, start=place.start, allow_local=allow_local
+    )
+    if task is None:
+        sys.exit(anyio.run(lambda: runner.interactive(opts, ask=_ask_tty, read_task=_read_task)))
+    agents = ["coding", "chat", "repo", "devops"]
+    engine = runner.replay_engine(Path(recording), agents) if recording else None
+    ask = None if opts.json_mode else _ask()
+    _, result = anyio.run(lambda: runner.run_once(opts, task, ask=ask, engine=engine))  # type: ignore[arg-type]
+    if result is None:
+        sys.exit(130)  # cancelled with Ctrl-C
+    sys.exit(0 if result.status.value in ("finished", "answered") else 1)
+
+
+async def _ask_tty(prompt: str) -> str:
+    from prompt_toolkit import PromptSession
+
+    return await PromptSession[str]().prompt_async(prompt)
+
+
+def _ask() -> object:
+    return _ask_tty if sys.stdin.isatty() else None
+
+
+async def _read_task() -> str | None:
+    from prompt_toolkit import PromptSession
+
+    try:
+        return await PromptSession[str]().prompt_async("yagent> ")
+    except EOFError:
+        return None
+    except KeyboardInterrupt:
+        return ""
+
+
+workspace_option = click.option(
+    "--workspace",
+    "-C",
+    type=click.Path(file_okay=False, exists=True),
+    help="Work in this directory instead of the current one.",
+)
+yes_option = click.option(
+    "-y", "yes", is_flag=True, help="YOLO: approve every authorization, outside paths included."
+)
+full_option = click.option(
+    "-Y", "full", is_flag=True, help="Full autonomy: -y, and the agent never asks questions."
+)
+agent_option = click.option("--agent", help="Agent to run (coding, chat, repo, devops, custom).")
+allow_local_option = click.option(
+    "--allow-local",
+    "allow_local",
+    multiple=True,
+    metavar="PORT|HOST:PORT",
+    help="Let the browser and web_fetch reach this local service, for this run only "
+    "(PORT: loopback; see [network] allow_local).",
+)
+
+
+# Every command but `run`: name → (module, attribute), imported when the command is looked up.
+LAZY = {
+    "doctor": ("yagent.cli.commands", "doctor"),
+    "fanout": ("yagent.cli.fanout", "fanout"),
+    "memory": ("yagent.cli.memory", "memory"),
+    "reconcile": ("yagent.cli.reconcile", "reconcile"),
+    "replay": ("yagent.cli.commands", "replay"),
+    "resume": ("yagent.cli.resume", "resume"),
+    "sessions": ("yagent.cli.commands", "sessions"),
+    "trace": ("yagent.cli.trace", "trace"),
+    "trust": ("yagent.cli.trust", "trust_command"),
+}
+
+
+class LazyGroup(click.Group):
+    """A click group whose commands in `LAZY` are imported when looked up (click's documented
+    pattern for lazily loaded subcommands)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *LAZY])
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in LAZY:
+            return super().get_command(ctx, cmd_name)
+        module, attribute = LAZY[cmd_name]
+        command = getattr(importlib.import_module(module), attribute)
+        if not isinstance(command, click.Command):
+            raise TypeError(f"{module}.{attribute} is not a click command")
+        return command
+
+
+@click.group(
+    cls=LazyGroup,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+@click.version_option(__version__, prog_name="yagent")
+@workspace_option
+@yes_option
+@full_option
+@agent_option
+@allow_local_option
+@click.pass_context
+def cli(
+    ctx: click.Context,
+    workspace: str | None,
+    yes: bool,
+    full: bool,
+    agent: str | None,
+    allow_local: tuple[str, ...],
+) -> None:
+    """yagent: a multi-agent coding agent for the terminal."""
+    if ctx.invoked_subcommand is None:
+        # `yagent < task.txt`: the task is the input, run once; on a terminal, the session
+        task = None if sys.stdin.isatty() else _stdin_task()
+        _start(workspace, yes, full, False, agent, task, allow_local=allow_local)
+
+
+def _stdin_task() -> str:
+    """The task read whole from standard input (`-`, or input that is not a terminal)."""
+    task = sys.stdin.buffer.read().decode("utf-8", errors="replace")
+    if not task.strip():
+        raise click.UsageError("no task: standard input was empty")
+    return task
+
+
+@cli.command()
+@click.argument("task", required=False)
+@workspace_option
+@yes_option
+@full_option
+@agent_option
+@click.option("--json", "json_mode", is_flag=True, help="Print events as JSON lines (for CI).")
+@click.option(
+    "--replay",
+    "recording",
+    type=click.Path(dir_okay=False, exists=True),
+    help="Replay a recorded model side (tools run for real).",
+)
+@allow_local_option
+def run(
+    task: str | None,
+    workspace: str | None,
+    yes: bool,
+    full: bool,
+    agent: str | None,
+    json_mode: bool,
+    recording: str | None,
+    allow_local: tuple[str, ...],
+) -> None:
+    """Run one TASK and exit (TASK `-`, or none with input that is not a terminal: read it
+    from standard input)."""
+    if task == "-" or (task is None and not sys.stdin.isatty()):
+        task = _stdin_task()
+    elif task is None:
+        raise click.UsageError("missing TASK (or pipe it on standard input)")
+    _start(workspace, yes, full, json_mode, agent, task, recording, allow_local)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        cli.main(
+            args=list(argv) if argv is not None else None, prog_name="yagent", standalone_mode=False
+        )
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code or 0)
+    except click.ClickException as exc:
+        exc.show()
+        return 2
+    except click.exceptions.Abort:
+        return 130
+    except BaseExceptionGroup as group:  # a refusal raised inside a task group: said the same
+        known, rest = group.split(lambda e: _said(e) is not None)
+        if known is None or rest is not None:
+            raise
+        leaves = _leaves(known)
+        for line in dict.fromkeys(_refusal(exc) for exc in leaves):
+            click.echo(line, err=True)
+        return max(code for exc in leaves if (code := _said(exc)) is not None)
+    except Exception as exc:  # after the groups: an ExceptionGroup is an Exception too
+        code = _said(exc)
+        if code is None:
+            raise
+        click.echo(_refusal(exc), err=True)
+        return code
+    except SystemExit as exc:
+        return int(exc.code or 0) if not isinstance(exc.code, str) else 1
+    return 0
+
+
+def refusals() -> tuple[tuple[type[Exception], ...], tuple[type[Exception], ...]]:
+    """What stops a command before (or instead of) doing anything, said in one line (exit 2),
+    and which of those are a damaged store (said with the advice to salvage it).
+
+    Imported once something was raised, so that a command that never reads the configuration
+    or a store does not load them only to be ready for their errors.
+    """
+    from yagent.app.config import ConfigError
+    from yagent.app.lease import SessionBusyError
+    from yagent.kernel.sqlitefile import UnusableFileError
+    from yagent.memory.errors import DamagedStoreError, SessionStoreError
+
+    refused = (ConfigError, SessionStoreError, SessionBusyError, UnusableFileError)
+    return refused, (DamagedStoreError, UnusableFileError)
+
+
+_DAMAGED = (
+    " — `yagent doctor` checks the stores; `yagent doctor --salvage` copies what is still "
+    "readable into a new file; then move the damaged file aside"
+)
+
+
+def _said(exc: BaseException) -> int | None:
+    """The exit status of an error said in one line: 75 a full disk (`app.fulldisk`), 2 a
+    refusal; None for anything else (it propagates)."""
+    from yagent.app.fulldisk import EXIT_FULL
+    from yagent.kernel.sqlitefile import disk_full
+
+    if disk_full(exc):
+        return EXIT_FULL
+    return 2 if isinstance(exc, refusals()[0]) else None
+
+
+def _refusal(exc: BaseException) -> str:
+    from yagent.kernel.sqlitefile import disk_full
+    from yagent.memory.errors import StoreFullError
+
+    if disk_full(exc) and not isinstance(exc, StoreFullError):  # a durable store, a state file
+        return (
+            f"yagent: the disk holding {home_dir()} is full ({exc}): free space there and run "
+            "the command again (nothing was half-written)"
+        )
+    advice = _DAMAGED if isinstance(exc, refusals()[1]) else ""
+    return f"yagent: {exc}{advice}"
+
+
+def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    out: list[BaseException] = []
+    for exc in group.exceptions:
+        out.extend(_leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
+    return out
