@@ -150,12 +150,31 @@ async def test_tool_failures_after_judgement_keep_their_kind(files: Path, home: 
 
 async def test_program_errors_and_budgets_are_classified(files: Path, home: Path) -> None:
     adapter = adapter_for(surface_for(files, home), files)
-    broken = await run(adapter, "null.x;")
-    assert broken.kind is toolfail.Kind.INVALID_ARGS
-    assert "TypeError" in json.loads(broken.content)["error"]
+    broken = await run(adapter, "await host.list_dir('.');\nnull.x;")
+    assert broken.kind is toolfail.Kind.RUNTIME  # it ran and threw: not a bad argument
+    said = json.loads(broken.content)
+    assert "TypeError" in said["error"]
+    assert "(line 2)" in said["error"]
+    assert "1 of 100 host calls" in said["error"], "the failure shows what was spent"
+    assert "does not exist" not in said["guidance"]
+    uncompiled = await run(adapter, "const x = ;")
+    assert uncompiled.kind is toolfail.Kind.INVALID_ARGS
     looping = await run(adapter, "while (true) {}", timeout=0.3)
     assert looping.kind is toolfail.Kind.BUDGET
-    assert "aborted (wall)" in json.loads(looping.content)["error"]
+    error = json.loads(looping.content)["error"]
+    assert "aborted (wall)" in error
+    assert "of 0.3s wall, 0 of 100 host calls" in error
+
+
+async def test_results_show_the_budget_spent(files: Path, home: Path) -> None:
+    adapter = adapter_for(surface_for(files, home), files)
+    out = value(await run(adapter, "await host.list_dir('logs'); return 1;", timeout=7))
+    spent = out["budget"]
+    assert spent["calls"] == 1
+    assert spent["calls_limit"] == ptc.Budget().calls
+    assert 0 < spent["bytes"] <= spent["bytes_limit"] == ptc.Budget().bytes
+    assert spent["wall_seconds"] >= 0
+    assert spent["wall_limit_seconds"] == 7
 
 
 async def test_truncation_and_unawaited_calls_are_visible(files: Path, home: Path) -> None:
@@ -191,7 +210,9 @@ async def test_without_a_running_adapter_the_builtin_executors_serve(
     out = await program.run_program(
         ctx, RunProgramArgs(program="return (await host.list_dir('logs')).entries.length;")
     )
-    assert out == {"value": 5, "host_calls": 1}
+    assert out["value"] == 5
+    assert out["host_calls"] == 1
+    assert out["budget"]["calls"] == 1
 
 
 async def test_external_tools_are_reached_through_the_running_adapter(

@@ -156,9 +156,11 @@ async def test_loopback_is_refused_without_an_allowance(
 ) -> None:
     ok, body = await fetch(adapter(workspace, home, None), f"http://{server}/page")
     assert not ok
-    assert body["kind"] == "forbidden"
-    assert "netguard refused the fetch" in body["error"]
+    assert body["kind"] == "permission"  # a guard's refusal, never "no such tool"
+    assert "netguard refused" in body["error"]
     assert "loopback" in body["error"]
+    assert "--allow-local" in body["error"], "the refusal says how the person opens it"
+    assert "does not exist" not in body["guidance"]
 
 
 @pytest.mark.anyio
@@ -174,7 +176,7 @@ async def test_a_redirect_into_loopback_is_refused_at_the_hop(
     # …but its redirect to 127.0.0.1 is a new hop, judged on its own, and refused.
     ok, body = await fetch(a, f"http://site.test:{port}/to-local")
     assert not ok
-    assert "netguard refused the fetch" in body["error"]
+    assert "netguard refused" in body["error"]
     assert "127.0.0.1" in body["error"]
 
 
@@ -196,7 +198,8 @@ async def test_metadata_and_tricks_are_refused_even_with_everything_open(
     everything = WebConfig(netguard.Allow(loopback=True, private=True))
     ok, body = await fetch(adapter(workspace, home, everything), url)
     assert not ok
-    assert body["kind"] == "forbidden", body
+    assert body["kind"] == "permission", body
+    assert "--allow-local" not in body["error"], "nothing opens these: no hint that something does"
 
 
 @pytest.mark.anyio

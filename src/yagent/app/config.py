@@ -6,8 +6,7 @@ Contract:
   `model`) — a typo never silently falls back to a default.
 - API keys come only from the environment (`api_key_env`, default by provider) or a key file
   (`api_key_file`); a key written into config.toml is refused. Keys are `SecretStr`: never printed,
-  never in `repr`.
-- Environment overrides: YAGENT_PROVIDER, YAGENT_MODEL, YAGENT_BASE_URL.
+  never in `repr`. Environment overrides: YAGENT_PROVIDER, YAGENT_MODEL, YAGENT_BASE_URL.
 - Safety: `[agent] preset` names one of the built-in presets (an unknown name is an error, never
   a fallback); `[[shell.rules]]` from the user's and the project's file are concatenated (user
   first), not overridden, and are checked as cmdpolicy rules when the app is assembled; `[pii]`
@@ -16,7 +15,7 @@ Contract:
   bound sandboxed commands (positive integers; a project's file may only lower them).
 - Egress: `[sandbox] allow_hosts` lists the hosts sandboxed commands may reach through the
   egress proxy; an entry that cannot be read is an error naming it (key by key like the rest: a
-  project's list replaces the user's).
+  project's list replaces the user's). Local services for the browser: `[network]`, `app.network`.
 - Reads: `[sandbox] deny_read` adds paths no sandboxed command or file tool may read (entries
   add up across files, like shell rules: a project can hide more, never less); `allow_read`
   re-opens hidden paths (key by key: a project's list replaces the user's, and applies untrusted
@@ -27,11 +26,11 @@ Contract:
 - Project trust: the workspace's files (`.yagent/config.toml`, `.yagent/shell-rules.toml`) come
   with the repository. Every key is validated, but until the person trusted the file's exact
   content (`app.trust`, `yagent trust`) only the keys `app.projectkeys` judges harmless or
-  tightening apply; the rest are withheld and listed in `Config.project.withheld` with the
-  reason (not trusted / changed since trusted). The user's own file is never affected. A
-  trust file that cannot be read is an error, never "trust all". The folders other agents'
-  conventions put power in (`.claude/agents`, the skills' `allowed-tools`) are trusted the same
-  way, each as one unit (`app.projectfolders`).
+  tightening apply; the rest are withheld and listed in `Config.project.withheld` with the reason
+  (not trusted / changed since trusted). The user's own file is never affected. A trust file that
+  cannot be read is an error, never "trust all". The folders other agents' conventions put power in
+  (`.claude/agents`, the skills' `allowed-tools`) are trusted the same way, each as one unit
+  (`app.projectfolders`).
 - Claude Code hooks (`.claude/settings.json`, `app.hookconfig`) are checked whatever the trust
   and join `hooks` once that file is trusted, else are withheld (`hooks`); `hook_notices` says
   what yagent cannot run from it.
@@ -58,6 +57,7 @@ from pydantic import (
 from yagent.app import claudehooks, configkeys, projectfolders, projectkeys, trust
 from yagent.app.hookconfig import HookEntry, claude_hooks
 from yagent.app.mcpconfig import McpServer
+from yagent.app.network import NetworkSettings
 from yagent.kernel import cmdpolicy, egress
 from yagent.kernel import preset as presets
 from yagent.kernel.sandbox import Limits, default_memory_mb
@@ -141,8 +141,7 @@ class AgentSettings(Strict):
     spill_max_age_days: float = Field(
         14.0, ge=0, allow_inf_nan=False, description="spilled outputs older than this are removed"
     )
-    # Ctrl-C / shutdown wait this long for the turn in flight (kernel.drain: 0 means drain's
-    # default, a negative value means no drain), then stop it.
+    # Ctrl-C / shutdown: seconds the turn in flight may finish (kernel.drain: 0 default, <0 none)
     drain_budget: float = Field(5.0, allow_inf_nan=False, description="seconds")
     effect_lease: float = Field(30.0, gt=0, le=3600, description="side-effect lease, seconds")
 
@@ -233,6 +232,7 @@ class Config(Strict):
     agent: AgentSettings = AgentSettings()
     shell: ShellSettings = ShellSettings()
     sandbox: SandboxSettings = SandboxSettings()
+    network: NetworkSettings = NetworkSettings()
     pii: PiiSettings = PiiSettings()
     mcp: dict[str, McpServer] = Field(default_factory=dict)
     hooks: list[HookEntry] = Field(default_factory=list)

@@ -5,16 +5,19 @@ config refuses it), builds ONE cmdpolicy policy from the built-in rules, the con
 `[[shell.rules]]` (user then project) and the project's remembered rules (those `config.load` let
 apply: allow rules only from a trusted file), and the pii policy from `[pii]`. A rule yagent
 appends keeps the file trusted only if it was trusted (or absent) before (`trust.carry_over`).
-Anything that does not hold — a rule whose examples disagree, a duplicate rule name, an
-unreadable rules file, a configuration loaded for another workspace — is a `ConfigError` naming
-it: the app does not start on a rule set it could not check. A non-empty `[sandbox] allow_hosts`
-turns a sandboxed preset's egress into PROXY (the allow-list, the sandbox's own loopback
-bypassed) and builds the egress proxy the app serves for its lifetime; empty keeps the preset as
-shipped (network cut). `[sandbox] keep_background` leaves the session sandbox's background jobs
-running when the app closes (`tools.jobs`). `read_mask` is what sandboxed commands and file
-tools cannot read (`tools.readmask` defaults with `[sandbox] deny_read` / `allow_read`); the
-command gate and the workspace guard are given the same one. `for_log` / `for_display` are the
-pii passes for event payloads.
+Anything that does not hold — a rule whose examples disagree, a duplicate rule name, an unreadable
+rules file, a configuration loaded for another workspace — is a `ConfigError` naming it: the app
+does not start on a rule set it could not check (nor on `[sandbox] allow_hosts` naming a loopback
+or private host, which the proxy could never reach: `localnet.refuse_local`). A non-empty
+`[sandbox] allow_hosts` turns a sandboxed preset's egress into PROXY (the allow-list, the sandbox's
+own loopback bypassed) and builds the egress proxy the app serves for its lifetime; empty keeps the
+preset as shipped (network cut). `[sandbox] keep_background` leaves the session sandbox's
+background jobs running when the app closes (`tools.jobs`). `read_mask` is what sandboxed commands
+and file tools cannot read (`tools.readmask` defaults with `[sandbox] deny_read` / `allow_read`);
+the command gate and the workspace guard are given the same one. `for_log` / `for_display` are the
+pii passes for event payloads. `local_net` is the netguard opening `[network] allow_local` gives
+the browser and web_fetch (strict when empty); `with_allow_local` adds the CLI's `--allow-local`
+entries for one run (a bad entry is a ConfigError naming it).
 """
 
 from __future__ import annotations
@@ -26,15 +29,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from yagent.app import trust
 from yagent.app.config import Config, ConfigError
-from yagent.kernel import egress, pii
+from yagent.app.network import NetworkSettings
+from yagent.kernel import egress, netguard, pii
 from yagent.kernel import preset as presets
 from yagent.kernel.sandbox import Level
 from yagent.tools import outbound
 from yagent.tools.commands import CommandGate
-from yagent.tools.egresshosts import AllowList
+from yagent.tools.egresshosts import AllowList, AllowListError
 from yagent.tools.egressproxy import LOOPBACK_BYPASS, EgressProxy
+from yagent.tools.localnet import allow_of, refuse_local
 from yagent.tools.readmask import ReadMask
 from yagent.tools.shellrules import RuleFile, ShellRulesError, build_policy
 
@@ -45,6 +52,7 @@ class Safety:
     commands: CommandGate
     pii: pii.PolicyStore
     egress_proxy: EgressProxy | None = None
+    local_net: netguard.Allow = netguard.STRICT
 
     def for_log(self, payload: Mapping[str, Any]) -> dict[str, Any]:
         """An event payload as the rollout, the session store and the trace may keep it."""
@@ -86,7 +94,19 @@ def build(config: Config, workspace: Path) -> Safety:
         limits=config.sandbox.limits(),
         reads=reads,
     )
-    return Safety(chosen, gate, store, proxy)
+    return Safety(chosen, gate, store, proxy, allow_of(config.network.allow_local))
+
+
+def with_allow_local(config: Config, entries: Sequence[str]) -> Config:
+    """`config` with `--allow-local` entries added to `[network] allow_local` (this run only)."""
+    if not entries:
+        return config
+    try:
+        network = NetworkSettings(allow_local=[*config.network.allow_local, *entries])
+    except ValidationError as exc:
+        problems = "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())
+        raise ConfigError(f"--allow-local: {problems}") from None
+    return config.model_copy(update={"network": network})
 
 
 def read_mask(config: Config, workspace: Path) -> ReadMask:
@@ -117,7 +137,10 @@ def with_egress(
 ) -> tuple[presets.Preset, EgressProxy | None]:
     """`preset` with PROXY egress over `hosts`, and the proxy for it; unchanged (and no proxy)
     when the list is empty or the preset runs commands on the host (its network is open)."""
-    allowed = AllowList.parse(hosts)
+    try:  # a local host can never be reached through the proxy: refused, not ignored
+        allowed = refuse_local(AllowList.parse(hosts))
+    except AllowListError as exc:
+        raise ConfigError(f"[sandbox] {exc}") from None
     if not allowed or preset.level < Level.NAMESPACES:
         return preset, None
     spec = egress.Spec(egress.Mode.PROXY, allowed.entries, LOOPBACK_BYPASS)

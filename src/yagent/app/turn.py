@@ -42,7 +42,7 @@ from yagent.app.history import from_store
 from yagent.app.runtrack import open_track
 from yagent.kernel import reminder
 from yagent.llm import Message, Usage
-from yagent.tools import bash, browser, program, registry
+from yagent.tools import bash, browser, program, registry, web
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.guard import Yolo
 from yagent.tools.mcp import content, sampling
@@ -168,6 +168,8 @@ async def _run(
     ctx.extras[sampling.SAMPLER_KEY] = mcpsampling.sampler(
         app.engine, agent.name, lambda who, t: app._account(session_id, who, t)
     )
+    web.configure(ctx, web.WebConfig(allow=app.safety.local_net))  # [network] allow_local
+    browser.configure(ctx, browser.BrowserConfig(allow=app.safety.local_net))
     settings = app.config.agent
     cfg = LoopConfig(
         name=agent.name,

@@ -2,6 +2,7 @@
 
     yagent                      interactive session in the current directory
     yagent run "task" [-y|-Y] [--json] [--agent NAME]   (task `-` or piped: read from stdin)
+                                [--allow-local PORT|HOST:PORT]  (also on the interactive entry)
     yagent fanout PLAN.toml [-y] [--json] [--max-parallel N]   parallel sub-agents, each
                                 confined to the worktree it declares (exit 2: plan refused)
     yagent sessions [show ID]   list sessions / show one

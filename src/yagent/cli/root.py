@@ -41,6 +41,7 @@ def _start(
     agent: str | None,
     task: str | None,
     recording: str | None = None,
+    allow_local: tuple[str, ...] = (),
 ) -> NoReturn:
     """Run TASK once (or, with none, the interactive session) and exit with its outcome.
 
@@ -52,7 +53,9 @@ def _start(
 
     yolo = Yolo.FULL if full else Yolo.YOLO if yes else Yolo.OFF
     place = locate(Path(workspace or os.getcwd()))  # the repository's root, from a subfolder too
-    opts = runner.Options(place.root, home_dir(), yolo, json_mode, agent, start=place.start)
+    opts = runner.Options(
+        place.root, home_dir(), yolo, json_mode, agent, start=place.start, allow_local=allow_local
+    )
     if task is None:
         sys.exit(anyio.run(lambda: runner.interactive(opts, ask=_ask_tty, read_task=_read_task)))
     agents = ["coding", "chat", "repo", "devops"]
@@ -98,6 +101,14 @@ full_option = click.option(
     "-Y", "full", is_flag=True, help="Full autonomy: -y, and the agent never asks questions."
 )
 agent_option = click.option("--agent", help="Agent to run (coding, chat, repo, devops, custom).")
+allow_local_option = click.option(
+    "--allow-local",
+    "allow_local",
+    multiple=True,
+    metavar="PORT|HOST:PORT",
+    help="Let the browser and web_fetch reach this local service, for this run only "
+    "(PORT: loopback; see [network] allow_local).",
+)
 
 
 # Every command but `run`: name → (module, attribute), imported when the command is looked up.
@@ -141,14 +152,21 @@ class LazyGroup(click.Group):
 @yes_option
 @full_option
 @agent_option
+@allow_local_option
 @click.pass_context
 def cli(
-    ctx: click.Context, workspace: str | None, yes: bool, full: bool, agent: str | None
+    ctx: click.Context,
+    workspace: str | None,
+    yes: bool,
+    full: bool,
+    agent: str | None,
+    allow_local: tuple[str, ...],
 ) -> None:
     """yagent: a multi-agent coding agent for the terminal."""
     if ctx.invoked_subcommand is None:
         # `yagent < task.txt`: the task is the input, run once; on a terminal, the session
-        _start(workspace, yes, full, False, agent, None if sys.stdin.isatty() else _stdin_task())
+        task = None if sys.stdin.isatty() else _stdin_task()
+        _start(workspace, yes, full, False, agent, task, allow_local=allow_local)
 
 
 def _stdin_task() -> str:
@@ -172,6 +190,7 @@ def _stdin_task() -> str:
     type=click.Path(dir_okay=False, exists=True),
     help="Replay a recorded model side (tools run for real).",
 )
+@allow_local_option
 def run(
     task: str | None,
     workspace: str | None,
@@ -180,6 +199,7 @@ def run(
     agent: str | None,
     json_mode: bool,
     recording: str | None,
+    allow_local: tuple[str, ...],
 ) -> None:
     """Run one TASK and exit (TASK `-`, or none with input that is not a terminal: read it
     from standard input)."""
@@ -187,7 +207,7 @@ def run(
         task = _stdin_task()
     elif task is None:
         raise click.UsageError("missing TASK (or pipe it on standard input)")
-    _start(workspace, yes, full, json_mode, agent, task, recording)
+    _start(workspace, yes, full, json_mode, agent, task, recording, allow_local)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -35,6 +35,7 @@ from yagent.app.durable import Decision
 from yagent.app.engines import keyless_notice
 from yagent.app.fulldisk import EXIT_FULL
 from yagent.app.runtrack import continuation_task
+from yagent.app.safety import with_allow_local
 from yagent.cli.render import Ask, Renderer
 from yagent.kernel import drain
 from yagent.llm.replay import Recording, ReplayEngine
@@ -51,6 +52,7 @@ class Options:
     json_mode: bool = False
     agent: str | None = None
     start: Path | None = None  # where the person started yagent, when below the workspace root
+    allow_local: tuple[str, ...] = ()  # --allow-local: this run's openings ([network])
 
 
 _VOLATILE = (
@@ -167,7 +169,7 @@ async def cli_app(
 ) -> AsyncIterator[App]:
     """The app for one CLI command: config loaded for the workspace, opened, and what went
     wrong while opening said first (`start_notices`)."""
-    config = load(home=opts.home, workspace=opts.workspace)
+    config = with_allow_local(load(home=opts.home, workspace=opts.workspace), opts.allow_local)
     _known_agent(opts.agent, opts.workspace, list(config.agents))
     async with open_app(
         config,

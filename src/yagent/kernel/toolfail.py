@@ -28,6 +28,7 @@ class Kind(enum.StrEnum):
     RATE_LIMITED = "rate_limited"
     OVERLOADED = "overloaded"
     INVALID_ARGS = "invalid_args"
+    RUNTIME = "runtime"
     NOT_FOUND = "not_found"
     CONFLICT = "conflict"
     TOO_LARGE = "too_large"
@@ -118,6 +119,14 @@ TABLE: Mapping[Kind, Rule] = MappingProxyType(
             "The arguments were invalid. Fix them according to the tool's schema; do not resend "
             "the same arguments.",
         ),
+        Kind.RUNTIME: _row(
+            False,
+            NO_BACKOFF,
+            False,
+            False,
+            "The code ran and threw an error (the message says which, and where). Fix the code "
+            "before running it again; the calls it made before the error did take effect.",
+        ),
         Kind.NOT_FOUND: _row(
             False,
             NO_BACKOFF,
@@ -173,7 +182,8 @@ TABLE: Mapping[Kind, Rule] = MappingProxyType(
             NO_BACKOFF,
             False,
             True,
-            "This tool does not exist in your catalog. Do not call it; use a listed tool.",
+            "Refused outright: no approval or retry changes this (the error says what was "
+            "refused and why). Do not repeat the call; use a listed tool or another way.",
         ),
         Kind.BUDGET: _row(
             False,

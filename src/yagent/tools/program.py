@@ -11,8 +11,11 @@ Contract:
   back as the evidence `yagent.kernel.ptc` requires; a denial reaches the program as a rejected
   promise with the same reason, kind and stage the model would have read.
 - The executor returns the merged value (or its visibly truncated text), the console lines and
-  counts; a program that throws is a failed call whose kind is the one it ended with (a denial it
-  did not catch stays a `permission`); a budget abort is a `budget` failure naming the budget.
+  counts, and `budget`: what the program spent against each limit (wall seconds, host calls,
+  bytes returned to it). A program that throws is a failed call of kind `runtime` (a denial it
+  did not catch stays a `permission`; a program that does not compile is `invalid_args`); a
+  budget abort is a `budget` failure naming the budget. A failure's text ends with the same
+  budget line, so the model sees what was spent either way.
 Host seams in `ToolContext.extras`: `ADAPTER_KEY` (the running adapter, so programs reach the same
 executors — MCP included; otherwise the built-in ones), `OBSERVER_KEY` (called per host call, for
 the trajectory), `PARENT_KEY` (the program call's id: host calls are `<id>#<n>`).
@@ -126,25 +129,30 @@ async def run_program(ctx: ToolContext, args: RunProgramArgs) -> dict[str, Any]:
     budget = ptc.Budget(wall=args.timeout or DEFAULT_TIMEOUT)
     scope = ptc.Scope(parent_id=str(ctx.extras.get(PARENT_KEY) or NAME), caller=NAME)
     observer = ctx.extras.get(OBSERVER_KEY)
-    if USE_SUBPROCESS:
-        result = await ptc.run_subprocess(
-            args.program,
-            bindings,
-            dispatcher,
-            options=ptc.SubprocessOptions(budget=budget),
-            scope=scope,
-            observer=observer,
-        )
-    else:
-        result = await ptc.run(
-            args.program, bindings, dispatcher, budget=budget, scope=scope, observer=observer
-        )
+    try:
+        if USE_SUBPROCESS:
+            result = await ptc.run_subprocess(
+                args.program,
+                bindings,
+                dispatcher,
+                options=ptc.SubprocessOptions(budget=budget),
+                scope=scope,
+                observer=observer,
+            )
+        else:
+            result = await ptc.run(
+                args.program, bindings, dispatcher, budget=budget, scope=scope, observer=observer
+            )
+    except ptc.AbortedError as exc:
+        spent = exc.usage or ptc.Usage(calls=len(exc.calls))
+        raise toolfail.ToolFailure(exc.kind, f"{exc}\n{_budget_line(spent, budget)}") from exc
     if not result.ok:
-        kind = result.kind or toolfail.Kind.INVALID_ARGS
-        raise toolfail.ToolFailure(kind, result.render())
+        kind = result.kind or toolfail.Kind.RUNTIME
+        raise toolfail.ToolFailure(kind, f"{result.render()}\n{_budget_line(result.usage, budget)}")
     out: dict[str, Any] = {
         "value": result.value,
         "host_calls": result.usage.calls,
+        "budget": budget_usage(result.usage, budget),
     }
     if result.truncated:
         out["value_text"] = result.output
@@ -159,3 +167,22 @@ async def run_program(ctx: ToolContext, args: RunProgramArgs) -> dict[str, Any]:
     if result.unawaited:
         out["unawaited"] = f"{result.unawaited} host calls were never awaited and did not run"
     return out
+
+
+def budget_usage(usage: ptc.Usage, budget: ptc.Budget) -> dict[str, Any]:
+    """What a program spent against each hard limit."""
+    return {
+        "wall_seconds": round(usage.elapsed, 3),
+        "wall_limit_seconds": budget.wall,
+        "calls": usage.calls,
+        "calls_limit": budget.calls,
+        "bytes": usage.bytes,
+        "bytes_limit": budget.bytes,
+    }
+
+
+def _budget_line(usage: ptc.Usage, budget: ptc.Budget) -> str:
+    return (
+        f"[budget: {usage.elapsed:.2f}s of {budget.wall:g}s wall, {usage.calls} of "
+        f"{budget.calls} host calls, {usage.bytes} of {budget.bytes} bytes returned]"
+    )

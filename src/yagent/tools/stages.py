@@ -1,4 +1,5 @@
-"""The workspace guard as rings of the judgement chain: command policy, boundary, authorization.
+"""The workspace guard as rings of the judgement chain: command policy, boundary, authorization —
+and the grant ring, which says why a known tool is not this agent's.
 
 The boundary ring first refuses (DENY, whatever stands) a call whose paths lie in what the
 sandbox hides (`WorkspaceGuard.unreadable`). Boundary and authorization return PROMPT with the
@@ -24,9 +25,38 @@ from yagent.kernel.gatecheck import ApprovalMode
 from yagent.kernel.invoke import Call, Verdict
 from yagent.tools.commands import STAGE, CommandGate
 from yagent.toolspec import Effect
+from yagent.toolspec.profiles import PROFILES
 
 if TYPE_CHECKING:
     from yagent.tools.surface import Surface
+
+
+class GrantStage:
+    """A yagent tool this run's profile does not grant (or this run switched off) is refused
+    naming that reason and the agents that have it — not as a tool that does not exist. Names
+    yagent does not know are left to the tooldisclose gate after it."""
+
+    name = "profile"
+
+    def __init__(self, surface: Surface) -> None:
+        self._surface = surface
+
+    async def judge(self, call: Call) -> Verdict:
+        surface = self._surface
+        spec = None if surface.spec(call.tool) is not None else surface.known(call.tool)
+        if spec is None:
+            return Verdict.allow(self.name)
+        own = surface.profile
+        if own.grants(spec):
+            reason = f"{call.tool} is switched off in this run (-Y or no deferred loading)"
+        else:
+            holders = sorted(p.name for p in PROFILES.values() if p.grants(spec))
+            have = f"agents that have it: {', '.join(holders)}" if holders else "no agent has it"
+            reason = (
+                f"{call.tool} is not one of the {own.name} agent's tools ({have}); do not call "
+                "it here: delegate to an agent that has it, or use your own tools"
+            )
+        return Verdict.deny(reason, kind=toolfail.Kind.PERMISSION, retryable=False, stage=self.name)
 
 
 class CommandPolicyStage:

@@ -13,10 +13,11 @@ Contract:
 - `-Y` (Yolo.FULL) removes `ask_user_for_help` from the surface.
 - The catalog brief is: adapter brief > spec brief > first sentence of the description.
 - The judgement ring is assembled here, once per rebuild: host stages first (hooks, audit gate…),
-  then the tooldisclose gate, the worktree ring (when `options.confine` holds a declaration: a
-  confined worker's calls stay in its areas, `tools.worktree`), the audit gate, the command
-  policy (when `options.commands` is set: cmdpolicy × gatecheck for specs with a
-  `command_arg`), the workspace boundary and the authorization stage.
+  then the grant ring (a built-in tool this profile does not grant is refused naming that and
+  the agents that have it), the tooldisclose gate, the worktree ring (when `options.confine`
+  holds a declaration: a confined worker's calls stay in its areas, `tools.worktree`), the
+  audit gate, the command policy (when `options.commands` is set: cmdpolicy × gatecheck for
+  specs with a `command_arg`), the workspace boundary and the authorization stage.
 - `tool_defs()` is name-sorted and `tool_defs_hash()` hashes exactly that list.
 - `is_parallelizable(name)` is the one parallel-admission predicate: read-only and not serial.
 """
@@ -34,7 +35,12 @@ from yagent.kernel.invoke import Chain, Stage
 from yagent.tools.audit import AuditStage
 from yagent.tools.commands import CommandGate
 from yagent.tools.guard import WorkspaceGuard, Yolo
-from yagent.tools.stages import AuthorizationStage, BoundaryStage, CommandPolicyStage
+from yagent.tools.stages import (
+    AuthorizationStage,
+    BoundaryStage,
+    CommandPolicyStage,
+    GrantStage,
+)
 from yagent.tools.worktree import WorktreeStage
 from yagent.toolspec import (
     ASKS_USER,
@@ -123,6 +129,7 @@ class Surface:
         self.chain = Chain(
             [
                 *self.options.host_stages,
+                GrantStage(self),
                 tooldisclose.Stage(tooldisclose.Gate(self.disclosure)),
                 *([WorktreeStage(self, self.options.confine)] if self.options.confine else []),
                 *([AuditStage(self, self.options.audit)] if self.options.audit else []),
@@ -178,6 +185,10 @@ class Surface:
     # -- questions the loop asks ----------------------------------------------------------
     def catalog_brief(self, spec: Spec) -> str:
         return self.options.briefs.get(spec.name) or spec.brief or first_sentence(spec.description)
+
+    def known(self, name: str) -> Spec | None:
+        """A built-in tool of that name, granted to this run or not."""
+        return next((s for s in self._registry if s.name == name), None)
 
     def spec(self, name: str) -> Spec | None:
         return self._specs.get(name)

@@ -4,12 +4,14 @@ Guarantees:
 - Every request goes through `netguard.new_client`: the URL, every redirect hop and the real peer
   of every connection are judged (scheme, names, every resolved address; loopback, private,
   metadata… refused unless the host's `Allow` opens them — and metadata never). A refusal is a
-  FORBIDDEN failure naming netguard's reason; nothing is fetched from a refused target.
+  PERMISSION failure naming netguard's reason and, for a loopback or private target, how the
+  person opens it (`localnet.refusal`); nothing is fetched from a refused target.
 - Only text is read: `text/*`, JSON, XML and XHTML. Any other content type is refused with a
   message naming it (the body is not read). HTML becomes readable text (`webtext`).
 - The body is read up to `MAX_BYTES` (the rest is not downloaded) and the text cut at
   `max_chars`; either cut is stated in the text and in `truncated` — never silent.
-Leaves to the host: the `Allow` and resolver (`configure`; strict and the system's by default).
+Leaves to the host: the `Allow` and resolver (`configure`; strict and the system's by default;
+the app opens what `[network] allow_local` / `--allow-local` list, `tools.localnet`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import httpx
 
 from yagent.kernel import netguard, toolfail
 from yagent.tools.adapter import ToolContext
+from yagent.tools.localnet import refusal
 from yagent.tools.webtext import html_to_text
 from yagent.toolspec import params as p
 
@@ -78,9 +81,7 @@ async def web_fetch(ctx: ToolContext, args: p.WebFetchArgs) -> dict[str, Any]:
             final_url, status = str(resp.url), resp.status_code
             hops = len(resp.history)
     except netguard.BlockedError as exc:
-        raise toolfail.ToolFailure(
-            toolfail.Kind.FORBIDDEN, f"netguard refused the fetch: {exc}"
-        ) from exc
+        raise toolfail.ToolFailure(toolfail.Kind.PERMISSION, refusal(exc)) from exc
     except httpx.TooManyRedirects as exc:
         raise toolfail.ToolFailure(
             toolfail.Kind.INVALID_ARGS, f"too many redirects: {exc}"

@@ -148,14 +148,14 @@ def test_logbook_caps_and_counts() -> None:
     assert book.dropped == 4
 
 
-def test_failed_finals_keep_their_kind_or_become_invalid_args() -> None:
+def test_failed_finals_keep_their_kind_or_become_runtime() -> None:
     book = LogBook(10)
     denied = finish(Final(False, error="no", kind="permission"), book, [], Usage(), cap=10)
     assert denied.kind is toolfail.Kind.PERMISSION
     odd = finish(Final(False, error="?", kind="made-up"), book, [], Usage(), cap=10)
     assert odd.kind is toolfail.Kind.UNKNOWN
     plain = finish(Final(False, error="bug"), book, [], Usage(), cap=10)
-    assert plain.kind is toolfail.Kind.INVALID_ARGS
+    assert plain.kind is toolfail.Kind.RUNTIME
     assert Result(False, "", error="bug").render() == "error (program): bug"
 
 

@@ -111,21 +111,25 @@ async def test_the_final_value_is_capped_with_visible_truncation() -> None:
     [
         ("const x = 1;\nnull.foo;", "TypeError: Cannot read properties of null (reading 'foo')"),
         ("throw new RangeError('too far');", "RangeError: too far"),
-        ("const x = ;", "SyntaxError"),
         ("throw 'plain';", "uncaught value: plain"),
         ("return 10n;", "not JSON-serialisable"),
         ("await new Promise(() => {});", "nothing can settle"),
         ("await new Promise((r) => setTimeout(r, 10));", "timers are not available"),
     ],
 )
-async def test_program_errors_are_results_with_invalid_args_kind(
-    program: str, expected: str
-) -> None:
+async def test_a_program_that_throws_is_a_runtime_error(program: str, expected: str) -> None:
     result = await run(program)
     assert not result.ok
     assert expected in result.error
+    assert result.kind is toolfail.Kind.RUNTIME
+    assert result.render().startswith("error (runtime): ")
+
+
+async def test_a_program_that_does_not_compile_is_invalid_args() -> None:
+    result = await run("const x = ;")
+    assert not result.ok
+    assert "SyntaxError" in result.error
     assert result.kind is toolfail.Kind.INVALID_ARGS
-    assert result.render().startswith("error (invalid_args): ")
 
 
 async def test_an_error_names_the_program_line() -> None:

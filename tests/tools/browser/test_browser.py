@@ -152,6 +152,8 @@ async def test_screenshot_lands_in_the_session_directory(shared: ToolContext, si
     assert Path(out["path"]) == root / "page.png"
     assert (await anyio.Path(out["path"]).read_bytes())[:8] == b"\x89PNG\r\n\x1a\n"
     assert "path_note" not in out
+    assert out["seen_by_model"] is False, "the model is told it does not see the image"
+    assert "browser_snapshot" in out["note"]
     escaped = await call(shared, "browser_screenshot", path="../../etc/x.png", full_page=True)
     assert Path(escaped["path"]) == root / "x.png"
     assert (await anyio.Path(escaped["path"]).stat()).st_size == escaped["bytes"] > 0

@@ -123,13 +123,18 @@ async def test_lazy_start_close_and_restart(tmp_path: Path, site: Site) -> None:
 
 
 @pytest.mark.browser
-async def test_a_browser_that_died_is_replaced(tmp_path: Path, site: Site) -> None:
+async def test_a_browser_that_died_is_reported_then_replaced(tmp_path: Path, site: Site) -> None:
     ctx = make_context(tmp_path)
     session = session_for(ctx)
     await call(ctx, "browser_navigate", url=site.url("/"))
     assert session._context is not None
-    await session._context.close()  # behind the session's back, like a crash
+    await session._context.close()  # behind the session's back
     assert not session.running
+    ok, said = await call(ctx, "browser_navigate", url=site.url("/other"))
+    assert not ok, "never a silent fresh about:blank"
+    assert said["kind"] == Kind.TRANSIENT
+    assert "crashed or was killed" in said["error"]
+    assert site.url("/") in said["error"], "the lost page is named"
     ok, nav = await call(ctx, "browser_navigate", url=site.url("/other"))
     assert ok
     assert nav["title"] == "Other"

@@ -68,7 +68,7 @@ async def run(
             if state.get("done") is True:
                 return _final(state, unawaited=len(calls))
             if not calls:
-                return Final(ok=False, error=STALLED)
+                return Final(ok=False, error=STALLED, kind="runtime")
             answers = await answer(calls)
             await _step(mr, prelude.deliver(answers))
     finally:

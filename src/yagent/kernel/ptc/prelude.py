@@ -101,7 +101,7 @@ _TEMPLATE = r"""
     state.done = true;
     state.ok = false;
     state.error = describe(e);
-    state.kind = (e instanceof HostError && typeof e.kind === "string") ? e.kind : null;
+    state.kind = (e instanceof HostError && typeof e.kind === "string") ? e.kind : "runtime";
   };
   const finish = (v) => {
     let s;
@@ -126,6 +126,7 @@ _TEMPLATE = r"""
         fn = new AsyncFunction("host", "console", source);
       } catch (e) {
         fail(e);
+        state.kind = "invalid_args"; // it never ran: the program text itself is wrong
         return;
       }
       fn(host, console).then(finish, fail);

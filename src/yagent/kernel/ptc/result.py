@@ -3,7 +3,8 @@
 Contract:
 - `Result` is a finished program: its final value as JSON text capped at `Budget.result`
   characters (`truncated` and `value_size` say when and by how much it was cut; `value` is the
-  parsed value only when nothing was cut), or the error it ended with and that error's kind; the
+  parsed value only when nothing was cut), or the error it ended with and that error's kind
+  (`runtime` when the program did not say, i.e. its own code threw); the
   console lines kept under `Budget.logs` (`logs_dropped` counts the rest); one `CallRecord` per
   host call in order; what was spent (`Usage`); host calls made but never awaited (`unawaited`,
   they never ran); and, for the subprocess form, the capability the worker declared.
@@ -127,7 +128,7 @@ def finish(
         "capability": dict(capability or {}),
     }
     if not final.ok:
-        kind = toolfail.parse_kind(final.kind) if final.kind else toolfail.Kind.INVALID_ARGS
+        kind = toolfail.parse_kind(final.kind) if final.kind else toolfail.Kind.RUNTIME
         return Result(False, "", error=final.error, kind=kind, **common)
     text = final.value_json[:cap]
     truncated = final.value_size > len(text)

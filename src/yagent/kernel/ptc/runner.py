@@ -9,7 +9,8 @@ Contract:
   calls, bytes and heap as `Budget` says. Crossing any of them raises `AbortedError` whose `cause`
   names the budget (kind `budget`), with the console lines and host calls made so far.
 - Returns a `Result` when the program settles (a value, or the error it threw — a rejection it did
-  not catch keeps the rejection's kind).
+  not catch keeps the rejection's kind, any other throw is `runtime`, a program that does not
+  compile is `invalid_args`).
 The in-process form bounds V8's heap but not the process's other memory; use the subprocess
 form (`run_subprocess`) when the host must be isolated from the program's memory.
 """

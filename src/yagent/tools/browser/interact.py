@@ -2,12 +2,15 @@
 select, hover, press a key, wait.
 
 Contract:
-- A navigation URL is judged by netguard before the browser sees it (refusal: FORBIDDEN, nothing
-  loaded); a redirect hop the proxy refuses fails the navigation (FORBIDDEN, naming the hop).
+- A navigation URL is judged by netguard before the browser sees it (refusal: PERMISSION, with
+  netguard's reason and how the person opens a local target; nothing loaded); a redirect hop the
+  proxy refuses fails the navigation (PERMISSION, naming the hop).
   Subrequests the proxy refused during any action are listed in the result (`blocked`) with a
   note, never dropped silently.
 - Elements are addressed by a snapshot `ref` or a Playwright selector that must match exactly
-  one element. Playwright's errors come back as classified tool failures (`session.acting`).
+  one element. A ref that is not on the page any more (the page changed since its snapshot)
+  fails at once, NOT_FOUND, asking for a new snapshot. Playwright's errors come back as
+  classified tool failures (`session.acting`).
 - Every result says where the tab is afterwards (url, title, tab index, tab count).
 """
 
@@ -17,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from yagent.kernel.toolfail import Kind, ToolFailure
 from yagent.tools.adapter import ToolContext
+from yagent.tools.browser.failures import is_playwright, stale_ref
 from yagent.tools.browser.session import BrowserSession, session_for
 from yagent.toolspec import browser as b
 
@@ -57,8 +61,22 @@ async def report(
     return out
 
 
-def locate(page: Page, args: b.TargetArgs) -> Locator:
-    return page.locator(f"aria-ref={args.ref}") if args.ref else page.locator(args.selector)
+async def locate(session: BrowserSession, page: Page, args: b.TargetArgs) -> Locator:
+    """The element `args` names. A ref no longer on the page fails at once (NOT_FOUND: take a
+    new snapshot) instead of waiting out the action timeout for an element that cannot come."""
+    if not args.ref:
+        return page.locator(args.selector)
+    target = page.locator(f"aria-ref={args.ref}")
+    async with session.acting():
+        try:
+            present = await target.count()
+        except Exception as exc:  # a ref of a frame that is gone is refused by Playwright
+            if not (is_playwright(exc) and "aria-ref" in str(exc)):
+                raise
+            present = 0
+    if present == 0:
+        raise stale_ref(args.ref, page.url)
+    return target
 
 
 async def _settle(page: Page) -> None:
@@ -97,7 +115,7 @@ async def back(ctx: ToolContext, args: b.NoArgs) -> dict[str, Any]:
 async def click(ctx: ToolContext, args: b.ClickArgs) -> dict[str, Any]:
     session = session_for(ctx)
     page = await session.page()
-    target = locate(page, args)
+    target = await locate(session, page, args)
     async with session.acting():
         if args.double:
             await target.dblclick(button=args.button)
@@ -110,7 +128,7 @@ async def click(ctx: ToolContext, args: b.ClickArgs) -> dict[str, Any]:
 async def type_text(ctx: ToolContext, args: b.TypeArgs) -> dict[str, Any]:
     session = session_for(ctx)
     page = await session.page()
-    target = locate(page, args)
+    target = await locate(session, page, args)
     async with session.acting():
         prefix = "" if args.clear else await target.input_value()
         await target.fill(prefix + args.text)
@@ -125,7 +143,7 @@ async def select(ctx: ToolContext, args: b.SelectArgs) -> dict[str, Any]:
     session = session_for(ctx)
     page = await session.page()
     async with session.acting():
-        selected = await locate(page, args).select_option(args.values)
+        selected = await (await locate(session, page, args)).select_option(args.values)
     return await report(session, page, {"selected": selected})
 
 
@@ -133,7 +151,7 @@ async def hover(ctx: ToolContext, args: b.HoverArgs) -> dict[str, Any]:
     session = session_for(ctx)
     page = await session.page()
     async with session.acting():
-        await locate(page, args).hover()
+        await (await locate(session, page, args)).hover()
     return await report(session, page, {"hovered": args.ref or args.selector})
 
 

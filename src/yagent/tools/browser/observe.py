@@ -6,7 +6,8 @@ Contract:
   `max_chars` on a line boundary; a cut result says so in the text and in `truncated`.
 - `screenshot` writes only inside the session's browser directory (`shots.converge`); the result
   gives the path actually written and, when the requested one was not used, a note and the
-  request.
+  request. Tool results reach the model as text, so the image itself is not shown to it: the
+  result says so (`seen_by_model: false` and a note pointing to `browser_snapshot`).
 - `eval` returns the JSON value of the expression (round-tripped through JSON, so the adapter can
   always serialise it), cut at `EVAL_MAX_CHARS` with `truncated` set. The guard has already asked
   the user (the spec's `always_authorize`).
@@ -27,6 +28,10 @@ from yagent.tools.browser.shots import converge
 from yagent.toolspec import browser as b
 
 EVAL_MAX_CHARS = 20_000  # seam: the serialised value returned to the model, at most
+IMAGE_NOTE = (
+    "the image was saved for the person at `path`; you cannot see images in this version "
+    "(tool results reach you as text): read the page with browser_snapshot"
+)
 
 
 def cut_snapshot(text: str, limit: int) -> tuple[str, bool]:
@@ -59,7 +64,13 @@ async def screenshot(ctx: ToolContext, args: b.ScreenshotArgs) -> dict[str, Any]
     fmt: Literal["jpeg", "png"] = "jpeg" if target.suffix.lower() in (".jpg", ".jpeg") else "png"
     async with session.acting():
         data = await page.screenshot(path=target, full_page=args.full_page, type=fmt)
-    out: dict[str, Any] = {"path": str(target), "bytes": len(data), "format": fmt}
+    out: dict[str, Any] = {
+        "path": str(target),
+        "bytes": len(data),
+        "format": fmt,
+        "seen_by_model": False,
+        "note": IMAGE_NOTE,
+    }
     if note:
         out.update(requested=args.path, path_note=note)
     return await report(session, page, out)

@@ -4,7 +4,10 @@ Contract:
 - One `BrowserSession` per `ToolContext` (`session_for`), started lazily by the first browser tool
   and closed by `close()`: the `browser_close` tool calls it, and the host calls
   `close_session(ctx)` when the run that owns the context ends (app shutdown). Closing is
-  idempotent; a closed (or crashed) session starts a fresh browser on its next use.
+  idempotent; a closed session starts a fresh browser on its next use. A browser that died
+  behind the session's back (crash, kill) is never replaced silently: the next browser call
+  fails (TRANSIENT) saying so and naming the pages that were lost, and the call after it starts
+  a fresh browser. A crashed tab (renderer) is closed and reported the same way.
 - The browser is Debian's Chromium (`BrowserConfig.executable`), launched by Playwright from the
   argument list `chromium_args` builds here: no shell, no model-provided string in the argv.
   Playwright never downloads a browser. Each start gets a fresh profile (`--user-data-dir`) under
@@ -38,8 +41,10 @@ import anyio
 from yagent.kernel import netguard
 from yagent.kernel.toolfail import Kind, ToolFailure
 from yagent.tools.adapter import ToolContext
+from yagent.tools.browser.failures import clip, crashed, failure, is_playwright, tab_crashed
 from yagent.tools.browser.proxy import GuardedProxy
 from yagent.tools.browser.refusals import RefusalLog
+from yagent.tools.localnet import refusal
 
 if TYPE_CHECKING:
     from playwright.async_api import (
@@ -71,7 +76,6 @@ BASE_FLAGS: tuple[str, ...] = (
     "--no-pings",
     "--disable-features=AutofillServerCommunication,OptimizationHints,MediaRouter,Translate",
 )
-MESSAGE_CHARS = 2_000  # one console message, and one failure message, at most
 SESSION_KEY = "yagent.browser.session"
 CONFIG_KEY = "yagent.browser.config"
 
@@ -96,31 +100,6 @@ class BrowserConfig:
     console_limit: int = 200
 
 
-def clip(text: str, limit: int = MESSAGE_CHARS) -> str:
-    return text if len(text) <= limit else text[:limit] + f"… [cut, {len(text)} chars]"
-
-
-def _is_playwright(exc: BaseException) -> bool:
-    return type(exc).__module__.startswith("playwright.")
-
-
-def failure(exc: BaseException, refusals: list[dict[str, str]]) -> ToolFailure:
-    """A Playwright error as the model should read it: the kind, and the message's first part."""
-    message = clip(str(exc).split("\nCall log:", 1)[0].strip())
-    if refusals:
-        urls = ", ".join(r["url"] for r in refusals)
-        if "net::ERR_" in message:  # the load itself failed because the guard refused it
-            return ToolFailure(Kind.PERMISSION, f"the network guard refused {urls}: {message}")
-        message += f" (meanwhile the network guard refused: {urls})"
-    if "Timeout" in type(exc).__name__:
-        return ToolFailure(Kind.TIMEOUT, message)
-    if "has been closed" in message:
-        return ToolFailure(
-            Kind.TRANSIENT, f"{message} (the browser or tab is gone; the next call starts afresh)"
-        )
-    return ToolFailure(Kind.INVALID_ARGS, message)
-
-
 class BrowserSession:
     def __init__(self, root: Path, config: BrowserConfig | None = None) -> None:
         self.root = root
@@ -132,6 +111,8 @@ class BrowserSession:
         self._proxy: GuardedProxy | None = None
         self._profile: Path | None = None
         self._dead = False
+        self._tab_crashes: set[Page] = set()
+        self._shown: list[Page] = []  # tabs not closed by a tool: named if the browser dies
         self._pages: list[Page] = []
         self._current = 0
         self.refusals = RefusalLog()
@@ -148,13 +129,32 @@ class BrowserSession:
         """The current tab, starting the browser (or a first tab) when there is none."""
         async with self._lock:
             if self._dead:
-                await self._shutdown()
+                raise await self._crashed()
             if self._context is None:
                 await self._start()
             assert self._context is not None
             if not self._pages:
                 self._adopt(await self._context.new_page())
-            return self._pages[self._current]
+            page = self._pages[self._current]
+            if page in self._tab_crashes:
+                raise await self._tab_crashed(page)
+            return page
+
+    async def _crashed(self) -> ToolFailure:
+        """The browser died behind the session's back: shut down what is left and say so."""
+        lost = [p.url for p in self._shown]  # its tabs may be forgotten already
+        await self._shutdown()
+        return crashed(lost)
+
+    async def _tab_crashed(self, page: Page) -> ToolFailure:
+        self._tab_crashes.discard(page)
+        url = page.url
+        with contextlib.suppress(Exception):  # a crashed renderer may not answer
+            await page.close()
+        self._forget(page)
+        if page in self._shown:
+            self._shown.remove(page)
+        return tab_crashed(url)
 
     async def _start(self) -> None:
         try:
@@ -188,7 +188,7 @@ class BrowserSession:
                 await playwright.stop()
                 await proxy.close()
             shutil.rmtree(profile, ignore_errors=True)
-            if _is_playwright(exc):
+            if is_playwright(exc):
                 raise ToolFailure(
                     Kind.INTERNAL,
                     f"Chromium ({self.config.executable}) did not start: {clip(str(exc))}",
@@ -196,7 +196,7 @@ class BrowserSession:
             raise
         context.set_default_timeout(self.config.timeout * 1000)
         context.set_default_navigation_timeout(self.config.navigation_timeout * 1000)
-        context.on("close", lambda _: self._mark_dead())
+        context.on("close", lambda _: self._mark_dead(context))
         context.on("page", self._adopt)
         context.on("requestfailed", self._on_request)
         context.on("response", self._on_response)
@@ -211,8 +211,9 @@ class BrowserSession:
         for page in context.pages:
             self._adopt(page)
 
-    def _mark_dead(self) -> None:
-        self._dead = True
+    def _mark_dead(self, context: BrowserContext) -> None:
+        if context is self._context:  # not the one `_shutdown` is closing on purpose
+            self._dead = True
 
     async def close(self) -> bool:
         """Close the browser, the proxy and the profile. False when nothing was running."""
@@ -228,6 +229,8 @@ class BrowserSession:
         )
         self._context = self._playwright = self._proxy = self._profile = None
         self._pages.clear()
+        self._shown.clear()
+        self._tab_crashes.clear()
         self._current = 0
         was_running = context is not None and not self._dead
         self._dead = False
@@ -250,9 +253,11 @@ class BrowserSession:
         if page in self._pages:
             return  # new_page() and the "page" event both hand us the same tab
         self._pages.append(page)
+        self._shown.append(page)
         page.on("console", lambda msg: self._on_console(page, msg))
         page.on("pageerror", lambda err: self._record(page, "pageerror", str(err)))
         page.on("close", lambda _: self._forget(page))
+        page.on("crash", lambda _: self._tab_crashes.add(page))
         page.on("websocket", self._on_websocket)
 
     def _forget(self, page: Page) -> None:
@@ -301,14 +306,15 @@ class BrowserSession:
         page = self._tab(index)
         await page.close()
         self._forget(page)
+        self._shown.remove(page)
 
     # -- network guard ---------------------------------------------------------------------
     async def check_url(self, url: str) -> None:
-        """Refuse (FORBIDDEN) a URL netguard would refuse, before the browser is asked."""
+        """Refuse (PERMISSION) a URL netguard would refuse, before the browser is asked."""
         try:
             await self._guard.check(url, self.config.allow)
         except netguard.BlockedError as exc:
-            raise ToolFailure(Kind.PERMISSION, f"navigation refused: {exc}") from exc
+            raise ToolFailure(Kind.PERMISSION, f"navigation refused: {refusal(exc)}") from exc
 
     def _on_request(self, request: Request) -> None:
         self.refusals.attribute(request.url)
@@ -336,8 +342,16 @@ class BrowserSession:
         try:
             yield
         except Exception as exc:
-            if not _is_playwright(exc):
+            if not is_playwright(exc):
                 raise
+            async with self._lock:  # died during the action: the crash is the failure
+                if self._dead:
+                    raise await self._crashed() from exc
+                crashed_tab = next((p for p in self._pages if p in self._tab_crashes), None)
+                if crashed_tab is None and "Target crashed" in str(exc) and self._pages:
+                    crashed_tab = self._pages[self._current]  # before its "crash" event came
+                if crashed_tab is not None:
+                    raise await self._tab_crashed(crashed_tab) from exc
             raise failure(exc, self.take_refusals()) from exc
 
     # -- console ---------------------------------------------------------------------------
