@@ -17,6 +17,7 @@ drawn per session, kept in memory only, never written to a store or an event).
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 import anyio
@@ -164,13 +165,14 @@ async def _run(
         context=context,
         archive=economy.archiver(app.store, session_id, agent.name),
         start_step=resume.start_step if resume is not None else 0,
-        on_step=track.step,
+        on_step=lambda n: _step(app, session_id, track.step, n),
     )
     try:  # a parallel task's events belong to the fan-out's telemetry turn
         with app.observed(session_id) if lane is None else contextlib.nullcontext():
             async with track.guard():
                 result = await run_agent_loop(cfg, model_task, history=history)
     finally:
+        app.log(session_id).flush()  # what the run left pending, however it ended
         with anyio.CancelScope(shield=True):
             await browser.close_session(ctx)
     if session_id in app.leases.lost:
@@ -181,6 +183,14 @@ async def _run(
     if lane is None:
         app.live[session_id] = result.messages
     return session_id, result
+
+
+async def _step(
+    app: App, session_id: str, checkpoint: Callable[[int], Awaitable[None]], n: int
+) -> None:
+    """A step starts: the previous one's records are stored before its checkpoint says so."""
+    app.log(session_id).flush()
+    await checkpoint(n)
 
 
 def _session_status(result: AgentResult) -> str:
