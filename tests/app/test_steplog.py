@@ -5,6 +5,7 @@ on is stored before it runs, and streamed text is screened a whole line at a tim
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from yagent.agents import catalog
 from yagent.app.assemble import App, open_app
 from yagent.app.config import load
 from yagent.llm.scripted import ScriptedEngine, call, say
-from yagent.memory import SessionStore
+from yagent.memory import SessionStore, message_body
 from yagent.messaging import Event
 
 from .files import write
@@ -150,3 +151,48 @@ async def test_a_step_checkpoint_writes_that_step_not_the_run(dirs: tuple[Path, 
     snapshot = decision.resume
     assert snapshot is not None
     assert len(snapshot.trusted) == 31
+
+
+def used_bytes(path: Path) -> int:
+    conn = sqlite3.connect(path)
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        pages, free, size = (
+            conn.execute(f"PRAGMA {name}").fetchone()[0]
+            for name in ("page_count", "freelist_count", "page_size")
+        )
+    finally:
+        conn.close()
+    return int((pages - free) * size)
+
+
+@pytest.mark.anyio
+async def test_the_store_grows_by_about_the_bytes_of_the_steps_messages(
+    dirs: tuple[Path, Path],
+) -> None:
+    home, ws = dirs
+    lines = (f"line {n:03d} of a file the agent reads again and again\n" for n in range(34))
+    (ws / "a.txt").write_text("".join(lines))  # a 1.9 KB tool output, as in issue 17
+    steps = 40
+    script = [
+        call("read_file", json.dumps({"path": "a.txt"}), call_id=f"c{i}") for i in range(steps)
+    ]
+    script.append(call("agent_exit", json.dumps({"reason": "done"}), call_id="cx"))
+    engine = ScriptedEngine({"coding": script}, markers={"coding": MARKER})
+    async with open_app(
+        load(home=home, workspace=ws, env={}),
+        home=home,
+        workspace=ws,
+        interactive=False,
+        engine=engine,
+    ) as app:
+        app.store.create_session(workspace=str(ws))  # the file's first pages are in place
+        before = used_bytes(app.store.path)
+        session_id, result = await app.run("go", agent_name="coding")
+        grown = used_bytes(app.store.path) - before
+        messages = [message_body(m) for m in app.store.messages(session_id)]
+        (call_row, *_) = app.store.tool_calls(session_id)
+    assert result.status.value == "finished"
+    assert len(call_row.content or "") > 1900
+    text = sum(len(json.dumps(m, ensure_ascii=False, separators=(",", ":"))) for m in messages)
+    assert grown <= 1.5 * text, (grown, text)

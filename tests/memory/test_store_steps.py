@@ -95,7 +95,7 @@ def test_a_tool_result_is_stored_once_and_read_back_whole(store: SessionStore, d
     assert OUTPUT not in str(stored[0][0])
     assert json.loads(str(stored[0][0]))[CONTENT_REF] == 1
     assert _raw(db_path, "SELECT content, content_message FROM tool_calls") == [(None, 1)]
-    assert sum(str(r[0]).count("line one") for r in _raw(db_path, "SELECT body FROM messages"))
+    assert store.messages(sid)[0]["content"] == OUTPUT  # the one copy
     # read back: the same records as a copy would give
     (event,) = store.events(sid)
     assert event.payload == {"call_id": "c1", "name": "read_file", "ok": True, "content": OUTPUT}
@@ -149,3 +149,19 @@ def test_a_file_written_by_schema_1_reads_the_same_and_takes_new_records(tmp_pat
         _tool_step(store, sid)
         assert [c.content for c in store.tool_calls(sid)] == ["line one\nline two\n", OUTPUT]
     assert _raw(path, "SELECT version FROM schema_version") == [(2,)]
+
+
+def test_a_long_record_is_stored_packed_and_reads_back_the_same(store: SessionStore, db_path: Path):
+    sid = store.create_session(workspace="/w").id
+    long_text = "".join(f"{n:04d}: the same kind of line again\n" for n in range(80))
+    store.append_message(sid, {"role": "assistant", "content": long_text})
+    store.append_message(sid, {"role": "user", "content": "short"})
+    store.append_event(sid, "note", {"text": long_text})
+    kinds = _raw(db_path, "SELECT typeof(body), length(body) FROM messages ORDER BY seq")
+    assert kinds[0][0] == "blob"
+    assert int(str(kinds[0][1])) * 3 < len(long_text)
+    assert kinds[1][0] == "text"  # short records stay readable text
+    assert _raw(db_path, "SELECT typeof(payload) FROM events") == [("blob",)]
+    assert [m["content"] for m in store.messages(sid)] == [long_text, "short"]
+    assert store.events(sid)[0].payload == {"text": long_text}
+    assert store.rollout_summary(sid).assistant_turns == 1

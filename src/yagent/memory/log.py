@@ -165,7 +165,7 @@ class ConversationPart(StoreBase):
             conn.execute(
                 "INSERT INTO messages (session_id, seq, ts, agent, delegation_id, body) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
-                (session_id, seq, now, *values, codec.dumps(body)),
+                (session_id, seq, now, *values, codec.pack(codec.dumps(body))),
             )
             return seq
 
@@ -201,7 +201,7 @@ class ConversationPart(StoreBase):
             conn.execute(
                 "INSERT INTO events (session_id, seq, ts, type, delegation_id, payload) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
-                (session_id, seq, now, *values, codec.dumps(body)),
+                (session_id, seq, now, *values, codec.pack(codec.dumps(body))),
             )
             return seq
 
