@@ -29,15 +29,25 @@ is 1.0; reported, not bounded here).
 A peer that cannot be installed or driven prints a JSON line with `"error"`; the script then exits
 non-zero after printing every figure it could measure.
 
-The full-app column (issue 17: the same scripted session through `app.assemble` with its SQLite
-store, PII, telemetry and checkpoints) belongs in `frameworks` beside "yagent" under the name
-`yagent_app`, built by a factory of the same shape as `yagent()`; its `ratio_to_yagent` is then
-the full app's cost over the in-memory loop, measured in the same rounds.
+The full-app column `yagent_app` (issue 17) runs the same scripted session through `App.run`
+(`app.assemble`, one App per step count in a temporary home): the SQLite session store, pii on
+every event, telemetry, the durable checkpoints and the run's lease — all real; only the agent's
+step limit is raised to fit the conversation, as for the loop above. Its `ratio_to_yagent` is the
+full app's cost over the in-memory loop in the same rounds, bounded: `loop.app_over_loop.<n>steps`
+≤ 2. `loop.decile_growth.<framework>.<n>steps` is the time of a run's last tenth of steps over its
+first tenth (median of the runs; flat is 1.0), bounded ≤ 1.1 for the full app at 1 000 steps.
+`store.growth_per_step` is what `sessions.db` grows by per step (pages in use, after a WAL
+checkpoint) of a session whose steps each read a 1.9 KB file, over the bytes of those steps'
+messages (compact JSON): bounded ≤ 1.5.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import itertools
 import json
+import sqlite3
 import statistics
 import sys
 import tempfile
@@ -49,14 +59,17 @@ from typing import Any
 
 import anyio
 
+from benchlib import Report
 from yagent.agents import catalog
 from yagent.agents.activity import Monitor
 from yagent.agents.context import system_prompt
 from yagent.agents.loop import LoopConfig, run_agent_loop
 from yagent.agents.pause import PauseGate
 from yagent.agents.results import Status
-from yagent.app.config import AgentSettings
+from yagent.app.assemble import App, open_app
+from yagent.app.config import AgentSettings, load
 from yagent.llm.scripted import ScriptedEngine, call
+from yagent.memory import message_body
 from yagent.tools import registry
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.guard import WorkspaceGuard
@@ -71,6 +84,11 @@ EXIT_ARGS = {"reason": "done", "summary": "ok"}
 
 Run = Callable[[], Awaitable[None]]  # one timed run; raises when the run went wrong
 Prepare = Callable[[], Run]  # builds everything untimed, returns the run
+APP_OVER_LOOP = 2.0  # bound: the full app's per-step cost over the in-memory loop's
+DECILE_GROWTH = 1.1  # bound at 1 000 steps: last tenth of the steps over the first tenth
+STORE_GROWTH = 1.5  # bound: sessions.db growth per step over the bytes of the step's messages
+REPORT = Report()
+STARTS: dict[str, list[list[float]]] = {}  # per framework, per run: when each step began
 
 
 class BenchError(Exception):
@@ -105,6 +123,13 @@ def yagent(workspace: Path, *, two_tools: bool) -> Prepare:
         script.append(call("agent_exit", json.dumps(EXIT_ARGS), call_id="cx"))
         engine = ScriptedEngine({agent.name: script}, markers={agent.name: "Coding agent"})
         events: list[Any] = []
+        starts = _starts("yagent_two_tools" if two_tools else "yagent")
+
+        def publish(kind: str, payload: Any) -> None:
+            if kind == "model_request":
+                starts.append(time.perf_counter())
+            events.append((kind, payload))
+
         cfg = LoopConfig(
             name=agent.name,
             system=system_prompt(agent, workspace=workspace, surface=surface, task="bench"),
@@ -116,7 +141,7 @@ def yagent(workspace: Path, *, two_tools: bool) -> Prepare:
             step_retries=agent.step_retries,
             no_action_reminder=agent.no_action_reminder,
             parallel_limit=settings.max_parallel_tools,
-            publish=lambda k, p: events.append((k, p)),
+            publish=publish,
             rollout=lambda k, p: events.append((k, p)),
             checkpoint=events.append,
             monitor=Monitor(idle=settings.idle_timeout, total=settings.total_timeout),
@@ -132,10 +157,128 @@ def yagent(workspace: Path, *, two_tools: bool) -> Prepare:
             check(len(tool_msgs) == TOTAL, f"yagent made {len(tool_msgs)} tool calls")
             check(all('"ok": true' in m.content for m in tool_msgs[:-1]), "a think call failed")
             check(result.exit_payload is not None, "yagent has no exit payload")
+            starts.append(time.perf_counter())
 
         return run
 
     return prepare
+
+
+def _starts(name: str) -> list[float]:
+    """A fresh list of step start times for one run of `name` (its end appended last)."""
+    runs = STARTS.setdefault(name, [])
+    runs.append([])
+    return runs[-1]
+
+
+def decile_growth(starts: list[float]) -> float:
+    """The last tenth of a run's steps over its first tenth (at least one step each)."""
+    spans = [b - a for a, b in itertools.pairwise(starts)]
+    tenth = max(len(spans) // 10, 1)
+    first, last = sum(spans[:tenth]), sum(spans[-tenth:])
+    return last / first if first > 0 else float("inf")
+
+
+def _bench_agent(app: App, steps: int) -> None:
+    """The Coding agent as the app builds it, its step limit raised to fit the conversation."""
+    build = app.agent
+
+    def agent(name: str) -> catalog.AgentDef:
+        found = build(name)
+        return dataclasses.replace(found, max_steps=max(found.max_steps, steps))
+
+    app.agent = agent  # type: ignore[method-assign]
+
+
+def yagent_app(app: App) -> Prepare:
+    """The same session through the real App: SQLite store, pii, telemetry, checkpoints."""
+    name = catalog.builtin("coding", 2).name
+
+    def prepare() -> Run:
+        script = [
+            call("think", json.dumps({"thought": f"s{i}"}), call_id=f"c{i}") for i in range(STEPS)
+        ]
+        script.append(call("agent_exit", json.dumps(EXIT_ARGS), call_id="cx"))
+        app.engine = ScriptedEngine({name: script}, markers={name: "Coding agent"})
+        _bench_agent(app, TOTAL)
+        starts = _starts("yagent_app")
+
+        def observe(event: Any) -> None:
+            if event.type == "model_request":
+                starts.append(time.perf_counter())
+
+        async def run() -> None:
+            app.observers.append(observe)
+            try:
+                session_id, result = await _shown(app, app.run("bench", agent_name=name))
+            finally:
+                app.observers.remove(observe)
+            starts.append(time.perf_counter())
+            check(result.status is Status.FINISHED, f"app ended {result.status}: {result.error}")
+            tool_msgs = [m for m in result.messages if m.role == "tool"]
+            check(len(tool_msgs) == TOTAL, f"the app made {len(tool_msgs)} tool calls")
+            check(len(app.store.tool_calls(session_id)) == TOTAL, "the store lacks tool calls")
+
+        return run
+
+    return prepare
+
+
+async def _shown(app: App, work: Awaitable[Any]) -> Any:
+    """`work`'s result, the app's events consumed meanwhile as a terminal would."""
+
+    async def consume() -> None:
+        while True:
+            await app.dispatcher.receive()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(consume)
+        result = await work
+        tg.cancel_scope.cancel()
+    while app.dispatcher.receive_nowait() is not None:
+        pass
+    return result
+
+
+def _used_bytes(path: Path) -> int:
+    conn = sqlite3.connect(path)
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        pages, free, size = (
+            conn.execute(f"PRAGMA {name}").fetchone()[0]
+            for name in ("page_count", "freelist_count", "page_size")
+        )
+    finally:
+        conn.close()
+    return int((pages - free) * size)
+
+
+async def store_growth(app: App, workspace: Path, steps: int = 100) -> None:
+    """sessions.db growth per step over the bytes of the step's messages (1.9 KB tool output)."""
+    lines = (f"line {n:03d} of a file the agent reads again and again\n" for n in range(34))
+    (workspace / "a.txt").write_text("".join(lines))
+    name = catalog.builtin("coding", 2).name
+    script = [
+        call("read_file", json.dumps({"path": "a.txt"}), call_id=f"r{i}") for i in range(steps)
+    ]
+    script.append(call("agent_exit", json.dumps(EXIT_ARGS), call_id="rx"))
+    app.engine = ScriptedEngine({name: script}, markers={name: "Coding agent"})
+    _bench_agent(app, steps + 1)
+    before = _used_bytes(app.store.path)
+    session_id, result = await _shown(app, app.run("read it", agent_name=name))
+    grown = _used_bytes(app.store.path) - before
+    check(result.status is Status.FINISHED, f"app ended {result.status}: {result.error}")
+    bodies = [message_body(m) for m in app.store.messages(session_id)]
+    text = sum(len(json.dumps(b, ensure_ascii=False, separators=(",", ":"))) for b in bodies)
+    REPORT.figure(
+        "store.growth_per_step",
+        round(grown / text, 3),
+        "x (sessions.db bytes / message bytes)",
+        bound=STORE_GROWTH,
+        db_bytes_per_step=round(grown / (steps + 1)),
+        message_bytes_per_step=round(text / (steps + 1)),
+        steps=steps + 1,
+    )
 
 
 def langgraph() -> Prepare:
@@ -353,6 +496,12 @@ async def main() -> int:
     for steps, runs in STEP_COUNTS.items():
         code, per_step[steps] = await measure(steps, runs)
         failed |= code
+    with tempfile.TemporaryDirectory(prefix="yagent-bench-store-") as tmp:
+        home, workspace = Path(tmp) / "home", Path(tmp) / "ws"
+        workspace.mkdir()
+        async with _open_app(home, workspace) as app:
+            await store_growth(app, workspace)
+    failed |= REPORT.exit_code()
     first, last = min(per_step), max(per_step)
     for name, value in per_step[last].items():
         if name in per_step[first] and per_step[first][name] > 0:
@@ -376,10 +525,15 @@ async def measure(steps: int, runs: int) -> tuple[int, dict[str, float]]:
     STEPS, TOTAL, RUNS = steps, steps + 1, runs
     errors: dict[str, str] = {}
     frameworks: dict[str, Prepare] = {}
+    STARTS.clear()
     with tempfile.TemporaryDirectory(prefix="yagent-bench-loop-") as tmp:
-        workspace = Path(tmp)
+        workspace = Path(tmp) / "ws"
+        workspace.mkdir()
+        stack = contextlib.AsyncExitStack()  # the App stays open for every run of this count
         frameworks["yagent"] = yagent(workspace, two_tools=False)
         frameworks["yagent_two_tools"] = yagent(workspace, two_tools=True)
+        app = await stack.enter_async_context(_open_app(Path(tmp) / "home", workspace))
+        frameworks["yagent_app"] = yagent_app(app)
         for name, (package, factory) in PEERS.items():
             try:
                 frameworks[name] = factory()
@@ -391,10 +545,11 @@ async def measure(steps: int, runs: int) -> tuple[int, dict[str, float]]:
             if name in errors:
                 frameworks.pop(name, None)
         try:
-            await timed(frameworks["yagent"])
-            await timed(frameworks["yagent_two_tools"])
+            for own in ("yagent", "yagent_two_tools", "yagent_app"):
+                await timed(frameworks[own])  # warm-up
         except Exception as exc:
             print(f"bench_loop: yagent run failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+            await stack.aclose()
             return 1, {}
         names = list(frameworks)
         samples: dict[str, list[float]] = {n: [] for n in names}
@@ -402,6 +557,7 @@ async def measure(steps: int, runs: int) -> tuple[int, dict[str, float]]:
             order = names[r % len(names) :] + names[: r % len(names)]
             for name in order:
                 samples[name].append(await timed(frameworks[name]))
+        await stack.aclose()
     per_step = {n: statistics.median(s) / TOTAL * 1e6 for n, s in samples.items()}
     # Paired: each round times every framework back to back, so a burst of load from other work
     # on the machine hits a round's runs alike; the ratio is the median of the rounds' ratios.
@@ -422,10 +578,38 @@ async def measure(steps: int, runs: int) -> tuple[int, dict[str, float]]:
             fig["run_ms_median"] = round(statistics.median(samples[name]) * 1000, 2)
         fig.update({"steps": TOTAL, "tool_calls": TOTAL, "runs": RUNS})
         print(json.dumps(fig), flush=True)
+    if "yagent_app" in ratio:
+        REPORT.figure(
+            f"loop.app_over_loop.{STEPS}steps",
+            round(ratio["yagent_app"], 2),
+            "x (full app / in-memory loop, median of paired rounds)",
+            bound=APP_OVER_LOOP,
+            steps=TOTAL,
+            runs=RUNS,
+        )
+    for name in ("yagent", "yagent_app"):
+        growth = [decile_growth(run) for run in STARTS.get(name, [])[1:] if len(run) > 2]
+        if growth:  # the first run of each is the warm-up
+            bounded = name == "yagent_app" and STEPS >= 1000
+            REPORT.figure(
+                f"loop.decile_growth.{name}.{STEPS}steps",
+                round(statistics.median(growth), 3),
+                "x (last tenth of the steps / first tenth)",
+                bound=DECILE_GROWTH if bounded else None,
+                steps=TOTAL,
+                runs=len(growth),
+            )
     if errors:
         print(f"bench_loop: peers not measured: {', '.join(errors)}", file=sys.stderr)
         return 1, per_step
     return 0, per_step
+
+
+def _open_app(home: Path, workspace: Path) -> contextlib.AbstractAsyncContextManager[App]:
+    """An App in a temporary home; each run gives it its scripted engine."""
+    config = load(home=home, workspace=workspace, env={})
+    engine = ScriptedEngine({})
+    return open_app(config, home=home, workspace=workspace, interactive=False, engine=engine)
 
 
 if __name__ == "__main__":

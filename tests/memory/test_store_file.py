@@ -158,13 +158,14 @@ def test_migrations_apply_once_in_order(db_path: Path, monkeypatch: pytest.Monke
 
 def test_a_failing_migration_leaves_the_old_version(db_path: Path, monkeypatch: pytest.MonkeyPatch):
     SessionStore(db_path).close()
-    broken = (latest_version() + 1, ("CREATE TABLE fine (x)", "THIS IS NOT SQL"))
+    current = latest_version()
+    broken = (current + 1, ("CREATE TABLE fine (x)", "THIS IS NOT SQL"))
     monkeypatch.setattr(schema_module, "MIGRATIONS", (*schema_module.MIGRATIONS, broken))
     with pytest.raises(SessionStoreError):
         SessionStore(db_path)
     conn = sqlite3.connect(db_path)
     try:
-        assert conn.execute("SELECT version FROM schema_version").fetchone()[0] == 1
+        assert conn.execute("SELECT version FROM schema_version").fetchone()[0] == current
         names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
         assert "fine" not in names
     finally:

@@ -4,8 +4,12 @@
 dispatcher and authorization loop, MCP servers (connected for the app's lifetime), hooks, the
 Surface per agent, the Adapter, the session store, and the engine. `App.run()` (`app.turn`) runs
 one task with one agent and records everything in the session: messages, the event rollout, tool
-calls and results, usage and cost. Events are persisted at the publish point, then shown
-(dispatcher).
+calls and results, usage and cost — through the session's `app.steplog.StepLog`: a step's
+records are written in one transaction at each of its commit points (before a tool runs, at the
+step's end), any other event at once, always in publish order; each event is shown (dispatcher)
+as it is published. Streamed text is shown in segments (`app.segments`), each screened once
+for the display as a whole, never a piece unscreened; it is display-only (neither stored nor
+given to observers: the turn that ends it is).
 Each run also gets the context economy (`app.economy`: window, spill, offload, compaction
 archive), the memories (`app.memories`) in its system prompt and the session references
 (`app.sessionrefs`) in its task; a session continued in the same process keeps its compacted
@@ -26,7 +30,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +47,8 @@ from yagent.app.durable import Decision, open_home
 from yagent.app.engines import build_engine
 from yagent.app.fulldisk import FullDisk
 from yagent.app.lease import LeaseKeeper
+from yagent.app.segments import Segments
+from yagent.app.steplog import StepLog
 from yagent.app.telemetry import WARNING_EVENT, Telemetry, exporter_from_env
 from yagent.app.trust import Status
 from yagent.kernel import policy, sessionref, spill
@@ -118,6 +123,8 @@ class App:
         self.live: dict[str, tuple[Message, ...]] = {}  # compacted history of finished runs
         self.markers: dict[str, str] = {}  # each session's reminder band marker (memory only)
         self.full = FullDisk(lambda reason: self.pause.halt(reason))  # seals the run's record
+        self.logs: dict[str, StepLog] = {}  # each session's pending records (`app.steplog`)
+        self.segments: dict[str, Segments] = {}  # each session's streamed text not yet shown
 
     async def end_jobs(self) -> str | None:
         """End the session's background jobs (or keep them, `[sandbox] keep_background`); the
@@ -181,56 +188,37 @@ class App:
 
     # -- sessions -----------------------------------------------------------------------------
     def publish(self, session_id: str) -> Callable[[str, Mapping[str, Any]], None]:
+        log = self.log(session_id)
+        segments = self.segments.setdefault(session_id, Segments())
+
         def publish(kind: str, payload: Mapping[str, Any]) -> None:
             delegation = str(payload.get("delegation_id", ""))
+            if kind == "assistant_delta":  # display-only: shown a screened segment at a time
+                self._show(kind, segments.feed(payload), delegation)
+                return
+            self._show("assistant_delta", segments.flush(delegation), delegation)
             logged = self.safety.for_log(payload)  # pii: what the rollout and traces keep
-            if kind != "assistant_delta":  # deltas are display-only; the turn is persisted
-                self.full.write(
-                    self.store.path,
-                    self.store.append_event,
-                    session_id,
-                    kind,
-                    logged,
-                    delegation_id=delegation,
-                )
-            self.full.write(
-                self.store.path, self._record_tools, session_id, kind, logged, delegation
-            )
+            log.event(kind, logged, delegation)
             for observer in self.observers:
                 observer(Event(kind, logged, delegation))
             self.dispatcher.send(Event(kind, self.safety.for_display(payload), delegation))
 
         return publish
 
-    def _record_tools(
-        self, session_id: str, kind: str, payload: Mapping[str, Any], delegation: str
-    ) -> None:
-        if kind == "tool_call":
-            self.store.record_tool_call(
-                session_id,
-                call_id=str(payload["call_id"]),
-                name=str(payload["name"]),
-                arguments=str(payload["arguments"]),
-                delegation_id=delegation,
-                started_at=time.time(),
-            )
-        elif kind == "tool_result":
-            self.store.record_tool_result(
-                session_id,
-                str(payload["call_id"]),
-                content=str(payload["content"]),
-                ok=bool(payload["ok"]),
-                kind=payload.get("kind"),
-                ended_at=time.time(),
-                delegation_id=delegation,  # parallel tasks may reuse call ids
-            )
+    def _show(self, kind: str, payloads: list[dict[str, Any]], delegation: str) -> None:
+        for payload in payloads:
+            self.dispatcher.send(Event(kind, self.safety.for_display(payload), delegation))
+
+    def log(self, session_id: str) -> StepLog:
+        """The session's step log: every record of the session is written through it."""
+        log = self.logs.get(session_id)
+        if log is None:
+            log = self.logs[session_id] = StepLog(self.store, session_id, self.full)
+        return log
 
     def _account(self, session_id: str, agent: str, turn: AssistantTurn) -> None:
         step = self.ledger.record(turn, agent=agent)
-        self.full.write(
-            self.store.path,
-            self.store.add_usage,
-            session_id,
+        self.log(session_id).usage(
             model=step.model or self.engine.model,
             input_tokens=turn.usage.input_tokens,
             output_tokens=turn.usage.output_tokens,
@@ -271,17 +259,15 @@ class App:
 
     def _rollout(self, session_id: str, kind: str, payload: Mapping[str, Any]) -> None:
         d = str(payload.get("delegation_id", ""))
-        logged = self.safety.for_log(payload)
-        write = self.store.append_event
-        self.full.write(self.store.path, write, session_id, kind, logged, delegation_id=d)
+        self.log(session_id).event(kind, self.safety.for_log(payload), d)
 
     def _checkpoint(self, session_id: str, data: Mapping[str, Any]) -> None:
+        self.log(session_id).flush()  # the checkpoint follows the records it describes
         write, step = self.store.write_checkpoint, int(data.get("step", 0))
         self.full.write(self.store.path, write, session_id, step=step, data=dict(data))
 
     def _message(self, session_id: str, agent: str, message: Message, d: str) -> None:
-        body, write = message.to_dict(), self.store.append_message
-        self.full.write(self.store.path, write, session_id, body, agent=agent, delegation_id=d)
+        self.log(session_id).message(message.to_dict(), agent, d)
 
     @contextlib.contextmanager
     def observed(self, session_id: str) -> Iterator[None]:

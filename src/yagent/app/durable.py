@@ -2,7 +2,8 @@
 
 One SQLite file next to the sessions holds the side-effect store, the checkpoint store, the commit
 gate, the run index and the session leases (`app.lease`) — each in its own tables, all through
-`kernel.sqlitedb`'s rules (WAL, `BEGIN IMMEDIATE`, synchronous FULL), so several yagent processes
+`kernel.sqlitedb`'s rules (WAL, `BEGIN IMMEDIATE`, synchronous FULL — NORMAL for the per-step
+checkpoints, like the session store whose steps they describe), so several yagent processes
 share it safely on one machine.
 
 Contract:
@@ -234,7 +235,10 @@ class Durable:
         sqlitefile.probe(self.path)  # an empty or damaged file is refused, never written over
         self.effect_lease = effect_lease
         self.effects = sideeffect.SqliteStore(self.path)
-        self.checkpoints = checkpoint.SqliteStore(self.path)
+        # A checkpoint records progress the session store (synchronous NORMAL) holds the content
+        # of: like it, it survives a killed process without an fsync per step (power loss may
+        # take the last steps of both). Side effects, the gate and leases stay FULL.
+        self.checkpoints = checkpoint.SqliteStore(self.path, synchronous="NORMAL")
         self.gate = commitgate.SqliteGate(self.path, CONCLUDED)
         self.runs = RunIndex(self.path)
         self.leases = SessionLeases(self.path)

@@ -5,8 +5,10 @@ Contract:
 - `step(n)` (the loop's `on_step` hook, before step n's model request) saves a snapshot: the
   steps before n COMPLETED with the digest of what they produced (their tool calls and results,
   seen through `observe`), step n RUNNING with the surface's loaded tools. Saves go through one
-  `checkpoint.Committer`, so seqs only grow; a concurrent writer of the same run (another process
-  resuming it) shows as `StaleSeqError`: this track then stops writing and says so in a
+  `checkpoint.Committer`, so seqs only grow; each saves only the steps it changed (on a
+  `checkpoint.StepsCAS` store; the first save of a resumed run writes the whole kept list), so a
+  step costs the same at step 1 000 as at step 1. A concurrent writer of the same run (another
+  process resuming it) shows as `StaleSeqError`: this track then stops writing and says so in a
   `checkpoint` event — it never follows the other writer silently.
 - `end(status, error)`: a concluding status (durable.CONCLUDED) is committed through the commit
   gate, once per run — a branch that loses learns it in its `run_commit` event — and the snapshot
@@ -66,6 +68,8 @@ class RunTrack:
         self._full = full
         self._store, self._publish, self._materialized = store, publish, materialized
         self._records = {int(r.id): r for r in prior}
+        self._changed: set[int] = set()  # steps changed since the last save
+        self._whole = bool(prior)  # a resumed run's first save rewrites the kept steps
         self._facts: dict[int, list[Any]] = {}
         self._current = 0
         self._stopped = False
@@ -96,8 +100,10 @@ class RunTrack:
     async def step(self, n: int) -> None:
         if self._current:
             self._records[self._current] = self._completed(self._current)
+            self._changed.add(self._current)
         self._current = n
         self._records[n] = checkpoint.StepRecord(str(n), _RUNNING, detail=self._detail(""))
+        self._changed.add(n)
         await self._save(checkpoint.RunState.ACTIVE)
 
     @contextlib.asynccontextmanager
@@ -120,6 +126,7 @@ class RunTrack:
         if last:
             done = self._completed(last) if last == self._current else self._records[last]
             self._records[last] = replace(done, detail=self._detail(status, error))
+            self._changed.add(last)
         concluded = status in CONCLUDED
         if concluded:
             await self._commit(status, error)
@@ -140,9 +147,16 @@ class RunTrack:
         if self._full.hit is not None:  # sealed: the stored snapshot stays the last one written
             self._full.skipped += 1
             return
-        records = [self._records[k] for k in sorted(self._records)]
         try:
-            await self._committer.commit(state, records)
+            if self._whole or not isinstance(self.durable.checkpoints, checkpoint.StepsCAS):
+                await self._committer.commit(
+                    state, [self._records[k] for k in sorted(self._records)]
+                )
+            else:
+                changed = [self._records[k] for k in sorted(self._changed)]
+                await self._committer.commit_steps(state, changed)
+            self._whole = False
+            self._changed.clear()
         except checkpoint.StaleSeqError as exc:
             self._stopped = True
             why = f"another process saved a newer checkpoint of this run ({exc}); this one stops"

@@ -23,7 +23,7 @@ and `stop` (`subagent_stop` for a parallel task's lane) once the loop has ended.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -205,7 +205,7 @@ async def _run(
         context=context,
         archive=economy.archiver(app.store, session_id, agent.name),
         start_step=resume.start_step if resume is not None else 0,
-        on_step=track.step,
+        on_step=lambda n: _step(app, session_id, track.step, n),
         before_compact=hooks.before_compact,
     )
     try:  # a parallel task's events belong to the fan-out's telemetry turn
@@ -214,6 +214,7 @@ async def _run(
                 with app.mcp.watching(_learner(app, surface, adapter, publish)):
                     result = await run_agent_loop(cfg, model_task, history=history)
     finally:
+        app.log(session_id).flush()  # what the run left pending, however it ended
         with anyio.CancelScope(shield=True):
             await browser.close_session(ctx)
     if session_id in app.leases.lost:
@@ -247,6 +248,14 @@ def _learner(
         publish("mcp_tools_changed", {"external_tools": len(app.mcp.specs)})
 
     return learn
+
+
+async def _step(
+    app: App, session_id: str, checkpoint: Callable[[int], Awaitable[None]], n: int
+) -> None:
+    """A step starts: the previous one's records are stored before its checkpoint says so."""
+    app.log(session_id).flush()
+    await checkpoint(n)
 
 
 def _session_status(result: AgentResult) -> str:

@@ -13,7 +13,9 @@ Guarantees:
   cannot back any of the kernel's promises.
 - Each store owns a table prefix: every table and index of its schema must start with
   `<prefix>_`, and `<prefix>_schema` records the schema version. Creation is idempotent; a file
-  holding a version this code does not know is refused rather than misread.
+  holding a version this code does not know is refused rather than misread. A store that adds
+  tables names the versions it reads (`older`): their files get the new tables (the schema is
+  idempotent creations only) and the current version, in the same transaction.
 - A new file is created whole (`sqlitefile.create`); an empty (0-byte) or damaged file raises
   `sqlitefile.UnusableFileError` naming it — whatever the store's own error type — and is
   never written over.
@@ -58,8 +60,10 @@ class Database:
         invalid: Callable[[str], Exception] = ValueError,
         busy_timeout: float = 10.0,
         synchronous: str = "FULL",
+        older: Sequence[int] = (),
     ) -> None:
         self._error = error
+        self._older = frozenset(older)
         mode = str(synchronous).upper()
         if mode not in SYNC_MODES:
             raise invalid(
@@ -115,6 +119,8 @@ class Database:
             row = conn.execute(f"SELECT version FROM {table}").fetchone()
             if row is None:
                 conn.execute(f"INSERT INTO {table} (version) VALUES (?)", (version,))
+            elif row[0] in self._older:
+                conn.execute(f"UPDATE {table} SET version = ?", (version,))
             elif row[0] != version:
                 raise self._error(
                     f"{self.prefix}: {self.path!r} has schema version {row[0]}, "

@@ -51,6 +51,7 @@ class StoreBase:
         self._lock = threading.RLock()
         self._pid = os.getpid()
         self._conn: sqlite3.Connection | None = None
+        self._batch: sqlite3.Connection | None = None  # the open `batch()` transaction
         conn, self._journal_mode = open_database(
             self._path, busy_timeout=float(busy_timeout), durable=durable
         )
@@ -95,8 +96,29 @@ class StoreBase:
         return self._conn
 
     @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """One write transaction for every store call made inside it (by this thread), committed
+        at its end: a step's records land together or not at all, for one fsync. A call inside
+        that fails is undone alone (a savepoint) and raises as it would outside; an exception
+        leaving the block rolls every call of the batch back. Nested batches join the outer one."""
+        with self._lock:
+            if self._batch is not None:
+                yield
+                return
+            with self._transaction("BEGIN IMMEDIATE") as (conn, _):
+                self._batch = conn
+                try:
+                    yield
+                finally:
+                    self._batch = None
+
+    @contextlib.contextmanager
     def _transaction(self, begin: str) -> Iterator[tuple[sqlite3.Connection, float]]:
         with self._lock:
+            if self._batch is not None:  # inside `batch()`: a savepoint of its transaction
+                with self._savepoint(self._batch) as joined:
+                    yield joined
+                return
             conn = self._live()
             try:
                 conn.execute(begin)
@@ -111,6 +133,24 @@ class StoreBase:
             except BaseException:
                 _rollback(conn)
                 raise
+
+    @contextlib.contextmanager
+    def _savepoint(self, conn: sqlite3.Connection) -> Iterator[tuple[sqlite3.Connection, float]]:
+        try:
+            conn.execute("SAVEPOINT store_call")
+        except sqlite3.DatabaseError as exc:
+            raise _translate(self._path, exc) from exc
+        try:
+            yield conn, self._clock.now()
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK TO store_call")
+                conn.execute("RELEASE store_call")
+            raise
+        try:
+            conn.execute("RELEASE store_call")
+        except sqlite3.DatabaseError as exc:
+            raise _translate(self._path, exc) from exc
 
     def _write(self) -> contextlib.AbstractContextManager[tuple[sqlite3.Connection, float]]:
         return self._transaction("BEGIN IMMEDIATE")

@@ -5,16 +5,23 @@ argument is checked here.
 None, bool, int, finite float, str, lists / tuples (read back as lists) and such mappings (read back
 as dicts). Anything else — a set, bytes, a non-string key, NaN, a cycle — raises `TypeError` naming
 the path to the offending value, before the caller opens a transaction, so nothing is written.
+
+`pack` stores a record's JSON of `PACK_AT` bytes or more deflated (a BLOB) when that makes it at
+least a fifth smaller — a tool output of a few KB then takes a fraction of a page instead of a
+page and an overflow page; shorter records stay readable text. `decode_object` reads both.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import zlib
 from collections.abc import Mapping
 from typing import Any
 
 from yagent.memory.errors import SchemaError
+
+PACK_AT = 768  # bytes of JSON from which a record is stored deflated, when that saves a fifth
 
 
 def _normal(value: Any, path: str) -> Any:
@@ -77,8 +84,22 @@ def encode_object(value: object, what: str) -> str:
     return dumps(normalise_object(value, what))
 
 
-def decode_object(text: str) -> dict[str, Any]:
+def pack(text: str) -> str | bytes:
+    """A record's JSON as it is stored (see the module docstring)."""
+    raw = text.encode("utf-8")
+    if len(raw) < PACK_AT:
+        return text
+    packed = zlib.compress(raw, 1)
+    return packed if len(packed) * 5 <= len(raw) * 4 else text
+
+
+def decode_object(text: str | bytes) -> dict[str, Any]:
     """The stored object back; a row that is not a JSON object was damaged outside this code."""
+    if isinstance(text, bytes):
+        try:
+            text = zlib.decompress(text).decode("utf-8")
+        except (zlib.error, UnicodeDecodeError) as exc:
+            raise SchemaError(f"a stored record is not a packed JSON object: {exc}") from exc
     try:
         value = json.loads(text)
     except (TypeError, ValueError) as exc:

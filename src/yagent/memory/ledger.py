@@ -204,9 +204,9 @@ class LedgerPart(StoreBase):
                 "AND type = ?",
                 (session_id, delegation_id, SUB_AGENT_ACTIVITY),
             ).fetchone()[0]
-            turns = conn.execute(
-                "SELECT COUNT(*) FROM messages WHERE session_id = ? AND delegation_id = ? "
-                "AND json_extract(body, '$.role') = 'assistant'",
+            rows = conn.execute(  # a packed body (`codec.pack`) is not SQL-readable JSON
+                "SELECT body FROM messages WHERE session_id = ? AND delegation_id = ?",
                 (session_id, delegation_id),
-            ).fetchone()[0]
+            )
+            turns = sum(codec.decode_object(b).get("role") == "assistant" for (b,) in rows)
         return RolloutSummary(effective_steps=steps, assistant_turns=turns)

@@ -6,6 +6,13 @@ gaps or duplicates, whatever the number of writing threads and processes). Reads
 two leaves exactly that fact behind. A result is matched to the earliest call with its `call_id`
 that has none yet; when every such call has one, the latest is overwritten (a replayed second
 output for the same call id wins, as the model saw it).
+
+A tool result is stored once. `append_event(..., content_message=seq)` and
+`record_tool_result(..., content_message=seq)` name the tool message that holds the same text:
+when that message's `content` equals the payload's `content` (checked in the transaction), the
+event keeps a reference (`CONTENT_REF`) and the call row `content_message` instead of a copy;
+otherwise they keep their own. Reading resolves every reference: callers see the same records
+either way.
 """
 
 from __future__ import annotations
@@ -20,6 +27,9 @@ from yagent.memory.base import StoreBase, next_seq, require, touch
 from yagent.memory.codec import text_arg
 from yagent.memory.errors import ToolCallNotFoundError
 from yagent.memory.records import MESSAGE_META_KEYS, EventRecord, ToolCallRecord
+
+# The key an event payload holds instead of `content` when its text lives in a tool message.
+CONTENT_REF = "content_message"
 
 
 def time_arg(value: object, what: str) -> float:
@@ -71,11 +81,37 @@ def query_events(
         "SELECT seq, ts, type, delegation_id, payload FROM events "
         f"WHERE session_id = ? AND seq > ?{extra} ORDER BY seq",
         (session_id, since, *params),
-    )
+    ).fetchall()
     return [
-        EventRecord(seq, ts, kind, d, codec.decode_object(payload))
+        EventRecord(seq, ts, kind, d, _resolved(conn, session_id, codec.decode_object(payload)))
         for seq, ts, kind, d, payload in rows
     ]
+
+
+def _resolved(conn: sqlite3.Connection, session_id: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """An event payload with its referenced content back in place, where it was."""
+    ref = payload.get(CONTENT_REF)
+    if not isinstance(ref, int) or "content" in payload:
+        return payload
+    out = {key: value for key, value in payload.items() if key != CONTENT_REF}
+    out["content"] = _message_content(conn, session_id, ref)
+    return out
+
+
+def _message_content(conn: sqlite3.Connection, session_id: str, seq: int) -> str | None:
+    row = conn.execute(
+        "SELECT body FROM messages WHERE session_id = ? AND seq = ?", (session_id, seq)
+    ).fetchone()
+    if row is None:
+        return None
+    content = codec.decode_object(row[0]).get("content")
+    return content if isinstance(content, str) else None
+
+
+def _same_content(
+    conn: sqlite3.Connection, session_id: str, seq: int | None, content: object
+) -> bool:
+    return seq is not None and _message_content(conn, session_id, seq) == content
 
 
 def query_tool_calls(
@@ -85,9 +121,9 @@ def query_tool_calls(
     extra, params = _delegation_filter(delegation_id)
     rows = conn.execute(
         "SELECT seq, call_id, name, arguments, delegation_id, started_at, ended_at, content, ok, "
-        f"kind FROM tool_calls WHERE session_id = ?{extra} ORDER BY seq",
+        f"kind, content_message FROM tool_calls WHERE session_id = ?{extra} ORDER BY seq",
         (session_id, *params),
-    )
+    ).fetchall()
     return [
         ToolCallRecord(
             seq,
@@ -97,11 +133,11 @@ def query_tool_calls(
             d,
             started,
             ended,
-            content,
+            content if ref is None else _message_content(conn, session_id, ref),
             ok=None if ok is None else bool(ok),
             kind=kind,
         )
-        for seq, call_id, name, arguments, d, started, ended, content, ok, kind in rows
+        for seq, call_id, name, arguments, d, started, ended, content, ok, kind, ref in rows
     ]
 
 
@@ -129,7 +165,7 @@ class ConversationPart(StoreBase):
             conn.execute(
                 "INSERT INTO messages (session_id, seq, ts, agent, delegation_id, body) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
-                (session_id, seq, now, *values, codec.dumps(body)),
+                (session_id, seq, now, *values, codec.pack(codec.dumps(body))),
             )
             return seq
 
@@ -142,21 +178,30 @@ class ConversationPart(StoreBase):
             return query_messages(conn, session_id, delegation_id)
 
     def append_event(
-        self, session_id: str, type: str, payload: Mapping[str, Any], *, delegation_id: str = ""
+        self,
+        session_id: str,
+        type: str,
+        payload: Mapping[str, Any],
+        *,
+        delegation_id: str = "",
+        content_message: int | None = None,
     ) -> int:
-        """Append one rollout record; its seq."""
-        values = (
-            text_arg(type, "event type"),
-            text_arg(delegation_id, "delegation_id"),
-            codec.encode_object(payload, "event payload"),
-        )
+        """Append one rollout record; its seq. `content_message`: the seq of a message that may
+        hold the payload's `content` (kept by reference when it does; see the module doc)."""
+        body = codec.normalise_object(payload, "event payload")
+        if CONTENT_REF in body:
+            raise ValueError(f"event payload carries the store's own key {CONTENT_REF!r}")
+        values = (text_arg(type, "event type"), text_arg(delegation_id, "delegation_id"))
         with self._write() as (conn, now):
             touch(conn, session_id, now)
+            if _same_content(conn, session_id, content_message, body.get("content")):
+                body = {k: v for k, v in body.items() if k != "content"}
+                body[CONTENT_REF] = content_message
             seq = next_seq(conn, "events", session_id)
             conn.execute(
                 "INSERT INTO events (session_id, seq, ts, type, delegation_id, payload) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
-                (session_id, seq, now, *values),
+                (session_id, seq, now, *values, codec.pack(codec.dumps(body))),
             )
             return seq
 
@@ -213,9 +258,11 @@ class ConversationPart(StoreBase):
         kind: str | None,
         ended_at: float,
         delegation_id: str | None = None,
+        content_message: int | None = None,
     ) -> int:
         """Attach a result to a recorded call (see the module docstring for which); the call's
-        seq. `delegation_id` narrows the match when runs may reuse call ids."""
+        seq. `delegation_id` narrows the match when runs may reuse call ids; `content_message`
+        names the tool message that may hold `content` (then kept by reference)."""
         if not isinstance(ok, bool):
             raise TypeError(f"ok must be a bool, got {ok!r}")
         if kind is not None:
@@ -232,10 +279,16 @@ class ConversationPart(StoreBase):
             ).fetchone()
             if row is None:
                 raise ToolCallNotFoundError(session_id, call_id)
+            ref = (
+                content_message
+                if _same_content(conn, session_id, content_message, content)
+                else None
+            )
+            stored = values if ref is None else (values[0], None, *values[2:])
             conn.execute(
-                "UPDATE tool_calls SET ended_at = ?, content = ?, ok = ?, kind = ? "
-                "WHERE session_id = ? AND seq = ?",
-                (*values, session_id, row[0]),
+                "UPDATE tool_calls SET ended_at = ?, content = ?, ok = ?, kind = ?, "
+                "content_message = ? WHERE session_id = ? AND seq = ?",
+                (*stored, ref, session_id, row[0]),
             )
             seq: int = row[0]
             return seq

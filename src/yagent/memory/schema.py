@@ -78,6 +78,9 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
                 PRIMARY KEY (session_id, seq)) WITHOUT ROWID""",
         ),
     ),
+    # 2: a tool call's result may live in its tool message only (`content_message` = that
+    # message's seq, `content` NULL) instead of a second copy; rows of version 1 keep theirs.
+    (2, ("ALTER TABLE tool_calls ADD COLUMN content_message INTEGER",)),
 )
 
 

@@ -9,7 +9,8 @@ Guarantees:
   rollout and the session store, DISPLAY before the terminal): a blocked field is replaced by a
   visible `[withheld: …]` notice, the rest of the payload keeps its shape (call ids, names and
   flags are what the store indexes). A field pii cannot walk (too deep, masking merges two keys)
-  is withheld too: fail closed.
+  is withheld too: fail closed. A payload is first judged whole, once: when that finds nothing
+  (the common case) it passes as it is, and only a payload with findings is judged field by field.
 Leaves to the host: the policy values (config `[pii]`) and which surface a text leaves through.
 """
 
@@ -52,6 +53,12 @@ def for_surface(
     payload: Mapping[str, Any], surface: pii.Surface, store: pii.PolicyStore
 ) -> dict[str, Any]:
     """`payload` as it may leave through `surface` (see the module contract)."""
+    try:
+        whole = pii.apply_value(payload, surface, store=store)
+    except pii.PiiError:
+        whole = None  # judged field by field below, where a failing field is withheld alone
+    if whole is not None and not whole.findings and not whole.unscanned:
+        return dict(payload)
     out: dict[str, Any] = {}
     for key, value in payload.items():
         try:

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import anyio
@@ -25,6 +26,9 @@ from yagent.kernel.checkpoint import (
     SqliteStore,
     StaleSeqError,
     StepDef,
+    StepRecord,
+    StepsCAS,
+    StepStatus,
     StoreCAS,
     StoreError,
     decide,
@@ -49,6 +53,11 @@ class TwoConnections:
 
     async def save_if_newer(self, snapshot: Snapshot) -> None:
         await next(self._turn).save_if_newer(snapshot)
+
+    async def save_steps_if_newer(
+        self, run_id: str, seq: int, state: RunState, steps: Sequence[StepRecord]
+    ) -> None:
+        await next(self._turn).save_steps_if_newer(run_id, seq, state, steps)
 
 
 TestMemoryCAS = suite.suite(lambda _: MemoryStore(), name="MemoryCAS")
@@ -101,6 +110,15 @@ class CheckThenWrite(MemoryStore):
         self._runs[snapshot.run_id] = snapshot
 
 
+class StepsReplaceAll(MemoryStore):
+    """Saves the changed steps as if they were the whole snapshot (the merge forgotten)."""
+
+    async def save_steps_if_newer(
+        self, run_id: str, seq: int, state: RunState, steps: Sequence[StepRecord]
+    ) -> None:
+        await self.save_if_newer(Snapshot(run_id, seq, state, tuple(steps)))
+
+
 @pytest.mark.parametrize(
     ("store", "case"),
     [
@@ -109,6 +127,7 @@ class CheckThenWrite(MemoryStore):
         (OneSeqForAll, "runs_are_independent"),
         (CheckThenWrite, "concurrent_same_seq_one_winner"),
         (Amnesiac, "committer_sequence"),
+        (StepsReplaceAll, "steps_merge_over_the_stored_snapshot"),
     ],
 )
 def test_the_suite_goes_red_on_the_store_that_breaks_its_clause(
@@ -125,9 +144,9 @@ def test_an_object_that_is_not_a_store_is_a_violation_never_a_skip() -> None:
         run_case("nope", lambda _: MemoryStore())
 
 
-def test_the_suite_has_eight_named_cases() -> None:
-    assert len({c.name for c in CASES}) == 8
-    assert len([n for n in dir(TestSqliteCAS) if n.startswith("test_")]) == 8
+def test_the_suite_has_nine_named_cases() -> None:
+    assert len({c.name for c in CASES}) == 9
+    assert len([n for n in dir(TestSqliteCAS) if n.startswith("test_")]) == 9
     run_case("round_trip_is_exact", lambda _: MemoryStore())  # scratch dir made on demand
 
 
@@ -297,3 +316,53 @@ def test_a_writer_killed_mid_stream_leaves_a_whole_snapshot_to_continue_from(
             assert (await after.commit(RunState.SUCCEEDED, snap.steps)).seq == snap.seq + 1
 
     anyio.run(verify)
+
+
+@pytest.mark.anyio
+async def test_a_file_of_schema_1_is_read_and_then_saved_by_changes(tmp_path: Path) -> None:
+    path = tmp_path / "c.db"
+    old = Snapshot("r1", 3, RunState.ACTIVE, (StepRecord("1", StepStatus.RUNNING, detail="d"),))
+    conn = sqlite3.connect(path)  # the file as schema-1 code left it
+    conn.executescript(
+        "CREATE TABLE checkpoint_schema (version INTEGER NOT NULL);"
+        "INSERT INTO checkpoint_schema VALUES (1);"
+        "CREATE TABLE checkpoint_snapshots (run_id TEXT PRIMARY KEY, seq INTEGER NOT NULL,"
+        " state TEXT NOT NULL, steps TEXT NOT NULL);"
+    )
+    row = ("r1", 3, "active", '[["1","running","","d"]]')
+    conn.execute("INSERT INTO checkpoint_snapshots VALUES (?, ?, ?, ?)", row)
+    conn.commit()
+    conn.close()
+    store = SqliteStore(path)
+    try:
+        assert isinstance(store, StepsCAS)
+        assert await store.load("r1") == old
+        committer = await Committer.open(store, "r1")
+        done = StepRecord("1", StepStatus.COMPLETED, "x")
+        assert await committer.commit_steps(RunState.ACTIVE, [done]) == 4
+        assert await store.load("r1") == Snapshot("r1", 4, RunState.ACTIVE, (done,))
+    finally:
+        store.close()
+    check = sqlite3.connect(path)
+    assert check.execute("SELECT version FROM checkpoint_schema").fetchone() == (2,)
+    check.close()
+
+
+@pytest.mark.anyio
+async def test_a_step_saved_by_its_change_writes_that_step_only(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "c.db")
+    try:
+        committer = Committer(store, "r1")
+        for n in range(1, 201):
+            await committer.commit_steps(RunState.ACTIVE, [StepRecord(str(n), StepStatus.RUNNING)])
+        written: list[int] = []
+        conn = store._db._connection()
+        conn.set_trace_callback(lambda sql: written.append(len(sql)))
+        await committer.commit_steps(RunState.ACTIVE, [StepRecord("201", StepStatus.RUNNING)])
+        conn.set_trace_callback(None)
+        assert max(written) < 400  # no statement carries the 200 steps before it
+        snapshot = await store.load("r1")
+        assert snapshot is not None
+        assert [s.id for s in snapshot.steps] == [str(n) for n in range(1, 202)]
+    finally:
+        store.close()

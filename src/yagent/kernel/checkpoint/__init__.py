@@ -9,7 +9,8 @@ Guarantees:
 - The sequence gate is monotonic: `StoreCAS.save_if_newer` writes only a seq above the stored
   one and never seq 0 (`StaleSeqError`, nothing written), atomically — across processes for
   `SqliteStore`. `Committer` is the one write path: grab seq → save → give the seq back only on
-  failure, serialised per run.
+  failure, serialised per run. A `StepsCAS` store (both here) also saves a snapshot by its
+  changed steps (`Committer.commit_steps`): a run that adds a step writes that step only.
 Refuses: malformed plans (duplicates, dependencies not listed earlier, isolated with
 dependencies), completions without a result digest, unreadable stored rows.
 Leaves to the host: what a step's result is (only its digest is kept here), the storage medium
@@ -26,7 +27,7 @@ from yagent.kernel.checkpoint.errors import (
     StoreError,
 )
 from yagent.kernel.checkpoint.resume import Resume, ResumeAction, SeqGate, decide, require_newer
-from yagent.kernel.checkpoint.store import MemoryStore, SqliteStore, StoreCAS
+from yagent.kernel.checkpoint.store import MemoryStore, SqliteStore, StepsCAS, StoreCAS
 from yagent.kernel.checkpoint.types import (
     RunState,
     Snapshot,
@@ -53,6 +54,7 @@ __all__ = [
     "StepDef",
     "StepRecord",
     "StepStatus",
+    "StepsCAS",
     "StoreCAS",
     "StoreError",
     "decide",

@@ -7,6 +7,7 @@ save succeeds does the committer advance; when building or saving fails, the seq
 so a failure never leaves a gap that makes the next commit look like a jump, and a success is
 never rolled back into a seq the store already holds (which would wedge every later commit as
 stale). Commits of one committer are serialised: snapshot N+1 is never saved before N.
+`commit_steps(state, steps)` is the same for a `StepsCAS`: it saves the changed steps only.
 A `StaleSeqError` means another writer saved a newer snapshot of the run: the committer does not
 silently follow it. `resync()` adopts the stored seq for a host that decided to take over.
 """
@@ -18,7 +19,7 @@ from collections.abc import Iterable
 import anyio
 
 from yagent.kernel.checkpoint.errors import InvalidArgumentError
-from yagent.kernel.checkpoint.store import StoreCAS
+from yagent.kernel.checkpoint.store import StepsCAS, StoreCAS
 from yagent.kernel.checkpoint.types import RunState, Snapshot, StepRecord
 
 
@@ -58,6 +59,20 @@ class Committer:
             await self._store.save_if_newer(snapshot)
             self._last = seq
             return snapshot
+
+    async def commit_steps(self, state: RunState, steps: Iterable[StepRecord]) -> int:
+        """Save the run's next snapshot as the stored one with `steps` changed (a `StepsCAS`
+        store only); its seq. On any failure nothing advances."""
+        store = self._store
+        if not isinstance(store, StepsCAS):
+            raise InvalidArgumentError(
+                f"checkpoint: {type(store).__name__} cannot save steps by their changes"
+            )
+        async with self._lock:
+            seq = self._last + 1
+            await store.save_steps_if_newer(self.run_id, seq, state, tuple(steps))
+            self._last = seq
+            return seq
 
     async def resync(self) -> int:
         """Adopt the stored seq of the run (after a `StaleSeqError`, when taking over)."""

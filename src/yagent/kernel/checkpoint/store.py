@@ -9,6 +9,12 @@ Contract of a `StoreCAS` (each operation atomic, also across processes for a sha
 - A backend failure is a `StoreError` and changed nothing.
 Both stores judge with the one function `resume.require_newer`. Snapshot storage medium beyond
 these two (PostgreSQL, files) is the host's; it passes the same suite (`checkpoint.suite`).
+
+A `StepsCAS` (both stores here) also saves a snapshot by its changes:
+`save_steps_if_newer(run_id, seq, state, steps)` under the same seq rule stores the run's last
+snapshot with `seq` and `state`, each given step replacing the stored step of its id and new ids
+appended in the given order — what a run that adds a step at a time writes is that step, not
+every step again. The SQLite store keeps such steps as rows beside the snapshot's own list.
 """
 
 from __future__ import annotations
@@ -17,11 +23,20 @@ import json
 import os
 import sqlite3
 import threading
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Protocol, runtime_checkable
 
 from yagent.kernel.checkpoint.errors import InvalidArgumentError, StoreError
 from yagent.kernel.checkpoint.resume import require_newer
-from yagent.kernel.checkpoint.types import Snapshot, decode, encode
+from yagent.kernel.checkpoint.types import (
+    RunState,
+    Snapshot,
+    StepRecord,
+    StepStatus,
+    decode,
+    encode,
+)
 from yagent.kernel.sqlitedb import Database, DatabaseStore
 
 
@@ -32,6 +47,29 @@ class StoreCAS(Protocol):
     async def load(self, run_id: str) -> Snapshot | None: ...
 
     async def save_if_newer(self, snapshot: Snapshot) -> None: ...
+
+
+@runtime_checkable
+class StepsCAS(StoreCAS, Protocol):
+    """A `StoreCAS` that also saves a snapshot by its changed steps (module docstring)."""
+
+    async def save_steps_if_newer(
+        self, run_id: str, seq: int, state: RunState, steps: Sequence[StepRecord]
+    ) -> None: ...
+
+
+def merged(base: Sequence[StepRecord], changed: Sequence[StepRecord]) -> tuple[StepRecord, ...]:
+    """`base` with each changed step in place of the one of its id, new ids appended."""
+    by_id = {s.id: s for s in base}
+    by_id.update((s.id, s) for s in changed)
+    return tuple(by_id.values())
+
+
+def _changes(run_id: object, seq: object, state: object, steps: Sequence[StepRecord]) -> Snapshot:
+    """The changes checked as a snapshot of their own (types, unique ids)."""
+    if isinstance(seq, bool) or not isinstance(seq, int):
+        raise InvalidArgumentError(f"checkpoint: seq must be an int, got {seq!r}")
+    return Snapshot(_run_id(run_id), seq, state, tuple(steps))  # type: ignore[arg-type]
 
 
 def _snapshot(value: object) -> Snapshot:
@@ -65,14 +103,32 @@ class MemoryStore:
             require_newer(snap.run_id, snap.seq, None if stored is None else stored.seq)
             self._runs[snap.run_id] = snap
 
+    async def save_steps_if_newer(
+        self, run_id: str, seq: int, state: RunState, steps: Sequence[StepRecord]
+    ) -> None:
+        change = _changes(run_id, seq, state, steps)
+        with self._lock:
+            stored = self._runs.get(change.run_id)
+            require_newer(change.run_id, change.seq, None if stored is None else stored.seq)
+            base = stored.steps if stored is not None else ()
+            self._runs[change.run_id] = replace(change, steps=merged(base, change.steps))
 
-SCHEMA_VERSION = 1
+
+SCHEMA_VERSION = 2  # 2: checkpoint_steps, the steps saved by their changes
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS checkpoint_snapshots (
         run_id TEXT PRIMARY KEY,
         seq INTEGER NOT NULL,
         state TEXT NOT NULL,
         steps TEXT NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS checkpoint_steps (
+        run_id TEXT NOT NULL,
+        step_id TEXT NOT NULL,
+        status TEXT NOT NULL,
+        digest TEXT NOT NULL,
+        detail TEXT NOT NULL,
+        PRIMARY KEY (run_id, step_id)
     )""",
 )
 
@@ -96,6 +152,7 @@ class SqliteStore(DatabaseStore):
             invalid=InvalidArgumentError,
             busy_timeout=busy_timeout,
             synchronous=synchronous,
+            older=(1,),
         )
 
     async def load(self, run_id: str) -> Snapshot | None:
@@ -105,9 +162,42 @@ class SqliteStore(DatabaseStore):
             row = conn.execute(
                 "SELECT seq, state, steps FROM checkpoint_snapshots WHERE run_id = ?", (key,)
             ).fetchone()
-            return None if row is None else _decode(key, row)
+            if row is None:
+                return None
+            rows = conn.execute(
+                "SELECT step_id, status, digest, detail FROM checkpoint_steps WHERE run_id = ?"
+                " ORDER BY rowid",
+                (key,),
+            ).fetchall()
+            return _decode(key, row, rows)
 
         return await self._db.transact(op, write=False)
+
+    async def save_steps_if_newer(
+        self, run_id: str, seq: int, state: RunState, steps: Sequence[StepRecord]
+    ) -> None:
+        change = _changes(run_id, seq, state, steps)
+
+        def op(conn: sqlite3.Connection) -> None:
+            key = change.run_id
+            row = conn.execute(
+                "SELECT seq FROM checkpoint_snapshots WHERE run_id = ?", (key,)
+            ).fetchone()
+            require_newer(key, change.seq, None if row is None else int(row[0]))
+            conn.execute(
+                "INSERT INTO checkpoint_snapshots (run_id, seq, state, steps)"
+                " VALUES (?, ?, ?, '[]') ON CONFLICT (run_id)"
+                " DO UPDATE SET seq = excluded.seq, state = excluded.state",
+                (key, change.seq, change.state.value),
+            )
+            conn.executemany(
+                "INSERT INTO checkpoint_steps (run_id, step_id, status, digest, detail)"
+                " VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id, step_id) DO UPDATE SET"
+                " status = excluded.status, digest = excluded.digest, detail = excluded.detail",
+                [(key, s.id, s.status.value, s.digest, s.detail) for s in change.steps],
+            )
+
+        await self._db.transact(op, write=True)
 
     async def save_if_newer(self, snapshot: Snapshot) -> None:
         snap = _snapshot(snapshot)
@@ -123,15 +213,22 @@ class SqliteStore(DatabaseStore):
                 " VALUES (?, ?, ?, ?)",
                 (snap.run_id, snap.seq, snap.state.value, body),
             )
+            conn.execute("DELETE FROM checkpoint_steps WHERE run_id = ?", (snap.run_id,))
 
         await self._db.transact(op, write=True)
 
 
-def _decode(run_id: str, row: tuple[object, ...]) -> Snapshot:
+def _decode(
+    run_id: str, row: tuple[object, ...], changed: Sequence[tuple[object, ...]] = ()
+) -> Snapshot:
     seq, state, steps = row
     try:
         if not isinstance(seq, int) or not isinstance(state, str) or not isinstance(steps, str):
             raise InvalidArgumentError("checkpoint: stored columns have the wrong types")
-        return decode(run_id, seq, state, steps)
+        base = decode(run_id, seq, state, steps)
+        if not changed:
+            return base
+        rows = [StepRecord(str(i), StepStatus(str(st)), str(d), str(t)) for i, st, d, t in changed]
+        return replace(base, steps=merged(base.steps, rows))
     except (ValueError, TypeError, json.JSONDecodeError) as exc:
         raise StoreError(f"checkpoint: unreadable snapshot of run {run_id!r}: {exc}") from exc

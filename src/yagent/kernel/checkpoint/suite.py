@@ -1,6 +1,6 @@
 """checkpoint suite: the contract cases every `StoreCAS` implementation runs.
 
-Guarantees: eight named cases, each one clause of the `StoreCAS` contract (and of the `Committer`
+Guarantees: nine named cases, each one clause of the `StoreCAS` contract (and of the `Committer`
 driving it), run on a fresh store from the host's factory. A case fails by raising
 `ContractViolation` (an `AssertionError` that survives `python -O`); nothing ever skips — an
 object that is not a `StoreCAS` is itself a violation.
@@ -17,8 +17,8 @@ import anyio
 
 from yagent.kernel import contractsuite
 from yagent.kernel.checkpoint.committer import Committer
-from yagent.kernel.checkpoint.errors import CheckpointError, StaleSeqError
-from yagent.kernel.checkpoint.store import StoreCAS
+from yagent.kernel.checkpoint.errors import CheckpointError, InvalidArgumentError, StaleSeqError
+from yagent.kernel.checkpoint.store import StepsCAS, StoreCAS
 from yagent.kernel.checkpoint.types import RunState, Snapshot, StepRecord, StepStatus, digest
 from yagent.kernel.contractsuite import Case as Case
 from yagent.kernel.contractsuite import ContractViolation as ContractViolation
@@ -121,6 +121,31 @@ async def committer_sequence(store: StoreCAS) -> None:
     expect(done.seq == 3 and await store.load("r1") == done, "after resync the commit lands")
 
 
+async def steps_merge_over_the_stored_snapshot(store: StoreCAS) -> None:
+    committer = await Committer.open(store, "r1")
+    running = StepRecord("1", StepStatus.RUNNING, detail="loaded")
+    if not isinstance(store, StepsCAS):  # then the committer must say it cannot
+        try:
+            await committer.commit_steps(RunState.ACTIVE, [running])
+        except InvalidArgumentError:
+            return
+        raise ContractViolation("commit_steps was accepted on a store that is not a StepsCAS")
+    done = StepRecord("1", StepStatus.COMPLETED, digest(b"1"))
+    second = StepRecord("2", StepStatus.RUNNING)
+    for change in ([running], [done], [second]):
+        await committer.commit_steps(RunState.ACTIVE, change)
+    want = Snapshot("r1", 3, RunState.ACTIVE, (done, second))
+    expect(await store.load("r1") == want, "the changed steps did not merge over the stored ones")
+    await store.save_if_newer(Snapshot("r1", 4, RunState.ACTIVE, (second,)))  # a whole one
+    ended = StepRecord("2", StepStatus.COMPLETED, digest(b"2"))
+    await store.save_steps_if_newer("r1", 5, RunState.SUCCEEDED, [ended])
+    want = Snapshot("r1", 5, RunState.SUCCEEDED, (ended,))
+    expect(await store.load("r1") == want, "a whole snapshot did not replace the steps before it")
+    behind = store.save_steps_if_newer("r1", 5, RunState.FAILED, [running])
+    await refused("a step change at the stored seq", behind)
+    expect(await store.load("r1") == want, "a refused step change changed the store")
+
+
 CASES: tuple[Case, ...] = tuple(
     Case(fn.__name__, fn)
     for fn in (
@@ -132,6 +157,7 @@ CASES: tuple[Case, ...] = tuple(
         runs_are_independent,
         concurrent_same_seq_one_winner,
         committer_sequence,
+        steps_merge_over_the_stored_snapshot,
     )
 )
 

@@ -203,9 +203,14 @@ _FINDERS: tuple[tuple[Kind, Callable[[str], list[Span]]], ...] = (
 )
 
 
+SHORTEST = 11  # the fewest characters of any finding but an e-mail (a mobile's 11 digits)
+
+
 def scan(text: str, kinds: frozenset[Kind] = ALL_KINDS, *, path: str = "") -> tuple[Finding, ...]:
     """Every validated finding of the wanted kinds in `text`, in order, without overlaps.
     Detection runs on the NFKC-folded text; positions are those of the original `text`."""
+    if len(text) < SHORTEST and "@" not in text and text.isascii():
+        return ()  # ASCII folds to itself; no kind but an e-mail fits in fewer characters
     folded = fold(text)
     found: list[tuple[Kind, Span]] = []
     claimed: list[Span] = []

@@ -1,0 +1,167 @@
+"""A step's records in one transaction, a tool result stored once, and files of schema 1."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from yagent.memory import SessionNotFoundError, SessionStore, ToolCallNotFoundError
+from yagent.memory.log import CONTENT_REF
+
+SCHEMA_1 = Path(__file__).parent / "data" / "sessions_schema1.db"  # written by schema-1 code
+OUTPUT = "line one\nline two\n" * 50
+
+
+def _raw(path: Path, query: str) -> list[tuple[object, ...]]:
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute(query).fetchall()
+    finally:
+        conn.close()
+
+
+def _begins(store: SessionStore) -> list[str]:
+    seen: list[str] = []
+    store._live().set_trace_callback(
+        lambda sql: seen.append(sql) if sql.startswith("BEGIN") else None
+    )
+    return seen
+
+
+def _tool_step(store: SessionStore, sid: str, content: str = OUTPUT) -> None:
+    store.record_tool_call(sid, call_id="c1", name="read_file", arguments="{}", started_at=1.0)
+    seq = store.append_message(
+        sid, {"role": "tool", "tool_call_id": "c1", "name": "read_file", "content": OUTPUT}
+    )
+    payload = {"call_id": "c1", "name": "read_file", "ok": True, "content": content}
+    store.append_event(sid, "tool_result", payload, content_message=seq)
+    store.record_tool_result(
+        sid, "c1", content=content, ok=True, kind=None, ended_at=2.0, content_message=seq
+    )
+
+
+def test_a_batch_is_one_transaction_for_every_call_in_it(store: SessionStore, db_path: Path):
+    sid = store.create_session(workspace="/w").id
+    begins = _begins(store)
+    with store.batch():
+        store.append_message(sid, {"role": "user", "content": "x"})
+        store.append_event(sid, "a", {})
+        store.add_usage(sid, model="m", input_tokens=1, output_tokens=1, cost=None)
+        with store.batch():  # nested: joins the outer one
+            store.append_event(sid, "b", {})
+    assert begins == ["BEGIN IMMEDIATE"]
+    assert [e.type for e in store.events(sid)] == ["a", "b"]
+
+
+def test_a_failing_call_in_a_batch_is_undone_alone(store: SessionStore):
+    sid = store.create_session(workspace="/w").id
+    with store.batch():
+        store.append_event(sid, "kept", {})
+        with pytest.raises(ToolCallNotFoundError):
+            store.record_tool_result(sid, "nope", content="", ok=True, kind=None, ended_at=1.0)
+        with pytest.raises(SessionNotFoundError):
+            store.append_event("0" * 26, "lost", {})
+        store.append_event(sid, "also kept", {})
+    assert [e.type for e in store.events(sid)] == ["kept", "also kept"]
+
+
+def test_an_exception_leaving_a_batch_rolls_all_of_it_back(store: SessionStore):
+    sid = store.create_session(workspace="/w").id
+
+    def failing_step() -> None:
+        with store.batch():
+            store.append_event(sid, "gone", {})
+            store.append_message(sid, {"role": "user", "content": "gone"})
+            raise RuntimeError("the step failed")
+
+    with pytest.raises(RuntimeError):
+        failing_step()
+    assert store.events(sid) == []
+    assert store.messages(sid) == []
+    store.append_event(sid, "after", {})  # the store is usable again
+    assert [e.type for e in store.events(sid)] == ["after"]
+
+
+def test_a_tool_result_is_stored_once_and_read_back_whole(store: SessionStore, db_path: Path):
+    sid = store.create_session(workspace="/w").id
+    _tool_step(store, sid)
+    # on disk: the text once (the message); the event and the call row refer to it
+    stored = _raw(db_path, "SELECT payload FROM events")
+    assert len(stored) == 1
+    assert OUTPUT not in str(stored[0][0])
+    assert json.loads(str(stored[0][0]))[CONTENT_REF] == 1
+    assert _raw(db_path, "SELECT content, content_message FROM tool_calls") == [(None, 1)]
+    assert store.messages(sid)[0]["content"] == OUTPUT  # the one copy
+    # read back: the same records as a copy would give
+    (event,) = store.events(sid)
+    assert event.payload == {"call_id": "c1", "name": "read_file", "ok": True, "content": OUTPUT}
+    (call,) = store.tool_calls(sid)
+    assert call.content == OUTPUT
+    assert call.ok is True
+    exported = store.export_session(sid)
+    assert exported["events"][0]["payload"]["content"] == OUTPUT
+    assert exported["tool_calls"][0]["content"] == OUTPUT
+
+
+def test_a_result_that_differs_from_its_message_keeps_its_own_copy(
+    store: SessionStore, db_path: Path
+):
+    sid = store.create_session(workspace="/w").id
+    masked = OUTPUT.replace("one", "[masked]")  # what pii left of the text for the log
+    _tool_step(store, sid, content=masked)
+    assert _raw(db_path, "SELECT content, content_message FROM tool_calls") == [(masked, None)]
+    (event,) = store.events(sid)
+    assert event.payload["content"] == masked
+    assert CONTENT_REF not in event.payload
+    assert store.tool_calls(sid)[0].content == masked
+
+
+def test_a_payload_may_not_carry_the_reference_key(store: SessionStore):
+    sid = store.create_session(workspace="/w").id
+    with pytest.raises(ValueError, match=CONTENT_REF):
+        store.append_event(sid, "x", {CONTENT_REF: 3})
+    assert store.events(sid) == []
+
+
+def test_a_file_written_by_schema_1_reads_the_same_and_takes_new_records(tmp_path: Path):
+    path = tmp_path / "sessions.db"
+    shutil.copyfile(SCHEMA_1, path)
+    assert _raw(path, "SELECT version FROM schema_version") == [(1,)]
+    with SessionStore(path) as store:
+        (info,) = store.list_sessions()
+        assert info.title == "made by schema 1"
+        assert info.status == "finished"
+        sid = info.id
+        roles = [m["role"] for m in store.messages(sid)]
+        assert roles == ["user", "assistant", "tool"]
+        (call,) = store.tool_calls(sid)
+        assert (call.call_id, call.content, call.ok) == ("c1", "line one\nline two\n", True)
+        result = [e for e in store.events(sid) if e.type == "tool_result"]
+        assert result[0].payload["content"] == "line one\nline two\n"
+        assert store.usage(sid).input_tokens == 10
+        assert store.latest_checkpoint(sid) is not None
+        assert store.export_session(sid)["archive"][0]["payload"] == {"dropped": 1}
+        store.append_message(sid, {"role": "user", "content": "go on"})
+        _tool_step(store, sid)
+        assert [c.content for c in store.tool_calls(sid)] == ["line one\nline two\n", OUTPUT]
+    assert _raw(path, "SELECT version FROM schema_version") == [(2,)]
+
+
+def test_a_long_record_is_stored_packed_and_reads_back_the_same(store: SessionStore, db_path: Path):
+    sid = store.create_session(workspace="/w").id
+    long_text = "".join(f"{n:04d}: the same kind of line again\n" for n in range(80))
+    store.append_message(sid, {"role": "assistant", "content": long_text})
+    store.append_message(sid, {"role": "user", "content": "short"})
+    store.append_event(sid, "note", {"text": long_text})
+    kinds = _raw(db_path, "SELECT typeof(body), length(body) FROM messages ORDER BY seq")
+    assert kinds[0][0] == "blob"
+    assert int(str(kinds[0][1])) * 3 < len(long_text)
+    assert kinds[1][0] == "text"  # short records stay readable text
+    assert _raw(db_path, "SELECT typeof(payload) FROM events") == [("blob",)]
+    assert [m["content"] for m in store.messages(sid)] == [long_text, "short"]
+    assert store.events(sid)[0].payload == {"text": long_text}
+    assert store.rollout_summary(sid).assistant_turns == 1
