@@ -158,10 +158,13 @@ def inspect_hint(home: Path, tmp: Path) -> str:
         rows = store.list_sessions(limit=1)
     sid = rows[0].id[:12] if rows else "<session>"
     env = f"YAGENT_HOME={home}"
+    # the yagent beside this interpreter (the venv `make` made), since it may not be on PATH
+    beside = Path(sys.executable).with_name("yagent")
+    cmd = str(beside) if beside.exists() and shutil.which("yagent") != str(beside) else "yagent"
     return (
         f"\n== inspect the demo's session (kept in {tmp}):\n"
-        f"   {env} yagent sessions show {sid}\n"
-        f"   {env} yagent trace {sid} --html\n"
+        f"   {env} {cmd} sessions show {sid}\n"
+        f"   {env} {cmd} trace {sid} --html\n"
         f"   remove it with: rm -rf {tmp}"
     )
 
