@@ -227,7 +227,8 @@ BROWSER: tuple[Spec, ...] = (
     _spec(
         "browser_screenshot",
         "Save a screenshot of the current tab as a file in the session's browser directory; "
-        "the result gives the path it was saved to.",
+        "the result gives the path it was saved to, and attaches the image when you can see "
+        "images (seen_by_model says whether you did).",
         ScreenshotArgs,
         Tier.WARM,
         "Screenshot the page to a file.",

@@ -3,6 +3,7 @@ real Adapter (JSON arguments, guard chain, result serialisation) — one browser
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from pathlib import Path
@@ -15,8 +16,10 @@ from tests.tools.browser.conftest import adapter_for
 from tests.tools.browser.site import Site
 from yagent.kernel.toolfail import Kind
 from yagent.tools.adapter import ToolContext, ToolResult
-from yagent.tools.browser import session_for
+from yagent.tools.browser import observe, session_for
+from yagent.tools.browser.interact import report
 from yagent.tools.browser.observe import cut_snapshot
+from yagent.tools.mcp.content import VISION_KEY
 
 pytestmark = [pytest.mark.anyio, pytest.mark.browser]
 
@@ -166,6 +169,52 @@ async def test_screenshot_lands_in_the_session_directory(shared: ToolContext, si
     assert (await anyio.Path(jpeg["path"]).read_bytes())[:2] == b"\xff\xd8"
 
 
+async def test_screenshot_is_an_image_part_when_the_model_takes_images(
+    shared: ToolContext, site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await call(shared, "browser_navigate", url=site.url("/"))
+    monkeypatch.setitem(shared.extras, VISION_KEY, True)
+    result = await adapter_for(shared).call("browser_screenshot", '{"path": "seen.png"}', "c")
+    assert result.ok, result.content
+    out = json.loads(result.content)
+    assert out["seen_by_model"] is True
+    assert "attached" in out["note"]
+    saved = await anyio.Path(out["path"]).read_bytes()
+    assert len(result.images) == 1
+    mime, data = result.images[0]
+    assert mime == "image/png"
+    assert base64.b64decode(data) == saved, "the model sees exactly the saved file"
+    jpeg = await adapter_for(shared).call("browser_screenshot", '{"path": "seen.jpg"}', "c")
+    assert jpeg.images[0][0] == "image/jpeg"
+    monkeypatch.setattr(observe, "IMAGE_BYTES", 10)
+    big = await adapter_for(shared).call("browser_screenshot", "{}", "c")
+    assert big.ok
+    assert big.images == ()
+    over = json.loads(big.content)
+    assert over["seen_by_model"] is False
+    assert "over the 10 byte limit" in over["note"]
+    assert (await anyio.Path(over["path"]).stat()).st_size == over["bytes"]
+
+
+async def test_screenshot_without_vision_has_no_image_part(
+    shared: ToolContext, site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await call(shared, "browser_navigate", url=site.url("/"))
+    monkeypatch.setitem(shared.extras, VISION_KEY, False)
+    result = await adapter_for(shared).call("browser_screenshot", "{}", "c")
+    assert result.ok
+    assert result.images == ()
+    assert json.loads(result.content)["seen_by_model"] is False
+
+
+async def test_a_refusal_note_keeps_the_result_note(shared: ToolContext, site: Site) -> None:
+    await call(shared, "browser_navigate", url=site.url("/"))
+    session = session_for(shared)
+    refused = [{"url": "http://169.254.169.254/x.png", "reason": "metadata", "layer": "proxy"}]
+    out = await report(session, await session.page(), {"note": "image attached"}, refused)
+    assert out["note"].startswith("image attached; the network guard refused 1 request")
+
+
 async def test_eval_returns_a_value(shared: ToolContext, site: Site) -> None:
     await call(shared, "browser_navigate", url=site.url("/"))
     shared.surface.guard.allow_tool_for_session("browser_eval")  # the person said yes
@@ -183,8 +232,6 @@ async def test_eval_returns_a_value(shared: ToolContext, site: Site) -> None:
 async def test_eval_values_are_capped(
     shared: ToolContext, site: Site, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from yagent.tools.browser import observe
-
     monkeypatch.setattr(observe, "EVAL_MAX_CHARS", 100)
     shared.surface.guard.allow_tool_for_session("browser_eval")
     out = await call(shared, "browser_eval", expression="'y'.repeat(500)")

@@ -54,10 +54,11 @@ async def report(
     )
     if blocked:
         out["blocked"] = blocked
-        out["note"] = (
+        refused = (
             f"the network guard refused {len(blocked)} request(s) the page made; "
             "it may be incomplete"
         )
+        out["note"] = f"{out['note']}; {refused}" if out.get("note") else refused
     return out
 
 

@@ -6,8 +6,11 @@ Contract:
   `max_chars` on a line boundary; a cut result says so in the text and in `truncated`.
 - `screenshot` writes only inside the session's browser directory (`shots.converge`); the result
   gives the path actually written and, when the requested one was not used, a note and the
-  request. Tool results reach the model as text, so the image itself is not shown to it: the
-  result says so (`seen_by_model: false` and a note pointing to `browser_snapshot`).
+  request. When the host says the model takes images (`VISION_KEY`, from `[llm] vision` or the
+  provider) the image also travels with the result as an image part (`WithImages`,
+  `seen_by_model: true`); otherwise — or when it is over `IMAGE_BYTES` — it is only saved, and
+  the result says so (`seen_by_model: false` and a note saying why, pointing to
+  `browser_snapshot`).
 - `eval` returns the JSON value of the expression (round-tripped through JSON, so the adapter can
   always serialise it), cut at `EVAL_MAX_CHARS` with `truncated` set. The guard has already asked
   the user (the spec's `always_authorize`).
@@ -17,20 +20,28 @@ Contract:
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any, Literal
 
 from yagent.kernel.toolfail import Kind, ToolFailure
-from yagent.tools.adapter import ToolContext
+from yagent.tools.adapter import ToolContext, WithImages
 from yagent.tools.browser.interact import report
 from yagent.tools.browser.session import session_for
 from yagent.tools.browser.shots import converge
+from yagent.tools.mcp.content import IMAGE_BYTES, VISION_KEY
 from yagent.toolspec import browser as b
 
 EVAL_MAX_CHARS = 20_000  # seam: the serialised value returned to the model, at most
 IMAGE_NOTE = (
-    "the image was saved for the person at `path`; you cannot see images in this version "
-    "(tool results reach you as text): read the page with browser_snapshot"
+    "the image was saved for the person at `path`; this model does not take images (tool "
+    "results reach it as text): read the page with browser_snapshot"
+)
+SHOWN_NOTE = "the image is attached to this result; it is also saved at `path`"
+LARGE_NOTE = (
+    "the image was saved at `path` but not attached: it is over the {limit} byte limit for "
+    "images given to the model; take the viewport (full_page false) or a .jpg, or read the page "
+    "with browser_snapshot"
 )
 
 
@@ -57,23 +68,31 @@ async def snapshot(ctx: ToolContext, args: b.SnapshotArgs) -> dict[str, Any]:
     return await report(session, page, out)
 
 
-async def screenshot(ctx: ToolContext, args: b.ScreenshotArgs) -> dict[str, Any]:
+async def screenshot(ctx: ToolContext, args: b.ScreenshotArgs) -> dict[str, Any] | WithImages:
     session = session_for(ctx)
     page = await session.page()
     target, note = converge(session.root, args.path)
     fmt: Literal["jpeg", "png"] = "jpeg" if target.suffix.lower() in (".jpg", ".jpeg") else "png"
     async with session.acting():
         data = await page.screenshot(path=target, full_page=args.full_page, type=fmt)
+    vision = ctx.extras.get(VISION_KEY) is True
+    attach = vision and len(data) <= IMAGE_BYTES
+    explain = (
+        SHOWN_NOTE if attach else LARGE_NOTE.format(limit=IMAGE_BYTES) if vision else IMAGE_NOTE
+    )
     out: dict[str, Any] = {
         "path": str(target),
         "bytes": len(data),
         "format": fmt,
-        "seen_by_model": False,
-        "note": IMAGE_NOTE,
+        "seen_by_model": attach,
+        "note": explain,
     }
     if note:
         out.update(requested=args.path, path_note=note)
-    return await report(session, page, out)
+    out = await report(session, page, out)
+    if not attach:
+        return out
+    return WithImages(out, ((f"image/{fmt}", base64.b64encode(data).decode("ascii")),))
 
 
 async def evaluate(ctx: ToolContext, args: b.EvalArgs) -> dict[str, Any]:
