@@ -75,6 +75,24 @@ def test_level_4_repair_marks_low(text: str) -> None:
     assert parsed.report.agent == "worker-1"
 
 
+APOSTROPHES = (
+    "Done:\n{'agent': 'worker-1', 'status': 'done', 'summary': 'It isn't cached; won't be.', "
+    "'findings': [{'title': 'Build isn't won't config.', 'severity': 'low'}], "
+    "'evidence': [{'kind': 'file', 'ref': 'src/a.py', 'excerpt': 'it isn't.'}], "
+    "'confidence': 'high', 'next_steps': ['Index won't index.', 'Say \"hi\" don\\'t.']}"
+)
+
+
+def test_single_quoted_values_with_apostrophes_are_read_as_written() -> None:
+    parsed = parse_report(APOSTROPHES)
+    assert parsed.level is Level.REPAIRED
+    assert parsed.report.confidence == "low"
+    assert parsed.report.summary == "It isn't cached; won't be."
+    assert parsed.report.findings[0].title == "Build isn't won't config."
+    assert parsed.report.evidence[0].excerpt == "it isn't."
+    assert list(parsed.report.next_steps) == ["Index won't index.", 'Say "hi" don\'t.']
+
+
 def test_repair_never_keeps_the_claimed_confidence() -> None:
     parsed = parse_report(TEXT[:-1] + ",}")
     assert "claimed 'high'" in parsed.notes[0]

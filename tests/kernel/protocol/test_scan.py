@@ -71,3 +71,18 @@ def test_structureless_shapes_are_refused(text: str, reason: str) -> None:
     problem = structure_problem(text)
     assert problem is not None
     assert reason in problem
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("{'a': 'it's fine', 'b': ['won't', 'x']}", '{"a": "it\'s fine", "b": ["won\'t", "x"]}'),
+        ("{'a': 'say \"hi\" don\\'t'}", '{"a": "say \\"hi\\" don\'t"}'),
+        ('{"a": "it\'s", \'b\': 1}', '{"a": "it\'s", "b": 1}'),  # double-quoted: as written
+        ("{'a': 'cut off", '{"a": "cut off'),  # an unclosed string stays unclosed
+        ("{'a': 'ends in \\'", '{"a": "ends in \''),  # an escaped quote closes nothing
+        ('{"a": 1}', '{"a": 1}'),
+    ],
+)
+def test_requote_writes_single_quoted_strings_as_json(text: str, want: str) -> None:
+    assert scan.requote(text) == want

@@ -7,9 +7,11 @@ Levels, tried in order; the first JSON object that validates as a report wins:
 4. REPAIRED — `json_repair` rebuilds an object from a fence body, a balanced span or the text
    from its first `{` (truncated output); only candidates that pass the structure gate are tried
    (`scan.structure_problem`): text with no object, or a key without a colon, is never
-   "repaired" into a report. The repaired values are validated as written (an empty value
-   repair had to invent for an optional field counts as absent); then the report's confidence
-   is set to "low", whatever the model claimed (the note says what it claimed).
+   "repaired" into a report. Single-quoted strings are read the way the gate reads them
+   (`scan.requote`: an apostrophe inside a value does not end it) before repair. The repaired
+   values are validated as written (an empty value repair had to invent for an optional field
+   counts as absent); then the report's confidence is set to "low", whatever the model claimed
+   (the note says what it claimed).
 5. `NotReportError` — with the reason of every try; `SchemaError` (a subclass) when an object was
    found but broke the whitelist, listing the violations of the first such object.
 Guarantees: `parse_report` raises nothing but `NotReportError` (and its subclass), whatever the
@@ -120,7 +122,7 @@ def parse_report(text: str, *, whitelist: Whitelist | None = None) -> Parsed:
             if problem is not None:
                 reasons.append(f"{level.name.lower()}: {problem}")
                 continue
-            obj = _repair(candidate)
+            obj = _repair(scan.requote(candidate))
         else:
             obj = _loads(candidate)
         if not isinstance(obj, dict):

@@ -9,6 +9,11 @@ Guarantees:
   structurally unrepairable — no `{`, or an object key that is not followed by a colon (`{"a"
   "b"}`, `{agent x}`): repairing those would invent structure the text never had. Missing values,
   commas, closing brackets, quotes styles and truncation are repairable and pass.
+- `requote(candidate)` rewrites the single-quoted strings that walk finds as JSON double-quoted
+  strings, closing a value where the gate does (its quote followed by `,`, `}`, `]` or the end):
+  so `'isn't'` stays one string for the repair that follows instead of ending at the apostrophe.
+  Inside, `\'` becomes `'` and `"` is escaped; other escapes are kept. Double-quoted strings,
+  bare words and an unclosed string's missing end are left as written (repair's business).
 """
 
 from __future__ import annotations
@@ -96,10 +101,17 @@ class _Gate:
     def __init__(self, text: str) -> None:
         self.text = text
         self.stack: list[list[str]] = []  # per open container: [kind, what comes next]
+        self.single: list[tuple[int, int]] = []  # single-quoted strings walked: (start, end)
+
+    def string(self, pos: int, *, value: bool) -> int:
+        end = _skip_string(self.text, pos, value=value)
+        if self.text[pos] == "'":
+            self.single.append((pos, end))
+        return end
 
     def key(self, pos: int) -> int:
         if self.text[pos] in _QUOTES:
-            return _skip_string(self.text, pos, value=False)
+            return self.string(pos, value=False)
         match = _BARE_KEY_END.search(self.text, pos)
         assert match is not None  # `$` always matches
         return match.start()
@@ -110,7 +122,7 @@ class _Gate:
             self.stack.append(["o", "key"] if char == "{" else ["a", "value"])
             return pos + 1
         if char in _QUOTES:
-            return _skip_string(self.text, pos, value=True)
+            return self.string(pos, value=True)
         match = _BARE_VALUE_END.search(self.text, pos + 1)
         assert match is not None
         return match.start()
@@ -159,3 +171,39 @@ class _Gate:
 def structure_problem(candidate: str) -> str | None:
     """Why `candidate` is structurally beyond repair, or None when repair may try it."""
     return _Gate(candidate).run()
+
+
+def _json_string(body: str) -> str:
+    """The inside of a single-quoted string as the inside of a JSON double-quoted one."""
+    out: list[str] = []
+    pos = 0
+    while pos < len(body):
+        char = body[pos]
+        if char == "\\" and pos + 1 < len(body):
+            pair = body[pos : pos + 2]
+            out.append("'" if pair == "\\'" else pair)
+            pos += 2
+            continue
+        out.append('\\"' if char == '"' else char)
+        pos += 1
+    return "".join(out)
+
+
+def requote(candidate: str) -> str:
+    """`candidate` with its single-quoted strings written as JSON strings (see the contract)."""
+    if "'" not in candidate:
+        return candidate
+    gate = _Gate(candidate)
+    gate.run()
+    parts: list[str] = []
+    last = 0
+    for start, end in gate.single:
+        body = candidate[start + 1 : end - 1]
+        escaped = (len(body) - len(body.rstrip("\\"))) % 2 == 1
+        closed = end - 1 > start and candidate[end - 1] == "'" and not escaped
+        stop = end - 1 if closed else end
+        parts.append(candidate[last:start])
+        parts.append('"' + _json_string(candidate[start + 1 : stop]) + ('"' if closed else ""))
+        last = end
+    parts.append(candidate[last:])
+    return "".join(parts)
