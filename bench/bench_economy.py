@@ -9,12 +9,19 @@ instantly from a script (the summariser too). Tokens are the economy's own estim
 prompt, tool definitions, messages — summariser requests included on the economy side.
 
 - without: `LoopConfig.context = None` — the history is sent as it grows.
+- truncate: the peer a user would otherwise have — the same requests as "without", each cut to
+  the window by dropping its oldest turns (an assistant message with its tool results, never the
+  task) until it fits. Truncation depends only on the history it cuts, so cutting the "without"
+  requests is exactly what that peer sends; what it costs is memory: the figure counts the tool
+  results the last request no longer holds in any form (the economy keeps them in a summary).
 - with: the app's economy (`app.economy.context_settings`) at a `WINDOW`-token window: outputs
   above `MAX_OUTPUT` characters spilled, the image offloaded after its first sighting,
   compaction at 80 % of the room.
-Figures (JSON lines): total tokens sent each way and their ratio, the largest single request
-each way against the window, and how many compactions, spills and offloads it took. Every run is
-checked (all steps made, the exit reached, the economy's requests within the window).
+Figures (JSON lines, `benchlib`): total tokens sent each way and their ratios, the largest single
+request each way against the window (bound: the economy's ≤ the window less the output reserve),
+how many tool results the truncating peer no longer holds at the end, and how many compactions,
+spills and offloads the economy took. Every run is checked (all steps made, the exit reached, the
+economy's requests within the window).
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from typing import Any
 
 import anyio
 
+from benchlib import Report
 from yagent.agents import catalog
 from yagent.agents.context import system_prompt
 from yagent.agents.loop import LoopConfig, run_agent_loop
@@ -36,7 +44,7 @@ from yagent.agents.results import Status
 from yagent.app import economy
 from yagent.app.config import Config
 from yagent.kernel.budget import approx_tokens
-from yagent.llm import Request
+from yagent.llm import Message, Request
 from yagent.llm.scripted import ScriptedEngine, call, say
 from yagent.tools import registry
 from yagent.tools.adapter import Adapter, ToolContext
@@ -62,6 +70,30 @@ def request_tokens(request: Request) -> int:
         for m in request.messages
     )
     return approx_tokens(request.system) + tools + messages
+
+
+def message_tokens(message: Message) -> int:
+    return approx_tokens(message.content) + sum(
+        approx_tokens(c.arguments) for c in message.tool_calls
+    )
+
+
+def truncated(request: Request, limit: int) -> tuple[int, int]:
+    """`request`'s tokens once its oldest turns are dropped to fit `limit`, and how many tool
+    results it dropped. The task (the first user message) is always kept."""
+    fixed = request_tokens(Request(system=request.system, messages=(), tools=request.tools))
+    messages = list(request.messages)
+    head = [m for m in messages[:1] if m.role == "user"]
+    rest = messages[len(head) :]
+    size = fixed + sum(message_tokens(m) for m in messages)
+    dropped = 0
+    while size > limit and rest:
+        turn = [rest.pop(0)]
+        while rest and rest[0].role == "tool":
+            turn.append(rest.pop(0))
+        size -= sum(message_tokens(m) for m in turn)
+        dropped += sum(1 for m in turn if m.role == "tool")
+    return size, dropped
 
 
 async def session(workspace: Path, state: Path, *, with_economy: bool) -> dict[str, Any]:
@@ -127,6 +159,7 @@ async def session(workspace: Path, state: Path, *, with_economy: bool) -> dict[s
         raise BenchError(f"the session ended {result.status} after {result.steps}: {result.error}")
     sizes = [request_tokens(r) for _, r in engine.requests]
     limit = context.window - context.reserve_output
+    cut = [truncated(r, limit) for _, r in engine.requests]
     kinds = [k for k, _ in events]
     if with_economy and max(sizes) > limit:
         raise BenchError(f"a request of {max(sizes)} tokens exceeded the window {limit}")
@@ -138,6 +171,9 @@ async def session(workspace: Path, state: Path, *, with_economy: bool) -> dict[s
         "spilled": sum(1 for k, p in events if k == "tool_result" and "spilled" in p),
         "offloaded": kinds.count("offload"),
         "limit": limit,
+        "truncated_sent": sum(size for size, _ in cut),
+        "truncated_peak": max(size for size, _ in cut),
+        "truncated_forgot": cut[-1][1],
     }
 
 
@@ -147,21 +183,46 @@ async def main() -> int:
         (root / "ws").mkdir()
         without = await session(root / "ws", root / "state0", with_economy=False)
         with_ = await session(root / "ws", root / "state1", with_economy=True)
-    figures = [
-        {"name": "economy_tokens_sent", "value": with_["sent"], "unit": "tokens",
-         "peer": "no economy", "peer_value": without["sent"],
-         "ratio": round(with_["sent"] / without["sent"], 4), "steps": STEPS},
-        {"name": "economy_peak_request", "value": with_["peak"], "unit": "tokens",
-         "bound": with_["limit"], "within": "max", "pass": with_["peak"] <= with_["limit"],
-         "ratio": round(with_["peak"] / with_["limit"], 4),
-         "peer_value": without["peak"]},
-        {"name": "economy_actions", "value": with_["compactions"], "unit": "compactions",
-         "spilled_outputs": with_["spilled"], "offload_events": with_["offloaded"],
-         "requests": with_["requests"], "peer_requests": without["requests"]},
-    ]  # fmt: skip
-    for figure in figures:
-        print(json.dumps(figure))
-    return 0 if with_["peak"] <= with_["limit"] else 1
+    bench = Report()
+    bench.figure(
+        "economy_tokens_sent",
+        with_["sent"],
+        "tokens",
+        peer="no economy",
+        peer_value=without["sent"],
+        ratio=round(with_["sent"] / without["sent"], 4),
+        truncate_peer_value=without["truncated_sent"],
+        ratio_to_truncate=round(with_["sent"] / without["truncated_sent"], 4),
+        steps=STEPS,
+    )
+    bench.figure(
+        "economy_peak_request",
+        with_["peak"],
+        "tokens",
+        bound=with_["limit"],
+        within="max",
+        ratio=round(with_["peak"] / with_["limit"], 4),
+        peer_value=without["peak"],
+        truncate_peer_value=without["truncated_peak"],
+    )
+    bench.figure(
+        "economy_truncate_peer_forgets",
+        without["truncated_forgot"],
+        "tool results absent from the last request",
+        of=STEPS,
+        note="the truncating peer drops the oldest turns outright; the economy keeps them in "
+        "a summary (0 forgotten outright)",
+    )
+    bench.figure(
+        "economy_actions",
+        with_["compactions"],
+        "compactions",
+        spilled_outputs=with_["spilled"],
+        offload_events=with_["offloaded"],
+        requests=with_["requests"],
+        peer_requests=without["requests"],
+    )
+    return bench.exit_code()
 
 
 if __name__ == "__main__":
