@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import difflib
 
+from yagent.toolspec import claudetools
+
 PRE_TOOL_USE = "pre_tool_use"
 POST_TOOL_USE = "post_tool_use"
 USER_PROMPT_SUBMIT = "user_prompt_submit"
@@ -43,17 +45,6 @@ CLAUDE_ONLY = frozenset(
     {"Notification", "PermissionRequest", "PostToolUseFailure", "SubagentStart", "Setup"}
 )
 _BY_CLAUDE = {claude: ours for ours, claude in CLAUDE_NAMES.items()}
-
-# Claude Code's tool names for yagent's tools (a Claude matcher is tested against both).
-CLAUDE_TOOLS: dict[str, tuple[str, ...]] = {
-    "run_bash": ("Bash",),
-    "read_file": ("Read",),
-    "write_file": ("Write",),
-    "search_replace_in_file": ("Edit", "MultiEdit"),
-    "search": ("Grep",),
-    "list_dir": ("LS",),
-    "web_fetch": ("WebFetch",),
-}
 
 
 class UnknownEventError(ValueError):
@@ -90,4 +81,4 @@ def claude_name(event: str) -> str:
 
 
 def tool_aliases(tool: str) -> tuple[str, ...]:
-    return CLAUDE_TOOLS.get(tool, ())
+    return claudetools.claude_names(tool)

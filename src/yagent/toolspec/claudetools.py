@@ -43,6 +43,14 @@ UNSUPPORTED: dict[str, str] = {
     "ExitPlanMode": "yagent has no plan mode",
     "SlashCommand": "yagent has no slash commands",
 }
+
+
+def claude_names(tool: str) -> tuple[str, ...]:
+    """Claude Code's names for yagent's `tool` — those whose first yagent counterpart it is (a
+    Claude-style hook matcher is tested against these as well as yagent's own name)."""
+    return tuple(claude for claude, ours in CLAUDE_TOOLS.items() if ours[0] == tool)
+
+
 _RULE = re.compile(r"^\s*([A-Za-z_][\w-]*)\s*(?:\((.*)\))?\s*$")
 
 

@@ -162,7 +162,7 @@ async def test_links_out_ask_and_refusal_touches_nothing(
     ]:
         res = await a.call(name, args)
         assert not res.ok, (name, args)
-        assert body(res)["kind"] == "permission"
+        assert body(res)["kind"] == "needs_approval"  # nobody could be asked
         assert "outside the workspace" in body(res)["error"]
         assert "OUTSIDE-SECRET" not in res.content
     assert_outside_untouched(outside)

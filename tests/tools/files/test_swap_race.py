@@ -101,10 +101,10 @@ async def test_writes_never_land_outside(
         res = await a.call("write_file", {"path": f"d/pwn{i}.txt", "content": "x"})
         seen[outcome(res.content, res.ok)] += 1
     assert_outside_intact(outside)
-    assert set(seen) <= {"ok", "permission", "conflict"}, seen
+    assert set(seen) <= {"ok", "needs_approval", "conflict"}, seen
     assert seen["ok"] == len(list(inside.glob("pwn*.txt")))
     assert seen["ok"], f"the race did not happen: {seen}"
-    assert seen["permission"], f"the race did not happen: {seen}"
+    assert seen["needs_approval"], f"the race did not happen: {seen}"
 
 
 async def test_edits_never_change_outside(
@@ -120,9 +120,9 @@ async def test_edits_never_change_outside(
         assert "OUTSIDE" not in res.content
         seen[outcome(res.content, res.ok)] += 1
     assert_outside_intact(outside)
-    assert set(seen) <= {"ok", "permission", "conflict", "not_found"}, seen
+    assert set(seen) <= {"ok", "needs_approval", "conflict", "not_found"}, seen
     assert seen["ok"], f"the race did not happen: {seen}"
-    assert seen["permission"], f"the race did not happen: {seen}"
+    assert seen["needs_approval"], f"the race did not happen: {seen}"
 
 
 async def test_reads_never_return_outside_content(
@@ -138,6 +138,6 @@ async def test_reads_never_return_outside_content(
             assert "inside A" in json.loads(res.content)["content"]
         seen[outcome(res.content, res.ok)] += 1
     assert_outside_intact(outside)
-    assert set(seen) <= {"ok", "permission", "conflict"}, seen
+    assert set(seen) <= {"ok", "needs_approval", "conflict"}, seen
     assert seen["ok"], f"the race did not happen: {seen}"
-    assert seen["permission"], f"the race did not happen: {seen}"
+    assert seen["needs_approval"], f"the race did not happen: {seen}"
