@@ -5,9 +5,17 @@ inside a tool batch, which would leave half-done side effects). While paused it 
 cancelling anything and freezes the run's activity monitor; `resume()` continues in place;
 `abandon()` ends the wait with `PauseAbandonedError`, which the loop reports as "paused" — stopped
 at a step boundary with every tool call of the last batch committed, so a resume can continue.
+
+A model request is the one thing that may be cut mid-way: it has no side effect, so waiting for
+it only delays a person's stop. `interruptible()` wraps it: `abandon()` cancels the scope at once
+and the request ends with `PauseAbandonedError` (the run then stops as "paused", the request's
+partial reply discarded). Tool batches are never wrapped — they finish or drain.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import anyio
 
@@ -23,6 +31,7 @@ class PauseGate:
         self._paused = False
         self._abandoned = False
         self._changed = anyio.Event()
+        self._requests: set[anyio.CancelScope] = set()
 
     @property
     def paused(self) -> bool:
@@ -43,6 +52,23 @@ class PauseGate:
     def abandon(self) -> None:
         self._abandoned = True
         self._changed.set()
+        for scope in list(self._requests):
+            scope.cancel()
+
+    @contextmanager
+    def interruptible(self) -> Iterator[None]:
+        """A model request that `abandon()` cuts at once (`PauseAbandonedError` after it)."""
+        if self._abandoned:
+            raise PauseAbandonedError("the run was stopped before its model request")
+        scope = anyio.CancelScope()
+        self._requests.add(scope)
+        try:
+            with scope:
+                yield
+        finally:
+            self._requests.discard(scope)
+        if scope.cancelled_caught:
+            raise PauseAbandonedError("the run was stopped during its model request")
 
     async def wait(self, monitor: Monitor | None = None) -> None:
         if self._abandoned:

@@ -123,15 +123,21 @@ async def run_turn(
     resume: Decision | None = None,
 ) -> tuple[str, AgentResult | None]:
     """One task in `app`, as a drainable turn; None as result when the drain had to force-stop
-    it. After a SIGTERM the process exits (143) once the turn is drained."""
+    it. The session is created here, before the turn, when none is given: its id comes back
+    even from a turn that was stopped, so the conversation goes on in it. After a SIGTERM the
+    process exits (143) once the turn is drained."""
+    if session_id is None:
+        session_id = app.new_session(task, agent)
     outcome: list[tuple[str, AgentResult]] = []
     turns = drain.TurnGroup()
     signals: list[int] = []
+    renderer.interrupted = False
     async with anyio.create_task_group() as tg:
         tg.start_soon(renderer.pump, app)
 
         def first(signum: int) -> None:
             signals.append(signum)
+            renderer.interrupted = True
             tg.start_soon(_drain, app, turns)
 
         tg.start_soon(_interrupts, first)
@@ -147,7 +153,7 @@ async def run_turn(
         sys.stderr.write("yagent: shut down after draining the turn\n")
         raise SystemExit(143)
     if not outcome:
-        return session_id or "", None
+        return session_id, None
     return outcome[0]
 
 
@@ -273,7 +279,9 @@ async def interactive(
             if not task.strip():
                 continue
             session_id, result = await run_turn(app, renderer, task, session_id, opts.agent)
-            if result is None:
-                renderer.console.print("[yellow]turn cancelled[/]")
+            if result is None or renderer.interrupted:
+                renderer.console.print(
+                    "[yellow]turn stopped[/] — the conversation is kept; the next task continues it"
+                )
             else:
                 renderer.final(session_id, result)
