@@ -1,6 +1,7 @@
 """The `yagent` command.
 
-    yagent                      interactive session in the current directory
+    yagent [--plain]            interactive session in the current directory (docs/usage.md:
+                                keys, /commands; --plain or TERM=dumb: plain text, no colour)
     yagent run "task" [-y|-Y] [--json] [--agent NAME]   (task `-` or piped: read from stdin)
     yagent fanout PLAN.toml [-y] [--json] [--max-parallel N]   parallel sub-agents, each
                                 confined to the worktree it declares (exit 2: plan refused)
@@ -26,6 +27,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import anyio
 import click
@@ -37,7 +39,7 @@ from yagent.cli import commands
 from yagent.cli.fanout import fanout
 from yagent.cli.memory import memory
 from yagent.cli.reconcile import reconcile
-from yagent.cli.runner import Options, interactive, replay_engine, run_once
+from yagent.cli.runner import Options, replay_engine, run_once
 from yagent.cli.trace import trace
 from yagent.cli.trust import trust_command
 from yagent.kernel.sqlitefile import UnusableFileError
@@ -69,15 +71,12 @@ def _ask() -> object:
     return _ask_tty if sys.stdin.isatty() else None
 
 
-async def _read_task() -> str | None:
-    from prompt_toolkit import PromptSession
+def _interactive(opts: Options, plain: bool, **resume: Any) -> int:
+    """The interactive session (prompt-toolkit is imported only on this path)."""
+    from yagent.cli.repl import interactive
 
-    try:
-        return await PromptSession[str]().prompt_async("yagent> ")
-    except EOFError:
-        return None
-    except KeyboardInterrupt:
-        return ""
+    plain = plain or os.environ.get("TERM") == "dumb"
+    return anyio.run(lambda: interactive(opts, plain=plain, **resume))
 
 
 workspace_option = click.option(
@@ -93,6 +92,11 @@ full_option = click.option(
     "-Y", "full", is_flag=True, help="Full autonomy: -y, and the agent never asks questions."
 )
 agent_option = click.option("--agent", help="Agent to run (coding, chat, repo, devops, custom).")
+plain_option = click.option(
+    "--plain",
+    is_flag=True,
+    help="Plain text for screen readers: no colour, no Markdown, no status bar (also TERM=dumb).",
+)
 
 
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
@@ -101,16 +105,22 @@ agent_option = click.option("--agent", help="Agent to run (coding, chat, repo, d
 @yes_option
 @full_option
 @agent_option
+@plain_option
 @click.pass_context
 def cli(
-    ctx: click.Context, workspace: str | None, yes: bool, full: bool, agent: str | None
+    ctx: click.Context,
+    workspace: str | None,
+    yes: bool,
+    full: bool,
+    agent: str | None,
+    plain: bool,
 ) -> None:
     """yagent: a multi-agent coding agent for the terminal."""
     if ctx.invoked_subcommand is None:
         opts = _options(workspace, yes, full, False, agent)
         if not sys.stdin.isatty():  # `yagent < task.txt`: the task is the input, run once
             _run_task(opts, _stdin_task(), None)
-        ctx.exit(anyio.run(lambda: interactive(opts, ask=_ask_tty, read_task=_read_task)))
+        ctx.exit(_interactive(opts, plain))
 
 
 def _stdin_task() -> str:

@@ -16,7 +16,7 @@ import os
 import re
 import signal
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -31,7 +31,6 @@ from yagent.app.assemble import App, open_app
 from yagent.app.config import ConfigError, load
 from yagent.app.durable import Decision
 from yagent.app.engines import keyless_notice
-from yagent.app.runtrack import continuation_task
 from yagent.cli.render import Ask, Renderer
 from yagent.kernel import drain
 from yagent.llm.replay import Recording, ReplayEngine
@@ -248,40 +247,3 @@ def report_divergences(renderer: Renderer, engine: ReplayEngine) -> None:
         )
     if not engine.divergences:
         renderer.console.print("[green]replay matched the recording[/]")
-
-
-async def interactive(
-    opts: Options,
-    *,
-    ask: Ask,
-    read_task: Callable[[], Awaitable[str | None]],
-    session_id: str | None = None,
-    resume: Decision | None = None,
-) -> int:
-    """The REPL: each line is a task continuing the same session; an empty read ends it.
-    With `resume` (a CONTINUE decision), the interrupted run is continued first."""
-    renderer = Renderer(json_mode=False, ask=ask)
-    async with cli_app(opts, renderer) as app:
-        renderer.console.print(
-            f"[bold]yagent[/] in {opts.workspace} · model {app.engine.model} · "
-            "Ctrl-C cancels a turn, twice exits, Ctrl-D quits"
-        )
-        if resume is not None:
-            session_id, result = await run_turn(
-                app, renderer, continuation_task(resume), session_id, None, resume=resume
-            )
-            if result is not None:
-                renderer.final(session_id, result)
-        while True:
-            task = await read_task()
-            if task is None:
-                return 0
-            if not task.strip():
-                continue
-            session_id, result = await run_turn(app, renderer, task, session_id, opts.agent)
-            if result is None or renderer.interrupted:
-                renderer.console.print(
-                    "[yellow]turn stopped[/] — the conversation is kept; the next task continues it"
-                )
-            else:
-                renderer.final(session_id, result)

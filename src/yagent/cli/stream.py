@@ -10,6 +10,10 @@ Contract:
   untagged segment (a retried stream's superseded deltas are then corrected: a `replace` is
   shown on a new line marked as a correction), flushes everything and starts the next turn.
 - `tick()` shows what has waited long enough (the pump calls it while no event arrives).
+- With `markdown` (the interactive terminal), the answer is rendered as Markdown block by block
+  while it streams: a block (up to a blank line outside a code fence) is printed once complete,
+  the rest when the turn ends. Without it (one-shot runs, `--plain`) the text is written as it
+  comes.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from collections.abc import Iterable
 from typing import TextIO
 
 from rich.console import Console
+from rich.markdown import Markdown
 from rich.text import Text
 
 from yagent.kernel import delta
@@ -36,12 +41,15 @@ class StreamView:
         *,
         min_interval: float = MIN_INTERVAL,
         clock: delta.Clock | None = None,
+        markdown: bool = False,
     ) -> None:
         self._out = out
         self._console = console
         self._interval = min_interval
         self._clock = clock
         self._channel: str | None = None  # the channel the terminal line is in, None: none
+        self._markdown = markdown
+        self._pending = ""  # answer text of an unfinished Markdown block
         self._new_turn()
 
     def _new_turn(self) -> None:
@@ -78,21 +86,50 @@ class StreamView:
         self._new_turn()
 
     def break_line(self) -> None:
-        if self._channel is not None:
+        self._flush_markdown()
+        if self._channel is not None and not (self._markdown and self._channel == ANSWER):
             self._out.write("\n")
             self._out.flush()
-            self._channel = None
+        self._channel = None
+
+    def _flush_markdown(self, *, whole: bool = True) -> None:
+        """Print the complete blocks of the pending answer (all of it when `whole`)."""
+        if not self._pending:
+            return
+        cut = len(self._pending) if whole else _last_block_end(self._pending)
+        if cut <= 0:
+            return
+        block, self._pending = self._pending[:cut], self._pending[cut:]
+        if block.strip():
+            self._console.print(Markdown(block.strip("\n")))
 
     def _show(self, emits: Iterable[delta.Emit]) -> None:
         for emit in emits:
             if emit.replace:
+                self._pending = ""  # superseded before it was shown
                 self.break_line()
                 self._console.print(Text("(corrected) ", style="yellow"), end="")
             elif self._channel is not None and self._channel != emit.channel:
                 self.break_line()
             if emit.channel == REASONING:
                 self._console.print(Text(emit.text, style="dim"), end="")
+            elif self._markdown:
+                self._pending += emit.text
+                self._flush_markdown(whole=False)
             else:
                 self._out.write(emit.text)
                 self._out.flush()
             self._channel = emit.channel
+
+
+def _last_block_end(text: str) -> int:
+    """Where the last complete Markdown block of `text` ends (after a blank line outside a code
+    fence); 0 when no block is complete yet."""
+    end, fenced, at = 0, False, 0
+    for line in text.splitlines(keepends=True):
+        at += len(line)
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced and not line.strip() and line.endswith("\n"):
+            end = at
+    return end
