@@ -25,6 +25,7 @@ from pathlib import Path
 from prompt_toolkit import PromptSession
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
+from prompt_toolkit.filters import is_searching
 from prompt_toolkit.formatted_text import ANSI, AnyFormattedText
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
@@ -93,12 +94,12 @@ class InputCompleter(Completer):
 def _bindings() -> KeyBindings:
     keys = KeyBindings()
 
-    @keys.add("enter")
+    @keys.add("enter", filter=~is_searching)  # in a Ctrl-R search, Enter accepts the match
     def _send(event: KeyPressEvent) -> None:
         event.current_buffer.validate_and_handle()
 
-    @keys.add("escape", "enter")
-    @keys.add("c-j")
+    @keys.add("escape", "enter", filter=~is_searching)
+    @keys.add("c-j", filter=~is_searching)
     def _newline(event: KeyPressEvent) -> None:
         event.current_buffer.insert_text("\n")
 
@@ -134,14 +135,14 @@ async def ask_key(
 
         return handler
 
+    @keys.add("<any>")  # first: a later binding for the same key wins
+    def _ignore(event: KeyPressEvent) -> None:
+        pass
+
     for key, value in choices.items():
         keys.add(key)(answer(value))
     if default is not None:
         keys.add("enter")(answer(default))
-
-    @keys.add("<any>")
-    def _ignore(event: KeyPressEvent) -> None:
-        pass
 
     ask: PromptSession[str] = PromptSession(key_bindings=keys)
     return await ask.prompt_async(prompt)

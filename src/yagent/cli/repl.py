@@ -22,7 +22,7 @@ import signal
 import sys
 import termios
 import tty
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -114,6 +114,7 @@ class EscapeKey:
         except (OSError, ValueError):  # no terminal on standard input: nothing to watch
             self._fd = -1
         self._group: anyio.abc.TaskGroup | None = None
+        self._stopped = anyio.Event()
         self._scope: anyio.CancelScope | None = None
 
     @contextlib.asynccontextmanager
@@ -130,12 +131,13 @@ class EscapeKey:
                 self._group = None
                 self._stop()
 
-    @contextlib.contextmanager
-    def suspended(self) -> Iterator[None]:
+    @contextlib.asynccontextmanager
+    async def suspended(self) -> AsyncIterator[None]:
         if self._group is None:
             yield
             return
         self._stop()
+        await self._stopped.wait()  # its reader is off the descriptor before the question's
         try:
             yield
         finally:
@@ -146,7 +148,8 @@ class EscapeKey:
         assert self._group is not None
         tty.setcbreak(self._fd)  # keys one by one; Ctrl-C still signals
         self._scope = anyio.CancelScope()
-        self._group.start_soon(self._watch, self._scope)
+        self._stopped = anyio.Event()
+        self._group.start_soon(self._watch, self._scope, self._stopped)
 
     def _stop(self) -> None:
         if self._scope is not None:
@@ -155,12 +158,15 @@ class EscapeKey:
         if self._saved is not None:
             termios.tcsetattr(self._fd, termios.TCSADRAIN, self._saved)
 
-    async def _watch(self, scope: anyio.CancelScope) -> None:
-        with scope:
-            while True:
-                await anyio.wait_readable(self._fd)
-                if os.read(self._fd, 64) == b"\x1b":  # Esc alone, not an arrow key's sequence
-                    os.kill(os.getpid(), signal.SIGINT)
+    async def _watch(self, scope: anyio.CancelScope, stopped: anyio.Event) -> None:
+        try:
+            with scope:
+                while True:
+                    await anyio.wait_readable(self._fd)
+                    if os.read(self._fd, 64) == b"\x1b":  # Esc alone, not an arrow key's
+                        os.kill(os.getpid(), signal.SIGINT)
+        finally:
+            stopped.set()
 
 
 ReadLine = Callable[[], Awaitable[str | None]]

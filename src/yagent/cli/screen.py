@@ -22,7 +22,7 @@ import contextlib
 import difflib
 import json
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,6 +76,34 @@ def key_argument(args: Mapping[str, Any]) -> str:
     return next((v for v in args.values() if isinstance(v, str)), "")
 
 
+@contextlib.asynccontextmanager
+async def _no_watch() -> AsyncIterator[None]:
+    yield
+
+
+def _arguments(raw: object) -> dict[str, Any]:
+    """A call's arguments as an object (the model sends them as JSON text)."""
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            return {"arguments": raw}
+    return dict(raw) if isinstance(raw, dict) else {"arguments": str(raw)}
+
+
+def _facts(receipt: Mapping[str, Any]) -> str:
+    """A receipt's short facts (`key=value`), its bulky fields (content, diff) left to /last."""
+    shown = [
+        f"{key}={value}"
+        for key, value in receipt.items()
+        if key not in ("content", "diff", "path", "output")
+        and value not in (None, False, "")
+        and isinstance(value, str | int | float)
+        and len(str(value)) <= 60
+    ]
+    return " ".join(shown) or "(see /last)"
+
+
 def _receipt(content: str) -> dict[str, Any] | None:
     """A tool's JSON receipt as the model read it; None when the result is not one."""
     try:
@@ -108,9 +136,7 @@ class Screen(Renderer):
         self.ask_key = ask_key
         self.status = Status()
         self.settings_path = "settings.json in yagent's home"
-        self.suspend_keys: Callable[[], contextlib.AbstractContextManager[None]] = (
-            contextlib.nullcontext
-        )
+        self.suspend_keys: Callable[[], contextlib.AbstractAsyncContextManager[None]] = _no_watch
         self.results: list[tuple[str, dict[str, Any], str]] = []
         self._calls: dict[str, tuple[str, dict[str, Any], float]] = {}
         self.ok_mark, self.fail_mark, self.call_mark = (
@@ -132,8 +158,7 @@ class Screen(Renderer):
             return
         if event.type == "tool_call":
             self.stream.end_turn()
-            args = p.get("arguments")
-            args = args if isinstance(args, dict) else {"arguments": str(args)}
+            args = _arguments(p.get("arguments"))
             self._calls[str(p.get("call_id"))] = (str(p.get("name")), args, time.monotonic())
             width = max(20, self.console.width - 4 - len(str(p.get("name"))))
             key = _one_line(key_argument(args), width)
@@ -153,14 +178,14 @@ class Screen(Renderer):
         content = str(p.get("content", ""))
         self.results.append((name, args, content))
         took = time.monotonic() - started
-        lines = content.splitlines() or [""]
+        receipt = _receipt(content)
+        lines = [_facts(receipt)] if receipt is not None else content.splitlines() or [""]
         mark = f"[green]{self.ok_mark}[/]" if p.get("ok") else f"[red]{self.fail_mark}[/]"
         kind = f"{p.get('kind')}: " if not p.get("ok") and p.get("kind") else ""
         width = max(20, self.console.width - 30)
         more = f" [dim](+{len(lines) - 1} lines, /last)[/]" if len(lines) > 1 else ""
         first = _one_line(lines[0], width)
         self.console.print(f"  {mark} {escape(name)} · {took:.1f}s · {escape(kind + first)}{more}")
-        receipt = _receipt(content)
         if p.get("ok") and receipt is not None and isinstance(receipt.get("diff"), str):
             self.diff(str(receipt["diff"]).splitlines())
 
@@ -190,7 +215,7 @@ class Screen(Renderer):
         rid = str(p.get("request_id", ""))
         self.stream.end_turn()
         if p.get("kind") == "question" or self.ask_key is None:
-            with self.suspend_keys():
+            async with self.suspend_keys():
                 return await super().answer(event)
         tool = str(p.get("tool"))
         args = p.get("args") if isinstance(p.get("args"), dict) else {}
@@ -203,7 +228,7 @@ class Screen(Renderer):
             self.console.print(f"  [bold]{key}[/]  {escape(says)}")
         keys = {key: key for key in choices}
         try:
-            with self.suspend_keys():
+            async with self.suspend_keys():
                 picked = await self.ask_key("allow? ", keys)
         except (KeyboardInterrupt, EOFError):
             picked = "n"
