@@ -89,6 +89,12 @@ class Term:
     def line(self, text: str) -> None:
         self.child.send(text + ENTER)
 
+    def answer(self, text: str) -> str:
+        """Send `text` as a line; what was shown until the next prompt (at a line's start: the
+        prompt's own redraw of the sent line is not it)."""
+        self.line(text)
+        return self.wait_for("\nyagent>")
+
     @property
     def text(self) -> str:
         return plain(self.raw)
@@ -103,14 +109,14 @@ class Term:
         return True
 
     def wait_for(self, needle: str, *, wait: float = WAIT) -> str:
-        """Read until `needle` shows after what earlier waits consumed; the text up to it."""
+        """Read until `needle` shows after what earlier waits consumed; the text between."""
         deadline = time.monotonic() + wait
         while True:
             screen = self.text
             at = screen.find(needle, self._seen)
             if at >= 0:
-                self._seen = at + len(needle)
-                return screen[:at]
+                since, self._seen = self._seen, at + len(needle)
+                return screen[since:at]
             alive = self._read()
             if not alive and needle not in self.text[self._seen :]:
                 raise AssertionError(f"yagent ended before {needle!r}; it showed:\n{self.text}")

@@ -189,9 +189,10 @@ class Screen(Renderer):
         if p.get("ok") and receipt is not None and isinstance(receipt.get("diff"), str):
             self.diff(str(receipt["diff"]).splitlines())
 
-    def diff(self, lines: list[str]) -> None:
-        """A unified diff, coloured (plain: as is), folded after `FOLD` lines."""
-        for line in lines[:FOLD]:
+    def diff(self, lines: list[str], *, fold: bool = True) -> None:
+        """A unified diff, coloured (plain: as is), folded after `FOLD` lines unless `fold` is
+        False (the person asked for all of it: `/diff`)."""
+        for line in lines[:FOLD] if fold else lines:
             style = (
                 "green"
                 if line.startswith("+") and not line.startswith("+++")
@@ -204,7 +205,7 @@ class Screen(Renderer):
                 else ""
             )
             self.console.print(Text("    " + line, style=style if not self.plain else ""))
-        if len(lines) > FOLD:
+        if fold and len(lines) > FOLD:
             self.console.print(
                 f"    [dim]… {len(lines) - FOLD} more lines (/last or /diff shows them)[/]"
             )

@@ -226,7 +226,7 @@ async def _diff(conv: Conversation, _: str) -> None:
     if not lines:
         conv.say(f"no changes ({count} file(s) edited and back as they were) {edits.NOT_SHELL}")
         return
-    conv.renderer.diff(lines)
+    conv.renderer.diff(lines, fold=False)
     conv.say(f"[dim]{edits.NOT_SHELL}[/]")
 
 

@@ -10,10 +10,10 @@ Contract:
   untagged segment (a retried stream's superseded deltas are then corrected: a `replace` is
   shown on a new line marked as a correction), flushes everything and starts the next turn.
 - `tick()` shows what has waited long enough (the pump calls it while no event arrives).
-- With `markdown` (the interactive terminal), the answer is rendered as Markdown block by block
-  while it streams: a block (up to a blank line outside a code fence) is printed once complete,
-  the rest when the turn ends. Without it (one-shot runs, `--plain`) the text is written as it
-  comes.
+- With `markdown` (the interactive terminal), the answer is rendered as Markdown while it streams:
+  the growing block is redrawn in place (`rich.live`), and a block (up to a blank line outside a
+  code fence) is printed for good once complete, the rest when the turn ends. Without it
+  (one-shot runs, `--plain`) the text is written as it comes.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from typing import TextIO
 
 from rich.console import Console
+from rich.live import Live
 from rich.markdown import Markdown
 from rich.text import Text
 
@@ -50,6 +51,7 @@ class StreamView:
         self._channel: str | None = None  # the channel the terminal line is in, None: none
         self._markdown = markdown
         self._pending = ""  # answer text of an unfinished Markdown block
+        self._live: Live | None = None  # where that block is drawn while it grows
         self._new_turn()
 
     def _new_turn(self) -> None:
@@ -93,21 +95,35 @@ class StreamView:
         self._channel = None
 
     def _flush_markdown(self, *, whole: bool = True) -> None:
-        """Print the complete blocks of the pending answer (all of it when `whole`)."""
+        """Show the pending answer as Markdown: the unfinished block live (redrawn as it grows),
+        each complete block printed for good (all of it when `whole`)."""
         if not self._pending:
             return
         cut = len(self._pending) if whole else _last_block_end(self._pending)
-        if cut <= 0:
-            return
-        block, self._pending = self._pending[:cut], self._pending[cut:]
-        if block.strip():
-            self._console.print(Markdown(block.strip("\n")))
+        if cut > 0:
+            block, self._pending = self._pending[:cut], self._pending[cut:]
+            self._draw(block, final=True)
+        if self._pending and not whole:
+            self._draw(self._pending, final=False)
+
+    def _draw(self, text: str, *, final: bool) -> None:
+        if self._live is None:
+            if not text.strip():
+                return
+            self._live = Live(
+                console=self._console, auto_refresh=False, vertical_overflow="visible"
+            )
+            self._live.start()
+        self._live.update(Markdown(text.strip("\n")), refresh=True)
+        if final:
+            self._live.stop()
+            self._live = None
 
     def _show(self, emits: Iterable[delta.Emit]) -> None:
         for emit in emits:
             if emit.replace:
-                self._pending = ""  # superseded before it was shown
                 self.break_line()
+                self._pending = ""  # superseded
                 self._console.print(Text("(corrected) ", style="yellow"), end="")
             elif self._channel is not None and self._channel != emit.channel:
                 self.break_line()
