@@ -34,6 +34,7 @@ CTRL_R = "\x12"
 ESC = "\x1b"
 TAB = "\t"
 UP = "\x1b[A"
+CPR_QUERY = "\x1b[6n"  # prompt-toolkit asks where the cursor is (to size the status bar)
 
 
 def configure(home: Path, url: str, extra: str = "") -> None:
@@ -65,7 +66,6 @@ class Term:
             YAGENT_HOME=str(home),
             PYTHONPATH=os.pathsep.join([SRC, base.get("PYTHONPATH", "")]),
             TERM="xterm-256color",
-            PROMPT_TOOLKIT_NO_CPR="1",  # pexpect answers no cursor-position request
             COLUMNS=str(cols),
             LINES=str(rows),
         )
@@ -101,11 +101,14 @@ class Term:
 
     def _read(self) -> bool:
         try:
-            self.raw += self.child.read_nonblocking(65536, timeout=0.2)
+            chunk = self.child.read_nonblocking(65536, timeout=0.2)
         except pexpect.TIMEOUT:
-            pass
+            return True
         except pexpect.EOF:
             return False
+        self.raw += chunk
+        for _ in range(chunk.count(CPR_QUERY)):  # answered as a terminal does: top row
+            self.child.send("\x1b[1;1R")
         return True
 
     def wait_for(self, needle: str, *, wait: float = WAIT) -> str:

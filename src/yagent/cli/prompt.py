@@ -29,6 +29,7 @@ from prompt_toolkit.filters import is_searching
 from prompt_toolkit.formatted_text import ANSI, AnyFormattedText
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.output import ColorDepth
 
 MAX_PATHS = 5000
 _SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".tox"}
@@ -110,15 +111,19 @@ def session(
     history: History,
     completer: Completer,
     status: Callable[[], str] | None,
+    *,
+    plain: bool = False,
 ) -> PromptSession[str]:
+    """The prompt; `plain`: no colour and no status bar (screen readers)."""
     return PromptSession[str](
+        color_depth=ColorDepth.MONOCHROME if plain else None,
         history=history,
         completer=completer,
         complete_while_typing=False,
         multiline=True,
         key_bindings=_bindings(),
         enable_history_search=False,  # Up walks history; Ctrl-R searches it
-        bottom_toolbar=(lambda: ANSI(status())) if status is not None else None,
+        bottom_toolbar=(lambda: ANSI(status())) if status is not None and not plain else None,
         prompt_continuation=lambda width, line, wrap: "." * (width - 1) + " ",
     )
 

@@ -214,7 +214,7 @@ def _terminal_reader(conv: Conversation, opts: Options, plain: bool) -> ReadLine
     if problem:
         conv.renderer.notice(problem)
     completer = prompt.InputCompleter(slash.COMMANDS, opts.workspace)
-    reader = prompt.session(history, completer, None if plain else conv.renderer.status.line)
+    reader = prompt.session(history, completer, conv.renderer.status.line, plain=plain)
 
     async def read() -> str | None:
         while True:

@@ -3,8 +3,10 @@
 Ctrl-C: the first asks the running turn to stop and drains it (`kernel.drain`): the turn stops at
 its next step boundary, no new side effect starts, and what is in flight gets `[agent]
 drain_budget` seconds to finish before the turn is force-stopped (its tools cancelled and
-accounted for; the session keeps what happened). A second one kills every live foreground process
-group and exits at once (status 130) — the only way out when a tool ignores cancellation.
+accounted for; the session keeps what happened); a model request in flight is cut at once (it has
+no side effect). A second one within `KILL_WINDOW` (2 s) kills every live foreground process
+group and exits at once (status 130) — the only way out when a tool ignores cancellation; a
+later one says so and opens a new window.
 SIGTERM (shutdown) drains the same way, then exits with status 143.
 """
 
@@ -16,6 +18,7 @@ import os
 import re
 import signal
 import sys
+import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from functools import partial
@@ -37,6 +40,9 @@ from yagent.llm.replay import Recording, ReplayEngine
 from yagent.llm.types import Engine
 from yagent.tools.guard import Yolo
 from yagent.tools.shell import kill_live_process_groups
+
+KILL_WINDOW = 2.0
+"""Seconds within which a second Ctrl-C kills the live process groups and exits (a seam)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,15 +95,22 @@ def replay_engine(path: Path, agent_names: list[str]) -> ReplayEngine:
 
 async def _interrupts(on_first: Callable[[int], None]) -> None:
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        count = 0
+        first: float | None = None
         async for signum in signals:
-            count += 1
-            if count == 1:
+            now = time.monotonic()
+            if first is None:
+                first = now
                 on_first(signum)
-            else:
+            elif now - first <= KILL_WINDOW:
                 killed = kill_live_process_groups()
                 sys.stderr.write(f"\nyagent: killed {killed} live process group(s); exiting\n")
                 os._exit(130)
+            else:  # a late second press starts a new window instead of killing
+                first = now
+                sys.stderr.write(
+                    f"\nyagent: still stopping the turn; press Ctrl-C again within "
+                    f"{KILL_WINDOW:g}s to kill its processes and exit\n"
+                )
 
 
 async def _drain(app: App, turns: drain.TurnGroup) -> None:

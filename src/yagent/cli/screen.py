@@ -11,7 +11,8 @@ Contract (interactive sessions only; `yagent run` and `--json` keep `Renderer` a
   the URL of a fetch; then one-key choices, each "always" choice saying what it remembers and
   where. Ctrl-C at the question is "no".
 - `plain` (screen readers, `--plain`, dumb terminals): no colour, no Markdown, ASCII marks; the
-  same words.
+  same words. `NO_COLOR` turns colour off (rich and prompt-toolkit honour it); a terminal whose
+  encoding is not UTF-8 gets ASCII marks and `?` for what it cannot show, never an error.
 - The status (`status_line`) is agent, model, context used %, tokens and cost, background jobs
   and sandbox preset.
 """
@@ -61,7 +62,7 @@ class Status:
             self.agent,
             self.model,
             used,
-            f"{self.tokens[0]}↑ {self.tokens[1]}↓ {money}",
+            f"{self.tokens[0]} in / {self.tokens[1]} out tok {money}",
             f"jobs {self.jobs}",
             f"sandbox {self.preset}",
         ]
@@ -139,8 +140,12 @@ class Screen(Renderer):
         self.suspend_keys: Callable[[], contextlib.AbstractAsyncContextManager[None]] = _no_watch
         self.results: list[tuple[str, dict[str, Any], str]] = []
         self._calls: dict[str, tuple[str, dict[str, Any], float]] = {}
+        encoding = str(getattr(self.out, "encoding", "") or "").lower().replace("-", "")
+        self.ascii = plain or encoding not in ("utf8", "utf8sig")
+        if self.ascii and hasattr(self.out, "reconfigure"):
+            self.out.reconfigure(errors="replace")  # a non-UTF-8 terminal: `?`, never a crash
         self.ok_mark, self.fail_mark, self.call_mark = (
-            ("ok", "FAILED", "*") if plain else ("✓", "✗", "●")
+            ("ok", "FAILED", "*") if self.ascii else ("✓", "✗", "●")
         )
 
     def new_turn(self) -> None:
