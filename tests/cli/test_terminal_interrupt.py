@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.ptyterm import CTRL_C, CTRL_D, Term, configure
+from tests.cli.ptyterm import CTRL_C, CTRL_D, ESC, Term, configure
 from tests.cli.test_robustness import tool_reply
 from tests.llm.wire import Reply, WireServer, text_frames
 
@@ -89,3 +89,25 @@ def test_a_turn_force_stopped_in_a_long_command_keeps_its_session(tmp_path: Path
     assert "SessionNotFoundError" not in term.text
     assert any("first task" in t for t in texts), texts
     assert any("second task" in t for t in texts), texts
+
+
+def test_esc_stops_the_turn_like_ctrl_c(tmp_path: Path, ws: Path) -> None:
+    hang = Reply(events=text_frames("never finished"), hang_after=2)
+    with WireServer([hang] + [Reply(events=text_frames("after esc")) for _ in range(6)]) as server:
+        home = tmp_path / "home"
+        configure(home, server.url)
+        term = Term(home, ws)
+        try:
+            term.wait_for("yagent>")
+            term.line("first task")
+            term.wait_for("nev")  # streamed, drawn live, then the model hangs
+            term.send(ESC)
+            stopped = term.wait_for("\nyagent>")
+            assert "turn stopped" in stopped
+            term.line("again")
+            term.wait_for("after esc")
+            term.wait_for("yagent>")
+            term.send(CTRL_D)
+            assert term.finish() == 0
+        finally:
+            term.close()
