@@ -65,7 +65,7 @@ def test_edits_show_as_diffs_and_undo_reverts_only_the_sessions_own(tmp_path: Pa
             term.wait_for("more lines (/last or /diff shows them)")  # the 60-line edit, folded
             term.wait_for("Edited three files.")  # the summary rendered as Markdown
             term.wait_for("yagent>")
-            term.line("/last")
+            term.send("\x0f")  # Ctrl-O: the last turn's results in full, as /last
             term.wait_for("+line 59")  # the whole receipt diff
             term.wait_for("yagent>")
             (ws / "b.txt").write_text("one\nTWO\nthe person's own line\n")  # the person edits

@@ -1,7 +1,8 @@
 """The interactive prompt (prompt-toolkit), imported only by the interactive path.
 
 Contract:
-- Enter sends; Alt-Enter (Esc then Enter) and Ctrl-J insert a newline; a pasted block (bracketed
+- Enter sends; Ctrl-O sends `/last` (the last turn's full results); Alt-Enter (Esc then Enter)
+  and Ctrl-J insert a newline; a pasted block (bracketed
   paste) is inserted whole, newlines included, and sent as one message by the next Enter.
 - History is kept per workspace in `<home>/history/<digest of the workspace path>.txt` (the
   digest, not the path, names the file: no workspace path is spelled in the home); Up/Down walk
@@ -97,6 +98,11 @@ def _bindings() -> KeyBindings:
 
     @keys.add("enter", filter=~is_searching)  # in a Ctrl-R search, Enter accepts the match
     def _send(event: KeyPressEvent) -> None:
+        event.current_buffer.validate_and_handle()
+
+    @keys.add("c-o", filter=~is_searching)  # the last turn's full results: `/last`
+    def _last(event: KeyPressEvent) -> None:
+        event.current_buffer.text = "/last"
         event.current_buffer.validate_and_handle()
 
     @keys.add("escape", "enter", filter=~is_searching)

@@ -1,4 +1,5 @@
-"""The command's async flows: one-shot runs, the interactive session, replay.
+"""The command's async flows: one turn (`run_turn`, also the interactive session's, `cli.repl`),
+one-shot runs, replay.
 
 Ctrl-C: the first asks the running turn to stop and drains it (`kernel.drain`): the turn stops at
 its next step boundary, no new side effect starts, and what is in flight gets `[agent]

@@ -55,6 +55,7 @@ KEYS = (
     ("Up / Down", "walk this workspace's input history"),
     ("Ctrl-R", "search the history"),
     ("Tab", "complete /commands and @file references"),
+    ("Ctrl-O", "the last turn's tool results in full (/last)"),
     ("Ctrl-C (or Esc)", "stop the turn; a second press within 2 s kills its processes"),
     ("Ctrl-D", "quit with a summary and how to resume"),
 )
