@@ -220,12 +220,12 @@ def test_resume_continues_the_latest_session(
     seen: list[str | None] = []
 
     async def interactive(
-        opts: object, *, ask: object, read_task: object, session_id: str | None = None
+        opts: object, *, plain: bool, session_id: str | None = None, resume: object = None
     ) -> int:
         seen.append(session_id)
         return 0
 
-    monkeypatch.setattr("yagent.cli.runner.interactive", interactive)
+    monkeypatch.setattr("yagent.cli.repl.interactive", interactive)
     monkeypatch.chdir(ws)
     assert main(["resume"]) == 0
     assert seen == [sid]

@@ -87,7 +87,7 @@ def test_interactive_resume_hands_the_decision_to_the_session(
         seen.append(kw)
         return 0
 
-    monkeypatch.setattr("yagent.cli.runner.interactive", interactive)
+    monkeypatch.setattr("yagent.cli.repl.interactive", interactive)
     assert main(["resume"]) == 0
     assert seen[0]["resume"].action is Action.CONTINUE
     assert seen[0]["session_id"] == last_session(home)

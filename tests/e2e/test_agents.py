@@ -12,7 +12,8 @@ from yagent.agents import catalog
 from yagent.app.assemble import open_app
 from yagent.app.config import load
 from yagent.cli.demo import prepare
-from yagent.cli.runner import Options, interactive
+from yagent.cli.repl import interactive
+from yagent.cli.runner import Options
 from yagent.kernel import reminder
 from yagent.llm.scripted import ScriptedEngine, call, say
 from yagent.tools.guard import Yolo
@@ -131,12 +132,12 @@ async def test_interactive_session_continues_and_answers_approvals(
     async def read_task() -> str | None:
         return next(tasks)
 
-    async def ask(prompt: str) -> str:
+    async def ask(prompt: str, keys: object) -> str:
         prompts.append(prompt)
         return "y"
 
     opts = Options(workspace, tmp_path / "home", Yolo.OFF)
-    assert await interactive(opts, ask=ask, read_task=read_task) == 0
+    assert await interactive(opts, ask_key=ask, read_line=read_task) == 0
     out = capsys.readouterr().out
     assert "needs your approval" in out
     assert len(prompts) == 1

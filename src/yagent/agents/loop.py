@@ -2,7 +2,9 @@
 
 Contract:
 - Up to `max_steps` steps. Each step: the pause gate (the only one, at the step boundary), one model
-  request (with the agent's own `step_retries`), then the step's tool calls as one `toolbatch`
+  request (with the agent's own `step_retries`; an abandon cuts it at once, as
+  `PauseGate.interruptible` allows: it has no side effect), then the step's tool calls as one
+  `toolbatch`
   batch — read-only, non-serial calls (the Surface's one predicate) in parallel, others alone;
   every call gets exactly one result, committed in the original order after the join.
 - Whether a call ends the run is `exitpolicy`'s decision alone; the deliverable is taken only
@@ -37,6 +39,7 @@ Contract:
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -247,7 +250,8 @@ async def _ask_model(run: _Run) -> AssistantTurn:
             run.emit("assistant_delta", {"text": event.text, "channel": event.channel})
 
     observed = _Observed(cfg.engine, on_event)
-    turn = await complete_with_retries(observed, request, step_retries=cfg.step_retries)
+    with cfg.pause.interruptible() if cfg.pause is not None else contextlib.nullcontext():
+        turn = await complete_with_retries(observed, request, step_retries=cfg.step_retries)
     run.usage = run.usage + turn.usage
     if cfg.on_turn is not None:
         cfg.on_turn(turn)

@@ -8,9 +8,17 @@ at a step boundary with every tool call of the last batch committed, so a resume
 `halt(reason)` is `abandon()` for a run that must not go on at all (its record can no longer be
 written): besides stopping at the next boundary, no tool call of the current step that has not
 started yet starts, and the loop reports `reason` (the first one given) as the run's error.
+
+A model request is the one thing that may be cut mid-way: it has no side effect, so waiting for
+it only delays a person's stop. `interruptible()` wraps it: `abandon()` cancels the scope at once
+and the request ends with `PauseAbandonedError` (the run then stops as "paused", the request's
+partial reply discarded). Tool batches are never wrapped — they finish or drain.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import anyio
 
@@ -27,6 +35,7 @@ class PauseGate:
         self._abandoned = False
         self._halted = ""
         self._changed = anyio.Event()
+        self._requests: set[anyio.CancelScope] = set()
 
     @property
     def paused(self) -> bool:
@@ -56,6 +65,23 @@ class PauseGate:
     def abandon(self) -> None:
         self._abandoned = True
         self._changed.set()
+        for scope in list(self._requests):
+            scope.cancel()
+
+    @contextmanager
+    def interruptible(self) -> Iterator[None]:
+        """A model request that `abandon()` cuts at once (`PauseAbandonedError` after it)."""
+        if self._abandoned:
+            raise PauseAbandonedError("the run was stopped before its model request")
+        scope = anyio.CancelScope()
+        self._requests.add(scope)
+        try:
+            with scope:
+                yield
+        finally:
+            self._requests.discard(scope)
+        if scope.cancelled_caught:
+            raise PauseAbandonedError("the run was stopped during its model request")
 
     async def wait(self, monitor: Monitor | None = None) -> None:
         if self._abandoned:

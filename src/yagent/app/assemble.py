@@ -289,6 +289,13 @@ class App:
         """Confined sub-agents at once, in one new session (`app.fanout`, `app.fanrun`)."""
         return await fanrun.run_parallel(self, work, **options)
 
+    def new_session(self, task: str, agent_name: str | None = None) -> str:
+        """A new session for `task`, created before its first turn runs: a host that holds the
+        id keeps the conversation even when that turn is stopped before it ends."""
+        return turn.new_session(
+            self, task, self.agent(agent_name or self.config.agent.default).name
+        )
+
     async def run(
         self,
         task: str,

@@ -52,6 +52,14 @@ if TYPE_CHECKING:
     from yagent.app.assemble import App
 
 
+def new_session(app: App, task: str, agent: str) -> str:
+    """A new session of this workspace for `task` (its title), run by `agent`; its id."""
+    info = app.store.create_session(
+        workspace=str(app.workspace), title=task[:80], model=app.engine.model, meta={"agent": agent}
+    )
+    return info.id
+
+
 async def run_task(
     app: App,
     task: str,
@@ -70,13 +78,7 @@ async def run_task(
     agent = fanout.framed(lane, app.agent(agent_name or app.config.agent.default))
     new = session_id is None
     if session_id is None:
-        info = app.store.create_session(
-            workspace=str(app.workspace),
-            title=task[:80],
-            model=app.engine.model,
-            meta={"agent": agent.name},
-        )
-        session_id = info.id
+        session_id = new_session(app, task, agent.name)
     await app.leases.take(session_id)  # before its history is read: one live runner a session
     if new:
         history: list[Message] = []

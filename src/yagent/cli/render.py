@@ -94,6 +94,7 @@ class Renderer:
         self.console = Console(file=self.out, highlight=False, soft_wrap=True)
         self.stream = StreamView(self.out, self.console)
         self.stream_tick = 0.05  # seconds without events before waiting streamed text is shown
+        self.interrupted = False  # the person stopped this turn: its run_end is not news
 
     # -- the pump ------------------------------------------------------------------------
     async def pump(self, app: Any) -> None:
@@ -161,6 +162,8 @@ class Renderer:
             self.stream.end_turn(str(p.get("text", "")))
             return
         self.stream.end_turn()
+        if event.type == "run_end" and self.interrupted:
+            return  # the host says in one line that the person stopped it
         shown = _line(event.type, p)
         if shown is not None:
             self.console.print(shown)

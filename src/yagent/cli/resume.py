@@ -59,8 +59,8 @@ def resume(
     session: str | None, yes: bool, full: bool, json_mode: bool, recording: str | None
 ) -> None:
     """Continue a session (default: the latest in this workspace)."""
-    from yagent.cli.root import _ask, _ask_tty, _read_task
-    from yagent.cli.runner import Options, interactive, replay_engine, run_once
+    from yagent.cli.root import _ask, _interactive
+    from yagent.cli.runner import Options, replay_engine, run_once
 
     home, workspace = _home(), locate(Path.cwd()).root  # the repository's root, as `run`
     with SessionStore(home / "sessions.db") as store:
@@ -82,16 +82,7 @@ def resume(
     if not (json_mode or recording):
         opts = Options(where, home, yolo)
 
-        async def chat() -> int:
-            if carry_on is None:
-                return await interactive(
-                    opts, ask=_ask_tty, read_task=_read_task, session_id=info.id
-                )
-            return await interactive(
-                opts, ask=_ask_tty, read_task=_read_task, session_id=info.id, resume=carry_on
-            )
-
-        sys.exit(anyio.run(chat))
+        sys.exit(_interactive(opts, False, session_id=info.id, resume=carry_on))
     if carry_on is None or carry_on.run is None:
         click.echo("nothing to continue: the session's last run is not interrupted", err=True)
         sys.exit(0)

@@ -19,7 +19,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import anyio
 import click
@@ -42,6 +42,7 @@ def _start(
     task: str | None,
     recording: str | None = None,
     allow_local: tuple[str, ...] = (),
+    plain: bool = False,
 ) -> NoReturn:
     """Run TASK once (or, with none, the interactive session) and exit with its outcome.
 
@@ -57,7 +58,7 @@ def _start(
         place.root, home_dir(), yolo, json_mode, agent, start=place.start, allow_local=allow_local
     )
     if task is None:
-        sys.exit(anyio.run(lambda: runner.interactive(opts, ask=_ask_tty, read_task=_read_task)))
+        sys.exit(_interactive(opts, plain))
     agents = ["coding", "chat", "repo", "devops"]
     engine = runner.replay_engine(Path(recording), agents) if recording else None
     ask = None if opts.json_mode else _ask()
@@ -77,15 +78,12 @@ def _ask() -> object:
     return _ask_tty if sys.stdin.isatty() else None
 
 
-async def _read_task() -> str | None:
-    from prompt_toolkit import PromptSession
+def _interactive(opts: Any, plain: bool, **resume: Any) -> int:
+    """The interactive session (prompt-toolkit is imported only on this path)."""
+    from yagent.cli.repl import interactive
 
-    try:
-        return await PromptSession[str]().prompt_async("yagent> ")
-    except EOFError:
-        return None
-    except KeyboardInterrupt:
-        return ""
+    plain = plain or os.environ.get("TERM") == "dumb"
+    return anyio.run(lambda: interactive(opts, plain=plain, **resume))
 
 
 workspace_option = click.option(
@@ -101,6 +99,11 @@ full_option = click.option(
     "-Y", "full", is_flag=True, help="Full autonomy: -y, and the agent never asks questions."
 )
 agent_option = click.option("--agent", help="Agent to run (coding, chat, repo, devops, custom).")
+plain_option = click.option(
+    "--plain",
+    is_flag=True,
+    help="Plain text for screen readers: no colour, no Markdown, no status bar (also TERM=dumb).",
+)
 allow_local_option = click.option(
     "--allow-local",
     "allow_local",
@@ -153,6 +156,7 @@ class LazyGroup(click.Group):
 @full_option
 @agent_option
 @allow_local_option
+@plain_option
 @click.pass_context
 def cli(
     ctx: click.Context,
@@ -161,12 +165,13 @@ def cli(
     full: bool,
     agent: str | None,
     allow_local: tuple[str, ...],
+    plain: bool,
 ) -> None:
     """yagent: a multi-agent coding agent for the terminal."""
     if ctx.invoked_subcommand is None:
         # `yagent < task.txt`: the task is the input, run once; on a terminal, the session
         task = None if sys.stdin.isatty() else _stdin_task()
-        _start(workspace, yes, full, False, agent, task, allow_local=allow_local)
+        _start(workspace, yes, full, False, agent, task, allow_local=allow_local, plain=plain)
 
 
 def _stdin_task() -> str:

@@ -1,10 +1,13 @@
-"""The command's async flows: one-shot runs, the interactive session, replay.
+"""The command's async flows: one turn (`run_turn`, also the interactive session's, `cli.repl`),
+one-shot runs, replay.
 
 Ctrl-C: the first asks the running turn to stop and drains it (`kernel.drain`): the turn stops at
 its next step boundary, no new side effect starts, and what is in flight gets `[agent]
 drain_budget` seconds to finish before the turn is force-stopped (its tools cancelled and
-accounted for; the session keeps what happened). A second one kills every live foreground process
-group and exits at once (status 130) — the only way out when a tool ignores cancellation.
+accounted for; the session keeps what happened); a model request in flight is cut at once (it has
+no side effect). A second one within `KILL_WINDOW` (2 s) kills every live foreground process
+group and exits at once (status 130) — the only way out when a tool ignores cancellation; a
+later one says so and opens a new window.
 SIGTERM (shutdown) drains the same way, then exits with status 143.
 A turn stopped by a full disk under the home (`app.fulldisk`) ends the command: one line naming
 the file and `yagent resume SID`, exit status 75 — its record is sealed, no other turn may run.
@@ -18,7 +21,8 @@ import os
 import re
 import signal
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+import time
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -34,7 +38,6 @@ from yagent.app.config import ConfigError, load
 from yagent.app.durable import Decision
 from yagent.app.engines import keyless_notice
 from yagent.app.fulldisk import EXIT_FULL
-from yagent.app.runtrack import continuation_task
 from yagent.app.safety import with_allow_local
 from yagent.cli.render import Ask, Renderer
 from yagent.kernel import drain
@@ -42,6 +45,9 @@ from yagent.llm.replay import Recording, ReplayEngine
 from yagent.llm.types import Engine
 from yagent.tools.guard import Yolo
 from yagent.tools.shell import kill_live_process_groups
+
+KILL_WINDOW = 2.0
+"""Seconds within which a second Ctrl-C kills the live process groups and exits (a seam)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,15 +104,22 @@ def replay_engine(path: Path, agent_names: list[str]) -> ReplayEngine:
 
 async def _interrupts(on_first: Callable[[int], None]) -> None:
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        count = 0
+        first: float | None = None
         async for signum in signals:
-            count += 1
-            if count == 1:
+            now = time.monotonic()
+            if first is None:
+                first = now
                 on_first(signum)
-            else:
+            elif now - first <= KILL_WINDOW:
                 killed = kill_live_process_groups()
                 sys.stderr.write(f"\nyagent: killed {killed} live process group(s); exiting\n")
                 os._exit(130)
+            else:  # a late second press starts a new window instead of killing
+                first = now
+                sys.stderr.write(
+                    f"\nyagent: still stopping the turn; press Ctrl-C again within "
+                    f"{KILL_WINDOW:g}s to kill its processes and exit\n"
+                )
 
 
 async def _drain(app: App, turns: drain.TurnGroup) -> None:
@@ -131,15 +144,21 @@ async def run_turn(
     resume: Decision | None = None,
 ) -> tuple[str, AgentResult | None]:
     """One task in `app`, as a drainable turn; None as result when the drain had to force-stop
-    it. After a SIGTERM the process exits (143) once the turn is drained."""
+    it. The session is created here, before the turn, when none is given: its id comes back
+    even from a turn that was stopped, so the conversation goes on in it. After a SIGTERM the
+    process exits (143) once the turn is drained."""
+    if session_id is None:
+        session_id = app.new_session(task, agent)
     outcome: list[tuple[str, AgentResult]] = []
     turns = drain.TurnGroup()
     signals: list[int] = []
+    renderer.interrupted = False
     async with anyio.create_task_group() as tg:
         tg.start_soon(renderer.pump, app)
 
         def first(signum: int) -> None:
             signals.append(signum)
+            renderer.interrupted = True
             tg.start_soon(_drain, app, turns)
 
         tg.start_soon(_interrupts, first)
@@ -155,7 +174,7 @@ async def run_turn(
         sys.stderr.write("yagent: shut down after draining the turn\n")
         raise SystemExit(143)
     if not outcome:
-        return session_id or "", None
+        return session_id, None
     return outcome[0]
 
 
@@ -265,40 +284,3 @@ def report_divergences(renderer: Renderer, engine: ReplayEngine) -> None:
         )
     if not engine.divergences:
         renderer.console.print("[green]replay matched the recording[/]")
-
-
-async def interactive(
-    opts: Options,
-    *,
-    ask: Ask,
-    read_task: Callable[[], Awaitable[str | None]],
-    session_id: str | None = None,
-    resume: Decision | None = None,
-) -> int:
-    """The REPL: each line is a task continuing the same session; an empty read ends it.
-    With `resume` (a CONTINUE decision), the interrupted run is continued first."""
-    renderer = Renderer(json_mode=False, ask=ask)
-    async with cli_app(opts, renderer) as app:
-        renderer.console.print(
-            f"[bold]yagent[/] in {opts.workspace} · model {app.engine.model} · "
-            "Ctrl-C cancels a turn, twice exits, Ctrl-D quits"
-        )
-        if resume is not None:
-            session_id, result = await run_turn(
-                app, renderer, continuation_task(resume), session_id, None, resume=resume
-            )
-            if result is not None:
-                renderer.final(session_id, result)
-            stop_if_full(app, session_id)
-        while True:
-            task = await read_task()
-            if task is None:
-                return 0
-            if not task.strip():
-                continue
-            session_id, result = await run_turn(app, renderer, task, session_id, opts.agent)
-            if result is None:
-                renderer.console.print("[yellow]turn cancelled[/]")
-            else:
-                renderer.final(session_id, result)
-            stop_if_full(app, session_id)

@@ -15,7 +15,8 @@ Contract:
   (`line_endings: "mixed"`); in an LF file nothing is converted (`line_endings: "lf"`).
 - The receipt has the 1-based line where the change starts, the bytes written and a unified diff of
   the change (`difflib`, `DIFF_CONTEXT` lines of context, at most `MAX_DIFF_CHARS` characters; a cut
-  diff ends with a visible marker and `diff_truncated: true`). The write is atomic.
+  diff ends with a visible marker and `diff_truncated: true`). The write is atomic; what the file
+  held before is kept in the session's edit journal (`files.journal`) for `/diff` and `/undo`.
 - Read and write act on the judged file through one descriptor of its directory (`files.judged`):
   the file is read with `O_NOFOLLOW` from that directory and the new content renamed into the
   same one. A path that changed after the check (a symbolic link on its way) is a CONFLICT
@@ -43,7 +44,7 @@ from yagent.kernel.beneath import SymlinkMetError
 from yagent.kernel.toolfail import Kind, ToolFailure
 from yagent.tools.adapter import ToolContext
 from yagent.tools.atomicfile import atomic_write_at
-from yagent.tools.files import common, judged
+from yagent.tools.files import common, journal, judged
 from yagent.tools.files.judged import Judged
 from yagent.tools.files.lineends import Endings, to_crlf, to_lf
 from yagent.toolspec.params import SearchReplaceArgs
@@ -190,7 +191,7 @@ def _check_strings(args: SearchReplaceArgs) -> None:
             )
 
 
-def _read_text(dir_fd: int, name: str, given: str) -> str:
+def _read_text(dir_fd: int, name: str, given: str) -> tuple[str, bytes]:
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
         fd = os.open(name, flags, dir_fd=dir_fd)
@@ -209,7 +210,7 @@ def _read_text(dir_fd: int, name: str, given: str) -> str:
         return _decode_file(f, st, given)
 
 
-def _decode_file(f: IO[bytes], st: os.stat_result, given: str) -> str:
+def _decode_file(f: IO[bytes], st: os.stat_result, given: str) -> tuple[str, bytes]:
     if st.st_size > MAX_EDIT_FILE_BYTES:
         raise ToolFailure(
             Kind.TOO_LARGE,
@@ -220,15 +221,17 @@ def _decode_file(f: IO[bytes], st: os.stat_result, given: str) -> str:
     if common.looks_binary(data):
         raise common.binary_refusal(given)
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8"), data
     except UnicodeDecodeError as exc:
         raise common.not_utf8_refusal(given, data.count(b"\n", 0, exc.start) + 1) from None
 
 
-def _edit_sync(target: Judged, args: SearchReplaceArgs, shown: str) -> dict[str, Any]:
+def _edit_sync(
+    target: Judged, args: SearchReplaceArgs, shown: str
+) -> tuple[dict[str, Any], bytes, bytes]:
     try:
         with judged.parent(target) as (dir_fd, name):
-            before = _read_text(dir_fd, name, args.path)
+            before, raw = _read_text(dir_fd, name, args.path)
             plan = plan_replacement(before, args.old_string, args.new_string, args.path)
             data = plan.text.encode("utf-8")
             atomic_write_at(dir_fd, name, data)
@@ -239,7 +242,7 @@ def _edit_sync(target: Judged, args: SearchReplaceArgs, shown: str) -> dict[str,
     except SymlinkMetError as exc:
         raise judged.changed(args.path, exc, "nothing was read or written") from None
     diff, cut = unified_diff(before, plan.text, shown)
-    return {
+    receipt = {
         "path": shown,
         "replaced": 1,
         "line": plan.line,
@@ -248,10 +251,16 @@ def _edit_sync(target: Judged, args: SearchReplaceArgs, shown: str) -> dict[str,
         "diff": diff,
         "diff_truncated": cut,
     }
+    return receipt, raw, data
 
 
 async def search_replace_in_file(ctx: ToolContext, args: SearchReplaceArgs) -> dict[str, Any]:
     _check_strings(args)
     target = common.resolve(ctx, args.path)
     shown = common.shown_path(ctx, target.resolved)
-    return await anyio.to_thread.run_sync(functools.partial(_edit_sync, target, args, shown))
+    work = functools.partial(_edit_sync, target, args, shown)
+    receipt, before, after = await anyio.to_thread.run_sync(work)
+    await anyio.to_thread.run_sync(
+        journal.record, ctx, "search_replace_in_file", shown, before, after
+    )
+    return receipt

@@ -9,6 +9,8 @@ Contract:
   failure with nothing written. Overwriting keeps the file's permission bits; nothing
   else of the old file is kept.
 - The receipt says how many bytes were written and whether the file was created or overwritten.
+- What the file held before is kept in the session's edit journal (`files.journal`), read through
+  the same directory descriptor (never following a link), for `/diff` and `/undo`.
 - Refused: content over `MAX_WRITE_BYTES` (TOO_LARGE), a path that is a directory, a parent path
   that is a file (INVALID_ARGS).
 """
@@ -16,6 +18,8 @@ Contract:
 from __future__ import annotations
 
 import functools
+import os
+import stat
 from typing import Any
 
 import anyio.to_thread
@@ -24,16 +28,30 @@ from yagent.kernel.beneath import SymlinkMetError
 from yagent.kernel.toolfail import Kind, ToolFailure
 from yagent.tools.adapter import ToolContext
 from yagent.tools.atomicfile import atomic_write_at
-from yagent.tools.files import common, judged
+from yagent.tools.files import common, journal, judged
 from yagent.tools.files.judged import Judged
 from yagent.toolspec.params import WriteFileArgs
 
 MAX_WRITE_BYTES = 10 * 1024 * 1024
 
 
-def _write_sync(target: Judged, given: str, shown: str, data: bytes) -> dict[str, Any]:
+def _earlier(dir_fd: int, name: str) -> bytes | None:
+    """The bytes a regular file `name` holds now; None when there is none (or not a file)."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(name, flags, dir_fd=dir_fd)
+    except OSError:
+        return None  # absent, a link, a directory: atomic_write_at says what is wrong
+    with os.fdopen(fd, "rb") as f:
+        return f.read() if stat.S_ISREG(os.fstat(f.fileno()).st_mode) else None
+
+
+def _write_sync(
+    target: Judged, given: str, shown: str, data: bytes
+) -> tuple[dict[str, Any], bytes | None]:
     try:
         with judged.parent(target, make=True) as (dir_fd, name):
+            before = _earlier(dir_fd, name)
             created = atomic_write_at(dir_fd, name, data)
     except IsADirectoryError:
         raise ToolFailure(Kind.INVALID_ARGS, f"{given} is a directory; give a file path") from None
@@ -43,13 +61,14 @@ def _write_sync(target: Judged, given: str, shown: str, data: bytes) -> dict[str
         ) from None
     except SymlinkMetError as exc:
         raise judged.changed(given, exc, "nothing was written") from None
-    return {
+    receipt = {
         "path": shown,
         "bytes_written": len(data),
         "lines": data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0),
         "created": created,
         "action": "created" if created else "overwrote",
     }
+    return receipt, None if created else before
 
 
 async def write_file(ctx: ToolContext, args: WriteFileArgs) -> dict[str, Any]:
@@ -63,4 +82,6 @@ async def write_file(ctx: ToolContext, args: WriteFileArgs) -> dict[str, Any]:
     target = common.resolve(ctx, args.path)
     shown = common.shown_path(ctx, target.resolved)
     work = functools.partial(_write_sync, target, args.path, shown, data)
-    return await anyio.to_thread.run_sync(work)
+    receipt, before = await anyio.to_thread.run_sync(work)
+    await anyio.to_thread.run_sync(journal.record, ctx, "write_file", shown, before, data)
+    return receipt

@@ -1,0 +1,78 @@
+"""How long a person waits for the interactive prompt: `yagent` in a pseudo-terminal, from spawn
+to the `yagent>` prompt on the screen, side by side with `python -c pass` (interleaved pairs).
+
+The bound is issue 17's start-up target for a command that opens the app (the first model request
+of `yagent run` within 4× `python -c pass`): the prompt may take no longer. The provider is a
+loopback URL on which nothing listens — no request is made before a task is typed. One JSON line
+per figure (`benchlib`); exit 1 when the bound is missed.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pexpect
+
+from benchlib import Report, interleaved
+
+PAIRS = 7
+BOUND = 4.0
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+
+
+def _python_pass() -> float:
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    return time.perf_counter() - started
+
+
+def _prompt(home: Path, ws: Path) -> float:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("YAGENT_", "OPENAI_"))}
+    env.update(YAGENT_HOME=str(home), PYTHONPATH=SRC, TERM="xterm-256color")
+    started = time.perf_counter()
+    child = pexpect.spawn(
+        sys.executable, ["-m", "yagent.cli"], cwd=str(ws), env=env, encoding="utf-8", timeout=60
+    )
+    while True:
+        index = child.expect([r"\x1b\[6n", "yagent>"])
+        if index == 0:
+            child.send("\x1b[1;1R")  # answer the cursor-position request as a terminal does
+            continue
+        break
+    took = time.perf_counter() - started
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+    child.close()
+    return took
+
+
+def main() -> int:
+    report = Report()
+    with tempfile.TemporaryDirectory() as tmp:
+        home, ws = Path(tmp) / "home", Path(tmp) / "ws"
+        home.mkdir()
+        ws.mkdir()
+        (home / "config.toml").write_text(
+            '[llm]\nprovider = "openai"\nmodel = "m"\nbase_url = "http://127.0.0.1:9/v1"\n'
+        )
+        pairs = interleaved(_python_pass, lambda: _prompt(home, ws), PAIRS)
+    report.figure("interactive.python_pass", round(pairs.a * 1000, 1), "ms")
+    report.figure(
+        "interactive.time_to_prompt",
+        round(pairs.b * 1000, 1),
+        "ms",
+        ratio_to_python_pass=round(pairs.ratio, 2),
+    )
+    report.figure(
+        "interactive.time_to_prompt_ratio", round(pairs.ratio, 2), "x", bound=BOUND, pairs=PAIRS
+    )
+    return report.exit_code()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
