@@ -27,16 +27,19 @@ Usage: yagent [OPTIONS] [COMMAND] [ARGS]...
   yagent: a multi-agent coding agent for the terminal.
 
 Options:
-  --version                  Show the version and exit.
-  -C, --workspace DIRECTORY  Work in this directory instead of the current
-                             one.
-  -y                         YOLO: approve every authorization, outside paths
-                             included.
-  -Y                         Full autonomy: -y, and the agent never asks
-                             questions.
-  --agent TEXT               Agent to run (coding, chat, repo, devops,
-                             custom).
-  -h, --help                 Show this message and exit.
+  --version                     Show the version and exit.
+  -C, --workspace DIRECTORY     Work in this directory instead of the current
+                                one.
+  -y                            YOLO: approve every authorization, outside
+                                paths included.
+  -Y                            Full autonomy: -y, and the agent never asks
+                                questions.
+  --agent TEXT                  Agent to run (coding, chat, repo, devops,
+                                custom).
+  --allow-local PORT|HOST:PORT  Let the browser and web_fetch reach this local
+                                service, for this run only (PORT: loopback;
+                                see [network] allow_local).
+  -h, --help                    Show this message and exit.
 
 Commands:
   doctor     Check that yagent can work here.

@@ -9,6 +9,8 @@ Contract:
 - The runner (and with it the whole app) is imported when a task runs: `run`, or the interactive
   session. This is lazy loading of the heavy part at its one seam, not an import loop hidden in a
   function: `yagent.cli.runner` never imports this module.
+- Global options (`GLOBAL`) before a command mean what they mean after it, or the command is
+  refused (exit 2): never silently dropped (`_hand_down`).
 - Exit codes and refusals as documented in `yagent.cli`.
 """
 
@@ -132,6 +134,14 @@ class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted([*super().list_commands(ctx), *LAZY])
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name, command, rest = super().resolve_command(ctx, args)
+        if name is not None and command is not None:
+            _hand_down(ctx, name, command, rest)
+        return name, command, rest
+
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in LAZY:
             return super().get_command(ctx, cmd_name)
@@ -140,6 +150,47 @@ class LazyGroup(click.Group):
         if not isinstance(command, click.Command):
             raise TypeError(f"{module}.{attribute} is not a click command")
         return command
+
+
+# The group's options, by parameter name, as the person types them.
+GLOBAL = {
+    "workspace": "-C",
+    "yes": "-y",
+    "full": "-Y",
+    "agent": "--agent",
+    "allow_local": "--allow-local",
+}
+
+
+def _hand_down(ctx: click.Context, name: str, command: click.Command, rest: list[str]) -> None:
+    """Global options given before COMMAND mean what they mean after it: each becomes the
+    default of COMMAND's option of the same name. Refused (a usage error) when COMMAND has no
+    such option (`-C` excepted: COMMAND then runs in DIR, as `git -C` does) or is given a
+    different value on both sides."""
+    given = {
+        key: ctx.params[key]
+        for key in GLOBAL
+        if ctx.get_parameter_source(key) is click.core.ParameterSource.COMMANDLINE
+    }
+    if not given or ctx.resilient_parsing:
+        return
+    own = {param.name for param in command.params}
+    after = command.make_context(name, list(rest), parent=ctx, resilient_parsing=True)
+    defaults: dict[str, object] = {}
+    for key, value in given.items():
+        flag = GLOBAL[key]
+        if key not in own:
+            if key != "workspace":
+                raise click.UsageError(f"{flag} has no meaning for `yagent {name}`")
+            os.chdir(str(value))
+            continue
+        source = after.get_parameter_source(key)
+        if source is click.core.ParameterSource.COMMANDLINE and after.params[key] != value:
+            raise click.UsageError(
+                f"{flag} given before and after `{name}` with different values: give it once"
+            )
+        defaults[key] = value
+    ctx.default_map = {**(ctx.default_map or {}), name: defaults}
 
 
 @click.group(
