@@ -83,3 +83,34 @@ def test_workspace_before_a_command_without_one_works_there(tmp_path: Path) -> N
     session = json.loads(run.stdout.splitlines()[-1])["session_id"]
     assert session[:8] in listed.stdout
     assert session[:8] not in elsewhere.stdout
+
+
+# -- the configured model and limits on the wire -------------------------------------------------
+
+
+def test_an_agents_own_model_and_the_max_tokens_go_out_on_the_wire(tmp_path: Path) -> None:
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    agent = '[agents.reviewer]\nprompt = "review"\ntools = ["read_file"]\nmodel = "big-model"\n'
+    with WireServer([EXIT, EXIT]) as server:
+        configure(home, server.url, agent.replace("[agents", "max_tokens = 1234\n[agents", 1))
+        own = yagent(["run", "-C", str(ws), "--json", "--agent", "reviewer", "hi"], home, ws)
+        default = yagent(["run", "-C", str(ws), "--json", "hi"], home, ws)
+    assert own.returncode == 0, own.stdout + own.stderr
+    assert default.returncode == 0, default.stdout + default.stderr
+    assert [r.body["model"] for r in server.received] == ["big-model", "m"]
+    assert [r.body.get("max_tokens") for r in server.received] == [1234, 1234]
+    assert '"model": "big-model"' in own.stdout  # the turn says which model answered
+
+
+def test_an_unknown_tool_in_an_agent_is_a_config_error_naming_the_closest(tmp_path: Path) -> None:
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    with WireServer([]) as server:
+        agent = '[agents.reviewer]\nprompt = "review"\ntools = ["read_fiel", "grep"]\n'
+        configure(home, server.url, agent)
+        done = yagent(["run", "-C", str(ws), "--json", "--agent", "reviewer", "hi"], home, ws)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "read_fiel" in done.stderr
+    assert "did you mean 'read_file'" in done.stderr
+    assert server.received == []

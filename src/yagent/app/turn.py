@@ -42,6 +42,7 @@ from yagent.app.history import from_store
 from yagent.app.runtrack import open_track
 from yagent.kernel import reminder
 from yagent.llm import Message, Usage
+from yagent.llm.types import with_model
 from yagent.tools import bash, browser, program, registry, web
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.guard import Yolo
@@ -73,7 +74,7 @@ async def run_task(
         info = app.store.create_session(
             workspace=str(app.workspace),
             title=task[:80],
-            model=app.engine.model,
+            model=agent.model or app.engine.model,
             meta={"agent": agent.name},
         )
         session_id = info.id
@@ -185,7 +186,7 @@ async def _run(
                 app.workspace, app.start, app.home, Path.home(), app.guard.reads
             ),
         ),
-        engine=app.engine,
+        engine=with_model(app.engine, agent.model),  # [agents.X] model, an imported agent's
         adapter=adapter,
         max_steps=track.run.max_steps,
         stop_on_finish=agent.stop_on_finish,

@@ -171,6 +171,11 @@ async def cli_app(
     wrong while opening said first (`start_notices`)."""
     config = with_allow_local(load(home=opts.home, workspace=opts.workspace), opts.allow_local)
     _known_agent(opts.agent, opts.workspace, list(config.agents))
+    for name, custom in config.agents.items():  # a broken [agents.X] is refused, used or not
+        try:
+            catalog.custom_agent(name, custom.model_dump(), 0)
+        except catalog.AgentConfigError as exc:
+            raise ConfigError(f"[agents.{name}]: {exc}") from None
     async with open_app(
         config,
         home=opts.home,
