@@ -19,9 +19,9 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import anyio
 import click
@@ -44,8 +44,10 @@ def _start(
     task: str | None,
     recording: str | None = None,
     allow_local: tuple[str, ...] = (),
+    ci: Mapping[str, Any] | None = None,
 ) -> NoReturn:
-    """Run TASK once (or, with none, the interactive session) and exit with its outcome.
+    """Run TASK once (or, with none, the interactive session) and exit with its outcome;
+    `ci`: `run`'s `max_turns`, `model` and `fail_on_no_submit` (`runner.Options`).
 
     The task runner, and with it the whole app, is imported here: its one seam.
     """
@@ -56,17 +58,22 @@ def _start(
     yolo = Yolo.FULL if full else Yolo.YOLO if yes else Yolo.OFF
     place = locate(Path(workspace or os.getcwd()))  # the repository's root, from a subfolder too
     opts = runner.Options(
-        place.root, home_dir(), yolo, json_mode, agent, start=place.start, allow_local=allow_local
+        place.root,
+        home_dir(),
+        yolo,
+        json_mode,
+        agent,
+        start=place.start,
+        allow_local=allow_local,
+        **(ci or {}),
     )
     if task is None:
         sys.exit(anyio.run(lambda: runner.interactive(opts, ask=_ask_tty, read_task=_read_task)))
     agents = ["coding", "chat", "repo", "devops"]
     engine = runner.replay_engine(Path(recording), agents) if recording else None
     ask = None if opts.json_mode else _ask()
-    _, result = anyio.run(lambda: runner.run_once(opts, task, ask=ask, engine=engine))  # type: ignore[arg-type]
-    if result is None:
-        sys.exit(130)  # cancelled with Ctrl-C
-    sys.exit(0 if result.status.value in ("finished", "answered") else 1)
+    _, _, status = anyio.run(lambda: runner.run_command(opts, task, ask=ask, engine=engine))  # type: ignore[arg-type]
+    sys.exit(status)  # cli.outcome: 0 submitted, 1 not, 130 cancelled with Ctrl-C
 
 
 async def _ask_tty(prompt: str) -> str:
@@ -242,6 +249,21 @@ def _stdin_task() -> str:
     help="Replay a recorded model side (tools run for real).",
 )
 @allow_local_option
+@click.option(
+    "--max-turns",
+    type=click.IntRange(min=1),
+    help="At most N model calls for the agent (the run ends as max_steps, exit 1).",
+)
+@click.option(
+    "--model",
+    callback=lambda _c, _p, value: _named(value),
+    help="Ask this model ([llm] model for this run; an agent's own model still wins).",
+)
+@click.option(
+    "--fail-on-no-submit",
+    is_flag=True,
+    help="Exit 1 unless the agent submitted through agent_exit (a chat reply too).",
+)
 def run(
     task: str | None,
     workspace: str | None,
@@ -251,6 +273,9 @@ def run(
     json_mode: bool,
     recording: str | None,
     allow_local: tuple[str, ...],
+    max_turns: int | None,
+    model: str | None,
+    fail_on_no_submit: bool,
 ) -> None:
     """Run one TASK and exit (TASK `-`, or none with input that is not a terminal: read it
     from standard input)."""
@@ -258,7 +283,14 @@ def run(
         task = _stdin_task()
     elif task is None:
         raise click.UsageError("missing TASK (or pipe it on standard input)")
-    _start(workspace, yes, full, json_mode, agent, task, recording, allow_local)
+    ci = {"max_turns": max_turns, "model": model, "fail_on_no_submit": fail_on_no_submit}
+    _start(workspace, yes, full, json_mode, agent, task, recording, allow_local, ci)
+
+
+def _named(value: str | None) -> str | None:
+    if value is not None and not value.strip():
+        raise click.BadParameter("a model name, not empty")
+    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:
