@@ -47,7 +47,9 @@ def test_run_json_replay_and_sessions(
     assert result["status"] == "finished"
     assert "calc.average" in result["deliverable"]
     assert all(
-        "delegation_id" in line for line in lines if line["type"] not in ("result", "replay")
+        "delegation_id" in line
+        for line in lines
+        if line["type"] not in ("schema", "result", "replay")
     )
     monkeypatch.chdir(ws)
     assert main(["sessions"]) == 0

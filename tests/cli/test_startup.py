@@ -32,7 +32,7 @@ from tests.llm.wire import (
     an_start,
     an_stop,
     anthropic_frames,
-    text_frames,
+    submitted_frames,
 )
 
 SRC = str(Path(yagent_package.__file__).resolve().parents[1])
@@ -169,7 +169,7 @@ UNUSED_IN_A_TEXT_RUN = frozenset(
 def test_a_run_on_openai_loads_only_the_openai_sdk(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
-    with WireServer([Reply(events=text_frames("all done")) for _ in range(4)]) as srv:
+    with WireServer([Reply(events=submitted_frames("all done")) for _ in range(4)]) as srv:
         configure(
             tmp_path / "home",
             f'[llm]\nprovider = "openai"\nmodel = "m"\nbase_url = "{srv.url}/v1"\n',
@@ -202,7 +202,8 @@ def test_a_run_on_anthropic_does_not_load_the_openai_sdk(tmp_path: Path) -> None
             tmp_path / "home",
             f'[llm]\nprovider = "anthropic"\nmodel = "claude-test"\nbase_url = "{srv.url}"\n',
         )
-        done, loaded = yagent(["run", "--json", "-y", "say hi"], tmp_path / "home", ws)
+        args = ["run", "--json", "-y", "--agent", "chat", "say hi"]  # a plain reply answers
+        done, loaded = yagent(args, tmp_path / "home", ws)
         assert srv.received, done.stderr[-2000:]
     assert done.returncode == 0, done.stderr[-2000:]
     assert "anthropic" in loaded

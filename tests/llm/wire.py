@@ -242,3 +242,21 @@ def an_end(stop_reason: str, usage: Mapping[str, Any]) -> list[dict[str, Any]]:
 def pieces(text: str, size: int) -> Iterator[str]:
     for i in range(0, len(text), size):
         yield text[i : i + size]
+
+
+def submitted_frames(text: str, summary: str = "ok") -> list[str]:
+    """A reply streaming `text` and submitting the work (`agent_exit`) in the same turn."""
+    call = {
+        "index": 0,
+        "id": "exit-1",
+        "type": "function",
+        "function": {
+            "name": "agent_exit",
+            "arguments": json.dumps({"reason": "done", "summary": summary}),
+        },
+    }
+    chunks = [oa_chunk({"role": "assistant", "content": ""})]
+    chunks += [oa_chunk({"content": part}) for part in pieces(text, 3)]
+    chunks += [oa_chunk({"tool_calls": [call]}), oa_chunk({}, finish="tool_calls")]
+    chunks.append(usage_chunk(12, 4, cached=5))
+    return openai_frames(chunks)

@@ -9,12 +9,14 @@ recognise agents by it).
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
 from yagent.toolspec import BUILTIN, Effect, Profile, custom, profile
+from yagent.toolspec.profiles import FLOW_NAMES, SPILL_NAMES
 
 AUTONOMY = (
     "You run in full-autonomy mode: no person will answer questions. Make reasonable decisions "
@@ -101,6 +103,7 @@ def custom_agent(name: str, spec: Mapping[str, Any], step_retries: int) -> Agent
         raise AgentConfigError(f"agent {name!r}: 'prompt' must be non-empty text")
     if not isinstance(tools, list) or not all(isinstance(t, str) for t in tools):
         raise AgentConfigError(f"agent {name!r}: 'tools' must be a list of tool names")
+    _known_tools(name, tools)
     header = f"You are yagent's custom agent {name!r}."
     # MCP tools it may use: read-only ones, and those whose effect its named tools already have.
     effects = {s.effect for s in BUILTIN if s.name in tools} | {Effect.READ}
@@ -122,6 +125,19 @@ def custom_agent(name: str, spec: Mapping[str, Any], step_retries: int) -> Agent
         None,
         str(spec.get("model", "")),
     )
+
+
+def _known_tools(agent: str, tools: list[str]) -> None:
+    """Every tool an agent names exists: a built-in one, or an MCP tool (`<server>__<tool>`,
+    resolved when the servers connect). An unknown name is refused with the closest ones —
+    never an agent silently left with fewer tools than its author meant."""
+    known = sorted({spec.name for spec in BUILTIN} | FLOW_NAMES | SPILL_NAMES)
+    for tool in tools:
+        if tool in known or "__" in tool:
+            continue
+        close = difflib.get_close_matches(tool, known, n=3)
+        hint = f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
+        raise AgentConfigError(f"agent {agent!r}: unknown tool {tool!r} in 'tools'{hint}")
 
 
 def builtin(name: str, step_retries: int) -> AgentDef:

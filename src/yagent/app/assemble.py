@@ -31,7 +31,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +89,7 @@ class App:
     prices: PriceTable = DEFAULT_PRICES
     pruned: spill.Cleanup = field(default_factory=lambda: spill.Cleanup(0, 0, ()))
     start: Path | None = None  # where the person started, when below the workspace root
+    max_turns: int | None = None  # `--max-turns`: no agent of this app takes more model calls
 
     def __post_init__(self) -> None:
         audit = self.config.audit
@@ -136,11 +137,15 @@ class App:
     def agent(self, name: str) -> AgentDef:
         """`[agents.X]` first, then the built-in agents, then Claude Code's agent files — the
         project's only once the person trusted its `.claude/agents` (`app.projectfolders`).
-        A refusal is an `AgentChoiceError`: a configuration error (exit 2, one line)."""
+        A refusal is an `AgentChoiceError`: a configuration error (exit 2, one line).
+        With `max_turns`, the agent's step limit is at most that."""
         try:
-            return self._agent(name)
+            agent = self._agent(name)
         except catalog.AgentConfigError as exc:
             raise AgentChoiceError(str(exc)) from None
+        if self.max_turns is not None and agent.max_steps > self.max_turns:
+            return replace(agent, max_steps=self.max_turns)
+        return agent
 
     def _agent(self, name: str) -> AgentDef:
         retries = self.config.llm.step_retries
@@ -292,9 +297,8 @@ class App:
     def new_session(self, task: str, agent_name: str | None = None) -> str:
         """A new session for `task`, created before its first turn runs: a host that holds the
         id keeps the conversation even when that turn is stopped before it ends."""
-        return turn.new_session(
-            self, task, self.agent(agent_name or self.config.agent.default).name
-        )
+        agent = self.agent(agent_name or self.config.agent.default)
+        return turn.new_session(self, task, agent.name, agent.model)
 
     async def run(
         self,

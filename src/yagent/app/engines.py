@@ -69,13 +69,25 @@ async def build_engine(llm: LLMConfig, *, ollama_url: str = OLLAMA_URL) -> Engin
                 f"the Ollama server at {ollama_url} has no models; run `ollama pull <model>`"
             )
         model = llm.model or models[0]
-        return _openai(model, base_url=f"{ollama_url}/v1", api_key="ollama", timeout=llm.timeout)
+        return _openai(
+            model,
+            base_url=f"{ollama_url}/v1",
+            api_key="ollama",
+            timeout=llm.timeout,
+            max_tokens=llm.max_tokens,
+        )
     if not llm.model:
         raise ConfigError(f"[llm] model is required for provider {provider!r}")
     key = llm.api_key()
     if provider == "ollama":
         base = llm.base_url or f"{OLLAMA_URL}/v1"
-        return _openai(llm.model, base_url=base, api_key="ollama", timeout=llm.timeout)
+        return _openai(
+            llm.model,
+            base_url=base,
+            api_key="ollama",
+            timeout=llm.timeout,
+            max_tokens=llm.max_tokens,
+        )
     if key is None and not loopback(llm.base_url):
         env = llm.api_key_env or DEFAULT_KEY_ENV[provider]
         where = f" (only a base_url on loopback may run keyless, not {llm.base_url})"
@@ -92,7 +104,13 @@ async def build_engine(llm: LLMConfig, *, ollama_url: str = OLLAMA_URL) -> Engin
             timeout=llm.timeout,
             max_tokens=llm.max_tokens,
         )
-    return _openai(llm.model, base_url=llm.base_url, api_key=secret, timeout=llm.timeout)
+    return _openai(
+        llm.model,
+        base_url=llm.base_url,
+        api_key=secret,
+        timeout=llm.timeout,
+        max_tokens=llm.max_tokens,
+    )
 
 
 def _openai(model: str, **options: Any) -> Engine:

@@ -42,6 +42,7 @@ from yagent.app.history import from_store
 from yagent.app.runtrack import open_track
 from yagent.kernel import reminder
 from yagent.llm import Message, Usage
+from yagent.llm.types import with_model
 from yagent.tools import bash, browser, program, registry, web
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.guard import Yolo
@@ -52,10 +53,14 @@ if TYPE_CHECKING:
     from yagent.app.assemble import App
 
 
-def new_session(app: App, task: str, agent: str) -> str:
-    """A new session of this workspace for `task` (its title), run by `agent`; its id."""
+def new_session(app: App, task: str, agent: str, model: str = "") -> str:
+    """A new session of this workspace for `task` (its title), run by `agent` (on `model`, else
+    the engine's); its id."""
     info = app.store.create_session(
-        workspace=str(app.workspace), title=task[:80], model=app.engine.model, meta={"agent": agent}
+        workspace=str(app.workspace),
+        title=task[:80],
+        model=model or app.engine.model,
+        meta={"agent": agent},
     )
     return info.id
 
@@ -78,7 +83,7 @@ async def run_task(
     agent = fanout.framed(lane, app.agent(agent_name or app.config.agent.default))
     new = session_id is None
     if session_id is None:
-        session_id = new_session(app, task, agent.name)
+        session_id = new_session(app, task, agent.name, agent.model)
     await app.leases.take(session_id)  # before its history is read: one live runner a session
     if new:
         history: list[Message] = []
@@ -187,7 +192,7 @@ async def _run(
                 app.workspace, app.start, app.home, Path.home(), app.guard.reads
             ),
         ),
-        engine=app.engine,
+        engine=with_model(app.engine, agent.model),  # [agents.X] model, an imported agent's
         adapter=adapter,
         max_steps=track.run.max_steps,
         stop_on_finish=agent.stop_on_finish,

@@ -187,7 +187,10 @@ class Renderer:
         if shown is not None:
             self.console.print(f"[magenta]{escape(f'[{lane}]')}[/] {shown}")
 
-    def final(self, session_id: str, result: AgentResult) -> None:
+    def final(
+        self, session_id: str, result: AgentResult, outcome: Mapping[str, Any] | None = None
+    ) -> None:
+        """The run's result; `outcome` (`cli.outcome.summary`) joins the JSON line."""
         if self.json_mode:
             line = {
                 "type": "result",
@@ -202,6 +205,7 @@ class Renderer:
                 "report": result.report.report.model_dump(mode="json") if result.report else None,
                 "report_repaired": result.report.repaired if result.report else False,
                 "report_note": result.report_note,
+                **(outcome or {}),
             }
             self.out.write(json.dumps(line, ensure_ascii=False) + "\n")
             return

@@ -9,6 +9,8 @@ Contract:
 - The runner (and with it the whole app) is imported when a task runs: `run`, or the interactive
   session. This is lazy loading of the heavy part at its one seam, not an import loop hidden in a
   function: `yagent.cli.runner` never imports this module.
+- Global options (`GLOBAL`) before a command mean what they mean after it, or the command is
+  refused (exit 2): never silently dropped (`_hand_down`).
 - Exit codes and refusals as documented in `yagent.cli`.
 """
 
@@ -17,7 +19,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -43,8 +45,10 @@ def _start(
     recording: str | None = None,
     allow_local: tuple[str, ...] = (),
     plain: bool = False,
+    ci: Mapping[str, Any] | None = None,
 ) -> NoReturn:
-    """Run TASK once (or, with none, the interactive session) and exit with its outcome.
+    """Run TASK once (or, with none, the interactive session) and exit with its outcome;
+    `ci`: `run`'s `max_turns`, `model` and `fail_on_no_submit` (`runner.Options`).
 
     The task runner, and with it the whole app, is imported here: its one seam.
     """
@@ -55,17 +59,22 @@ def _start(
     yolo = Yolo.FULL if full else Yolo.YOLO if yes else Yolo.OFF
     place = locate(Path(workspace or os.getcwd()))  # the repository's root, from a subfolder too
     opts = runner.Options(
-        place.root, home_dir(), yolo, json_mode, agent, start=place.start, allow_local=allow_local
+        place.root,
+        home_dir(),
+        yolo,
+        json_mode,
+        agent,
+        start=place.start,
+        allow_local=allow_local,
+        **(ci or {}),
     )
     if task is None:
         sys.exit(_interactive(opts, plain))
     agents = ["coding", "chat", "repo", "devops"]
     engine = runner.replay_engine(Path(recording), agents) if recording else None
     ask = None if opts.json_mode else _ask()
-    _, result = anyio.run(lambda: runner.run_once(opts, task, ask=ask, engine=engine))  # type: ignore[arg-type]
-    if result is None:
-        sys.exit(130)  # cancelled with Ctrl-C
-    sys.exit(0 if result.status.value in ("finished", "answered") else 1)
+    _, _, status = anyio.run(lambda: runner.run_command(opts, task, ask=ask, engine=engine))  # type: ignore[arg-type]
+    sys.exit(status)  # cli.outcome: 0 submitted, 1 not, 130 cancelled with Ctrl-C
 
 
 async def _ask_tty(prompt: str) -> str:
@@ -135,6 +144,14 @@ class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted([*super().list_commands(ctx), *LAZY])
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name, command, rest = super().resolve_command(ctx, args)
+        if name is not None and command is not None:
+            _hand_down(ctx, name, command, rest)
+        return name, command, rest
+
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in LAZY:
             return super().get_command(ctx, cmd_name)
@@ -143,6 +160,48 @@ class LazyGroup(click.Group):
         if not isinstance(command, click.Command):
             raise TypeError(f"{module}.{attribute} is not a click command")
         return command
+
+
+# The group's options, by parameter name, as the person types them.
+GLOBAL = {
+    "workspace": "-C",
+    "yes": "-y",
+    "full": "-Y",
+    "agent": "--agent",
+    "allow_local": "--allow-local",
+    "plain": "--plain",
+}
+
+
+def _hand_down(ctx: click.Context, name: str, command: click.Command, rest: list[str]) -> None:
+    """Global options given before COMMAND mean what they mean after it: each becomes the
+    default of COMMAND's option of the same name. Refused (a usage error) when COMMAND has no
+    such option (`-C` excepted: COMMAND then runs in DIR, as `git -C` does) or is given a
+    different value on both sides."""
+    given = {
+        key: ctx.params[key]
+        for key in GLOBAL
+        if ctx.get_parameter_source(key) is click.core.ParameterSource.COMMANDLINE
+    }
+    if not given or ctx.resilient_parsing:
+        return
+    own = {param.name for param in command.params}
+    after = command.make_context(name, list(rest), parent=ctx, resilient_parsing=True)
+    defaults: dict[str, object] = {}
+    for key, value in given.items():
+        flag = GLOBAL[key]
+        if key not in own:
+            if key != "workspace":
+                raise click.UsageError(f"{flag} has no meaning for `yagent {name}`")
+            os.chdir(str(value))
+            continue
+        source = after.get_parameter_source(key)
+        if source is click.core.ParameterSource.COMMANDLINE and after.params[key] != value:
+            raise click.UsageError(
+                f"{flag} given before and after `{name}` with different values: give it once"
+            )
+        defaults[key] = value
+    ctx.default_map = {**(ctx.default_map or {}), name: defaults}
 
 
 @click.group(
@@ -196,6 +255,21 @@ def _stdin_task() -> str:
     help="Replay a recorded model side (tools run for real).",
 )
 @allow_local_option
+@click.option(
+    "--max-turns",
+    type=click.IntRange(min=1),
+    help="At most N model calls for the agent (the run ends as max_steps, exit 1).",
+)
+@click.option(
+    "--model",
+    callback=lambda _c, _p, value: _named(value),
+    help="Ask this model ([llm] model for this run; an agent's own model still wins).",
+)
+@click.option(
+    "--fail-on-no-submit",
+    is_flag=True,
+    help="Exit 1 unless the agent submitted through agent_exit (a chat reply too).",
+)
 def run(
     task: str | None,
     workspace: str | None,
@@ -205,6 +279,9 @@ def run(
     json_mode: bool,
     recording: str | None,
     allow_local: tuple[str, ...],
+    max_turns: int | None,
+    model: str | None,
+    fail_on_no_submit: bool,
 ) -> None:
     """Run one TASK and exit (TASK `-`, or none with input that is not a terminal: read it
     from standard input)."""
@@ -212,7 +289,14 @@ def run(
         task = _stdin_task()
     elif task is None:
         raise click.UsageError("missing TASK (or pipe it on standard input)")
-    _start(workspace, yes, full, json_mode, agent, task, recording, allow_local)
+    ci = {"max_turns": max_turns, "model": model, "fail_on_no_submit": fail_on_no_submit}
+    _start(workspace, yes, full, json_mode, agent, task, recording, allow_local, ci=ci)
+
+
+def _named(value: str | None) -> str | None:
+    if value is not None and not value.strip():
+        raise click.BadParameter("a model name, not empty")
+    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -39,6 +39,7 @@ from yagent.app.durable import Decision
 from yagent.app.engines import keyless_notice
 from yagent.app.fulldisk import EXIT_FULL
 from yagent.app.safety import with_allow_local
+from yagent.cli import outcome
 from yagent.cli.render import Ask, Renderer
 from yagent.kernel import drain
 from yagent.llm.replay import Recording, ReplayEngine
@@ -59,6 +60,9 @@ class Options:
     agent: str | None = None
     start: Path | None = None  # where the person started yagent, when below the workspace root
     allow_local: tuple[str, ...] = ()  # --allow-local: this run's openings ([network])
+    fail_on_no_submit: bool = False  # --fail-on-no-submit: a plain reply is a failure too
+    max_turns: int | None = None  # --max-turns: model calls an agent may make in this run
+    model: str | None = None  # --model: the default model of this run ([llm] model)
 
 
 _VOLATILE = (
@@ -189,7 +193,16 @@ async def cli_app(
     """The app for one CLI command: config loaded for the workspace, opened, and what went
     wrong while opening said first (`start_notices`)."""
     config = with_allow_local(load(home=opts.home, workspace=opts.workspace), opts.allow_local)
+    if opts.model:
+        config = config.model_copy(
+            update={"llm": config.llm.model_copy(update={"model": opts.model})}
+        )
     _known_agent(opts.agent, opts.workspace, list(config.agents))
+    for name, custom in config.agents.items():  # a broken [agents.X] is refused, used or not
+        try:
+            catalog.custom_agent(name, custom.model_dump(), 0)
+        except catalog.AgentConfigError as exc:
+            raise ConfigError(f"[agents.{name}]: {exc}") from None
     async with open_app(
         config,
         home=opts.home,
@@ -199,6 +212,7 @@ async def cli_app(
         engine=engine,
         start=opts.start,
     ) as app:
+        app.max_turns = opts.max_turns
         start_notices(app, renderer)
         try:
             yield app
@@ -232,17 +246,46 @@ async def run_once(
     session_id: str | None = None,
     resume: Decision | None = None,
 ) -> tuple[str, AgentResult | None]:
+    session_id, result, _ = await run_command(
+        opts, task, ask=ask, engine=engine, session_id=session_id, resume=resume
+    )
+    return session_id, result
+
+
+async def run_command(
+    opts: Options,
+    task: str,
+    *,
+    ask: Ask | None,
+    engine: Engine | None = None,
+    session_id: str | None = None,
+    resume: Decision | None = None,
+) -> tuple[str, AgentResult | None, int]:
+    """One task run once; with its exit status (`cli.outcome`: 130 when it was cancelled)."""
     renderer = Renderer(json_mode=opts.json_mode, ask=ask)
+    if opts.json_mode:  # the first line: the version of the lines' schema
+        renderer.out.write(json.dumps(outcome.HEADER) + "\n")
     async with cli_app(opts, renderer, engine) as app:
+        started = time.monotonic()
         session_id, result = await run_turn(
             app, renderer, task, session_id, opts.agent, resume=resume
         )
+        status = 130
         if result is not None:
-            renderer.final(session_id, result)
+            name = resume.run.agent if resume is not None and resume.run is not None else None
+            agent = app.agent(name or opts.agent or app.config.agent.default)
+            status = outcome.exit_status(
+                result,
+                reply_is_answer=agent.no_action_retry_limit == 0,
+                fail_on_no_submit=opts.fail_on_no_submit,
+            )
+            totals = app.ledger.snapshot().session
+            elapsed = time.monotonic() - started
+            renderer.final(session_id, result, outcome.summary(result, status, elapsed, totals))
         if isinstance(engine, ReplayEngine):
             report_divergences(renderer, engine)
         stop_if_full(app, session_id)
-        return session_id, result
+        return session_id, result, status
 
 
 def stop_if_full(app: App, session_id: str) -> None:

@@ -264,7 +264,7 @@ class AnthropicEngine:
     def params(self, request: Request) -> dict[str, Any]:
         """The request body sent for `request` (without the streaming switch)."""
         body: dict[str, Any] = {
-            "model": self._model,
+            "model": request.model or self._model,
             "max_tokens": request.max_tokens or self._max_tokens,
             "messages": wire_messages(
                 request.messages, cache_conversation=self._cache_conversation
@@ -279,6 +279,7 @@ class AnthropicEngine:
     async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
         await anyio.lowlevel.checkpoint()  # cancellation is honoured before answering
         body = self.params(request)
+        model = str(body["model"])
         assembler = _Assembler()
         try:
             events = await self._client.messages.create(**cast(Any, body), stream=True)
@@ -286,14 +287,14 @@ class AnthropicEngine:
                 async for event in events:
                     for out in assembler.feed(event):
                         yield out
-            turn = assembler.finish(self._model)
+            turn = assembler.finish(model)
         except EngineError:
             raise
         except Exception as exc:
             raise to_engine_error(
                 exc,
                 provider=PROVIDER,
-                model=self._model,
+                model=model,
                 timeout_types=(anthropic.APITimeoutError, httpx2.TimeoutException),
                 connection_types=(anthropic.APIConnectionError, httpx2.TransportError),
                 secret=self._secret,

@@ -231,8 +231,10 @@ class OpenAIEngine:
         extra_headers: Mapping[str, str] | None = None,
         client: openai.AsyncOpenAI | None = None,
         token_limit_param: TokenLimitParam = "max_tokens",
+        max_tokens: int | None = None,
     ) -> None:
         self._model = model
+        self._max_tokens = max_tokens  # sent when the request sets none ([llm] max_tokens)
         self._limit_param = token_limit_param
         if client is None:
             key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
@@ -260,11 +262,15 @@ class OpenAIEngine:
 
     def params(self, request: Request) -> dict[str, Any]:
         """The request body sent for `request` (without the streaming switches)."""
-        body: dict[str, Any] = {"model": self._model, "messages": wire_messages(request)}
+        body: dict[str, Any] = {
+            "model": request.model or self._model,
+            "messages": wire_messages(request),
+        }
         if request.tools:
             body["tools"] = [tool_def(t) for t in request.tools]
-        if request.max_tokens is not None:
-            body[self._limit_param] = request.max_tokens
+        limit = request.max_tokens if request.max_tokens is not None else self._max_tokens
+        if limit is not None:
+            body[self._limit_param] = limit
         if request.temperature is not None:
             body["temperature"] = request.temperature
         return body
@@ -272,6 +278,7 @@ class OpenAIEngine:
     async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
         await anyio.lowlevel.checkpoint()  # cancellation is honoured before answering
         body = self.params(request)
+        model = str(body["model"])
         assembler = _Assembler()
         try:
             chunks = await self._client.chat.completions.create(
@@ -279,21 +286,21 @@ class OpenAIEngine:
             )
             async with chunks:
                 if _plain_json(chunks.response.headers.get("content-type")):
-                    completion = _completion(await chunks.response.aread(), self._model)
+                    completion = _completion(await chunks.response.aread(), model)
                     for event in assembler.whole(completion):
                         yield event
                 else:
                     async for chunk in chunks:
                         for event in assembler.feed(chunk):
                             yield event
-            turn = assembler.finish(self._model)
+            turn = assembler.finish(model)
         except EngineError:
             raise
         except Exception as exc:
             raise to_engine_error(
                 exc,
                 provider=PROVIDER,
-                model=self._model,
+                model=model,
                 timeout_types=(openai.APITimeoutError, httpx2.TimeoutException),
                 connection_types=(openai.APIConnectionError, httpx2.TransportError),
                 secret=self._secret,

@@ -2,15 +2,17 @@
 
 Contract: an engine takes a `Request` (system prompt, messages, tool definitions) and streams
 `StreamEvent`s ending with exactly one `TurnDone` carrying the complete `AssistantTurn` (text, tool
-calls with their raw argument text, usage, stop reason). Engines check for cancellation before
-answering. Errors leave engines as `EngineError` carrying a `toolfail.Kind`, so the loop decides
-retries from the failure table, never from provider-specific exception types.
+calls with their raw argument text, usage, stop reason). A request naming a `model` is sent to
+that model (an agent's own, `WithModel`); without one, to the engine's. Engines check for
+cancellation before answering. Errors leave engines as `EngineError` carrying a
+`toolfail.Kind`, so the loop decides retries from the failure table, never from
+provider-specific exception types.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from yagent.kernel import toolfail
@@ -117,6 +119,7 @@ class Request:
     max_tokens: int | None = None
     temperature: float | None = None
     agent: str = ""  # the calling agent's identity (for logs and scripted engines)
+    model: str = ""  # the model to ask; empty: the engine's own
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +161,26 @@ class Engine(Protocol):
     def model(self) -> str: ...
 
     def stream(self, request: Request) -> AsyncIterator[StreamEvent]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class WithModel:
+    """`engine`, asking `name` instead of its own model (an agent configured with its own)."""
+
+    engine: Engine
+    name: str
+
+    @property
+    def model(self) -> str:
+        return self.name
+
+    def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
+        return self.engine.stream(replace(request, model=self.name))
+
+
+def with_model(engine: Engine, name: str) -> Engine:
+    """`engine` asking `name`; `engine` itself when `name` is empty or already its model."""
+    return WithModel(engine, name) if name and name != engine.model else engine
 
 
 async def complete(engine: Engine, request: Request) -> AssistantTurn:
