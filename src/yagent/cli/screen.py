@@ -249,8 +249,8 @@ class Screen(Renderer):
             new = str(args["new_string"]).splitlines(keepends=True)
             shown = difflib.unified_diff(old, new, f"a/{path}", f"b/{path}")
             self.diff([line.rstrip("\n") for line in shown])
-        elif tool == "write_file":
-            content = str(args.get("content", ""))
+        elif isinstance(args.get("content"), str) and isinstance(args.get("path"), str):
+            content = str(args["content"])  # a whole-file write, told by its arguments
             self.console.print(
                 f"  writes {escape(str(args.get('path')))}: {len(content.encode())} bytes, "
                 f"{content.count(chr(10)) + (0 if content.endswith(chr(10)) else 1)} lines"
