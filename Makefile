@@ -10,7 +10,9 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 # Per-package coverage exemptions, as PKG=reason words; an exemption that is no longer needed fails.
-PKG_COV_EXEMPT :=
+PKG_COV_EXEMPT := \
+	yagent.cli=run-mostly-in-child-processes:the-pty-REPL-and-CLI-subprocess-tests-are-not-measured \
+	yagent.kernel.sqlitefile=damaged-store-and-salvage-paths-run-in-CLI-subprocesses
 COV_MIN_TOTAL := 85
 COV_MIN_PACKAGE := 75
 
