@@ -40,6 +40,7 @@ from yagent.app import economy, fanout, hookrun, mcprefs, mcpsampling, memories,
 from yagent.app.durable import Decision
 from yagent.app.history import from_store
 from yagent.app.runtrack import open_track
+from yagent.app.stopkind import stop_kind
 from yagent.kernel import reminder
 from yagent.llm import Message, Usage
 from yagent.llm.types import with_model
@@ -229,7 +230,8 @@ async def _run(
         publish("session_lease", {"lost": True, "reason": why + "; this run stopped"})
     await hooks.stopped(result.status.value, sub_agent=lane is not None)
     await track.end(result.status.value, result.error)
-    app.full.write(app.store.path, app.store.set_status, session_id, _session_status(result))
+    status = stop_kind(result.status).session_status
+    app.full.write(app.store.path, app.store.set_status, session_id, status)
     if lane is None:
         app.live[session_id] = result.messages
     return session_id, result
@@ -263,14 +265,3 @@ async def _step(
     """A step starts: the previous one's records are stored before its checkpoint says so."""
     app.log(session_id).flush()
     await checkpoint(n)
-
-
-def _session_status(result: AgentResult) -> str:
-    value = result.status.value
-    if value in ("finished", "answered", "max_steps"):
-        return "finished"
-    if value == "paused":
-        return "paused"
-    if value == "cancelled":
-        return "cancelled"
-    return "failed"
