@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 
 from tests.app.test_fanout import opened, scripted, tool
+from yagent.agents import catalog
 from yagent.app import blueprint
 from yagent.app.blueprint import NO_SUBMISSION, fold, fold_delegation, view
 from yagent.app.evidence import Evidence
 from yagent.app.fanout import Assignment
-from yagent.llm.scripted import call, say
+from yagent.llm.scripted import ScriptedEngine, call, say
 
 pytestmark = pytest.mark.anyio
 
@@ -129,3 +130,23 @@ def test_c6_the_view_is_read_fresh_and_cut_visibly(
     assert view(home, ws).count("- one") == 1  # the same title replaces the older finding
     monkeypatch.setattr(blueprint, "VIEW_MAX_BYTES", 40)
     assert "[blueprint cut at 40 bytes" in view(home, ws)
+
+
+async def test_c6_the_cold_tool_loader_sees_the_blueprint(ws: Path, tmp_path: Path) -> None:
+    """A real run's `load_tool` result carries the blueprint view as stored at that call."""
+    home = tmp_path / "home"
+    backed = Evidence(("src/app.py",), True)
+    fold(home, ws, [{"title": "entry point", "files": ["src/app.py"]}], backed)
+    engine = ScriptedEngine(
+        {
+            "coding": [
+                tool("load_tool", "l1", names=["browser_eval"]),
+                call("agent_exit", json.dumps({"reason": "r", "summary": "s"}), call_id="x"),
+            ]
+        },
+        markers={"coding": catalog.coding(0).marker},
+    )
+    async with opened(ws, home, engine) as app:
+        sid, _ = await app.run("look", agent_name="coding")
+        calls = {c.call_id: c for c in app.store.tool_calls(sid)}
+    assert "entry point" in json.loads(str(calls["l1"].content))["blueprint"]

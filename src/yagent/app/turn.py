@@ -36,7 +36,16 @@ from yagent.agents.context import system_prompt
 from yagent.agents.loop import run_agent_loop
 from yagent.agents.loopconfig import LoopConfig
 from yagent.agents.results import AgentResult, Status
-from yagent.app import economy, fanout, hookrun, mcprefs, mcpsampling, memories, sessionrefs
+from yagent.app import (
+    blueprint,
+    economy,
+    fanout,
+    hookrun,
+    mcprefs,
+    mcpsampling,
+    memories,
+    sessionrefs,
+)
 from yagent.app.durable import Decision
 from yagent.app.history import from_store
 from yagent.app.pastsessions import StoreReader
@@ -45,7 +54,7 @@ from yagent.app.stopkind import stop_kind
 from yagent.kernel import reminder
 from yagent.llm import Message, Usage
 from yagent.llm.types import with_model
-from yagent.tools import bash, browser, program, registry, sessionread, web
+from yagent.tools import bash, browser, flow, program, registry, sessionread, web
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.guard import Yolo
 from yagent.tools.mcp import content, sampling
@@ -175,6 +184,7 @@ async def _run(
     ctx.extras[bash.PUBLISH_KEY] = publish  # run_bash's egress events reach the rollout
     ctx.extras[content.VISION_KEY] = app.config.llm.takes_images()
     ctx.extras[sessionread.READER_KEY] = StoreReader(app.store, app.workspace, session_id)
+    ctx.extras[flow.BLUEPRINT_KEY] = lambda: blueprint.view(app.home, app.workspace)  # fresh
     ctx.extras[sampling.SAMPLER_KEY] = mcpsampling.sampler(
         app.engine, agent.name, lambda who, t: app._account(session_id, who, t)
     )
