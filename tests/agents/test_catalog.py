@@ -32,10 +32,18 @@ def test_no_central_default_for_the_loop_flags() -> None:
 @pytest.mark.parametrize("name", catalog.BUILTIN_AGENTS)
 def test_every_builtin_agent(name: str) -> None:
     agent = builtin(name, step_retries=3)
-    assert agent.step_retries == 3
+    assert agent.step_retries == (catalog.META_STEP_RETRIES if name == "meta" else 3)
     assert agent.stop_on_finish
     assert name.lower() in agent.marker.lower()
     assert agent.no_action_retry_limit >= 0
+
+
+def test_c18_meta_states_its_own_retry_settings() -> None:
+    """Meta's step retries are its own field, not `[llm] step_retries` (C18)."""
+    for configured in (0, 5):
+        meta = builtin("meta", configured)
+        assert meta.step_retries == catalog.META_STEP_RETRIES
+        assert (meta.stop_on_finish, meta.no_action_retry_limit) == (True, 1)
 
 
 def test_repo_gets_one_nudge_and_its_own_reminder() -> None:

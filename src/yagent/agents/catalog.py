@@ -82,7 +82,21 @@ def browser(step_retries: int) -> AgentDef:
     )
 
 
-BUILTIN_AGENTS = ("coding", "chat", "repo", "devops", "browser")
+# Meta keeps its own step retries, not `[llm] step_retries` (C18: its own field): a question about
+# past runs is cheap to ask again and has no side effect to repeat.
+META_STEP_RETRIES = 2
+
+
+def meta(step_retries: int) -> AgentDef:
+    """Answers questions about past runs by reading sessions (`toolspec.sessions`); read-only.
+    `step_retries` (the configured `[llm] step_retries`) is deliberately not used."""
+    del step_retries
+    return AgentDef(
+        "meta", profile("meta"), prompt_text("meta"), True, 1, META_STEP_RETRIES, 30, None
+    )
+
+
+BUILTIN_AGENTS = ("coding", "chat", "repo", "devops", "browser", "meta")
 
 
 class AgentConfigError(ValueError):
@@ -141,7 +155,14 @@ def _known_tools(agent: str, tools: list[str]) -> None:
 
 
 def builtin(name: str, step_retries: int) -> AgentDef:
-    factories = {"coding": coding, "chat": chat, "repo": repo, "devops": devops, "browser": browser}
+    factories = {
+        "coding": coding,
+        "chat": chat,
+        "repo": repo,
+        "devops": devops,
+        "browser": browser,
+        "meta": meta,
+    }
     if name not in factories:
         raise AgentConfigError(f"unknown agent {name!r}; built in: {', '.join(BUILTIN_AGENTS)}")
     return factories[name](step_retries)

@@ -36,9 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from yagent.agents.results import Status
 from yagent.app.config import Config, ConfigError
 from yagent.app.lease import SessionLeases
+from yagent.app.stopkind import concluding_statuses
 from yagent.kernel import checkpoint, commitgate, sideeffect, sqlitefile
 from yagent.kernel.sqlitedb import Database, DatabaseStore
 from yagent.tools.effectrun import EffectRunner, Publish
@@ -46,7 +46,7 @@ from yagent.tools.effects import EffectRuleError, EffectTable
 
 DB_NAME = "durable.db"
 END_STEP = "end"  # the commit gate's step for a run's conclusion
-CONCLUDED = frozenset({Status.FINISHED.value, Status.ANSWERED.value, Status.MAX_STEPS.value})
+CONCLUDED = concluding_statuses()  # one classifier: `app.stopkind.stop_kind`
 
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS runs_runs (

@@ -44,6 +44,7 @@ from yagent.app.fanout import (
     prepare,
 )
 from yagent.app.runtrack import continuation_task
+from yagent.app.stopkind import StopKind, stop_kind, stop_kind_of
 from yagent.kernel import delegate
 from yagent.tools.worktree import describe
 
@@ -51,7 +52,6 @@ if TYPE_CHECKING:
     from yagent.app.assemble import App
 
 RECEIPT_EVENT = "delegation_receipt"
-_DONE = ("finished", "answered")
 
 Work = Plan | Sequence[Assignment]
 
@@ -159,7 +159,7 @@ async def _run_one(
             except ExceptionGroup as group:  # the run's task groups wrap what went wrong
                 raise Unfinished(f"the run raised {_leaves(group)}") from group
             ended.append(result.status.value)
-            if result.status.value not in _DONE:
+            if not stop_kind(result.status).delivered:
                 why = result.error or result.note or "nothing was delivered"
                 raise Unfinished(f"the run ended {result.status.value}: {why}")
             return untrusted.deliverable(result.deliverable or result.text)
@@ -285,7 +285,7 @@ def _from_run_end(app: App, session_id: str, task: Task, did: str) -> TaskReceip
     ends = app.store.events(session_id, types="run_end", delegation_id=did)
     status = str(ends[-1].payload.get("status", "")) if ends else ""
     name, agent = task.assignment.name, task.executor.name
-    if status in _DONE:
+    if stop_kind_of(status, unknown=StopKind.FAILED).delivered:
         output = "(concluded before the parallel run was interrupted; see the session)"
         receipt = delegate.Receipt.completed(agent, output)
     else:

@@ -36,14 +36,25 @@ from yagent.agents.context import system_prompt
 from yagent.agents.loop import run_agent_loop
 from yagent.agents.loopconfig import LoopConfig
 from yagent.agents.results import AgentResult, Status
-from yagent.app import economy, fanout, hookrun, mcprefs, mcpsampling, memories, sessionrefs
+from yagent.app import (
+    blueprint,
+    economy,
+    fanout,
+    hookrun,
+    mcprefs,
+    mcpsampling,
+    memories,
+    sessionrefs,
+)
 from yagent.app.durable import Decision
 from yagent.app.history import from_store
+from yagent.app.pastsessions import StoreReader
 from yagent.app.runtrack import open_track
+from yagent.app.stopkind import stop_kind
 from yagent.kernel import reminder
 from yagent.llm import Message, Usage
 from yagent.llm.types import with_model
-from yagent.tools import bash, browser, program, registry, web
+from yagent.tools import bash, browser, flow, program, registry, sessionread, web
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.guard import Yolo
 from yagent.tools.mcp import content, sampling
@@ -172,6 +183,8 @@ async def _run(
     ctx.extras[program.OBSERVER_KEY] = app._program_observer(session_id, agent.name)
     ctx.extras[bash.PUBLISH_KEY] = publish  # run_bash's egress events reach the rollout
     ctx.extras[content.VISION_KEY] = app.config.llm.takes_images()
+    ctx.extras[sessionread.READER_KEY] = StoreReader(app.store, app.workspace, session_id)
+    ctx.extras[flow.BLUEPRINT_KEY] = lambda: blueprint.view(app.home, app.workspace)  # fresh
     ctx.extras[sampling.SAMPLER_KEY] = mcpsampling.sampler(
         app.engine, agent.name, lambda who, t: app._account(session_id, who, t)
     )
@@ -229,7 +242,8 @@ async def _run(
         publish("session_lease", {"lost": True, "reason": why + "; this run stopped"})
     await hooks.stopped(result.status.value, sub_agent=lane is not None)
     await track.end(result.status.value, result.error)
-    app.full.write(app.store.path, app.store.set_status, session_id, _session_status(result))
+    status = stop_kind(result.status).session_status
+    app.full.write(app.store.path, app.store.set_status, session_id, status)
     if lane is None:
         app.live[session_id] = result.messages
     return session_id, result
@@ -263,14 +277,3 @@ async def _step(
     """A step starts: the previous one's records are stored before its checkpoint says so."""
     app.log(session_id).flush()
     await checkpoint(n)
-
-
-def _session_status(result: AgentResult) -> str:
-    value = result.status.value
-    if value in ("finished", "answered", "max_steps"):
-        return "finished"
-    if value == "paused":
-        return "paused"
-    if value == "cancelled":
-        return "cancelled"
-    return "failed"

@@ -7,11 +7,14 @@ Contract:
 - `ask_user_for_help` goes through the same authorization loop (the dispatcher's critical queue);
   without a person attached it says so instead of waiting forever.
 - `load_tool` loads catalog tools by name or by query through the Surface's `Disclosure`, within
-  the load budget, and reports what was added, already there, trimmed or unknown.
+  the load budget, and reports what was added, already there, trimmed or unknown. When the host
+  binds a blueprint view (`extras[BLUEPRINT_KEY]`, a callable read on every call), a non-empty
+  view comes with the result under `blueprint` (spec 002 C6: the cold-tool loader sees it).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from yagent.kernel import tooldisclose
@@ -20,6 +23,7 @@ from yagent.toolspec import params as p
 
 LOAD_BUDGET = tooldisclose.Budget(max_schemas=8)
 SEARCH_K = 5
+BLUEPRINT_KEY = "blueprint_view"
 
 
 async def think(ctx: ToolContext, args: p.ThinkArgs) -> dict[str, Any]:
@@ -71,4 +75,7 @@ async def load_tool(ctx: ToolContext, args: p.LoadToolArgs) -> dict[str, Any]:
         )
     if args.query and not found and not wanted:
         out["note"] = f"no catalog tool matches {args.query!r}"
+    blueprint: Callable[[], str] | None = ctx.extras.get(BLUEPRINT_KEY)
+    if blueprint is not None and (shown := blueprint()):
+        out["blueprint"] = shown
     return out

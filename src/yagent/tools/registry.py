@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from yagent.tools import bash, browser, files, flow, program, search, skills, web
+from yagent.tools import bash, browser, files, flow, program, search, sessionread, skills, web
 from yagent.tools.adapter import Executor
 from yagent.tools.codegraph import find_definitions, find_references
 from yagent.tools.spillread import read_spill
@@ -47,6 +47,8 @@ _BUILTIN: Mapping[str, Executor] = {
     "browser_tabs": browser.tabs,
     "browser_console": browser.console,
     "browser_close": browser.close,
+    "list_sessions": sessionread.list_sessions,
+    "read_session": sessionread.read_session,
 }
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from yagent.toolspec import params as p
 from yagent.toolspec.browser import BROWSER
 from yagent.toolspec.program import RUN_PROGRAM
+from yagent.toolspec.sessions import SESSION_TOOLS
 from yagent.toolspec.spec import Effect, Spec, Tier, make_spec
 
 # Capability tags: the facts other layers ask about instead of comparing tool names.
@@ -239,6 +240,7 @@ BUILTIN: tuple[Spec, ...] = (
         brief="Fetch a web page as text.",
     ),
     *BROWSER,
+    *SESSION_TOOLS,
 )
 
 

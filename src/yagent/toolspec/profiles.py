@@ -1,8 +1,9 @@
 """toolspec.profiles: who may use what — the only place it is decided.
 
 A `Profile` grants tools by effect and by name, denies by name (a denial always wins), and says
-whether external (MCP) tools may be used at all and which servers. The Surface asks `grants(spec)`
-and nothing else; no other module keeps lists of tools per agent.
+whether external (MCP) tools may be used at all and which servers. A tool tagged `BY_NAME`
+(`toolspec.sessions`) is granted only to a profile that names it, whatever its effect. The
+Surface asks `grants(spec)` and nothing else; no other module keeps lists of tools per agent.
 An external tool is granted only when the profile takes external tools, its server is allowed,
 and its effect (read from its annotations, `tools.mcp.specs`) is one the profile grants
 (`external_effects`, by default the profile's own effects) — or the profile names it. A read-only
@@ -14,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from yagent.toolspec.sessions import BY_NAME
 from yagent.toolspec.spec import Effect, Spec
 
 FLOW_NAMES = frozenset({"think", "agent_exit", "ask_user_for_help", "load_tool"})
@@ -34,6 +36,8 @@ class Profile:
     def grants(self, spec: Spec) -> bool:
         if spec.name in self.deny:
             return False
+        if BY_NAME in spec.tags:
+            return spec.name in self.names
         if spec.external:
             if not self.external:
                 return False
@@ -75,7 +79,9 @@ DEVOPS = Profile(
 )
 BROWSER = Profile("browser", _READ | _FLOW | {Effect.BROWSER, Effect.NETWORK}, deny=_JOBS)
 DIRECTOR = Profile("director", _READ | _FLOW, deny=_JOBS)
-META = Profile("meta", _READ | _FLOW, deny=_JOBS)
+META = Profile(
+    "meta", _READ | _FLOW, names=frozenset({"list_sessions", "read_session"}), deny=_JOBS
+)
 
 PROFILES: dict[str, Profile] = {
     p.name: p for p in (CODING, REPO, CHAT, DEVOPS, BROWSER, DIRECTOR, META)
