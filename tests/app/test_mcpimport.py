@@ -244,3 +244,12 @@ def test_shown_table_masks_values() -> None:
         {"url": "https://u:pw@h/mcp", "headers": {"A": "secret"}, "env": {"K": "secret"}}
     )
     assert shown == {"url": "https://h/mcp", "headers": {"A": "***"}, "env": {"K": "***"}}
+
+
+def test_dot_mcp_names_of_a_missing_or_broken_file_are_none(dirs: tuple[Path, Path]) -> None:
+    _, ws = dirs
+    assert mcpfiles.dot_mcp_names(ws) == []
+    (ws / ".mcp.json").write_text("{")
+    assert mcpfiles.dot_mcp_names(ws) == []
+    _dot_mcp(ws, {"a": {"command": "x"}, "b": {"type": "sse", "url": "u"}})
+    assert mcpfiles.dot_mcp_names(ws) == ["a", "b"]

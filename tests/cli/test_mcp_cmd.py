@@ -198,3 +198,13 @@ def test_remove_asks_for_scope_when_both_files_have_the_name(y: Env) -> None:
     assert "--scope" in both.stderr
     assert y("mcp", "remove", "s", "--scope", "project").returncode == 0
     assert "s" in y.servers()
+
+
+def test_a_table_the_loader_refuses_can_still_be_removed(y: Env) -> None:
+    y.user_config.write_text("# keep\n[mcp.broken]\nargs = ['x']\n")
+    listed = y("mcp", "list")
+    assert listed.returncode == 2
+    assert "exactly one of 'command' (stdio) or 'url' (HTTP)" in listed.stderr
+    done = y("mcp", "remove", "broken")
+    assert done.returncode == 0, done.stderr
+    assert y.user_config.read_text() == "# keep\n"

@@ -93,7 +93,7 @@ def test_dot_mcp_json_servers_load_at_start_only_once_trusted(y: Env) -> None:
     assert "datetime" in got
     remove = y("mcp", "remove", "clock")
     assert remove.returncode == 2
-    assert "yagent does not edit it" in remove.stderr
+    assert "yagent does not edit that file" in remove.stderr
 
 
 def test_withheld_dot_mcp_json_is_named_at_start(y: Env) -> None:

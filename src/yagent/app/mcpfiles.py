@@ -107,6 +107,15 @@ def servers(home: Path, workspace: Path) -> list[Listed]:
     return out
 
 
+def dot_mcp_names(workspace: Path) -> list[str]:
+    """The server names of the workspace's `.mcp.json` (none when it is missing or unreadable)."""
+    dot = workspace / DOT_MCP
+    try:
+        return [found.name for found in read_claude(dot)] if dot.is_file() else []
+    except McpSourceError:
+        return []
+
+
 def _why(status: trust.Status | None) -> str:
     if status is trust.Status.CHANGED:
         return "not loaded: project file changed since you trusted it — run `yagent trust`"

@@ -224,24 +224,28 @@ def get(name: str, json_mode: bool) -> None:
 @click.option("--scope", type=_SCOPE, help="The file to remove it from (when both have it).")
 def remove(name: str, scope: mcpfiles.Scope | None) -> None:
     """Remove server NAME from yagent's configuration."""
-    rows = [r for r in _listed(None) if r.name == name]
-    owned = [r for r in rows if r.scope in mcpfiles.SCOPES and (scope is None or r.scope == scope)]
-    if not owned and rows:
-        raise _refuse(
-            f"MCP server {name!r} is in {rows[0].file}, not in yagent's {scope or 'config'} "
-            "file: yagent does not edit it"
-        )
-    if not owned:
-        known = [r.name for r in _listed(None)]
-        raise _refuse(f"no MCP server named {name!r}{mcpfiles.nearest(name, known)}")
+    # only the files it edits are read: a table the loader refuses can still be taken out
+    home, workspace = _home(), _workspace()
+    scopes = (scope,) if scope else mcpfiles.SCOPES
+    try:
+        have = {s: mcpfiles.tables(mcpfiles.path_of(s, home, workspace)) for s in scopes}
+    except mcpfiles.McpFileError as exc:
+        raise _refuse(str(exc)) from None
+    owned = [s for s in scopes if name in have[s]]
     if len(owned) > 1:
         raise _refuse(f"MCP server {name!r} is in both files: pass --scope user or project")
-    target = _target("user" if owned[0].scope == "user" else "project")
+    if not owned:
+        if scope is None and name in mcpfiles.dot_mcp_names(workspace):
+            dot = workspace / mcpfiles.DOT_MCP
+            raise _refuse(f"MCP server {name!r} is in {dot}: yagent does not edit that file")
+        known = [n for tables in have.values() for n in tables]
+        raise _refuse(f"no MCP server named {name!r}{mcpfiles.nearest(name, known)}")
+    target = mcpfiles.Target(owned[0], home, workspace)
     try:
         mcpfiles.remove(target, name)
     except mcpfiles.McpFileError as exc:
         raise _refuse(str(exc)) from None
-    click.echo(f"removed MCP server {name} ({owned[0].scope}) from {target.path}")
+    click.echo(f"removed MCP server {name} ({owned[0]}) from {target.path}")
 
 
 @mcp.command("import")
