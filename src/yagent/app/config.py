@@ -33,7 +33,7 @@ Contract:
   (`app.projectfolders`).
 - Claude Code hooks (`.claude/settings.json`, `app.hookconfig`) are checked whatever the trust
   and join `hooks` once that file is trusted, else are withheld (`hooks`); `hook_notices` says
-  what yagent cannot run from it.
+  what yagent cannot run from it. `.mcp.json`'s servers join `mcp` the same way (`app.mcpjson`).
 """
 
 from __future__ import annotations
@@ -54,9 +54,10 @@ from pydantic import (
     field_validator,
 )
 
-from yagent.app import claudehooks, configkeys, projectfolders, projectkeys, trust
+from yagent.app import claudehooks, configkeys, mcpjson, projectfolders, projectkeys, trust
 from yagent.app.hookconfig import HookEntry, claude_hooks
 from yagent.app.mcpconfig import McpServer
+from yagent.app.mcpsources import McpSourceError
 from yagent.app.network import NetworkSettings
 from yagent.kernel import cmdpolicy, egress
 from yagent.kernel import preset as presets
@@ -318,6 +319,11 @@ def _build(files: Sequence[tuple[Path, Mapping[str, Any]]], env: Mapping[str, st
     return config
 
 
+def check(path: Path, raw: bytes) -> None:
+    """Refuse `raw` as the content of `path` as `load` would (a `ConfigError`), on its own."""
+    _build([(path, _parse(raw, path))], {})
+
+
 def _policy(config: Config) -> cmdpolicy.Policy | None:
     """The shell rules `config` puts in force (None when they cannot be built)."""
     settings = config.shell
@@ -344,13 +350,15 @@ def load(*, home: Path, workspace: Path, env: Mapping[str, str] | None = None) -
         raise ConfigError(str(exc)) from None
     try:
         claude = claude_hooks(workspace)
-    except claudehooks.ClaudeHooksError as exc:
+        dot_mcp = mcpjson.read(workspace)
+    except (claudehooks.ClaudeHooksError, McpSourceError) as exc:
         raise ConfigError(str(exc)) from None
     # every key is checked, trusted or not: a typo is an error whoever wrote it
     config = _build([*user, *([(project_path, project)] if project is not None else [])], env)
     config.hook_notices += claude.notices
     files = ((CONFIG, project_raw), (RULES, rules_raw), (CLAUDE, claude.raw))
     digests = {f: trust.digest(r) for f, r in files if r is not None}
+    digests.update(mcpjson.digests(dot_mcp))
     digests.update(projectfolders.digests(workspace))  # .claude/agents, the skills' grants
     if not digests:  # no project file: nothing to trust (a later remembered rule will be)
         config.project = projectkeys.ProjectState(home=home, workspace=workspace)
@@ -369,6 +377,7 @@ def load(*, home: Path, workspace: Path, env: Mapping[str, str] | None = None) -
     claude_applied, claude_held = claude.split(status.get(CLAUDE))
     config.hooks += claude_applied
     held += claude_held
+    held += mcpjson.apply(dot_mcp, status.get(trust.MCP_JSON), config.mcp, config.hook_notices)
     if rules_raw is not None and status[RULES] is not trust.Status.TRUSTED:
         remembered, names = projectkeys.split_rules(remembered, _policy(config), "rules")
         held += projectkeys.withheld(RULES, status[RULES], names)

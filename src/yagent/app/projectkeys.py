@@ -244,10 +244,11 @@ def withheld(file: str, reason: Status, names: Iterable[tuple[str, Any]]) -> lis
 
 
 def shown(value: Any, key: str = "") -> Any:
-    """`value` as it may be printed: secret-looking keys, environment values and URL passwords
-    masked (the person reviews what a key does, not the secrets it may carry)."""
-    if isinstance(value, Mapping):  # every value of an environment table: it is there to hide
-        return {str(k): "***" if key == "env" else shown(v, str(k)) for k, v in value.items()}
+    """`value` as it may be printed: secret-looking keys, environment and header values and URL
+    passwords masked (the person reviews what a key does, not the secrets it may carry)."""
+    if isinstance(value, Mapping):  # every value of an environment or header table: to hide
+        hide = key in ("env", "headers")
+        return {str(k): "***" if hide else shown(v, str(k)) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [shown(v, key) for v in value]
     if isinstance(value, str):

@@ -39,7 +39,8 @@ FILE_NAME = "trust.json"
 CONFIG_FILE = ".yagent/config.toml"
 RULES_FILE = ".yagent/shell-rules.toml"
 CLAUDE_SETTINGS = ".claude/settings.json"  # its hooks (app.claudehooks) wait for trust too
-PROJECT_FILES = (CONFIG_FILE, RULES_FILE, CLAUDE_SETTINGS)
+MCP_JSON = ".mcp.json"  # Claude Code's project MCP servers (app.mcpjson) wait for trust too
+PROJECT_FILES = (CONFIG_FILE, RULES_FILE, CLAUDE_SETTINGS, MCP_JSON)
 _VERSION = 1
 _LOCK = threading.Lock()  # one per process: Store instances for the same home share it
 

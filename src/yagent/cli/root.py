@@ -127,6 +127,7 @@ allow_local_option = click.option(
 LAZY = {
     "doctor": ("yagent.cli.commands", "doctor"),
     "fanout": ("yagent.cli.fanout", "fanout"),
+    "mcp": ("yagent.cli.mcpcmd", "mcp"),
     "memory": ("yagent.cli.memory", "memory"),
     "reconcile": ("yagent.cli.reconcile", "reconcile"),
     "replay": ("yagent.cli.commands", "replay"),
