@@ -8,6 +8,9 @@ received says why.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -82,3 +85,41 @@ def test_hidden_paths_are_refused_by_the_file_tools_and_the_sandbox(
     assert "prod.pem [hidden]" in tree, tree
     assert "    key" not in tree  # a hidden folder is named, never opened
     assert json.loads(results["search"])["hidden_files"] == 2
+
+
+def test_rules_imported_from_claude_hold_in_a_run(tmp_path: Path) -> None:
+    """`yagent rules import` writes Claude's `Read(./secrets/**)` and `Bash(curl:*)` deny into
+    the project file; without `yagent trust` (they only tighten) a `-y` run honours both."""
+    ws = _workspace(tmp_path)
+    (ws / "config" / "prod.pem").unlink()  # not denied here
+    (ws / ".claude").mkdir()
+    settings = {"permissions": {"deny": ["Read(./secrets/**)", "Bash(curl:*)"]}}
+    (ws / ".claude" / "settings.json").write_text(json.dumps(settings))
+    where = conventions.homes(tmp_path)
+    env = {**os.environ, "HOME": str(where.user), "YAGENT_HOME": str(where.yagent)}
+    imported = subprocess.run(
+        [sys.executable, "-m", "yagent.cli", "rules", "import", "--from", "claude"],
+        cwd=ws,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert imported.returncode == 0, imported.stdout + imported.stderr
+    assert "2 entries written" in imported.stdout
+    turns = [
+        TURNS[0],
+        TURNS[1],
+        TURNS[2],
+        call("run_bash", json.dumps({"command": "curl -s http://127.0.0.1:9/"}), call_id="curl"),
+        conventions.EXIT,
+    ]
+    done = conventions.run(tmp_path, ["-y", "-C", str(ws), "look"], cwd=ws, turns=turns)
+    assert done.done.returncode == 0, done.done.stdout[-3000:] + done.done.stderr[-3000:]
+    results = _results(done.received)
+    for key in ("read", "cat", "search"):
+        assert SECRET not in results[key], (key, results[key])
+    assert "deny_read" in results["read"]
+    curl = json.loads(results["curl"])
+    assert curl["kind"] == "permission", curl
+    assert "claude-deny-curl" in curl["error"], curl
