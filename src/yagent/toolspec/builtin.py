@@ -237,6 +237,7 @@ BUILTIN: tuple[Spec, ...] = (
         Effect.NETWORK,
         Tier.WARM,
         brief="Fetch a web page as text.",
+        url_arg="url",
     ),
     *BROWSER,
 )
