@@ -23,6 +23,7 @@ Leaves to the host: where entries come from and what is done with the matches (`
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,22 +52,33 @@ class Pattern:
     entry: str
     folder: Path
     pattern: str
-    _spec: pathspec.GitIgnoreSpec = field(init=False, compare=False, repr=False)
+    _regex: re.Pattern[str] = field(init=False, compare=False, repr=False)
+    _roots: tuple[str, ...] = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_spec", pathspec.GitIgnoreSpec.from_lines([self.pattern]))
+        # git's own reading of the line (pathspec); its regex also matches what lies inside a
+        # matched folder (`(?:/|$)` after the match), so one `match` covers "at or above"
+        compiled = pathspec.GitIgnoreSpec.from_lines([self.pattern]).patterns[0]
+        regex = getattr(compiled, "regex", None)
+        if not isinstance(regex, re.Pattern):  # pragma: no cover - pathspec's own shape
+            raise ReadPatternError(f"deny_read entry {self.entry!r} cannot be read as a pattern")
+        object.__setattr__(self, "_regex", regex)
+        roots = (str(self.folder), os.path.realpath(self.folder))
+        object.__setattr__(self, "_roots", tuple(r.rstrip("/") + "/" for r in dict.fromkeys(roots)))
 
     def covers(self, resolved: str) -> Path | None:
-        """The path at or above `resolved` this pattern matches (shallowest first), or None."""
-        for root in dict.fromkeys((str(self.folder), os.path.realpath(self.folder))):
-            rel = os.path.relpath(resolved, root)
-            if rel == "." or rel == ".." or rel.startswith("../"):
+        """The path at or above `resolved` this pattern matches, or None."""
+        for root in self._roots:
+            if not resolved.startswith(root):
                 continue
-            parts = rel.split("/")
-            for depth in range(1, len(parts) + 1):
-                if self._spec.match_file("/".join(parts[:depth])):
-                    return Path(root, *parts[:depth])
+            rel = resolved[len(root) :]
+            found = self._regex.match(rel)
+            if found is not None:
+                return Path(root, rel[: found.end()].rstrip("/"))
         return None
+
+    def _matches(self, rel: str) -> bool:
+        return self._regex.match(rel) is not None
 
     def existing(self) -> list[Path]:
         """The paths that match now (see the module contract)."""
@@ -81,12 +93,12 @@ class Pattern:
                     f"deny_read entry {self.entry!r}: {self.folder} holds more than {MAX_WALK} "
                     "entries, too many to find every match; hide a folder instead"
                 )
-            found.extend(Path(top, n) for n in files if self._spec.match_file(prefix + n))
+            found.extend(Path(top, n) for n in files if self._matches(prefix + n))
             kept = []
             for name in sorted(dirs):
                 if name == ".git" and not prefix:
                     continue
-                if self._spec.match_file(prefix + name):
+                if self._matches(prefix + name):
                     found.append(Path(top, name))
                 elif not os.path.islink(os.path.join(top, name)):
                     kept.append(name)
