@@ -13,6 +13,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from yagent.app.config import Config
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
@@ -198,3 +200,28 @@ def test_no_source_exits_1_and_an_unknown_origin_2(tmp_path: Path) -> None:
     done = yagent(["rules", "import", "--from", "cursor"], tmp_path, ws)
     assert done.returncode == 2
     assert "is not claude, codex or an existing file" in done.stderr
+
+
+def test_the_same_import_in_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The mapping measured by coverage too (the subprocess tests above are not)."""
+    from yagent.cli import main
+
+    ws = _project(tmp_path)
+    rules = ws / ".codex" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "team.rules").write_text(CODEX)
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))
+    monkeypatch.setenv("YAGENT_HOME", str(tmp_path / "yhome"))
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    monkeypatch.chdir(ws)
+    assert main(["rules", "import"]) == 0
+    out = capsys.readouterr().out
+    data = tomllib.loads((ws / ".yagent" / "config.toml").read_text())
+    Config.model_validate(data)
+    assert _rules(data)[("rm", "-rf")] == "forbidden"
+    assert _rules(data)[("curl",)] == "forbidden"
+    assert "not imported  line 10: host_executable(...): not a prefix_rule" in out
+    assert main(["rules", "import", "--dry-run"]) == 0
+    assert "dry run: 0 entries" in capsys.readouterr().out
