@@ -118,6 +118,9 @@ class App:
             self.hook_engine, workspace=self.workspace, home=self.home, store=self.store
         )
         self.safety = safety.build(self.config, self.workspace)
+        self.openings = safety.session_openings(
+            self.safety.local_net, self.settings, self.workspace
+        )
         self.durable = open_home(self.home, self.config)  # closed by open_app
         self.leases = LeaseKeeper(self.durable.leases, self._lease_lost)  # one runner a session
         self.clock: sessionref.Clock = sessionref.SystemClock()
@@ -188,6 +191,7 @@ class App:
             commands=lane.commands if lane else self.safety.commands,
             audit=self.audit,
             confine=lane.declaration if lane else None,
+            openings=self.openings,
         )
         return Surface(BUILTIN, agent.profile, self.guard, external=self.mcp.specs, options=options)
 

@@ -17,7 +17,8 @@ and file tools cannot read (`tools.readmask` defaults with `[sandbox] deny_read`
 the command gate and the workspace guard are given the same one. `for_log` / `for_display` are the
 pii passes for event payloads. `local_net` is the netguard opening `[network] allow_local` gives
 the browser and web_fetch (strict when empty); `with_allow_local` adds the CLI's `--allow-local`
-entries for one run (a bad entry is a ConfigError naming it).
+entries for one run (a bad entry is a ConfigError naming it); `session_openings` adds what the
+person opened for the project for good (`tools.localask`: "always" to the local-opening question).
 """
 
 from __future__ import annotations
@@ -41,8 +42,10 @@ from yagent.tools import outbound
 from yagent.tools.commands import CommandGate
 from yagent.tools.egresshosts import AllowList, AllowListError
 from yagent.tools.egressproxy import LOOPBACK_BYPASS, EgressProxy
-from yagent.tools.localnet import allow_of, refuse_local
+from yagent.tools.localask import Openings
+from yagent.tools.localnet import LocalNetError, allow_of, refuse_local
 from yagent.tools.readmask import ReadMask
+from yagent.tools.settings import Settings, SettingsError
 from yagent.tools.shellrules import RuleFile, ShellRulesError, build_policy
 
 
@@ -150,3 +153,15 @@ def with_egress(
     except presets.InvalidPresetError as exc:
         raise ConfigError(f"[sandbox] allow_hosts: {exc}") from None
     return proxied, EgressProxy(allowed)
+
+
+def session_openings(configured: netguard.Allow, settings: Settings, workspace: Path) -> Openings:
+    """What a session's browser and web_fetch start with: `configured` (`[network] allow_local`,
+    `--allow-local`) plus what the person opened for this project for good ("always" to the
+    question of `tools.localask`, kept in their own settings file: it needs no trust). An
+    unreadable entry there is a `ConfigError` naming the file."""
+    try:
+        remembered = allow_of(settings.local_openings(workspace)).hosts
+    except (SettingsError, LocalNetError) as exc:
+        raise ConfigError(f"{settings.path}: local_openings: {exc}") from None
+    return Openings(hosts=configured.hosts | remembered)

@@ -188,8 +188,8 @@ async def _run(
     ctx.extras[sampling.SAMPLER_KEY] = mcpsampling.sampler(
         app.engine, agent.name, lambda who, t: app._account(session_id, who, t)
     )
-    web.configure(ctx, web.WebConfig(allow=app.safety.local_net))  # [network] allow_local
-    browser.configure(ctx, browser.BrowserConfig(allow=app.safety.local_net))
+    web.configure(ctx, web.WebConfig(allow=app.openings))  # allow_local + answers (localask)
+    browser.configure(ctx, browser.BrowserConfig(allow=app.openings))
     settings = app.config.agent
     cfg = LoopConfig(
         name=agent.name,

@@ -15,6 +15,8 @@
     yagent memory add TEXT [--global] | list   memories injected into every agent's context
     yagent trust [-C DIR] [--show|--revoke] [--yes]   review and trust the workspace's own
                                 .yagent/ files (until then their loosening keys are withheld)
+    yagent rules import [--from claude|codex|FILE] [--scope project|user] [--dry-run]
+                                Claude permissions and Codex prefix rules into a config
 
 Exit status: 0 done, 1 the run did not finish (error, timeout, cancelled, nothing submitted),
 2 usage or configuration error, or the session is already running in another yagent process

@@ -43,6 +43,15 @@ CHOICES = {
     "n": (False, Scope.ONCE),
     "no": (False, Scope.ONCE),
 }
+# the question before a local service opens (tools.localask): always = remembered for the project
+OPENING_CHOICES = {
+    "y": (True, Scope.ONCE),
+    "yes": (True, Scope.ONCE),
+    "a": (True, Scope.PROJECT),
+    "always": (True, Scope.PROJECT),
+    "n": (False, Scope.ONCE),
+    "no": (False, Scope.ONCE),
+}
 
 
 def _line(kind: str, p: Mapping[str, Any]) -> str | None:
@@ -127,11 +136,21 @@ class Renderer:
         if payload.get("kind") == "question":
             text = await self.ask("answer> ")
             return response(rid, approved=True, text=text)
+        opening = str(payload.get("opening") or "")
+        if opening.isdigit():
+            opening = f"port {opening} on this machine"
         while True:
-            choice = await self.ask(
-                "allow? [y]es/[n]o/[a]lways this tool/[s]kip all/[p]roject/[r]emember command: "
-            )
-            picked = CHOICES.get(choice.strip().lower())
+            if opening:
+                choice = await self.ask(
+                    f"open {opening} for this project? [y]es, this session / [a]lways "
+                    "(remembered in settings.json in yagent's home) / [n]o: "
+                )
+                picked = OPENING_CHOICES.get(choice.strip().lower())
+            else:
+                choice = await self.ask(
+                    "allow? [y]es/[n]o/[a]lways this tool/[s]kip all/[p]roject/[r]emember command: "
+                )
+                picked = CHOICES.get(choice.strip().lower())
             if picked is not None:
                 return response(rid, approved=picked[0], scope=picked[1])
 

@@ -10,9 +10,10 @@ Consults the pure resume decision (`app.durable.decide`) and prints it before do
   from its checkpoint: the same session history, its step count, its loaded tools, and the calls
   a dead process left open settled first (a side effect of unknown outcome is reported, never
   re-run); then, interactively, the prompt.
-`--json` / `--replay` run without a prompt: they continue an interrupted run and exit with its
-status (0 done, 1 not done, 75 stopped by a full disk, 130 stopped); with nothing to continue
-they say so and exit 0.
+`--json` / `--replay` run without a prompt: they continue an interrupted run and exit with the
+status `yagent run` gives (`cli.outcome`: 0 submitted through `agent_exit` — or the chat agent's
+plain reply —, 1 nothing submitted or not done, 75 stopped by a full disk, 130 stopped); with
+nothing to continue they say so and exit 0.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ def resume(
 ) -> None:
     """Continue a session (default: the latest in this workspace)."""
     from yagent.cli.root import _ask, _interactive
-    from yagent.cli.runner import Options, replay_engine, run_once
+    from yagent.cli.runner import Options, replay_engine, run_command
 
     home, workspace = _home(), locate(Path.cwd()).root  # the repository's root, as `run`
     with SessionStore(home / "sessions.db") as store:
@@ -91,8 +92,8 @@ def resume(
     opts = Options(where, home, yolo, json_mode, agent)
     task = continuation_task(carry_on)
 
-    async def once() -> int:
-        _, result = await run_once(
+    async def once() -> int:  # the status `yagent run` would give (`cli.outcome`)
+        _, _, status = await run_command(
             opts,
             task,
             ask=_ask(),  # type: ignore[arg-type]
@@ -100,9 +101,7 @@ def resume(
             session_id=info.id,
             resume=carry_on,
         )
-        if result is None:
-            return 130
-        return 0 if result.status.value in ("finished", "answered") else 1
+        return status
 
     sys.exit(anyio.run(once))
 

@@ -132,6 +132,7 @@ LAZY = {
     "reconcile": ("yagent.cli.reconcile", "reconcile"),
     "replay": ("yagent.cli.commands", "replay"),
     "resume": ("yagent.cli.resume", "resume"),
+    "rules": ("yagent.cli.rulescmd", "rules"),
     "sessions": ("yagent.cli.commands", "sessions"),
     "trace": ("yagent.cli.trace", "trace"),
     "trust": ("yagent.cli.trust", "trust_command"),

@@ -229,7 +229,8 @@ class Screen(Renderer):
         self.console.print(f"[bold yellow]! {escape(tool)} needs your approval[/]")
         self.console.print(f"  why: {escape(str(p.get('reason')))}", markup=True)
         self._what_happens(tool, args)
-        choices = self._choices(tool, args)
+        opening = str(p.get("opening") or "")
+        choices = self._opening_choices(opening) if opening else self._choices(tool, args)
         for key, (_, _, says) in choices.items():
             self.console.print(f"  [bold]{key}[/]  {escape(says)}")
         keys = {key: key for key in choices}
@@ -264,6 +265,20 @@ class Screen(Renderer):
         else:
             given = json.dumps(dict(args), ensure_ascii=False)
             self.console.print(f"  with: {escape(_one_line(given, 300))}")
+
+    def _opening_choices(self, opening: str) -> dict[str, tuple[bool, Scope, str]]:
+        """The local-opening question (`tools.localask`): once for the session, or for good."""
+        if opening.isdigit():
+            opening = f"port {opening} on this machine (localhost, 127.0.0.1, [::1])"
+        return {
+            "y": (True, Scope.ONCE, f"yes: open {opening} for this session"),
+            "a": (
+                True,
+                Scope.PROJECT,
+                f"always: open {opening} for this project (local_openings in {self.settings_path})",
+            ),
+            "n": (False, Scope.ONCE, "no (the agent is told it was refused)"),
+        }
 
     def _choices(self, tool: str, args: Mapping[str, Any]) -> dict[str, tuple[bool, Scope, str]]:
         choices: dict[str, tuple[bool, Scope, str]] = {

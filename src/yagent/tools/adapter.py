@@ -20,6 +20,9 @@ the executor uses that one resolution.
 Every call gets exactly one `ToolResult`; its content passes pii's MODEL surface when the context
 has a pii store (`outbound.for_model`: masked, or withheld visibly under a block policy).
 A "remember" answer (`Scope.RULE`) to a shell command becomes an allow rule (`CommandGate`).
+A yes to a local-opening question (`tools.localask`: the payload's `opening`) opens that local
+service for the session — "always" (`Scope.PROJECT`) remembers it for the project in the
+person's settings — and grants nothing else.
 A question nobody could be put to (no person attached, or a UI that says it has nobody to ask)
 is a NEEDS_APPROVAL refusal saying so and giving the question — never "the user did not
 approve". `after_call`, when the context has one, sees every executed call's result and may
@@ -44,7 +47,7 @@ from yagent.kernel import toolfail
 from yagent.kernel.invoke import Call, Judgement, Verdict
 from yagent.kernel.pii import PolicyStore as PiiStore
 from yagent.kernel.spill import Spill
-from yagent.tools import outbound
+from yagent.tools import localask, outbound
 from yagent.tools.confirm import Scope, UserConfirm
 from yagent.tools.surface import Surface
 from yagent.toolspec import SkillSource, Spec
@@ -203,17 +206,29 @@ class Adapter:
         if confirm is None:
             unasked.append("this run has no person attached to answer questions")
             return False
-        answer = await confirm.ask(
-            "authorization",
-            {"tool": call.tool, "args": dict(call.args), "reason": verdict.reason},
-            delegation_id=self.ctx.delegation_id,
-        )
+        opening = localask.opening_of(verdict, call, self.surface)
+        payload = {"tool": call.tool, "args": dict(call.args), "reason": verdict.reason}
+        if opening:
+            payload["opening"] = opening
+        answer = await confirm.ask("authorization", payload, delegation_id=self.ctx.delegation_id)
         if not answer.asked:
             unasked.append(answer.text or "there was nobody to ask")
             return False
-        if answer.approved:
+        if answer.approved and opening:
+            self._open(opening, answer.scope)
+        elif answer.approved:
             self._remember(spec, answer.scope, call)
         return answer.approved
+
+    def _open(self, opening: str, scope: Scope) -> None:
+        """A yes to a local-opening question: open it for the session; "always" (PROJECT)
+        remembers it for the project in the person's settings too."""
+        openings = self.surface.options.openings
+        guard = self.surface.guard
+        if openings is not None:
+            openings.open(opening)
+        if scope is Scope.PROJECT and guard.settings is not None:
+            guard.settings.remember_local_opening(guard.workspace, opening)
 
     def _for_model(self, result: ToolResult) -> ToolResult:
         """The result as the model may see it: through pii's MODEL surface when configured."""

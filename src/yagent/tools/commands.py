@@ -60,6 +60,7 @@ from yagent.tools import egressproxy
 from yagent.tools.guard import PROTECTED_PATHS
 from yagent.tools.jobs import SessionSandbox
 from yagent.tools.readmask import ReadMask, tool_paths_under
+from yagent.tools.readpatterns import ReadPatternError
 from yagent.tools.shellrules import RuleFile, ShellRulesError, remembered_rule
 
 STAGE = "command_policy"
@@ -304,6 +305,9 @@ class CommandGate:
         except sandbox.SandboxError as exc:
             self._unavailable = str(exc)
             return found
+        except ReadPatternError as exc:  # what must be hidden is unknown: no provider at all
+            self._unavailable = str(exc)
+            return []
         found.append(bwrap)
         return found
 

@@ -42,7 +42,7 @@ LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 HOW_TO_OPEN = (
     "to let yagent reach the app you are developing, run with --allow-local PORT (this run "
     'only) or list it in [network] allow_local = ["host:port"] (a project\'s file needs '
-    "`yagent trust`)"
+    "`yagent trust`); an interactive session without -y asks the person once"
 )
 
 

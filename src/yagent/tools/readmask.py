@@ -14,6 +14,9 @@ Contract:
   reads either.
 - A configured entry is `~`-expanded; a relative one is taken against the workspace. The user's
   home comes from `HOME` (the environment the sandbox is built for), never from a guess.
+- A `deny_read` entry may be a gitignore-style pattern (`./secrets/**`, `config/*.pem`,
+  `**/.env`: `tools.readpatterns`): `denies` refuses every path it covers; `hidden()` lists the
+  paths that match when it is asked (the sandbox asks when it is set up).
 Leaves to the host: which entries come from whom (a project's `allow_read` needs trust:
 `app.projectkeys`); what the sandbox does with the list (`kernel.sandbox.BwrapProvider`).
 """
@@ -24,6 +27,8 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from yagent.tools.readpatterns import Pattern, read_entries
 
 CREDENTIAL_STORES: tuple[str, ...] = (
     ".ssh",
@@ -101,6 +106,9 @@ class ReadMask:
     _rules: dict[str, tuple[tuple[str, int], ...]] = field(
         default_factory=dict, compare=False, repr=False
     )
+    _split: list[tuple[tuple[str, ...], tuple[Pattern, ...]]] = field(
+        default_factory=list, compare=False, repr=False
+    )
 
     def _env(self) -> Mapping[str, str]:
         return os.environ if self.env is None else self.env
@@ -112,24 +120,42 @@ class ReadMask:
     def _allowed(self) -> list[Path]:
         return [self._path(a) for a in self.allow]
 
-    def hidden(self) -> tuple[Path, ...]:
-        """The host paths a sandboxed command cannot see (existing or not: checked per run)."""
+    def _denied(self) -> tuple[tuple[str, ...], tuple[Pattern, ...]]:
+        if not self._split:
+            self._split.append(read_entries(self.deny, self.workspace, user_home(self._env())))
+        return self._split[0]
+
+    def _fixed(self) -> tuple[Path, ...]:
+        """What is hidden but the patterns' matches (`denies` matches patterns itself)."""
         env = self._env()
         home = user_home(env)
         found = [yagent_home(env), *(home / rel for rel in CREDENTIAL_STORES)]
         found += other_homes(home)
-        found += [self._path(d) for d in self.deny]
+        found += [self._path(d) for d in self._denied()[0]]
         allowed = self._allowed()
         kept = [p for p in found if not any(_at_or_under(p, a) for a in allowed)]
         return tuple(dict.fromkeys(kept))
 
+    def hidden(self) -> tuple[Path, ...]:
+        """The host paths a sandboxed command cannot see (existing or not: checked per run;
+        a pattern's matches as they are now — `ReadPatternError` when they cannot all be found)."""
+        allowed = self._allowed()
+        matches = [m for pattern in self._denied()[1] for m in pattern.existing()]
+        kept = [p for p in matches if not any(_at_or_under(p, a) for a in allowed)]
+        return tuple(dict.fromkeys([*self._fixed(), *kept]))
+
     def shown(self) -> tuple[Path, ...]:
         """`allow_read` entries that lie under a hidden path (bound back read-only) and exist."""
-        hidden = self.hidden()
+        fixed = self._fixed()
+        patterns = self._denied()[1]
         return tuple(
             a
             for a in self._allowed()
-            if a.exists() and any(_at_or_under(a, h) and a != h for h in hidden)
+            if a.exists()
+            and (
+                any(_at_or_under(a, h) and a != h for h in fixed)
+                or any(p.covers(str(a)) not in (None, a) for p in patterns)
+            )
         )
 
     def denies(self, resolved: str) -> Path | None:
@@ -140,7 +166,7 @@ class ReadMask:
             self._rules["open"] = tuple(
                 (str(r), len(r.parts)) for r in (_real(self.workspace), *self.shown())
             )
-            hidden = [(form, entry) for entry in self.hidden() for form in {entry, _real(entry)}]
+            hidden = [(form, entry) for entry in self._fixed() for form in {entry, _real(entry)}]
             self._rules["hidden"] = tuple((str(f), len(f.parts)) for f, _ in hidden)
             self._rules["entries"] = tuple((str(e), 0) for _, e in hidden)
         depth = max((d for r, d in self._rules["open"] if _prefix(resolved, r)), default=0)
@@ -149,6 +175,16 @@ class ReadMask:
         ):
             if deep > depth and _prefix(resolved, root):
                 return Path(entry)
+        return self._pattern_covers(resolved, depth)
+
+    def _pattern_covers(self, resolved: str, depth: int) -> Path | None:
+        allowed = self._allowed()
+        for pattern in self._denied()[1]:
+            match = pattern.covers(resolved)
+            if match is None or len(match.parts) <= depth:
+                continue
+            if not any(_at_or_under(match, a) or _at_or_under(_real(match), a) for a in allowed):
+                return match
         return None
 
 

@@ -8,7 +8,9 @@ Contract:
 - Both engines walk the same files in the same order with the same rules: `.gitignore` (inside a
   git repository) / `.ignore` / `.rgignore` honoured, hidden files searched, `.git/` and symlinks
   skipped, binary files skipped; a `glob` narrows the files and never brings back ignored ones.
-  Globs with a `/` are relative to the workspace.
+  Globs with a `/` are relative to the workspace. Files hidden from every tool (the guard's
+  `ReadMask`: `[sandbox] deny_read`, credential stores, yagent's state) are not searched; the
+  result counts them (`hidden_files`, a note).
 - Results: at most `max_results` matching lines, sorted by path then line; `total_matches` when
   counted to the end (up to `COUNT_LIMIT`), else `more: true`; `truncated: true` whenever
   anything is left out; long lines clipped to `MAX_LINE_CHARS` with visible markers. Paths are
@@ -83,7 +85,14 @@ def _prepare(ctx: ToolContext, args: SearchArgs) -> tuple[Query, Filter | None]:
         raise FileNotFoundError(f"no such file or directory: {args.path}")
     workspace = os.path.realpath(ctx.workspace)
     keep = _filter(args.glob, workspace)
-    query = Query(args.pattern, root, workspace, args.glob, args.fixed_strings, args.ignore_case)
+    reads = ctx.surface.guard.reads
+
+    def hidden(path: str) -> bool:
+        return reads.denies(path) is not None
+
+    query = Query(
+        args.pattern, root, workspace, args.glob, args.fixed_strings, args.ignore_case, hidden
+    )
     return query, keep
 
 

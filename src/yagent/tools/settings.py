@@ -1,4 +1,5 @@
-"""Persistent user settings (`~/.yagent/settings.json`): the project-level standing permission.
+"""Persistent user settings (`~/.yagent/settings.json`): the project-level standing permission,
+and the local services the person opened for a project for good (`local_openings`).
 
 Contract: the file is written atomically (temp file in the same directory, fsync, `os.replace`);
 a file that cannot be parsed is reported with `SettingsError` and never overwritten — a person's
@@ -61,4 +62,26 @@ class Settings:
             resolved = os.path.realpath(project)
             if resolved not in current:
                 data["authorized_projects"] = [*current, resolved]
+                self.save(data)
+
+    def local_openings(self, project: Path) -> tuple[str, ...]:
+        """The local services the person opened for `project` for good ("always" to the
+        question of `tools.localask`): `allow_local` entries."""
+        value = self.load().get("local_openings", {})
+        entries = value.get(os.path.realpath(project), []) if isinstance(value, dict) else None
+        if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
+            raise SettingsError(f"{self.path}: local_openings must map paths to lists of entries")
+        return tuple(entries)
+
+    def remember_local_opening(self, project: Path, entry: str) -> None:
+        """Add `entry` to `project`'s local openings (read-modify-write under a lock, atomic)."""
+        with self._lock:
+            data = self.load()
+            openings = data.get("local_openings", {})
+            if not isinstance(openings, dict):
+                raise SettingsError(f"{self.path}: local_openings must map paths to lists")
+            current = list(openings.get(os.path.realpath(project), []))
+            if entry not in current:
+                openings[os.path.realpath(project)] = [*current, entry]
+                data["local_openings"] = openings
                 self.save(data)

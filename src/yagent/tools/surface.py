@@ -35,6 +35,7 @@ from yagent.kernel.invoke import Chain, Stage
 from yagent.tools.audit import AuditStage
 from yagent.tools.commands import CommandGate
 from yagent.tools.guard import WorkspaceGuard, Yolo
+from yagent.tools.localask import LocalOpeningStage, Openings
 from yagent.tools.stages import (
     AuthorizationStage,
     BoundaryStage,
@@ -64,6 +65,7 @@ class SurfaceOptions:
     commands: CommandGate | None = None  # command lines judged by cmdpolicy × gatecheck
     briefs: Mapping[str, str] = field(default_factory=dict)  # adapter-provided briefs
     confine: worktree.Declaration | None = None  # a confined worker: its declared areas only
+    openings: Openings | None = None  # local services: asked once before they open (localask)
 
 
 def schema_tokens(spec: Spec) -> int:
@@ -139,6 +141,11 @@ class Surface:
                     else []
                 ),
                 BoundaryStage(self),
+                *(
+                    [LocalOpeningStage(self, self.options.openings)]
+                    if self.options.openings
+                    else []
+                ),
                 AuthorizationStage(self),
             ]
         )

@@ -145,8 +145,12 @@ class ConsoleArgs(Args):
     )
 
 
-def _spec(name: str, description: str, model: type[Args], tier: Tier, brief: str) -> Spec:
-    return make_spec(name, description, model, Effect.BROWSER, tier, serial=True, brief=brief)
+def _spec(
+    name: str, description: str, model: type[Args], tier: Tier, brief: str, url_arg: str = ""
+) -> Spec:
+    return make_spec(
+        name, description, model, Effect.BROWSER, tier, serial=True, brief=brief, url_arg=url_arg
+    )
 
 
 EVAL_AUTHORIZATION = (
@@ -161,6 +165,7 @@ BROWSER: tuple[Spec, ...] = (
         NavigateArgs,
         Tier.WARM,
         "Open a URL in the browser.",
+        url_arg="url",
     ),
     _spec(
         "browser_back",

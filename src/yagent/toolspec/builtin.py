@@ -238,6 +238,7 @@ BUILTIN: tuple[Spec, ...] = (
         Effect.NETWORK,
         Tier.WARM,
         brief="Fetch a web page as text.",
+        url_arg="url",
     ),
     *BROWSER,
     *SESSION_TOOLS,

@@ -70,6 +70,7 @@ class Spec:
     path_args: tuple[str, ...] = ()
     command_arg: str = ""  # the argument holding a shell command line, judged token by token
     danger_flag: str = ""  # the boolean argument the model sets when it judges the call dangerous
+    url_arg: str = ""  # the argument holding a URL the tool reaches (local openings are asked)
     result_paths: ResultPaths | None = field(default=None, compare=False)
     model: type[BaseModel] | None = field(default=None, compare=False)
     external: bool = False

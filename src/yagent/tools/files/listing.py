@@ -12,6 +12,10 @@ Contract:
   skips `.git/`. At most `MAX_TREE_ENTRIES` entries are shown; past that the listing ends with a
   visible marker and `truncated: true`. It also reports how many entries `.gitignore` hid and
   whether `max_depth` left directories unexpanded.
+- What the read rules hide (the guard's `ReadMask`: `[sandbox] deny_read`, credential stores,
+  yagent's state) is named but never opened, as the sandbox shows it (an empty folder): the tree
+  marks such an entry `[hidden]` and does not expand it, `list_dir` names it in `hidden`; both
+  say so in a note.
 - Both list the directory the ring judged, through descriptors (`files.judged`): the root is
   opened beneath the judged resolution without following links, each subdirectory is opened
   from its parent's descriptor with `O_NOFOLLOW`, and every `.gitignore` is read from the
@@ -29,7 +33,7 @@ import contextlib
 import functools
 import heapq
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -71,15 +75,26 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
         return False
 
 
-def _list_sync(target: Judged, given: str, shown: str) -> dict[str, Any]:
+Hidden = Callable[[str], bool]
+HIDDEN_NOTE = (
+    "entries marked hidden are hidden from every tool ([sandbox] deny_read, credential stores, "
+    "yagent's state): they are not opened"
+)
+
+
+def _list_sync(target: Judged, given: str, shown: str, hidden: Hidden) -> dict[str, Any]:
     total = 0
+    masked: list[str] = []
 
     def names(fd: int) -> Iterator[str]:
         nonlocal total
         with os.scandir(fd) as it:
             for entry in it:
                 total += 1
-                yield common.name_text(entry.name) + ("/" if _is_dir(entry) else "")
+                name = common.name_text(entry.name) + ("/" if _is_dir(entry) else "")
+                if hidden(os.path.join(target.resolved, entry.name)):
+                    masked.append(name)
+                yield name
 
     with _open_root(target, given) as fd:
         # nsmallest keeps memory bounded by the cap, whatever the directory holds.
@@ -91,17 +106,25 @@ def _list_sync(target: Judged, given: str, shown: str) -> dict[str, Any]:
         "total": total,
         "truncated": total > len(entries),
     }
+    notes = []
     if result["truncated"]:
-        result["note"] = (
+        notes.append(
             f"showing the first {len(entries)} of {total} entries by name (cap "
             f"{MAX_LIST_ENTRIES}); list a subdirectory or use search to narrow down"
         )
+    if masked:
+        result["hidden"] = sorted(masked)
+        notes.append(HIDDEN_NOTE)
+    if notes:
+        result["note"] = "; ".join(notes)
     return result
 
 
 @dataclass(slots=True)
 class _Walk:
     max_depth: int
+    hidden: Hidden
+    masked: int = 0
     lines: list[str] = field(default_factory=list)
     shown: int = 0
     ignored: int = 0
@@ -144,7 +167,11 @@ def _walk(walk: _Walk, fd: int, directory: Path, depth: int, levels: list[ignore
             walk.truncated = True
             return
         walk.shown += 1
-        if is_link:
+        if walk.hidden(str(path)):
+            walk.masked += 1
+            mark = "/" if is_dir else ""
+            walk.lines.append(f"{indent}{common.name_text(entry.name)}{mark} [hidden]")
+        elif is_link:
             target = common.name_text(_readlink(fd, entry.name))
             walk.lines.append(f"{indent}{common.name_text(entry.name)} -> {target}")
         elif is_dir:
@@ -166,15 +193,17 @@ def _readlink(fd: int, name: str) -> str:
         return "(changed while listed)"
 
 
-def _tree_sync(target: Judged, given: str, shown: str, max_depth: int) -> dict[str, Any]:
-    walk = _Walk(max_depth)
+def _tree_sync(
+    target: Judged, given: str, shown: str, max_depth: int, hidden: Hidden
+) -> dict[str, Any]:
+    walk = _Walk(max_depth, hidden)
     with _open_root(target, given) as fd:
         _walk(walk, fd, target.resolved, 0, ignore.ancestor_levels(target.resolved))
     header = "./" if shown == "." else shown.rstrip("/") + "/"
     lines = [header] + ["  " + line for line in walk.lines]
     if walk.truncated:
         lines.append(f"… [truncated: showing the first {MAX_TREE_ENTRIES} entries]")
-    return {
+    result: dict[str, Any] = {
         "path": shown,
         "tree": "\n".join(lines),
         "entries": walk.shown,
@@ -183,17 +212,26 @@ def _tree_sync(target: Judged, given: str, shown: str, max_depth: int) -> dict[s
         "max_depth": max_depth,
         "depth_limited": walk.depth_limited,
     }
+    if walk.masked:
+        result["hidden"] = walk.masked
+        result["note"] = HIDDEN_NOTE
+    return result
+
+
+def _hidden(ctx: ToolContext) -> Hidden:
+    reads = ctx.surface.guard.reads
+    return lambda path: reads.denies(path) is not None
 
 
 async def list_dir(ctx: ToolContext, args: ListDirArgs) -> dict[str, Any]:
     target = common.resolve(ctx, args.path)
     shown = common.shown_path(ctx, target.resolved)
-    work = functools.partial(_list_sync, target, args.path, shown)
+    work = functools.partial(_list_sync, target, args.path, shown, _hidden(ctx))
     return await anyio.to_thread.run_sync(work)
 
 
 async def print_dir_tree(ctx: ToolContext, args: DirTreeArgs) -> dict[str, Any]:
     target = common.resolve(ctx, args.path)
     shown = common.shown_path(ctx, target.resolved)
-    work = functools.partial(_tree_sync, target, args.path, shown, args.max_depth)
+    work = functools.partial(_tree_sync, target, args.path, shown, args.max_depth, _hidden(ctx))
     return await anyio.to_thread.run_sync(work)

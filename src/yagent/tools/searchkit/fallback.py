@@ -122,6 +122,9 @@ def fallback_search(
     tree = None if explicit else IgnoreTree(query.root)
     errors: list[str] = []
     for path in walk_files(query.root, tree=tree, keep=keep, stop=run.over, errors=errors):
+        if query.hidden is not None and query.hidden(path):
+            tally.hidden_files += 1
+            continue
         run.search_file(path, explicit, BLOCK_BYTES)
         if run.over():
             break

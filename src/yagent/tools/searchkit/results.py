@@ -8,11 +8,14 @@ Contract:
   1-based line and column, the line text clipped to `max_line_chars` around the first match with
   visible `[… N chars]` markers, submatch character spans (at most `max_submatches`, the rest
   counted), `truncated` / `total_matches` / `more` / `timed_out` / `errors` / `note`.
+- Files the read rules hide (`Query.hidden`: `[sandbox] deny_read`, credential stores…) are not
+  searched by either engine; `hidden_files` and a note say how many were left out.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +30,7 @@ class Query:
     glob: str | None = None
     fixed_strings: bool = False
     ignore_case: bool = False
+    hidden: Callable[[str], bool] | None = field(default=None, compare=False)  # read rules
 
 
 @dataclass(slots=True)
@@ -46,6 +50,7 @@ class Tally:
     complete: bool = True  # False when counting stopped at count_limit
     timed_out: bool = False
     errors: list[str] = field(default_factory=list)
+    hidden_files: int = 0  # files the read rules hid: never searched, said in a note
 
     def count(self) -> bool:
         """Count one matching line; True when it is to be kept (fewer than max_results kept).
@@ -129,6 +134,12 @@ def shape(
         notes.append(
             f"showing the first {len(rows)} of {tally.total} matching lines; narrow the "
             "pattern, path or glob to see others"
+        )
+    if tally.hidden_files:
+        result["hidden_files"] = tally.hidden_files
+        notes.append(
+            f"{tally.hidden_files} file(s) hidden from every tool ([sandbox] deny_read, "
+            "credential stores, yagent's state) were not searched"
         )
     if tally.timed_out:
         result["timed_out"] = True

@@ -33,7 +33,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
-from collections.abc import AsyncIterable
+from collections.abc import AsyncIterable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -130,9 +130,17 @@ class _Reader:
     the reader stops once `max_results` are kept.
     """
 
-    def __init__(self, tally: Tally, visibility: Visibility | None, *, counting: bool) -> None:
+    def __init__(
+        self,
+        tally: Tally,
+        visibility: Visibility | None,
+        *,
+        counting: bool,
+        hidden: Callable[[str], bool] | None = None,
+    ) -> None:
         self.tally = tally
         self.visibility = visibility
+        self.hidden = hidden
         self.counts = counting
         self.visible = True  # whether the current file's matches count
         self.wanted = True  # whether the current file may still hold a kept line
@@ -155,6 +163,10 @@ class _Reader:
         elif line.startswith(b'{"type":"begin"'):
             path = _path(json.loads(line)["data"]["path"])
             self.visible = self.visibility is None or self.visibility.visible(path)
+            if self.visible and self.hidden is not None and self.hidden(path):
+                self.visible = False
+                if self.counts:
+                    self.tally.hidden_files += 1
             self.key = path_key(path)
             full = len(self.kept) >= self.tally.max_results
             self.wanted = self.visible and not (full and self.key > self.kept[-1][0])
@@ -232,11 +244,11 @@ async def run_rg(
     """Run rg for `query` into `tally`. OSError when rg cannot be started at all."""
     stderr = bytearray()
     returncode: int | None = None
-    reader = _Reader(tally, visibility, counting=True)
+    reader = _Reader(tally, visibility, counting=True, hidden=query.hidden)
     with anyio.move_on_after(time_limit) as scope:
         returncode = await _pass(build_argv(rg.path, query), query, reader, stderr)
         if tally.full:  # many matches: the first lines in path order, from a sorted pass
-            reader = _Reader(tally, visibility, counting=False)
+            reader = _Reader(tally, visibility, counting=False, hidden=query.hidden)
             await _pass(build_argv(rg.path, query, sort=True), query, reader, bytearray())
     tally.timed_out = scope.cancelled_caught
     reader.finish()
