@@ -39,7 +39,9 @@ def _free_port() -> int:
 class Cluster:
     """One PostgreSQL server in a temp dir, owned by the `postgres` user."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, durable: bool = False) -> None:
+        # fsync off for the tests (a crashed test cluster is thrown away); on for benchmarks
+        self.durable = durable
         self.root = Path(tempfile.mkdtemp(prefix="yagent-pg-"))
         self.data = self.root / "data"
         self.port = _free_port()
@@ -66,7 +68,8 @@ class Cluster:
         self._as_postgres(
             str(BIN / "initdb"), "-D", str(self.data), "-U", USER, "--auth=trust", "-E", "UTF8"
         )
-        options = f"-k {self.root} -p {self.port} -c listen_addresses='' -c fsync=off"
+        fsync = "on" if self.durable else "off"
+        options = f"-k {self.root} -p {self.port} -c listen_addresses='' -c fsync={fsync}"
         self._as_postgres(
             str(BIN / "pg_ctl"), "-D", str(self.data), "-o", options, "-w", "-t", "60",
             "-l", str(self.root / "log"), "start",
