@@ -29,7 +29,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Self, TypeVar
 
 import anyio.to_thread
@@ -79,17 +79,29 @@ def describe(url: str) -> str:
     return f"postgresql://{host}:{port}/{parts.get('dbname') or ''}"
 
 
+Adapt = Callable[[psycopg.adapt.AdaptersMap], None]
+
+
 class Connection:
-    """One connection inside one transaction: `execute` with `?` placeholders, and `now`."""
+    """One connection inside one transaction: `execute` with `?` placeholders, and `now`.
+    A store's `adapt` (its own type dumpers and loaders) applies to its cursors only: the
+    pooled connection itself is shared with other stores."""
 
-    __slots__ = ("_conn", "now")
+    __slots__ = ("_adapt", "_conn", "now")
 
-    def __init__(self, conn: psycopg.Connection[Any], now: float) -> None:
+    def __init__(
+        self, conn: psycopg.Connection[Any], now: float, adapt: Adapt | None = None
+    ) -> None:
         self._conn = conn
+        self._adapt = adapt
         self.now = now  # the server's clock, read once the transaction held its lock
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> psycopg.Cursor[Any]:
-        return self._conn.execute(sql.replace("?", "%s"), tuple(params))
+        if self._adapt is None:
+            return self._conn.execute(sql.replace("?", "%s"), tuple(params))
+        cursor = self._conn.cursor()
+        self._adapt(cursor.adapters)
+        return cursor.execute(sql.replace("?", "%s"), tuple(params))
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         with self._conn.cursor() as cursor:
@@ -165,6 +177,7 @@ class Database:
         prefix: str,
         migrations: Sequence[Sequence[str]],
         error: Callable[[str], Exception],
+        adapt: Adapt | None = None,
     ) -> None:
         if not migrations:
             raise ValueError(f"{prefix}: a store needs at least one migration")
@@ -173,6 +186,7 @@ class Database:
         self.version = len(migrations)
         self._pool: Pool | None = pool
         self._error = error
+        self._adapt = adapt
         self._key = _lock_key(prefix)
         self._lock = threading.Lock()
         self._migrate(migrations)
@@ -221,27 +235,29 @@ class Database:
 
     def run(self, fn: Callable[[Connection], T], write: bool) -> T:
         """The blocking form of `transact`."""
+        with self.transaction(write=write) as conn:
+            return fn(conn)
+
+    @contextlib.contextmanager
+    def transaction(self, *, write: bool) -> Iterator[Connection]:
+        """One transaction (see the module contract) around the block, for a store whose
+        operations are blocks rather than functions; the driver's errors become the store's."""
         try:
-            return self._run(fn, write)
+            with self._live().connection() as conn, conn.transaction():
+                if write:
+                    conn.execute(
+                        "SELECT pg_advisory_xact_lock(%s, %s)", (MIGRATION_LOCK, self._key)
+                    )
+                else:
+                    conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                row = conn.execute("SELECT extract(epoch FROM clock_timestamp())").fetchone()
+                yield Connection(conn, float(row[0]) if row else 0.0, self._adapt)
         except ConnectError as exc:
             raise self._error(f"{self.prefix}: {exc}") from exc
-
-    def _run(self, fn: Callable[[Connection], T], write: bool) -> T:
-        with self._live().connection() as conn:
-            try:
-                with conn.transaction():
-                    if write:
-                        conn.execute(
-                            "SELECT pg_advisory_xact_lock(%s, %s)", (MIGRATION_LOCK, self._key)
-                        )
-                    else:
-                        conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                    row = conn.execute("SELECT extract(epoch FROM clock_timestamp())").fetchone()
-                    return fn(Connection(conn, float(row[0]) if row else 0.0))
-            except psycopg.OperationalError as exc:
-                raise self._error(f"{self.prefix}: lost the database: {exc}") from exc
-            except psycopg.Error as exc:
-                raise self._error(f"{self.prefix}: transaction failed: {exc}") from exc
+        except psycopg.OperationalError as exc:
+            raise self._error(f"{self.prefix}: lost the database: {exc}") from exc
+        except psycopg.Error as exc:
+            raise self._error(f"{self.prefix}: transaction failed: {exc}") from exc
 
 
 class DatabaseStore:
