@@ -1,8 +1,9 @@
 """`[store] url` on a real PostgreSQL (tests.pg), through real `yagent` subprocesses.
 
-- A run's durable state lands in PostgreSQL, not in `durable.db`: its run, its checkpoints and
-  its side effect are rows there; the home holds no durable file.
-- SIGKILL during a side-effecting call (a real `git push`), then `yagent resume`: the push is
+- A run's state lands in PostgreSQL, not in the home's files: its session and messages, its
+  run, its checkpoints and its side effect are rows there.
+- SIGKILL during a side-effecting call (a real `git push`), then `yagent resume` from ANOTHER
+  yagent home (another "machine") with the same URL: the run continues there, the push is
   reported uncertain and never repeated — judged from the rows in PostgreSQL.
 - Bad input: an unreachable database, a schema newer than this yagent, a URL that is not
   PostgreSQL — one line, exit 2, no traceback.
@@ -21,7 +22,6 @@ import pytest
 from tests.e2e.test_durable_kill import EXIT, PUSH, git, pushes, recording, yagent
 from tests.e2e.test_durable_kill import world as world  # the fixture, reused
 from yagent.llm.scripted import call
-from yagent.memory import SessionStore
 
 
 @pytest.fixture
@@ -47,7 +47,7 @@ def one_line_refusal(proc_out: tuple[str, str], returncode: int | None) -> str:
 
 
 @pytest.mark.timeout(300)
-def test_a_killed_run_resumes_from_postgres_and_its_push_is_never_repeated(
+def test_a_run_killed_on_one_machine_is_finished_on_another_and_its_push_never_repeated(
     pg_world: dict[str, Path],
 ) -> None:
     url = str(pg_world["url"]).replace("postgresql:/", "postgresql://", 1)
@@ -70,11 +70,19 @@ def test_a_killed_run_resumes_from_postgres_and_its_push_is_never_repeated(
         ("commitgate", 1),
         ("lease", 1),
         ("runs", 1),
+        ("sessions", 2),
         ("sideeffect", 1),
     ]
-    with SessionStore(pg_world["home"] / "sessions.db") as store:
-        sid = store.list_sessions(limit=1)[0].id
+    assert not (pg_world["home"] / "sessions.db").exists()  # so are the sessions
+    [(sid,)] = rows(url, "SELECT id FROM sessions")
+    assert rows(url, f"SELECT count(*) FROM messages WHERE session_id = '{sid}'") != [(0,)]
     assert rows(url, "SELECT session_id FROM lease_sessions") == [(sid,)]  # the dead one's
+
+    # another machine: another yagent home, the same [store] url
+    other = pg_world["tmp"] / "home2"
+    other.mkdir()
+    (other / "config.toml").write_text((pg_world["home"] / "config.toml").read_text())
+    machine2 = {**pg_world, "home": other}
 
     again = recording(
         pg_world,
@@ -82,7 +90,7 @@ def test_a_killed_run_resumes_from_postgres_and_its_push_is_never_repeated(
         call("run_bash", PUSH, call_id="push1"),
         call("agent_exit", EXIT, call_id="exit"),
     )
-    resumed = yagent(["resume", sid, "--json", "-y", "--replay", str(again)], pg_world)
+    resumed = yagent(["resume", sid[:12], "--json", "-y", "--replay", str(again)], machine2)
     out, err = resumed.communicate(timeout=120)
     assert resumed.returncode == 0, err
     assert "resume decision: continue the interrupted run" in err
@@ -99,6 +107,10 @@ def test_a_killed_run_resumes_from_postgres_and_its_push_is_never_repeated(
     ]
     assert rows(url, "SELECT state FROM commitgate_gates WHERE step_id = 'end'") == [("finished",)]
     assert rows(url, "SELECT count(*) FROM lease_sessions") == [(0,)]  # released at the end
+    listed = yagent(["sessions", "--all"], machine2)  # the other machine lists it too
+    out, err = listed.communicate(timeout=60)
+    assert listed.returncode == 0, err
+    assert sid[:12] in out
     assert key
     assert holder
 
@@ -127,7 +139,8 @@ def test_a_database_from_a_newer_yagent_is_refused(pg_world: dict[str, Path]) ->
     proc = yagent(["run", "--json", "-y", "--replay", str(run), "hello"], pg_world)
     line = one_line_refusal(proc.communicate(timeout=60), proc.returncode)
     assert "schema version 99, newer than this yagent knows (1)" in line
-    assert rows(url, "SELECT version FROM schema_version") == [(99,)]  # nothing changed
+    # the component refused is untouched (each component migrates in its own transaction)
+    assert rows(url, "SELECT version FROM schema_version WHERE component = 'sideeffect'") == [(99,)]
 
 
 def test_a_store_url_that_is_not_postgres_is_a_config_error(world: dict[str, Path]) -> None:
