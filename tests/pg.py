@@ -1,8 +1,9 @@
 """A real PostgreSQL for the tests: Debian's server binaries, one cluster per test session.
 
-`pg_cluster` (session-scoped) runs `initdb` + `pg_ctl start` in a temp dir as the unprivileged
-`postgres` user (initdb refuses root), listening on a unix socket in that dir only, waits with
-`pg_isready`, and stops the server (`pg_ctl stop -m immediate`) and removes the dir on teardown.
+`pg_cluster` (session-scoped) runs `initdb` + `pg_ctl start` in a temp dir (as the unprivileged
+`postgres` user when run as root, since initdb refuses root; as the current user otherwise),
+listening on a unix socket in that dir only, waits with `pg_isready`, and stops the server
+(`pg_ctl stop -m immediate`) and removes the dir on teardown.
 Each test gets its own database, cloned from an empty template (`CREATE DATABASE … TEMPLATE`),
 through `pg_url` or, for suite factories that only see a scratch dir, `database()`.
 Registered for every test by `pytest_plugins` in tests/conftest.py.
@@ -49,8 +50,10 @@ class Cluster:
         self.running = False
 
     def _as_postgres(self, *argv: str, timeout: float = 60) -> None:
+        # initdb refuses root: as root, run the server binaries as the `postgres` user
+        prefix = ["setpriv", *self._ids(), "--init-groups"] if os.geteuid() == 0 else []
         subprocess.run(
-            ["setpriv", *self._ids(), "--init-groups", *argv],
+            [*prefix, *argv],
             check=True,
             capture_output=True,
             timeout=timeout,
@@ -62,9 +65,10 @@ class Cluster:
         return [f"--reuid={entry.pw_uid}", f"--regid={entry.pw_gid}"]
 
     def start(self) -> None:
-        entry = pwd.getpwnam(USER)
         os.chmod(self.root, 0o755)
-        os.chown(self.root, entry.pw_uid, entry.pw_gid)
+        if os.geteuid() == 0:
+            entry = pwd.getpwnam(USER)
+            os.chown(self.root, entry.pw_uid, entry.pw_gid)
         self._as_postgres(
             str(BIN / "initdb"), "-D", str(self.data), "-U", USER, "--auth=trust", "-E", "UTF8"
         )

@@ -11,8 +11,7 @@ Contract:
 - A database that cannot be reached, refuses the connection, or holds a schema newer than this
   yagent knows is a `ConfigError` naming `[store] url` and where it points (never the password):
   the CLI says it in one line and exits 2, before any run starts.
-Not here: the session store (the conversation log, `memory.SessionStore`) stays in the yagent home;
-see docs/scale-out.md for what that means for resuming on another machine.
+The session store on the same database is `memory.pgstore`, opened by `app.storeconfig`.
 """
 
 from __future__ import annotations
