@@ -22,6 +22,7 @@ import psycopg
 import pytest
 
 from yagent.kernel import sideeffect
+from yagent.kernel.clock import SystemClock
 from yagent.kernel.commitgate import Outcome
 from yagent.kernel.commitgate.postgres import PgGate
 from yagent.kernel.sideeffect.postgres import PgStore
@@ -134,3 +135,39 @@ async def test_a_paused_worker_cannot_commit_a_run_another_took_over(
         commit = await other.committed("run-1", "end")
     assert commit is not None
     assert commit.holder == "worker-b"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("skew", [-3600.0, 3600.0])
+async def test_expiry_is_the_servers_not_the_workers_clock(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch, skew: float
+) -> None:
+    """A worker whose own clock is an hour off judges nothing by it: a lease live by the server's
+    clock completes even when the worker's clock says it expired (and a lapsed one is refused
+    even when the worker's clock says it is live)."""
+    with PgStore(pg_url) as store:
+        live = await store.acquire(sideeffect.Action("k-live", "r-live"), "w", 60)
+        short = await store.acquire(sideeffect.Action("k-short", "r-short"), "w", 0.2)
+        assert live.lease is not None
+        assert short.lease is not None
+        wait_lapsed_one(pg_url, "r-short")
+        real = SystemClock.now
+        monkeypatch.setattr(SystemClock, "now", lambda self: real(self) + skew)
+        await store.complete(live.lease, b"ok")
+        with pytest.raises(sideeffect.LeaseExpiredError):
+            await store.complete(short.lease, b"late")
+
+
+def wait_lapsed_one(url: str, resource: str) -> None:
+    deadline = time.monotonic() + 30
+    with psycopg.connect(url) as conn:
+        while True:
+            row = conn.execute(
+                "SELECT expires_at < extract(epoch FROM clock_timestamp())"
+                " FROM sideeffect_gates WHERE resource = %s",
+                (resource,),
+            ).fetchone()
+            if row is not None and row[0]:
+                return
+            assert time.monotonic() < deadline, "the lease never lapsed"
+            time.sleep(0.05)

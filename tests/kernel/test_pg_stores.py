@@ -96,3 +96,34 @@ async def test_concurrent_claims_from_two_pools_have_one_winner(pg_url: str) -> 
                 for n in range(16):
                     tg.start_soon(claim, one if n % 2 else two, n)
             assert len(won) == 1, won
+
+
+def test_stores_opening_at_once_migrate_once(pg_url: str) -> None:
+    """Eight workers start on an empty database at the same moment: the schema is created once
+    (the migration lock), every one opens, and the version is recorded."""
+    import threading
+
+    import psycopg
+
+    barrier, errors, opened = threading.Barrier(8), [], []
+
+    def start() -> None:
+        barrier.wait()
+        try:
+            opened.append(PgEffects(pg_url))
+        except Exception as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=start) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    for store in opened:
+        store.close()
+    assert errors == []
+    assert len(opened) == 8
+    with psycopg.connect(pg_url) as conn:
+        assert list(conn.execute("SELECT component, version FROM schema_version")) == [
+            ("sideeffect", 1)
+        ]
