@@ -3,7 +3,7 @@
 # Idempotent: does nothing when every package is present. Not root and something missing:
 # says exactly what to install and fails, rather than letting tests fail obscurely later.
 set -euo pipefail
-# package:command-that-proves-it pairs; later issues add bubblewrap, chromium, postgresql, redis.
+# package:command-that-proves-it pairs; postgresql gives the tests a real server (tests/pg.py).
 NEEDED=(
   "git:git"
   "make:make"
@@ -11,12 +11,18 @@ NEEDED=(
   "chromium:chromium"
   "nodejs:node"
   "npm:npm"
+  "postgresql:/usr/lib/postgresql/*/bin/initdb"
 )
 missing=()
 for pair in "${NEEDED[@]}"; do
   pkg=${pair%%:*}
   cmd=${pair#*:}
-  command -v "$cmd" >/dev/null 2>&1 || missing+=("$pkg")
+  # a command, or a path glob (PostgreSQL's server binaries are not on PATH)
+  if [[ $cmd == /* ]]; then
+    compgen -G "$cmd" >/dev/null || missing+=("$pkg")
+  else
+    command -v "$cmd" >/dev/null 2>&1 || missing+=("$pkg")
+  fi
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then

@@ -7,6 +7,8 @@ import pytest
 
 from yagent.tools import jobs
 
+pytest_plugins = ["tests.pg"]  # the real PostgreSQL fixtures (pg_cluster, pg_url)
+
 
 @pytest.fixture
 def anyio_backend() -> str:

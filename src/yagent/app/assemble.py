@@ -49,6 +49,7 @@ from yagent.app.fulldisk import FullDisk
 from yagent.app.lease import LeaseKeeper
 from yagent.app.segments import Segments
 from yagent.app.steplog import StepLog
+from yagent.app.storeconfig import open_sessions
 from yagent.app.telemetry import WARNING_EVENT, Telemetry, exporter_from_env
 from yagent.app.trust import Status
 from yagent.kernel import policy, sessionref, spill
@@ -332,7 +333,7 @@ async def open_app(
     engine: Engine | None = None,
     start: Path | None = None,
 ) -> AsyncIterator[App]:
-    store = SessionStore(home / "sessions.db")
+    store = open_sessions(home, config.store.url)
     servers = tuple(
         ServerConfig.from_mapping(name, server.model_dump(exclude_none=True))
         for name, server in sorted(config.mcp.items())

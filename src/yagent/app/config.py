@@ -6,7 +6,8 @@ Contract:
   `model`) — a typo never silently falls back to a default.
 - API keys come only from the environment (`api_key_env`, default by provider) or a key file
   (`api_key_file`); a key written into config.toml is refused. Keys are `SecretStr`: never printed,
-  never in `repr`. Environment overrides: YAGENT_PROVIDER, YAGENT_MODEL, YAGENT_BASE_URL.
+  never in `repr`. Environment overrides: YAGENT_PROVIDER, YAGENT_MODEL, YAGENT_BASE_URL,
+  YAGENT_STORE_URL (`[store] url`, `app.storeconfig`).
 - Safety: `[agent] preset` names one of the built-in presets (an unknown name is an error, never
   a fallback); `[[shell.rules]]` from the user's and the project's file are concatenated (user
   first), not overridden, and are checked as cmdpolicy rules when the app is assembled; `[pii]`
@@ -59,6 +60,8 @@ from yagent.app.hookconfig import HookEntry, claude_hooks
 from yagent.app.mcpconfig import McpServer
 from yagent.app.mcpsources import McpSourceError
 from yagent.app.network import NetworkSettings
+from yagent.app.storeconfig import ENV as STORE_URL_ENV
+from yagent.app.storeconfig import StoreSettings
 from yagent.kernel import cmdpolicy, egress
 from yagent.kernel import preset as presets
 from yagent.kernel.sandbox import Limits, default_memory_mb
@@ -235,6 +238,7 @@ class Config(Strict):
     sandbox: SandboxSettings = SandboxSettings()
     network: NetworkSettings = NetworkSettings()
     pii: PiiSettings = PiiSettings()
+    store: StoreSettings = StoreSettings()
     mcp: dict[str, McpServer] = Field(default_factory=dict)
     hooks: list[HookEntry] = Field(default_factory=list)
     agents: dict[str, CustomAgent] = Field(default_factory=dict)
@@ -306,6 +310,9 @@ def _build(files: Sequence[tuple[Path, Mapping[str, Any]]], env: Mapping[str, st
     llm_over = {k: v for k, v in overrides.items() if v}
     if llm_over:
         merged = _merge(merged, {"llm": llm_over})
+    if env.get(STORE_URL_ENV):
+        merged = _merge(merged, {"store": {"url": env[STORE_URL_ENV]}})
+    if llm_over or env.get(STORE_URL_ENV):
         sources.append("environment")
     try:
         config = Config.model_validate(merged)

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from yagent.app.config import Config, ConfigError
-from yagent.app.lease import SessionLeases
+from yagent.app.lease import SessionLeases, Tables
 from yagent.app.stopkind import concluding_statuses
 from yagent.kernel import checkpoint, commitgate, sideeffect, sqlitefile
 from yagent.kernel.sqlitedb import Database, DatabaseStore
@@ -87,8 +87,12 @@ class RunRow:
 class RunIndex(DatabaseStore):
     """The runs of every session, numbered per session and delegation."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self._db = Database(path, prefix="runs", version=1, schema=_SCHEMA, error=DurableError)
+    _db: Tables  # type: ignore[assignment]
+
+    def __init__(self, path: str | os.PathLike[str], *, db: Tables | None = None) -> None:
+        self._db = db or Database(
+            path, prefix="runs", version=1, schema=_SCHEMA, error=DurableError
+        )
 
     async def new_run(
         self, session_id: str, delegation_id: str, agent: str, task: str, max_steps: int
@@ -221,7 +225,8 @@ def decide(
 
 
 class Durable:
-    """The durable stores of one yagent home, in one SQLite file."""
+    """The durable stores of one yagent home: one SQLite file, or a PostgreSQL database when
+    `url` is given (`app.pgstate`; `path` then names the database, never its password)."""
 
     def __init__(
         self,
@@ -229,23 +234,36 @@ class Durable:
         *,
         side_effects: Iterable[Mapping[str, Any]] = (),
         effect_lease: float = 30.0,
+        url: str = "",
     ) -> None:
         self.path = os.fspath(path)
         self.table = EffectTable.build(side_effects)
-        sqlitefile.probe(self.path)  # an empty or damaged file is refused, never written over
         self.effect_lease = effect_lease
-        self.effects = sideeffect.SqliteStore(self.path)
+        self.effects: sideeffect.Store
+        self.checkpoints: checkpoint.StoreCAS
+        self.gate: commitgate.Gate
+        self._closers: list[Callable[[], None]] = []
+        if url:
+            # Imported only when configured: psycopg is an optional extra (yagent[pg]).
+            from yagent.app import pgstate
+
+            self.path = pgstate.attach(self, url)  # `path` names the database, no password
+            return
+        sqlitefile.probe(self.path)  # an empty or damaged file is refused, never written over
+        effects = sideeffect.SqliteStore(self.path)
         # A checkpoint records progress the session store (synchronous NORMAL) holds the content
         # of: like it, it survives a killed process without an fsync per step (power loss may
         # take the last steps of both). Side effects, the gate and leases stay FULL.
-        self.checkpoints = checkpoint.SqliteStore(self.path, synchronous="NORMAL")
-        self.gate = commitgate.SqliteGate(self.path, CONCLUDED)
+        checkpoints = checkpoint.SqliteStore(self.path, synchronous="NORMAL")
+        gate = commitgate.SqliteGate(self.path, CONCLUDED)
+        self.effects, self.checkpoints, self.gate = effects, checkpoints, gate
         self.runs = RunIndex(self.path)
         self.leases = SessionLeases(self.path)
+        self._closers = [effects.close, checkpoints.close, gate.close]
 
     def close(self) -> None:
-        for part in (self.effects, self.checkpoints, self.gate, self.runs, self.leases):
-            part.close()
+        for close in (*self._closers, self.runs.close, self.leases.close):
+            close()
 
     async def decide(self, session_id: str, delegation_id: str = "") -> Decision:
         run = await self.runs.latest(session_id, delegation_id)
@@ -286,6 +304,7 @@ def open_home(home: Path, config: Config) -> Durable:
             home / DB_NAME,
             side_effects=config.side_effects,
             effect_lease=config.agent.effect_lease,
+            url=config.store.url,
         )
     except EffectRuleError as exc:
         where = ", ".join(config.sources) or "defaults"

@@ -15,6 +15,8 @@ Contract:
 - A renewal that finds the lease taken over (this process was frozen past the TTL) calls the
   keeper's `on_lost` (from the renewing thread) and lists the session in `lost`: the host stops
   the run at its next step boundary and says so.
+- With `[store] url` on PostgreSQL the table lives there (`app.pgstate`) and expiry is judged by
+  the server's clock: one live process per session holds across machines.
 Leaves to the host: when to take a lease, what to do when it is refused or lost. Not offered:
 liveness across hosts before the TTL lapses (a pid means nothing on another machine).
 """
@@ -31,10 +33,13 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol, TypeVar
 
 import anyio.to_thread
 
 from yagent.kernel.sqlitedb import Database, DatabaseStore
+
+T = TypeVar("T")
 
 LEASE_TTL = 30.0
 RENEW_EVERY = 10.0
@@ -98,15 +103,38 @@ class Holder:
         return cls(uuid.uuid4().hex, pid, process_start(pid), socket.gethostname())
 
 
+class Tables(Protocol):
+    """One database a store's tables live in: `kernel.sqlitedb.Database` (a file in the home) or
+    `kernel.pgdb.Database` (PostgreSQL, `app.pgstate`). Statements use `?` placeholders and the
+    SQL both speak; a PostgreSQL connection also carries `now`, the server's clock."""
+
+    path: str
+
+    async def transact(self, fn: Callable[[Any], T], *, write: bool) -> T: ...
+
+    def run(self, fn: Callable[[Any], T], write: bool) -> T: ...
+
+    def close(self) -> None: ...
+
+
+def db_now(conn: object) -> float:
+    """The time a lease is judged by: the database server's clock when it gives one (one clock
+    for every machine sharing it), this machine's otherwise."""
+    now = getattr(conn, "now", None)
+    return float(now) if isinstance(now, float) else time.time()
+
+
 class SessionLeases(DatabaseStore):
     """The lease table (see the module contract)."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self._db = Database(path, prefix="lease", version=1, schema=_SCHEMA, error=LeaseError)
+    _db: Tables  # type: ignore[assignment]
+
+    def __init__(self, path: str | os.PathLike[str], *, db: Tables | None = None) -> None:
+        self._db = db or Database(path, prefix="lease", version=1, schema=_SCHEMA, error=LeaseError)
 
     async def acquire(self, session_id: str, holder: Holder, ttl: float = LEASE_TTL) -> None:
         def op(conn: sqlite3.Connection) -> None:
-            now = time.time()
+            now = db_now(conn)
             row = conn.execute(
                 "SELECT token, pid, started, host, expires_at FROM lease_sessions"
                 " WHERE session_id = ?",
@@ -118,7 +146,10 @@ class SessionLeases(DatabaseStore):
                 if expires_at > now and not gone:
                     raise SessionBusyError(session_id, pid, host, expires_at - now)
             conn.execute(
-                "INSERT OR REPLACE INTO lease_sessions VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO lease_sessions (session_id, token, pid, started, host, expires_at)"
+                " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (session_id) DO UPDATE SET"
+                " token = excluded.token, pid = excluded.pid, started = excluded.started,"
+                " host = excluded.host, expires_at = excluded.expires_at",
                 (session_id, holder.token, holder.pid, holder.started, holder.host, now + ttl),
             )
 
@@ -131,7 +162,7 @@ class SessionLeases(DatabaseStore):
         def op(conn: sqlite3.Connection) -> bool:
             cursor = conn.execute(
                 "UPDATE lease_sessions SET expires_at = ? WHERE session_id = ? AND token = ?",
-                (time.time() + ttl, session_id, holder.token),
+                (db_now(conn) + ttl, session_id, holder.token),
             )
             return cursor.rowcount == 1
 

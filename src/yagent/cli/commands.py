@@ -29,12 +29,12 @@ from yagent.app.engines import (
     ollama_models,
 )
 from yagent.app.recording import parallel_recording, recording_of
+from yagent.app.sessionstore import sessions_here
 from yagent.cli.mcpdoctor import mcp_rows
 from yagent.kernel import sqlitefile
 from yagent.kernel.preset import BUILTIN as BUILTIN_PRESETS
 from yagent.kernel.sandbox import Level
 from yagent.llm.replay import Recording, ReplayEngine
-from yagent.memory import SessionStore
 from yagent.tools.guard import Yolo
 from yagent.tools.search import find_rg
 from yagent.tools.settings import Settings, SettingsError
@@ -59,7 +59,7 @@ def sessions(ctx: click.Context, show_all: bool, limit: int) -> None:
     if ctx.invoked_subcommand is not None:
         return
     workspace = None if show_all else str(Path.cwd().resolve())
-    with SessionStore(_home() / "sessions.db") as store:
+    with sessions_here(_home()) as store:
         rows = store.list_sessions(limit=limit, workspace=workspace)
     table = Table("id", "updated", "status", "title", "workspace")
     for info in rows:
@@ -73,7 +73,7 @@ def sessions(ctx: click.Context, show_all: bool, limit: int) -> None:
 @click.option("--json", "json_mode", is_flag=True)
 def show(session: str, json_mode: bool) -> None:
     """Show one session: messages, tool calls, usage."""
-    with SessionStore(_home() / "sessions.db") as store:
+    with sessions_here(_home()) as store:
         info = store.get_session(session)
         data = store.export_session(info.id)
     if json_mode:
@@ -99,7 +99,7 @@ def replay(session: str, save: str | None, yes: bool) -> None:
     from yagent.cli.root import _ask
     from yagent.cli.runner import Options, run_once
 
-    with SessionStore(_home() / "sessions.db") as store:
+    with sessions_here(_home()) as store:
         sid = store.get_session(session).id
         parallel = parallel_recording(store, sid)
         recording, task, agent = recording_of(store, sid)

@@ -27,6 +27,7 @@ import click
 
 from yagent.app.config import load
 from yagent.app.durable import Durable, open_home
+from yagent.app.sessionstore import sessions_here
 from yagent.kernel import sideeffect
 from yagent.memory import SessionStore
 
@@ -136,7 +137,7 @@ def reconcile(
     if applied_key and not_applied_key:
         raise click.UsageError("give --applied or --not-applied, not both")
     home = _home()
-    with SessionStore(home / "sessions.db") as store:
+    with sessions_here(home) as store:
         session_id = store.get_session(session).id if session else None
         durable = open_home(home, load(home=home, workspace=Path.cwd().resolve()))
         try:

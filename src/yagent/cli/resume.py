@@ -28,8 +28,8 @@ import click
 from yagent.app.config import load
 from yagent.app.durable import Action, Decision, open_home
 from yagent.app.runtrack import continuation_task
+from yagent.app.storeconfig import open_sessions
 from yagent.app.workspace import locate
-from yagent.memory import SessionStore
 from yagent.tools.guard import Yolo
 
 
@@ -64,7 +64,8 @@ def resume(
     from yagent.cli.runner import Options, replay_engine, run_command
 
     home, workspace = _home(), locate(Path.cwd()).root  # the repository's root, as `run`
-    with SessionStore(home / "sessions.db") as store:
+    url = load(home=home, workspace=workspace).store.url  # [store] url: where sessions live
+    with open_sessions(home, url) as store:
         if session:
             info = store.get_session(session)
         else:
@@ -126,7 +127,7 @@ def _resume_parallel(
     click.echo(f"resuming parallel session {session_id[:12]}: {title}", err=json_mode)
     engine = None
     if recording:
-        with SessionStore(home / "sessions.db") as store:
+        with open_sessions(home, load(home=home, workspace=where).store.url) as store:
             names = store.get_session(session_id).meta.get("parallel") or []
         markers = {str(n): marker(str(n)) for n in names}
         engine = ReplayEngine(Recording.load(recording), markers=markers, normalise=normalise)

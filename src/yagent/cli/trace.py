@@ -12,9 +12,9 @@ from pathlib import Path
 
 import click
 
+from yagent.app.sessionstore import sessions_here
 from yagent.app.telemetry import WARNING_EVENT
 from yagent.app.timeline import render_html, render_text
-from yagent.memory import SessionStore
 
 
 def _home() -> Path:
@@ -38,7 +38,7 @@ _DEFAULT = ""  # `--html` given without a FILE
 )
 def trace(session: str, html_out: str | None) -> None:
     """Show a session's trace (rows per turn), or write an HTML timeline."""
-    with SessionStore(_home() / "sessions.db") as store:
+    with sessions_here(_home()) as store:
         info = store.get_session(session)
         events = store.events(info.id)
     if html_out is not None:

@@ -176,7 +176,10 @@ def touch(conn: sqlite3.Connection, session_id: str, now: float) -> None:
     """Mark the session as written now; `SessionNotFoundError` (inside the transaction, so the
     caller's insert rolls back with it) when there is no such session."""
     cursor = conn.execute(
-        "UPDATE sessions SET updated_at = MAX(updated_at, ?) WHERE id = ?", (now, session_id)
+        # CASE, not SQLite's two-argument MAX: the same statement runs on PostgreSQL (pgstore)
+        "UPDATE sessions SET updated_at = CASE WHEN updated_at > ? THEN updated_at ELSE ? END"
+        " WHERE id = ?",
+        (now, now, session_id),
     )
     if cursor.rowcount == 0:
         raise SessionNotFoundError(session_id)

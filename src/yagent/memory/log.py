@@ -75,7 +75,7 @@ def query_events(
     extra, params = _delegation_filter(delegation_id)
     if types is not None:
         wanted = tuple(types) if not isinstance(types, str) else (types,)
-        extra += f" AND type IN ({', '.join('?' * len(wanted))})" if wanted else " AND 0"
+        extra += f" AND type IN ({', '.join('?' * len(wanted))})" if wanted else " AND 1 = 0"
         params += wanted
     rows = conn.execute(
         "SELECT seq, ts, type, delegation_id, payload FROM events "
