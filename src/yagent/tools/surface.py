@@ -131,7 +131,11 @@ class Surface:
                 *self.options.host_stages,
                 GrantStage(self),
                 tooldisclose.Stage(tooldisclose.Gate(self.disclosure)),
-                *([WorktreeStage(self, self.options.confine)] if self.options.confine else []),
+                *(
+                    [WorktreeStage(self, self.options.confine, self.options.commands)]
+                    if self.options.confine
+                    else []
+                ),
                 *([AuditStage(self, self.options.audit)] if self.options.audit else []),
                 *(
                     [CommandPolicyStage(self, self.options.commands)]
