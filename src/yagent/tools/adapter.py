@@ -1,4 +1,4 @@
-"""Adapter.call: the one way a tool call runs (spec 000, constraint 9).
+"""Adapter.call: the one way a tool call runs.
 
 Contract — four steps, in this order:
 1. JSON-parse the arguments. A failure is not an error: the raw string becomes `{"input": raw}`
@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from yagent.kernel import toolfail
 from yagent.kernel.invoke import Call, Judgement, Verdict

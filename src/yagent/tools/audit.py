@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from yagent.kernel import policy
 from yagent.kernel.invoke import Call, Decision, Verdict
-from yagent.toolspec import Effect, Spec
 from yagent.tools.toolview import ToolView
+from yagent.toolspec import Effect, Spec
 
 _NO_RISK = frozenset({Effect.READ, Effect.COGNITIVE, Effect.FLOW, Effect.META})
 LOW = policy.Level.LOW.value

@@ -17,8 +17,9 @@ Contract:
   budget abort is a `budget` failure naming the budget. A failure's text ends with the same
   budget line, so the model sees what was spent either way.
 Host seams in `ToolContext.extras`: `ADAPTER_KEY` (the running adapter, so programs reach the same
-executors — MCP included; otherwise the built-in ones the registry hands in), `OBSERVER_KEY` (called per host call, for
-the trajectory), `PARENT_KEY` (the program call's id: host calls are `<id>#<n>`).
+executors — MCP included; otherwise the built-in ones the registry hands in), `OBSERVER_KEY`
+(called per host call, for the trajectory), `PARENT_KEY` (the program call's id: host calls are
+`<id>#<n>`).
 `USE_SUBPROCESS` (module seam) runs programs in the worker process form instead of in-process.
 """
 

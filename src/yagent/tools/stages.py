@@ -22,9 +22,9 @@ from yagent.kernel import toolfail
 from yagent.kernel.gatecheck import ApprovalMode
 from yagent.kernel.invoke import Call, Verdict
 from yagent.tools.commands import STAGE, CommandGate
+from yagent.tools.toolview import ToolView
 from yagent.toolspec import Effect
 from yagent.toolspec.profiles import PROFILES
-from yagent.tools.toolview import ToolView
 
 
 class GrantStage:

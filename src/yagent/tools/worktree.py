@@ -33,9 +33,9 @@ from typing import Any
 
 from yagent.kernel import toolfail, worktree
 from yagent.kernel.invoke import Call, Verdict
-from yagent.toolspec import Effect, Spec
 from yagent.tools.commands import CommandGate
 from yagent.tools.toolview import ToolView
+from yagent.toolspec import Effect, Spec
 
 STAGE = "worktree"
 
