@@ -1,4 +1,4 @@
-"""The Surface: the only source of tools for a run (spec 000, constraints 1, 2, 4, 5, 8, 10).
+"""The Surface: the only source of tools for a run.
 
 Contract:
 - Assembled in one `rebuild()` from the registry for a profile plus external (MCP) specs. A
