@@ -12,6 +12,8 @@ Contract:
     before any person is asked about a call that would be refused anyway;
   - several deny ⇒ guardset's merged denial: every reason, most important first (ring order),
     retryable only if each is, and which one really blocks.
+  They are asked one at a time, in ring order (none of them waits on anything: a task per stage
+  would cost more than the judgement).
 - A stage that raises is a denial of kind `internal` naming it (fail closed), as in the chain.
 Cost: on the common path (nothing denies) each of these stages judges twice, once here and once
 in its own ring (docs/architecture.md, "the path of one tool call").
@@ -40,7 +42,7 @@ class DenialRing:
         return self._set.names
 
     async def judge(self, call: Call) -> Verdict:
-        outcome = await self._set.evaluate(call)
+        outcome = await self._set.evaluate(call, concurrently=False)  # none of them waits
         if not outcome.denials:
             return Verdict.allow(self.name)
         if len(outcome.denials) == 1:
