@@ -1,4 +1,4 @@
-"""Source-scanning gates over the whole product (spec 000 constraint 1, spec 002 constraint 2).
+"""Source-scanning gates over the whole product.
 
 No module outside the registry dispatches on a tool's name: comparisons with a built-in tool
 name (`==`, `!=`, `in (...)`), `match` cases on one, or dict keys of one. The registry
@@ -8,6 +8,7 @@ name (`==`, `!=`, `in (...)`), `match` cases on one, or dict keys of one. The re
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from yagent.toolspec import BUILTIN
@@ -60,3 +61,31 @@ match name:
 table = {"search": 1}
 """
     assert offences(ast.parse(code)) == [2, 3, 4, 6, 7]
+
+
+# Documents that are not in the repository: the source spec ("spec 000"…), the original design
+# note ("DESIGN §1"), the shared notes directory. The code cites docs/ and docs/adr/ instead.
+OUTSIDE_CITATION = re.compile(r"\bspec 0\d|\bspec/0\d|\bDESIGN\b|/shared/")
+REPO = SRC.parents[1]
+
+
+def outside_citations(text: str) -> list[int]:
+    return [n for n, line in enumerate(text.splitlines(), 1) if OUTSIDE_CITATION.search(line)]
+
+
+def test_the_code_cites_no_document_outside_the_repository() -> None:
+    cited = [REPO / "architecture-policy.yaml", *sorted(SRC.rglob("*.py"))]
+    found = [
+        f"{path.relative_to(REPO)}:{line}"
+        for path in cited
+        for line in outside_citations(path.read_text(encoding="utf-8"))
+    ]
+    assert found == [], "cite docs/ or docs/adr/ instead: " + ", ".join(found)
+
+
+def test_the_citation_gate_catches_each_form() -> None:
+    text = (
+        '"""x (spec 000, constraint 9)."""\n# DESIGN §1\n# see /work/shared/spec/002.txt\nok = 1\n'
+    )
+    assert outside_citations(text) == [1, 2, 3]
+    assert outside_citations("# docs/adr/0001-forbidden-commands-are-denied.md\n# the Spec\n") == []

@@ -359,3 +359,31 @@ async def test_waking_a_waiter_that_went_away_is_harmless() -> None:
         loop.set_exception_handler(None)
     assert complaints == []
     assert not orphan.done()
+
+
+# --- keep the newest (a FIFO that loses its oldest) ---------------------------------------------
+
+
+def test_a_keep_newest_subscription_drops_its_oldest_event_and_says_so() -> None:
+    bus: Bus[int] = Bus()
+    fifo = bus.subscribe(2, keep_newest=True)
+    plain = bus.subscribe(2)
+    assert bus.publish(1) == Delivery(delivered=2)
+    assert bus.publish(2) == Delivery(delivered=2)
+    # the plain one drops the new event, the FIFO lets its oldest go and takes it
+    assert bus.publish(3) == Delivery(delivered=1, dropped=2, displaced=1)
+    assert drain(fifo) == [2, 3]
+    assert drain(plain) == [1, 2]
+    assert fifo.dropped == 1
+    assert plain.dropped == 1
+    assert bus.stats().dropped == 2
+
+
+def test_get_nowait_reads_without_waiting_even_after_close() -> None:
+    bus: Bus[int] = Bus()
+    sub = bus.subscribe(4)
+    assert sub.get_nowait() is None
+    bus.publish(7)
+    bus.close()
+    assert sub.get_nowait() == 7
+    assert sub.get_nowait() is None

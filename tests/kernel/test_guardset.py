@@ -527,3 +527,31 @@ async def test_an_in_flight_evaluation_keeps_the_set_it_started_with() -> None:
     assert after.decision is invoke.Decision.DENY
     assert after.stage == guardset.STAGE_NAME
     assert (await ring.evaluate(CALL)).generation == 1
+
+
+@pytest.mark.anyio
+async def test_one_at_a_time_asks_in_set_order_and_merges_the_same() -> None:
+    asked: list[str] = []
+
+    def recording(name: str, verdict: invoke.Verdict) -> Check:
+        async def check(call: invoke.Call) -> invoke.Verdict:
+            asked.append(name)
+            return verdict
+
+        return check
+
+    def boom(call: invoke.Call) -> Awaitable[invoke.Verdict]:
+        raise RuntimeError("cannot judge")
+
+    guards = Set.of(
+        Guard("c", 2, recording("c", invoke.Verdict.deny("also no"))),
+        Guard("a", 0, recording("a", invoke.Verdict.deny("no"))),
+        Guard("b", 1, recording("b", invoke.Verdict.prompt("ask"))),
+        Guard("d", 3, boom),
+    )
+    one_by_one = await guards.evaluate(CALL, concurrently=False)
+    assert asked == ["a", "b", "c"]
+    together = await guards.evaluate(CALL)
+    assert one_by_one.verdict.reason == together.verdict.reason
+    assert [d.stage for d in one_by_one.denials] == ["a", "c", "d"]
+    assert one_by_one.denials[-1].kind is toolfail.Kind.INTERNAL  # fail closed, one by one too

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 import anyio
 import pytest
 
-from yagent.kernel import toolfail
+from yagent.kernel import retryplan, toolfail
 from yagent.kernel.toolfail import Kind
-from yagent.llm.retry import complete_with_retries
+from yagent.llm.retry import MODEL_REQUEST_KEY, complete_with_retries
 from yagent.llm.types import AssistantTurn, EngineError, Request, StreamEvent, TurnDone
 
 REQ = Request(system="x", messages=())
@@ -142,4 +142,40 @@ async def test_cancellation_during_backoff_is_not_retried() -> None:
 async def test_default_sleep_is_anyio_sleep_for_zero_backoff_kinds() -> None:
     engine = Flaky([Kind.NOT_LOADED])  # retryable with no backoff
     assert await complete_with_retries(engine, REQ, step_retries=1) is OK
+    assert engine.calls == 2
+
+
+@pytest.mark.anyio
+async def test_the_retry_decision_and_its_backoff_come_from_retryplan(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The loop follows `kernel.retryplan`: what it plans is what happens (no second table)."""
+    asked: list[tuple[Kind, str | None]] = []
+    backoff = toolfail.Backoff(7.0, 1.0, 7.0)
+
+    def explain(kind: Kind, *, idempotency_key: str | None) -> retryplan.Plan:
+        asked.append((kind, idempotency_key))
+        path = retryplan.Path.RESEND if kind is Kind.OVERLOADED else retryplan.Path.NO_RETRY
+        return retryplan.Plan(path, "planned", kind, backoff, needs_human=False)
+
+    monkeypatch.setattr(retryplan, "explain", explain)
+    sleep = FakeSleep()
+    engine = Flaky([Kind.OVERLOADED, Kind.RATE_LIMITED])  # the table would retry both
+    with pytest.raises(EngineError) as raised:
+        await complete_with_retries(engine, REQ, step_retries=5, sleep=sleep)
+    assert raised.value.kind is Kind.RATE_LIMITED  # the plan said no: raised at once
+    assert engine.calls == 2
+    assert sleep.delays == [7.0]  # the plan's backoff
+    assert [kind for kind, _ in asked] == [Kind.OVERLOADED, Kind.RATE_LIMITED]
+    assert all(key == MODEL_REQUEST_KEY for _, key in asked)
+
+
+@pytest.mark.anyio
+async def test_a_timed_out_model_call_is_replayed_because_a_model_request_applies_nothing() -> None:
+    """A timeout may have "applied" — for a model request that is harmless, so retryplan's replay
+    path (by the request's key) is the resend it always was."""
+    assert retryplan.plan(Kind.TIMEOUT, idempotency_key=MODEL_REQUEST_KEY) is retryplan.Path.REPLAY
+    engine = Flaky([Kind.TIMEOUT])
+    turn = await complete_with_retries(engine, REQ, step_retries=1, sleep=FakeSleep())
+    assert turn is OK
     assert engine.calls == 2

@@ -1,4 +1,4 @@
-"""Adapter.call (spec 000 constraint 9): parse fallback, order, serialisation, classification."""
+"""Adapter.call: parse fallback, order, serialisation, classification."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The authorization loop end to end (spec 000 constraint 13 and its gate list): the real
+"""The authorization loop end to end: the real
 dispatcher, the real guard, the real surface and adapter; a scripted person answers."""
 
 from __future__ import annotations

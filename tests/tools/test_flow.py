@@ -1,4 +1,4 @@
-"""Flow executors: agent_exit echoes every schema key (spec 000 constraint 5), load_tool."""
+"""Flow executors: agent_exit echoes every schema key, load_tool."""
 
 from __future__ import annotations
 

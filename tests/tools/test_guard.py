@@ -1,4 +1,4 @@
-"""Workspace guard (spec 000 constraints 3, 11, 12): realpath judgement, the shell's defence."""
+"""Workspace guard: realpath judgement, the shell's defence."""
 
 from __future__ import annotations
 

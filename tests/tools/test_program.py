@@ -207,7 +207,7 @@ async def test_without_a_running_adapter_the_builtin_executors_serve(
     files: Path, home: Path
 ) -> None:
     ctx = ToolContext(files, surface_for(files, home))
-    out = await program.run_program(
+    out = await registry.executors()[program.NAME](
         ctx, RunProgramArgs(program="return (await host.list_dir('logs')).entries.length;")
     )
     assert out["value"] == 5

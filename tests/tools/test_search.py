@@ -1,4 +1,4 @@
-"""`search` (spec 000 §15): rg first, then the Python fallback; same results, caps shown."""
+"""`search`: rg first, then the Python fallback; same results, caps shown."""
 
 from __future__ import annotations
 

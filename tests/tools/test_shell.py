@@ -1,7 +1,7 @@
-"""run_bash engine: receipts, bounded waits, group kills, output cap (spec 000 constraints 16, 17).
+"""run_bash engine: receipts, bounded waits, group kills, output cap.
 
 Real processes throughout; the seams (WAIT_DELAY, KILL_GRACE, the cap, the timeout) are shrunk so
-nothing waits for a real timeout. Test names follow the spec's gates where one exists.
+nothing waits for a real timeout. Test names follow the gates of docs/tools.md where one exists.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Surface gates (spec 000 constraints 1, 4, 8, 10): named after the spec's gate tests."""
+"""Surface gates: one source of tools, deferred loading, budget demotion, the catalog."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """activity: an idle/total watchdog for a run, with pause and resume along the parent chain.
 
-Contract (spec 002, `activity/`):
+Contract:
 - `heartbeat()` renews the idle timer only; the total timer counts from creation and nothing
   renews it.
 - `pause()` / `resume()` walk the parent chain: pausing a child also freezes its ancestors (a long

@@ -1,8 +1,8 @@
 """The agents: their definitions, and the one function that turns a definition into a loop config.
 
 Each agent states its loop behaviour explicitly — `stop_on_finish`, `no_action_retry_limit`,
-`step_retries`, `max_steps` — there is no central default that silently applies (spec 002,
-constraint 18): `AgentDef` has no defaults for them, so forgetting one is a TypeError. Prompts live
+`step_retries`, `max_steps` — there is no central default that silently applies: `AgentDef` has
+no defaults for them, so forgetting one is a TypeError. Prompts live
 in `prompts/<name>.md` next to this file; their first line names the agent (scripted engines
 recognise agents by it).
 """

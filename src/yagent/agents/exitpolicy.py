@@ -1,6 +1,6 @@
 """exitpolicy: the one place that decides "this call ends the run", and what the deliverable is.
 
-Contract (spec 002, constraints 2 and 3):
+Contract:
 - A call ends the run only when the agent asked for it (`stop_on_finish`), the tool's spec carries
   the `finishes-run` capability, and the call *succeeded*. A failed exit call is just a failed call.
 - The deliverable text is taken only through `deliverable_text()`, judged by the JSON *shape* of the

@@ -1,4 +1,4 @@
-"""run_agent_loop: the shared LLM–tool loop every agent runs (spec 002).
+"""run_agent_loop: the shared LLM–tool loop every agent runs.
 
 Contract:
 - Up to `max_steps` steps. Each step: the pause gate (the only one, at the step boundary), one model

@@ -1,6 +1,6 @@
 """The pause gate: one place, at the step boundary, where a run may be held.
 
-Contract (spec 002, constraints 5 and 11): `wait()` is called by the loop between steps only (never
+Contract: `wait()` is called by the loop between steps only (never
 inside a tool batch, which would leave half-done side effects). While paused it waits without
 cancelling anything and freezes the run's activity monitor; `resume()` continues in place;
 `abandon()` ends the wait with `PauseAbandonedError`, which the loop reports as "paused" — stopped

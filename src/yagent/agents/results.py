@@ -1,5 +1,5 @@
 """What a run hands back: status, texts, the deliverable, and a plain note when nothing was
-submitted (spec 002, constraints 3 and 14)."""
+submitted."""
 
 from __future__ import annotations
 

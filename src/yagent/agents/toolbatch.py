@@ -1,6 +1,6 @@
 """toolbatch: the pure scheduler for one step's tool calls. It knows no tool names.
 
-Contract (spec 002, `toolbatch/`):
+Contract:
 - Items the caller's predicate admits as parallel run concurrently under a semaphore of `limit`;
   the others run alone, in order: a run of consecutive parallel items forms one concurrent group,
   a serial item waits for the group before it and runs before anything after it.

@@ -247,7 +247,12 @@ class Durable:
             # Imported only when configured: psycopg is an optional extra (yagent[pg]).
             from yagent.app import pgstate
 
-            self.path = pgstate.attach(self, url)  # `path` names the database, no password
+            parts = pgstate.attach(url, DurableError)
+            self.path = parts.where  # names the database, never its password
+            self.effects, self.checkpoints, self.gate = parts.effects, parts.checkpoints, parts.gate
+            self.runs = RunIndex(parts.where, db=parts.runs)
+            self.leases = parts.leases
+            self._closers = parts.closers
             return
         sqlitefile.probe(self.path)  # an empty or damaged file is refused, never written over
         effects = sideeffect.SqliteStore(self.path)

@@ -19,7 +19,7 @@ same way (default: OTLP when an endpoint is set).
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from opentelemetry import trace
 from opentelemetry.context import Context
@@ -39,11 +39,20 @@ from opentelemetry.sdk.trace.export import (  # type: ignore[import-untyped,impo
 )
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
-from yagent.app.telemetry import TelemetryUnavailableError, notes_of, otel_choice
-from yagent.kernel.trajectory import SpanPlan, Turn, metric_labels, plan_turn
+from yagent.app.otelenv import TelemetryUnavailableError, otel_choice
+from yagent.kernel.trajectory import ROOT_ID, SpanEvent, SpanPlan, Turn, metric_labels, plan_turn
 from yagent.kernel.watchdog import Finding
 
 SCOPE = "yagent"
+
+
+def notes_of(findings: Iterable[Finding]) -> dict[str, list[SpanEvent]]:
+    """Watchdog findings as span events on the step that was closing (or the root)."""
+    notes: dict[str, list[SpanEvent]] = {}
+    for f in findings:
+        event = SpanEvent(f"yagent.watchdog.{f.kind.value}", None, {"yagent.row.id": f.call})
+        notes.setdefault(f.step or ROOT_ID, []).append(event)
+    return notes
 
 
 def _ns(seconds: float) -> int:
@@ -132,7 +141,7 @@ class OtelExporter:
 
 
 def from_env(env: Mapping[str, str]) -> OtelExporter:
-    """The exporter the variables ask for (the caller checked `telemetry.wants_export`)."""
+    """The exporter the variables ask for (the caller checked `otelenv.wants_export`)."""
     traces = otel_choice(env, "OTEL_TRACES_EXPORTER")
     base = env.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip()
     traces_url = env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "").strip()

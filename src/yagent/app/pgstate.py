@@ -1,7 +1,7 @@
 """Durable run state on PostgreSQL: what `[store] url = "postgresql://…"` switches on.
 
 Contract:
-- `attach(durable, url)` opens ONE pool to the database and, on it, the side-effect store, the
+- `attach(url, error)` opens ONE pool to the database and, on it, the side-effect store, the
   checkpoint store, the commit gate (`kernel.*.postgres`), the run index and the session leases
   (the same `app.durable` / `app.lease` code as the SQLite files, on `kernel.pgdb`). Every schema
   is brought to its version at start, under an advisory lock, in one transaction per component.
@@ -17,17 +17,15 @@ The session store on the same database is `memory.pgstore`, opened by `app.store
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 from yagent.app.config import ConfigError
 from yagent.app.lease import LeaseError, SessionLeases
+from yagent.app.stopkind import concluding_statuses
 from yagent.kernel import checkpoint, commitgate, pgdb, sideeffect
 from yagent.kernel.checkpoint.postgres import PgStore as PgCheckpoints
 from yagent.kernel.commitgate.postgres import PgGate
 from yagent.kernel.sideeffect.postgres import PgStore as PgEffects
-
-if TYPE_CHECKING:  # durable imports this module lazily, only when a URL is configured
-    from yagent.app.durable import Durable
 
 RUNS = (
     (
@@ -69,26 +67,42 @@ def describe(url: str) -> str:
     return pgdb.describe(url)
 
 
-def attach(durable: Durable, url: str) -> str:
-    """Open `durable`'s stores on the database at `url`; returns where it is (see the contract)."""
-    from yagent.app.durable import CONCLUDED, DurableError, RunIndex
+@dataclass(frozen=True, slots=True)
+class Parts:
+    """The durable stores on one pool; `closers` close them, the pool last."""
 
+    where: str  # the database, without its password
+    effects: sideeffect.Store
+    checkpoints: checkpoint.StoreCAS
+    gate: commitgate.Gate
+    runs: pgdb.Database
+    leases: SessionLeases
+    closers: list[Callable[[], None]]
+
+
+def attach(url: str, error: type[Exception]) -> Parts:
+    """Open the durable stores on the database at `url` (see the contract); `error` is the
+    durable layer's own error type, which the run index raises and an opening failure may be."""
     closers: list[Callable[[], None]] = []
     try:
         pool = pgdb.Pool(url)
         closers.append(pool.close)
         effects = PgEffects(pool)
         checkpoints = PgCheckpoints(pool)
-        gate = PgGate(pool, CONCLUDED)
-        runs = pgdb.Database(pool, prefix="runs", migrations=RUNS, error=DurableError)
+        gate = PgGate(pool, concluding_statuses())
+        runs = pgdb.Database(pool, prefix="runs", migrations=RUNS, error=error)
         leases = pgdb.Database(pool, prefix="lease", migrations=LEASES, error=LeaseError)
-    except (*_OPEN_ERRORS, DurableError) as exc:
+    except (*_OPEN_ERRORS, error) as exc:
         for close in reversed(closers):
             close()
         raise ConfigError(f"[store] url: {exc}") from None
-    durable.effects, durable.checkpoints, durable.gate = effects, checkpoints, gate
-    durable.runs = RunIndex(pool.where, db=runs)
-    durable.leases = SessionLeases(pool.where, db=leases)
-    # the stores share the pool: each forgets it, then the pool itself closes, last
-    durable._closers = [effects.close, checkpoints.close, gate.close, pool.close]
-    return pool.where
+    return Parts(
+        where=pool.where,
+        effects=effects,
+        checkpoints=checkpoints,
+        gate=gate,
+        runs=runs,
+        leases=SessionLeases(pool.where, db=leases),
+        # the stores share the pool: each forgets it, then the pool itself closes, last
+        closers=[effects.close, checkpoints.close, gate.close, pool.close],
+    )

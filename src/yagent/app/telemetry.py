@@ -24,14 +24,14 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from yagent.agents.results import Status
+from yagent.app.otelenv import TelemetryUnavailableError as TelemetryUnavailableError
+from yagent.app.otelenv import wants_export as wants_export
 from yagent.kernel.trajectory import (
-    ROOT_ID,
     Declares,
     Kind,
     Ref,
     Rule,
     RuleBook,
-    SpanEvent,
     SpanPlan,
     Trajectory,
     Turn,
@@ -126,15 +126,6 @@ def enrich(type: str, payload: Mapping[str, Any], prices: PriceTable) -> Mapping
             return payload  # an unknown status: whether it failed is not guessed
         return {**payload, "ok": not status.is_error}
     return payload
-
-
-def notes_of(findings: Iterable[Finding]) -> dict[str, list[SpanEvent]]:
-    """Watchdog findings as span events on the step that was closing (or the root)."""
-    notes: dict[str, list[SpanEvent]] = {}
-    for f in findings:
-        event = SpanEvent(f"yagent.watchdog.{f.kind.value}", None, {"yagent.row.id": f.call})
-        notes.setdefault(f.step or ROOT_ID, []).append(event)
-    return notes
 
 
 class Recorded(Protocol):
@@ -280,28 +271,6 @@ class Telemetry:
             return self._feed.projection()
 
 
-class TelemetryUnavailableError(RuntimeError):
-    """Export was asked for but cannot be done as asked (extra missing, unsupported protocol)."""
-
-
-def otel_choice(env: Mapping[str, str], name: str) -> str:
-    return env.get(name, "").strip().lower()
-
-
-def wants_export(env: Mapping[str, str]) -> bool:
-    """Whether the standard `OTEL_*` variables ask for trace export."""
-    if otel_choice(env, "OTEL_SDK_DISABLED") == "true":
-        return False
-    traces = otel_choice(env, "OTEL_TRACES_EXPORTER")
-    if traces == "none":
-        return False
-    endpoint = any(
-        env.get(name, "").strip()
-        for name in ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-    )
-    return endpoint or traces in ("otlp", "console")
-
-
 def exporter_from_env(
     env: Mapping[str, str] | None = None,
     *,
@@ -333,7 +302,6 @@ __all__ = [
     "TurnSink",
     "enrich",
     "exporter_from_env",
-    "notes_of",
     "project",
     "wants_export",
 ]

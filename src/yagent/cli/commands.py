@@ -31,6 +31,7 @@ from yagent.app.engines import (
 from yagent.app.recording import parallel_recording, recording_of
 from yagent.app.sessionstore import sessions_here
 from yagent.cli.mcpdoctor import mcp_rows
+from yagent.cli.terminal import terminal_ask
 from yagent.kernel import sqlitefile
 from yagent.kernel.preset import BUILTIN as BUILTIN_PRESETS
 from yagent.kernel.sandbox import Level
@@ -96,7 +97,6 @@ def show(session: str, json_mode: bool) -> None:
 def replay(session: str, save: str | None, yes: bool) -> None:
     """Replay SESSION's model side against this workspace, tools run for real."""
     from yagent.agents import catalog
-    from yagent.cli.root import _ask
     from yagent.cli.runner import Options, run_once
 
     with sessions_here(_home()) as store:
@@ -111,7 +111,7 @@ def replay(session: str, save: str | None, yes: bool) -> None:
         return
     engine = ReplayEngine(recording, markers={agent: catalog.builtin(agent, 0).marker})
     opts = Options(Path.cwd().resolve(), _home(), Yolo.YOLO if yes else Yolo.OFF, agent=agent)
-    _, result = anyio.run(lambda: run_once(opts, task, ask=_ask(), engine=engine))  # type: ignore[arg-type]
+    _, result = anyio.run(lambda: run_once(opts, task, ask=terminal_ask(), engine=engine))
     sys.exit(0 if result is not None and not engine.divergences else 1)
 
 
@@ -120,7 +120,6 @@ def _replay_parallel(recording: Recording, plan: list[Any], save: str | None, ye
     from yagent.app.fanout import FanoutError, marker
     from yagent.app.fanrun import assignment_of
     from yagent.cli.fanout import run_plan
-    from yagent.cli.root import _ask
     from yagent.cli.runner import Options, normalise
 
     if save:
@@ -135,7 +134,7 @@ def _replay_parallel(recording: Recording, plan: list[Any], save: str | None, ye
     engine = ReplayEngine(recording, markers=markers, normalise=normalise)
     opts = Options(Path.cwd().resolve(), _home(), Yolo.YOLO if yes else Yolo.OFF)
     try:
-        outcome = anyio.run(lambda: run_plan(opts, assignments, ask=_ask(), engine=engine))  # type: ignore[arg-type]
+        outcome = anyio.run(lambda: run_plan(opts, assignments, ask=terminal_ask(), engine=engine))
     except FanoutError as exc:
         raise click.ClickException(f"parallel plan refused: {exc}") from None
     return 0 if outcome.ok and not engine.divergences else 1

@@ -36,6 +36,7 @@ from yagent.cli.runner import (
     normalise,
     report_divergences,
 )
+from yagent.cli.terminal import home_dir, terminal_ask
 from yagent.llm.replay import Recording, ReplayEngine
 from yagent.llm.scripted import ScriptedEngine
 from yagent.llm.types import Engine
@@ -223,7 +224,6 @@ def fanout(
     check: bool,
 ) -> None:
     """Run PLAN's tasks as parallel sub-agents, each confined to its declared worktree."""
-    from yagent.cli.root import _ask, home_dir
 
     assignments = load_plan(Path(plan))
     ws = Path(workspace or os.getcwd()).resolve()
@@ -238,10 +238,10 @@ def fanout(
     if recording:
         markers = {a.name: marker(a.name) for a in assignments}
         engine = ReplayEngine(Recording.load(recording), markers=markers, normalise=normalise)
-    ask = None if json_mode else _ask()
+    ask = None if json_mode else terminal_ask()
     try:
         outcome = anyio.run(
-            lambda: run_plan(opts, assignments, ask=ask, engine=engine, max_parallel=max_parallel)  # type: ignore[arg-type]
+            lambda: run_plan(opts, assignments, ask=ask, engine=engine, max_parallel=max_parallel)
         )
     except FanoutError as exc:
         raise click.ClickException(f"parallel plan refused: {exc}") from None

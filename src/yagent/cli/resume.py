@@ -30,6 +30,7 @@ from yagent.app.durable import Action, Decision, open_home
 from yagent.app.runtrack import continuation_task
 from yagent.app.storeconfig import open_sessions
 from yagent.app.workspace import locate
+from yagent.cli.terminal import run_interactive, terminal_ask
 from yagent.tools.guard import Yolo
 
 
@@ -60,7 +61,6 @@ def resume(
     session: str | None, yes: bool, full: bool, json_mode: bool, recording: str | None
 ) -> None:
     """Continue a session (default: the latest in this workspace)."""
-    from yagent.cli.root import _ask, _interactive
     from yagent.cli.runner import Options, replay_engine, run_command
 
     home, workspace = _home(), locate(Path.cwd()).root  # the repository's root, as `run`
@@ -84,7 +84,7 @@ def resume(
     if not (json_mode or recording):
         opts = Options(where, home, yolo)
 
-        sys.exit(_interactive(opts, False, session_id=info.id, resume=carry_on))
+        sys.exit(run_interactive(opts, False, session_id=info.id, resume=carry_on))
     if carry_on is None or carry_on.run is None:
         click.echo("nothing to continue: the session's last run is not interrupted", err=True)
         sys.exit(0)
@@ -97,7 +97,7 @@ def resume(
         _, _, status = await run_command(
             opts,
             task,
-            ask=_ask(),  # type: ignore[arg-type]
+            ask=terminal_ask(),
             engine=engine,
             session_id=info.id,
             resume=carry_on,
@@ -120,7 +120,6 @@ def _resume_parallel(
     its own record say (`app.fanrun`); exit 0 when every task has completed."""
     from yagent.app.fanout import FanoutError, marker
     from yagent.cli.fanout import resume_session
-    from yagent.cli.root import _ask
     from yagent.cli.runner import Options, normalise
     from yagent.llm.replay import Recording, ReplayEngine
 
@@ -132,11 +131,9 @@ def _resume_parallel(
         markers = {str(n): marker(str(n)) for n in names}
         engine = ReplayEngine(Recording.load(recording), markers=markers, normalise=normalise)
     opts = Options(where, home, yolo, json_mode)
-    ask = None if json_mode else _ask()
+    ask = None if json_mode else terminal_ask()
     try:
-        outcome = anyio.run(
-            lambda: resume_session(opts, session_id, ask=ask, engine=engine)  # type: ignore[arg-type]
-        )
+        outcome = anyio.run(lambda: resume_session(opts, session_id, ask=ask, engine=engine))
     except FanoutError as exc:
         raise click.ClickException(f"cannot resume: {exc}") from None
     return 0 if outcome.ok else 1

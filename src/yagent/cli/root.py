@@ -27,12 +27,9 @@ import anyio
 import click
 
 from yagent import __version__
-
-HOME_ENV = "YAGENT_HOME"
-
-
-def home_dir() -> Path:
-    return Path(os.environ.get(HOME_ENV) or Path.home() / ".yagent")
+from yagent.cli.terminal import HOME_ENV as HOME_ENV
+from yagent.cli.terminal import home_dir as home_dir
+from yagent.cli.terminal import run_interactive, terminal_ask
 
 
 def _start(
@@ -69,30 +66,12 @@ def _start(
         **(ci or {}),
     )
     if task is None:
-        sys.exit(_interactive(opts, plain))
+        sys.exit(run_interactive(opts, plain))
     agents = ["coding", "chat", "repo", "devops"]
     engine = runner.replay_engine(Path(recording), agents) if recording else None
-    ask = None if opts.json_mode else _ask()
-    _, _, status = anyio.run(lambda: runner.run_command(opts, task, ask=ask, engine=engine))  # type: ignore[arg-type]
+    ask = None if opts.json_mode else terminal_ask()
+    _, _, status = anyio.run(lambda: runner.run_command(opts, task, ask=ask, engine=engine))
     sys.exit(status)  # cli.outcome: 0 submitted, 1 not, 130 cancelled with Ctrl-C
-
-
-async def _ask_tty(prompt: str) -> str:
-    from prompt_toolkit import PromptSession
-
-    return await PromptSession[str]().prompt_async(prompt)
-
-
-def _ask() -> object:
-    return _ask_tty if sys.stdin.isatty() else None
-
-
-def _interactive(opts: Any, plain: bool, **resume: Any) -> int:
-    """The interactive session (prompt-toolkit is imported only on this path)."""
-    from yagent.cli.repl import interactive
-
-    plain = plain or os.environ.get("TERM") == "dumb"
-    return anyio.run(lambda: interactive(opts, plain=plain, **resume))
 
 
 workspace_option = click.option(

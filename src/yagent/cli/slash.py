@@ -15,7 +15,6 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
 
 from rich.markup import escape
 
@@ -25,10 +24,8 @@ from yagent.app.compactnow import compact_now
 from yagent.app.engines import NoProviderError, build_engine
 from yagent.app.memories import MemoryFileError, files
 from yagent.cli import edits
+from yagent.cli.conversation import Conversation
 from yagent.memory import SessionStoreError
-
-if TYPE_CHECKING:
-    from yagent.cli.repl import Conversation
 
 COMMANDS = {
     "help": "this list, and the keys",

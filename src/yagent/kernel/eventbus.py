@@ -6,7 +6,8 @@ Guarantees:
   dropped it and how many filtered it out. It never waits for a consumer.
 - When a subscriber's buffer is full, the event is dropped for that subscriber only; the drop is
   counted on the subscription (`dropped`) and in the bus `stats()` snapshot. Nothing is dropped
-  silently.
+  silently. A subscription made with `keep_newest=True` is a FIFO that loses its *oldest*
+  buffered event instead and takes the new one (counted as `dropped` and as `displaced`).
 - A `Subscription` is an async iterator (asyncio backend, anyio's default) and has a blocking,
   thread-friendly `get(timeout)`. Events arrive in publish order per publisher thread.
 - `unsubscribe` (or `Subscription.close`) is safe at any time: from inside a filter while the
@@ -58,6 +59,7 @@ class Delivery:
     dropped: int = 0
     filtered: int = 0
     closed: bool = False
+    displaced: int = 0  # of the drops: an oldest event let go so that this one was kept
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,21 +85,38 @@ class BusStats:
     subscriptions: tuple[SubscriptionStats, ...]
 
 
+_DELIVERED: dict[int, Delivery] = {}
+
+
+def _delivered(count: int) -> Delivery:
+    """The common answer (every subscriber took it), shared per count: it is immutable."""
+    found = _DELIVERED.get(count)
+    if found is None:
+        found = _DELIVERED.setdefault(count, Delivery(count))
+    return found
+
+
 class Subscription(Generic[E]):
     """One subscriber's bounded buffer."""
 
     __slots__ = (
         "_buffer", "_bus", "_closed", "_delivered", "_dropped", "_filter", "_filter_errors",
-        "_lock", "_ready", "_waiters", "id", "maxsize",
+        "_keep_newest", "_lock", "_ready", "_waiters", "id", "maxsize",
     )  # fmt: skip
 
     def __init__(
-        self, bus: Bus[E], sub_id: int, maxsize: int, filter: Callable[[E], bool] | None
+        self,
+        bus: Bus[E],
+        sub_id: int,
+        maxsize: int,
+        filter: Callable[[E], bool] | None,
+        keep_newest: bool = False,
     ) -> None:
         self._bus = bus
         self.id = sub_id
         self.maxsize = maxsize
         self._filter = filter
+        self._keep_newest = keep_newest
         self._lock = threading.Lock()
         self._ready = threading.Condition(self._lock)
         self._buffer: collections.deque[E] = collections.deque()
@@ -147,15 +166,19 @@ class Subscription(Generic[E]):
         with self._lock:
             if self._closed:
                 return "closed"
+            status = "delivered"
             if len(self._buffer) >= self.maxsize:
                 self._dropped += 1
-                return "dropped"
+                if not self._keep_newest:
+                    return "dropped"
+                self._buffer.popleft()
+                status = "displaced"
             self._buffer.append(event)
             self._delivered += 1
             self._ready.notify()
             waiters, self._waiters = self._waiters, []
         _wake(waiters)
-        return "delivered"
+        return status
 
     def _shut(self) -> None:
         with self._lock:
@@ -167,6 +190,11 @@ class Subscription(Generic[E]):
     def close(self) -> None:
         """Unsubscribe. Buffered events stay readable; then iteration ends."""
         self._bus.unsubscribe(self)
+
+    def get_nowait(self) -> E | None:
+        """The next buffered event, or None when there is none (closed or not); never waits."""
+        with self._lock:
+            return self._buffer.popleft() if self._buffer else None
 
     def get(self, timeout: float | None = None) -> E:
         """Block the calling thread for the next event (not for use on an event loop thread).
@@ -247,14 +275,17 @@ class Bus(Generic[E]):
     def closed(self) -> bool:
         return self._closed
 
-    def subscribe(self, maxsize: int, filter: Callable[[E], bool] | None = None) -> Subscription[E]:
-        """A new subscription with a buffer of `maxsize` events, optionally filtered."""
+    def subscribe(
+        self, maxsize: int, filter: Callable[[E], bool] | None = None, *, keep_newest: bool = False
+    ) -> Subscription[E]:
+        """A new subscription with a buffer of `maxsize` events, optionally filtered; with
+        `keep_newest` a full buffer lets its oldest event go instead of the new one."""
         if isinstance(maxsize, bool) or not isinstance(maxsize, int) or maxsize < 1:
             raise ValueError(f"eventbus: maxsize must be a positive int, got {maxsize!r}")
         with self._lock:
             if self._closed:
                 raise BusClosedError("eventbus: the bus is closed")
-            subscription = Subscription(self, next(self._ids), maxsize, filter)
+            subscription = Subscription(self, next(self._ids), maxsize, filter, keep_newest)
             self._subscriptions = (*self._subscriptions, subscription)
         return subscription
 
@@ -283,8 +314,20 @@ class Bus(Generic[E]):
                 return Delivery(closed=True)
             self._published += 1
             subscriptions = self._subscriptions
-        counts = collections.Counter(s._offer(event) for s in subscriptions)
-        return Delivery(counts["delivered"], counts["dropped"], counts["filtered"])
+        delivered = dropped = filtered = displaced = 0
+        for subscription in subscriptions:
+            status = subscription._offer(event)
+            if status == "delivered":
+                delivered += 1
+            elif status == "dropped":
+                dropped += 1
+            elif status == "filtered":
+                filtered += 1
+            elif status == "displaced":
+                displaced += 1
+        if not (dropped or filtered or displaced):
+            return _delivered(delivered)
+        return Delivery(delivered + displaced, dropped + displaced, filtered, displaced=displaced)
 
     def close(self) -> None:
         """Close the bus: every subscription ends once drained; later publishes deliver nothing."""

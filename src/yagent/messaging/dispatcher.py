@@ -4,19 +4,22 @@
 the drop and logs a warning. `receive()` waits for the next event, critical first. `close()` ends
 receivers with `DispatcherClosedError` once both queues are drained. Single event loop; from other
 threads use `send_threadsafe`.
+The two queues are two subscriptions of the kernel's one event bus (`kernel.eventbus`): the
+normal one drops the new event when full, the critical one (`keep_newest`) lets its oldest go.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 import anyio.from_thread
+
+from yagent.kernel import eventbus
 
 log = logging.getLogger("yagent.messaging")
 
@@ -53,11 +56,10 @@ class Dispatcher:
     ) -> None:
         if maxsize < 1 or critical_maxsize < 1:
             raise ValueError("dispatcher queue sizes must be at least 1")
-        self._normal: deque[Event] = deque()
-        self._critical: deque[Event] = deque()
-        self._maxsize = maxsize
-        self._critical_maxsize = critical_maxsize
         self._critical_types = critical_types
+        self._bus: eventbus.Bus[Event] = eventbus.Bus()
+        self._critical = self._bus.subscribe(critical_maxsize, self.is_critical, keep_newest=True)
+        self._normal = self._bus.subscribe(maxsize, self._is_normal)
         self._wakeup = anyio.Event()
         self._closed = False
         self.stats = Stats()
@@ -65,40 +67,34 @@ class Dispatcher:
     def is_critical(self, event: Event) -> bool:
         return event.type in self._critical_types
 
+    def _is_normal(self, event: Event) -> bool:
+        return event.type not in self._critical_types
+
     def send(self, event: Event) -> bool:
         """Queue `event`; False when it (or, for critical events, the oldest one) was dropped."""
         if self._closed:
             log.warning("dispatcher closed: dropped %s event", event.type)
             self.stats.dropped_newest += 1
             return False
-        kept = True
-        if self.is_critical(event):
-            if len(self._critical) >= self._critical_maxsize:
-                lost = self._critical.popleft()
-                self.stats.dropped_oldest_critical += 1
-                kept = False
-                log.warning("critical queue full: dropped oldest %s event", lost.type)
-            self._critical.append(event)
-        else:
-            if len(self._normal) >= self._maxsize:
-                self.stats.dropped_newest += 1
-                log.warning("event queue full: dropped %s event", event.type)
-                return False
-            self._normal.append(event)
+        delivery = self._bus.publish(event)
+        if delivery.displaced:
+            self.stats.dropped_oldest_critical += 1
+            log.warning("critical queue full: dropped the oldest critical event for %s", event.type)
+        elif delivery.dropped:
+            self.stats.dropped_newest += 1
+            log.warning("event queue full: dropped %s event", event.type)
+            return False
         self.stats.sent += 1
         self._wakeup.set()
-        return kept
+        return not delivery.displaced
 
     def send_threadsafe(self, event: Event) -> None:
         """`send` from a worker thread started by anyio (`to_thread.run_sync`)."""
         anyio.from_thread.run_sync(self.send, event)
 
     def receive_nowait(self) -> Event | None:
-        if self._critical:
-            return self._critical.popleft()
-        if self._normal:
-            return self._normal.popleft()
-        return None
+        event = self._critical.get_nowait()
+        return event if event is not None else self._normal.get_nowait()
 
     async def receive(self) -> Event:
         while True:
@@ -113,6 +109,7 @@ class Dispatcher:
 
     def close(self) -> None:
         self._closed = True
+        self._bus.close()  # what is buffered stays readable
         self._wakeup.set()
 
     def pending(self) -> tuple[int, int]:

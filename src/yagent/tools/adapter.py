@@ -1,4 +1,4 @@
-"""Adapter.call: the one way a tool call runs (spec 000, constraint 9).
+"""Adapter.call: the one way a tool call runs.
 
 Contract — four steps, in this order:
 1. JSON-parse the arguments. A failure is not an error: the raw string becomes `{"input": raw}`
@@ -38,10 +38,10 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from yagent.kernel import toolfail
 from yagent.kernel.invoke import Call, Judgement, Verdict
@@ -49,16 +49,18 @@ from yagent.kernel.pii import PolicyStore as PiiStore
 from yagent.kernel.spill import Spill
 from yagent.tools import localask, outbound
 from yagent.tools.confirm import Scope, UserConfirm
+from yagent.tools.effectrun import EffectRunner
 from yagent.tools.surface import Surface
+from yagent.tools.toolresult import ToolResult as ToolResult
+from yagent.tools.toolresult import WithImages as WithImages
+from yagent.tools.toolresult import failure_content as failure_content
+from yagent.tools.toolresult import serialise as serialise
 from yagent.toolspec import SkillSource, Spec
-
-if TYPE_CHECKING:
-    from yagent.tools.effectrun import EffectRunner
 
 log = logging.getLogger("yagent.tools.adapter")
 
 Executor = Callable[["ToolContext", Any], Awaitable[Any]]
-AfterCall = Callable[[Call, "ToolResult"], Awaitable["ToolResult"]]
+AfterCall = Callable[[Call, ToolResult], Awaitable[ToolResult]]
 
 
 @dataclass(slots=True)
@@ -79,26 +81,6 @@ class ToolContext:
     extras: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
-class ToolResult:
-    call_id: str
-    name: str
-    ok: bool
-    content: str
-    kind: toolfail.Kind | None = None
-    data: Any = None
-    judgement: Judgement | None = None
-    images: tuple[tuple[str, str], ...] = ()  # (MIME type, base64) for a model that takes images
-
-
-@dataclass(frozen=True, slots=True)
-class WithImages:
-    """An executor's result whose images travel beside its serialised text, not inside it."""
-
-    data: Any
-    images: tuple[tuple[str, str], ...]
-
-
 def parse_arguments(raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
     """Step 1: a JSON object, or `{"input": raw}` when the text is not one."""
     if raw is None or raw == "":
@@ -110,17 +92,6 @@ def parse_arguments(raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
     except (json.JSONDecodeError, TypeError):
         return {"input": raw}
     return value if isinstance(value, dict) else {"input": raw}
-
-
-def failure_content(kind: toolfail.Kind, message: str, **extra: Any) -> str:
-    body = {
-        "error": message,
-        "kind": kind.value,
-        "retryable": toolfail.retryable(kind),
-        "guidance": toolfail.guidance(kind),
-        **extra,
-    }
-    return json.dumps(body, ensure_ascii=False)
 
 
 def _unasked(judgement: Judgement, why: list[str]) -> str:
@@ -294,19 +265,3 @@ class Adapter:
             msg = f"{call.tool} failed: {type(exc).__name__}: {exc}"
             return ToolResult(call.call_id, call.tool, False, failure_content(kind, msg), kind)
         return serialise(call.call_id, call.tool, data)
-
-
-def serialise(call_id: str, name: str, data: Any) -> ToolResult:
-    """Step 4's last part: `json.dumps` the executor's result; unserialisable is an error."""
-    images: tuple[tuple[str, str], ...] = ()
-    if isinstance(data, WithImages):
-        data, images = data.data, data.images
-    if isinstance(data, BaseModel):
-        data = data.model_dump(mode="json")
-    try:
-        content = json.dumps(data, ensure_ascii=False)
-    except (TypeError, ValueError) as exc:
-        kind = toolfail.Kind.INTERNAL
-        msg = f"{name} returned a result that cannot be serialised ({exc})"
-        return ToolResult(call_id, name, False, failure_content(kind, msg), kind)
-    return ToolResult(call_id, name, True, content, None, data, images=images)

@@ -14,14 +14,10 @@ config and can only be lowered while yagent runs.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from yagent.kernel import policy
 from yagent.kernel.invoke import Call, Decision, Verdict
+from yagent.tools.toolview import ToolView
 from yagent.toolspec import Effect, Spec
-
-if TYPE_CHECKING:
-    from yagent.tools.surface import Surface
 
 _NO_RISK = frozenset({Effect.READ, Effect.COGNITIVE, Effect.FLOW, Effect.META})
 LOW = policy.Level.LOW.value
@@ -42,7 +38,7 @@ def operation(spec: Spec) -> policy.Op:
 class AuditStage:
     name = "audit"
 
-    def __init__(self, surface: Surface, gate: policy.AuditGate) -> None:
+    def __init__(self, surface: ToolView, gate: policy.AuditGate) -> None:
         self._surface = surface
         self.gate = gate
 

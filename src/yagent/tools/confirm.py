@@ -1,6 +1,6 @@
 """The authorization loop: ask the person, wait for the matching answer.
 
-Contract (spec 000, constraint 13):
+Contract:
 - A request carries a `request_id` (a uuid is generated when the caller has none); it is published
   as `user_help_needed` on the dispatcher's critical queue and waits for the answer with that id.
 - Only `user_help_response` events are consumed; an answer whose id matches no pending request is

@@ -39,8 +39,8 @@ import anyio
 
 from yagent.kernel import sideeffect, toolfail
 from yagent.kernel.invoke import Call
-from yagent.tools.adapter import ToolResult, failure_content, serialise
 from yagent.tools.effects import EffectTable, Found
+from yagent.tools.toolresult import ToolResult, failure_content, serialise
 from yagent.toolspec import Spec
 
 DEFAULT_LEASE = 30.0

@@ -1,7 +1,7 @@
 """Flow-control, cognitive and meta executors: think, agent_exit, ask_user_for_help, load_tool.
 
 Contract:
-- `agent_exit` echoes its arguments, it does not interpret them (spec 000, constraint 5): every
+- `agent_exit` echoes its arguments, it does not interpret them: every
   key of its schema is copied into the result, plus `finished: true`. Whether that ends the run is
   the exit policy's decision, one layer up.
 - `ask_user_for_help` goes through the same authorization loop (the dispatcher's critical queue);

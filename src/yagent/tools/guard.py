@@ -1,4 +1,4 @@
-"""The workspace guard: which calls need a person's authorization (spec 000, c. 2, 3, 11, 12).
+"""The workspace guard: which calls need a person's authorization.
 
 Contract:
 - Judged by a spec's declared facts (`Effect`, `path_args`, `command_arg`, `danger_flag`,

@@ -23,15 +23,12 @@ applying the answer (`open`, and `Settings.remember_local_opening` for "always")
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from yagent.kernel import netguard
 from yagent.kernel.invoke import Call, Verdict
 from yagent.tools.guard import Yolo
 from yagent.tools.localnet import LOOPBACK_HOSTS, LocalNetError, parse_entry
-
-if TYPE_CHECKING:
-    from yagent.tools.surface import Surface
+from yagent.tools.toolview import ToolView
 
 STAGE = "local_network"
 
@@ -74,7 +71,7 @@ def local_target(url: str) -> tuple[str, netguard.Target, netguard.AddrClass] | 
 class LocalOpeningStage:
     name = STAGE
 
-    def __init__(self, surface: Surface, openings: Openings) -> None:
+    def __init__(self, surface: ToolView, openings: Openings) -> None:
         self._surface = surface
         self._openings = openings
 
@@ -99,7 +96,7 @@ class LocalOpeningStage:
         )
 
 
-def opening_of(verdict: Verdict, call: Call, surface: Surface) -> str:
+def opening_of(verdict: Verdict, call: Call, surface: ToolView) -> str:
     """What answering yes to a local-opening question opens, as an `allow_local` entry ("" for
     any other question): the port on every loopback name (`localhost`, `127.0.0.1`, `[::1]`:
     the page and its requests may spell it either way) or that one private `host:port`."""

@@ -18,12 +18,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from yagent.kernel import pii, toolfail
-
-if TYPE_CHECKING:
-    from yagent.tools.adapter import ToolResult
+from yagent.tools.toolresult import ToolResult, failure_content
 
 
 def _kinds(findings: tuple[pii.Finding, ...]) -> list[str]:
@@ -34,8 +32,6 @@ def for_model(result: ToolResult, store: pii.PolicyStore) -> ToolResult:
     """`result` as the model may see it (see the module contract)."""
     judged = pii.apply(result.content, pii.Surface.MODEL, store=store)
     if judged.blocked:
-        from yagent.tools.adapter import failure_content  # the adapter imports this module
-
         kinds = _kinds(judged.findings)
         kind = toolfail.Kind.PERMISSION
         message = (

@@ -17,14 +17,16 @@ Contract:
   budget abort is a `budget` failure naming the budget. A failure's text ends with the same
   budget line, so the model sees what was spent either way.
 Host seams in `ToolContext.extras`: `ADAPTER_KEY` (the running adapter, so programs reach the same
-executors — MCP included; otherwise the built-in ones), `OBSERVER_KEY` (called per host call, for
-the trajectory), `PARENT_KEY` (the program call's id: host calls are `<id>#<n>`).
+executors — MCP included; otherwise the built-in ones the registry hands in), `OBSERVER_KEY`
+(called per host call, for the trajectory), `PARENT_KEY` (the program call's id: host calls are
+`<id>#<n>`).
 `USE_SUBPROCESS` (module seam) runs programs in the worker process form instead of in-process.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from yagent.kernel import ptc, toolfail
@@ -112,20 +114,25 @@ def _failure_body(content: str) -> dict[str, Any]:
     return body if isinstance(body, dict) else {}
 
 
-def _adapter(ctx: ToolContext) -> Adapter:
+def _adapter(ctx: ToolContext, builtin: Mapping[str, Executor] | None) -> Adapter:
     running = ctx.extras.get(ADAPTER_KEY)
     if isinstance(running, Adapter):
         return running
-    from yagent.tools import registry  # the registry lists this executor: import at call time
+    if builtin is None:
+        raise toolfail.ToolFailure(
+            toolfail.Kind.INTERNAL,
+            "run_program has no executors: the host set no running adapter and no built-in set",
+        )
+    return Adapter(ctx, dict(builtin))
 
-    executors: dict[str, Executor] = registry.executors()
-    return Adapter(ctx, executors)
 
-
-async def run_program(ctx: ToolContext, args: RunProgramArgs) -> dict[str, Any]:
-    """Run the program; see the module contract."""
+async def run_program(
+    ctx: ToolContext, args: RunProgramArgs, builtin: Mapping[str, Executor] | None = None
+) -> dict[str, Any]:
+    """Run the program; see the module contract. `builtin` serves the host calls when the context
+    holds no running adapter (the registry passes its own executors: it lists this one)."""
     bindings = bindings_for(ctx.surface)
-    dispatcher = AdapterDispatcher(_adapter(ctx))
+    dispatcher = AdapterDispatcher(_adapter(ctx, builtin))
     budget = ptc.Budget(wall=args.timeout or DEFAULT_TIMEOUT)
     scope = ptc.Scope(parent_id=str(ctx.extras.get(PARENT_KEY) or NAME), caller=NAME)
     observer = ctx.extras.get(OBSERVER_KEY)

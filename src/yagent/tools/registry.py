@@ -7,11 +7,18 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from yagent.tools import bash, browser, files, flow, program, search, sessionread, skills, web
-from yagent.tools.adapter import Executor
+from yagent.tools.adapter import Executor, ToolContext
 from yagent.tools.codegraph import find_definitions, find_references
 from yagent.tools.spillread import read_spill
+
+
+async def _run_program(ctx: ToolContext, args: Any) -> Any:
+    """run_program with the built-in executors for a context that holds no running adapter."""
+    return await program.run_program(ctx, args, builtin=_BUILTIN)
+
 
 _BUILTIN: Mapping[str, Executor] = {
     "read_file": files.read_file,
@@ -31,7 +38,7 @@ _BUILTIN: Mapping[str, Executor] = {
     "load_tool": flow.load_tool,
     "use_skill": skills.use_skill,
     "web_fetch": web.web_fetch,
-    "run_program": program.run_program,
+    "run_program": _run_program,
     "read_spill": read_spill,
     "browser_navigate": browser.navigate,
     "browser_back": browser.back,

@@ -1,4 +1,4 @@
-"""search: the content-search executor (spec 000, constraint 15).
+"""search: the content-search executor.
 
 Contract:
 - Engine order: the `rg` the `ripgrep` wheel installs, then `rg` on PATH, then a pure-Python

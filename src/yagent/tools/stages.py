@@ -18,17 +18,13 @@ asked.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from yagent.kernel import toolfail
 from yagent.kernel.gatecheck import ApprovalMode
 from yagent.kernel.invoke import Call, Verdict
 from yagent.tools.commands import STAGE, CommandGate
+from yagent.tools.toolview import ToolView
 from yagent.toolspec import Effect
 from yagent.toolspec.profiles import PROFILES
-
-if TYPE_CHECKING:
-    from yagent.tools.surface import Surface
 
 
 class GrantStage:
@@ -38,7 +34,7 @@ class GrantStage:
 
     name = "profile"
 
-    def __init__(self, surface: Surface) -> None:
+    def __init__(self, surface: ToolView) -> None:
         self._surface = surface
 
     async def judge(self, call: Call) -> Verdict:
@@ -62,7 +58,7 @@ class GrantStage:
 class CommandPolicyStage:
     name = STAGE
 
-    def __init__(self, surface: Surface, gate: CommandGate) -> None:
+    def __init__(self, surface: ToolView, gate: CommandGate) -> None:
         self._surface = surface
         self._gate = gate
 
@@ -101,7 +97,7 @@ class CommandPolicyStage:
 class BoundaryStage:
     name = "workspace_boundary"
 
-    def __init__(self, surface: Surface) -> None:
+    def __init__(self, surface: ToolView) -> None:
         self._surface = surface
 
     async def judge(self, call: Call) -> Verdict:
@@ -126,7 +122,7 @@ class BoundaryStage:
 class AuthorizationStage:
     name = "authorization"
 
-    def __init__(self, surface: Surface) -> None:
+    def __init__(self, surface: ToolView) -> None:
         self._surface = surface
 
     async def judge(self, call: Call) -> Verdict:

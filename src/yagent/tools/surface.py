@@ -1,4 +1,4 @@
-"""The Surface: the only source of tools for a run (spec 000, constraints 1, 2, 4, 5, 8, 10).
+"""The Surface: the only source of tools for a run.
 
 Contract:
 - Assembled in one `rebuild()` from the registry for a profile plus external (MCP) specs. A
@@ -14,10 +14,12 @@ Contract:
 - The catalog brief is: adapter brief > spec brief > first sentence of the description.
 - The judgement ring is assembled here, once per rebuild: host stages first (hooks, audit gate…),
   then the grant ring (a built-in tool this profile does not grant is refused naming that and
-  the agents that have it), the tooldisclose gate, the worktree ring (when `options.confine`
-  holds a declaration: a confined worker's calls stay in its areas, `tools.worktree`), the
-  audit gate, the command policy (when `options.commands` is set: cmdpolicy × gatecheck for
-  specs with a `command_arg`), the workspace boundary and the authorization stage.
+  the agents that have it), the tooldisclose gate, the guard ring (`tools.guardring`: the next
+  rings judged together, so several refusals reach the model as one result naming each), the
+  worktree ring (when `options.confine` holds a declaration: a confined worker's calls stay in
+  its areas, `tools.worktree`), the audit gate, the command policy (when `options.commands` is
+  set: cmdpolicy × gatecheck for specs with a `command_arg`), the workspace boundary and the
+  authorization stage.
 - `tool_defs()` is name-sorted and `tool_defs_hash()` hashes exactly that list.
 - `is_parallelizable(name)` is the one parallel-admission predicate: read-only and not serial.
 """
@@ -35,6 +37,7 @@ from yagent.kernel.invoke import Chain, Stage
 from yagent.tools.audit import AuditStage
 from yagent.tools.commands import CommandGate
 from yagent.tools.guard import WorkspaceGuard, Yolo
+from yagent.tools.guardring import DenialRing
 from yagent.tools.localask import LocalOpeningStage, Openings
 from yagent.tools.stages import (
     AuthorizationStage,
@@ -128,19 +131,23 @@ class Surface:
         self.disclosure = tooldisclose.Disclosure(tooldisclose.Catalog(entries), always=always)
         if loaded is not None:
             self.disclosure.restore(loaded)
+        independent: list[Stage] = [
+            *(
+                [WorktreeStage(self, self.options.confine, self.options.commands)]
+                if self.options.confine
+                else []
+            ),
+            *([AuditStage(self, self.options.audit)] if self.options.audit else []),
+            *([CommandPolicyStage(self, self.options.commands)] if self.options.commands else []),
+            BoundaryStage(self),
+        ]
         self.chain = Chain(
             [
                 *self.options.host_stages,
                 GrantStage(self),
                 tooldisclose.Stage(tooldisclose.Gate(self.disclosure)),
-                *([WorktreeStage(self, self.options.confine)] if self.options.confine else []),
-                *([AuditStage(self, self.options.audit)] if self.options.audit else []),
-                *(
-                    [CommandPolicyStage(self, self.options.commands)]
-                    if self.options.commands
-                    else []
-                ),
-                BoundaryStage(self),
+                *([DenialRing(independent)] if len(independent) > 1 else []),
+                *independent,
                 *(
                     [LocalOpeningStage(self, self.options.openings)]
                     if self.options.openings

@@ -29,14 +29,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from yagent.kernel import toolfail, worktree
 from yagent.kernel.invoke import Call, Verdict
+from yagent.tools.commands import CommandGate
+from yagent.tools.toolview import ToolView
 from yagent.toolspec import Effect, Spec
-
-if TYPE_CHECKING:
-    from yagent.tools.surface import Surface
 
 STAGE = "worktree"
 
@@ -53,9 +52,15 @@ def describe(declaration: worktree.Declaration) -> str:
 class WorktreeStage:
     name = STAGE
 
-    def __init__(self, surface: Surface, declaration: worktree.Declaration) -> None:
+    def __init__(
+        self,
+        surface: ToolView,
+        declaration: worktree.Declaration,
+        commands: CommandGate | None = None,
+    ) -> None:
         self._surface = surface
         self._declaration = declaration
+        self._commands = commands
 
     async def judge(self, call: Call) -> Verdict:
         spec = self._surface.spec(call.tool)
@@ -79,7 +84,7 @@ class WorktreeStage:
                 return None
             return f"{spec.name} is an external tool that may change things: it cannot be confined"
         if spec.command_arg:
-            gate = self._surface.options.commands
+            gate = self._commands
             if gate is None or gate.areas is None:
                 return f"{spec.name} would run a command outside a confined sandbox"
             return None

@@ -1,4 +1,4 @@
-"""toolspec.browser: the 14 `browser_*` tools — argument models and specs (spec 000, c. 6 and 7).
+"""toolspec.browser: the 14 `browser_*` tools — argument models and specs.
 
 Facts declared here and nowhere else:
 - Every browser tool has `Effect.BROWSER` (never read-only: even a snapshot or a screenshot acts

@@ -1,4 +1,4 @@
-"""The browser gates of spec 000, named after the spec's gate tests: the specs and the executor
+"""The browser gates: the specs and the executor
 registry agree both ways, browser tools are never read-only and always serial, and browser_eval
 asks for authorization on every call — benign JavaScript included — while browser_snapshot does
 not. None of these needs a browser: the guard refuses before any executor runs."""

@@ -1,5 +1,5 @@
-"""Screenshot paths converge to the session's browser directory whatever the model asks for
-(spec 000 c. 6): `..`, absolute paths, `~`, symlinks out, wrong suffixes — each rewritten inside
+"""Screenshot paths converge to the session's browser directory whatever the model asks for:
+`..`, absolute paths, `~`, symlinks out, wrong suffixes — each rewritten inside
 the directory with a note, and a path already inside kept as given."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The seven line-ending gates of spec 000, constraint 18, for search_replace_in_file.
+"""The seven line-ending gates for search_replace_in_file (docs/tools.md).
 
 Each gate is named after the mutation it catches: fallback applied unconditionally, mixed endings
 converted too, new_string not converted on exact hits, fallback without the uniqueness check,

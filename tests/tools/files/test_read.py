@@ -1,4 +1,4 @@
-"""read_file's budget ladder (spec 000, constraint 14) and byte faithfulness (constraint 18).
+"""read_file's budget ladder and byte faithfulness.
 
 Every fixture that tests a limit first asserts that it really exceeds (or exactly meets) that
 limit — otherwise the limit assertion would hold whatever the code does. The seams are lowered

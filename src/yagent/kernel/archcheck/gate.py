@@ -1,4 +1,5 @@
-"""One judgement of a tree against a policy: dependencies, rules, structure, then exceptions."""
+"""One judgement of a tree against a policy: dependencies, import loops and directions, rules,
+structure, then exceptions."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 from yagent.kernel.archcheck.deps import DependencyJudge
 from yagent.kernel.archcheck.exceptions import apply_exceptions
+from yagent.kernel.archcheck.loops import judge_graph
 from yagent.kernel.archcheck.model import STRUCTURAL_RULES, Violation
 from yagent.kernel.archcheck.policy import Policy, PolicyException
 from yagent.kernel.archcheck.rules import judge_rules
@@ -36,6 +38,7 @@ def check_tree(
 ) -> Report:
     """Judge the tree at `root`. `today` decides which exceptions are in force (default: today)."""
     found = DependencyJudge(root, policy, policy_path).judge()
+    found += judge_graph(root, policy, policy_path)
     found += judge_rules(root, policy.rules)
     found += judge_structure(root, policy.thresholds)
     judged = apply_exceptions(sorted(set(found)), policy, today or dt.date.today(), policy_path)

@@ -17,6 +17,8 @@ MAX_FILE_LINES = "max-file-lines"
 MAX_METHODS_PER_TYPE = "max-methods-per-type"
 PARSE_ERROR = "parse-error"
 POLICY_EXCEPTION = "policy-exception"
+IMPORT_LOOP = "import-loop"
+IMPORT_DIRECTION = "import-direction"
 
 BUILTIN_RULES: frozenset[str] = frozenset(
     {
@@ -28,6 +30,8 @@ BUILTIN_RULES: frozenset[str] = frozenset(
         MAX_METHODS_PER_TYPE,
         PARSE_ERROR,
         POLICY_EXCEPTION,
+        IMPORT_LOOP,
+        IMPORT_DIRECTION,
     }
 )
 """Rules the gate judges itself (imports, registration, structure, the policy's own exceptions)."""

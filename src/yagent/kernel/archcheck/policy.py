@@ -18,6 +18,8 @@ Shape (version 1)::
     thresholds: {max_file_lines, max_methods_per_type, forwarding_shell_max_chars, enforce,
                  paths: [globs]}
     exceptions: [{rule, path, line, reason, until: YYYY-MM-DD, removal}]
+    import_loops: [{modules: [dotted.module], reason}]        # the loop ratchet (`loops`)
+    import_directions: [{from: dotted.prefix, forbid: [dotted.prefix], reason}]
 """
 
 from __future__ import annotations
@@ -92,6 +94,23 @@ class PolicyException:
 
 
 @dataclass(frozen=True, slots=True)
+class LoopAllowance:
+    """An import loop let through while it stays within `modules` (each a dotted module)."""
+
+    modules: frozenset[str]
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ImportDirection:
+    """Modules under `source` must not import modules under any `forbid` prefix."""
+
+    source: str
+    forbid: tuple[str, ...]
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class Policy:
     source_root: str
     modules: tuple[Module, ...]
@@ -99,6 +118,8 @@ class Policy:
     rules: tuple[Rule, ...] = ()
     thresholds: Thresholds = field(default_factory=Thresholds)
     exceptions: tuple[PolicyException, ...] = ()
+    import_loops: tuple[LoopAllowance, ...] = ()
+    import_directions: tuple[ImportDirection, ...] = ()
 
     @property
     def rule_ids(self) -> frozenset[str]:
@@ -205,6 +226,32 @@ def _exceptions(doc: Fields) -> tuple[PolicyException, ...]:
     return tuple(out)
 
 
+def _import_loops(doc: Fields, problems: list[str]) -> tuple[LoopAllowance, ...]:
+    out: list[LoopAllowance] = []
+    for entry in doc.items("import_loops"):
+        modules = entry.texts("modules", required=True)
+        reason = entry.text("reason")
+        entry.done()
+        if len(modules) < 2:
+            problems.append(f"{entry.at('modules')}: a loop needs at least two modules")
+        out.append(LoopAllowance(frozenset(modules), reason))
+    return tuple(out)
+
+
+def _import_directions(doc: Fields) -> tuple[ImportDirection, ...]:
+    out: list[ImportDirection] = []
+    for entry in doc.items("import_directions"):
+        out.append(
+            ImportDirection(
+                source=entry.text("from"),
+                forbid=entry.texts("forbid", required=True),
+                reason=entry.text("reason"),
+            )
+        )
+        entry.done()
+    return tuple(out)
+
+
 def parse_policy(data: object, source: str = "<policy>") -> Policy:
     problems: list[str] = []
     doc = Fields(data, "", problems)
@@ -231,10 +278,12 @@ def parse_policy(data: object, source: str = "<policy>") -> Policy:
     rules = _rules(doc, problems)
     thresholds = _thresholds(doc, source_root)
     exceptions = _exceptions(doc)
+    loops = _import_loops(doc, problems)
+    directions = _import_directions(doc)
     doc.done()
     if problems:
         raise PolicyError(source, problems)
-    return Policy(source_root, modules, kernel, rules, thresholds, exceptions)
+    return Policy(source_root, modules, kernel, rules, thresholds, exceptions, loops, directions)
 
 
 def load_policy(path: Path) -> Policy:

@@ -22,9 +22,9 @@ Leaves to the host: asking the human on prompt, and what "forbidden" costs the c
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from yagent.kernel import invoke, toolfail
 from yagent.kernel.cmdpolicy import git, syntax, wrappers
@@ -39,9 +39,6 @@ from yagent.kernel.cmdpolicy.model import (
     basename,
 )
 from yagent.kernel.cmdpolicy.rules import Rule
-
-if TYPE_CHECKING:
-    from yagent.kernel.cmdpolicy.policy import Policy
 
 MAX_LINE_BYTES = 16 * 1024
 MAX_AST_NODES = 20_000
@@ -118,7 +115,22 @@ class Verdict:
         return invoke.Verdict.deny(self.explain(), kind=toolfail.Kind.FORBIDDEN, stage=stage)
 
 
-def decide_command(policy: Policy, line: str) -> Verdict:
+class RuleBook(Protocol):
+    """What the judge asks of a rule set (`policy.Policy` is the one the kernel ships)."""
+
+    @property
+    def default(self) -> Decision: ...
+
+    def judge_args(
+        self, values: Sequence[str | None], open_tail: bool = False
+    ) -> tuple[Decision, Rule | None, tuple[Signal, ...]]: ...
+
+    def names(self, head: str) -> bool: ...
+
+    def is_steering(self, variable: str) -> bool: ...
+
+
+def decide_command(policy: RuleBook, line: str) -> Verdict:
     """Judge every command `line` can run; raises `UnjudgeableError` rather than guess."""
     size = len(line.encode("utf-8", "surrogatepass"))
     if size > MAX_LINE_BYTES:
@@ -131,7 +143,7 @@ def decide_command(policy: Policy, line: str) -> Verdict:
 class _Judge:
     __slots__ = ("_commands", "_nodes", "_policy", "_signals", "_targets", "_words")
 
-    def __init__(self, policy: Policy) -> None:
+    def __init__(self, policy: RuleBook) -> None:
         self._policy = policy
         self._commands: list[CommandVerdict] = []
         self._signals: list[Signal] = []

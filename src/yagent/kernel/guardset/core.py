@@ -125,8 +125,12 @@ class Set:
     def with_generation(self, generation: int) -> Set:
         return Set(self.guards, generation=generation)
 
-    async def evaluate(self, call: invoke.Call) -> Outcome:
-        """Ask every guard concurrently; merge their verdicts (set order, not finishing order)."""
+    async def evaluate(self, call: invoke.Call, *, concurrently: bool = True) -> Outcome:
+        """Ask every guard — concurrently, or one at a time in set order for guards that do not
+        wait on anything (no task per guard) — and merge their verdicts in set order."""
+        if not concurrently:
+            spoken_in_order = [await _check_one(guard, call) for guard in self.guards]
+            return merge(self.guards, spoken_in_order, generation=self.generation)
         verdicts: list[invoke.Verdict | None] = [None] * len(self.guards)
 
         async def ask(index: int, guard: Guard) -> None:

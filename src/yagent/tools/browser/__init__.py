@@ -1,6 +1,6 @@
 """yagent.tools.browser: the `browser_*` executors, driving Debian's Chromium through Playwright.
 
-Contract (spec 000, constraints 6 and 7):
+Contract:
 - One browser session per tool context (`session_for`), started lazily by the first browser
   tool; `browser_close` closes it, and the host calls `close_session(ctx)` when the run owning the
   context ends. The specs declare every browser tool serial: they share one page and one CDP

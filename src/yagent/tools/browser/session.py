@@ -1,4 +1,4 @@
-"""browser.session: one Chromium per tool context, driven through Playwright (spec 000, c. 6, 7).
+"""browser.session: one Chromium per tool context, driven through Playwright.
 
 Contract:
 - One `BrowserSession` per `ToolContext` (`session_for`), started lazily by the first browser tool

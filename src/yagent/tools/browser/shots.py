@@ -1,6 +1,6 @@
 """browser.shots: where a screenshot may be written — always inside the session's directory.
 
-Contract (spec 000 c. 6: "screenshot paths are hard-converged to the session workspace"):
+Contract:
 - `converge(root, requested)` returns a path strictly inside `root` (after `realpath`, so neither
   `..` nor a symlink leads out) and a note that is non-empty whenever the requested path was not
   used as given: outside the directory (absolute, `..`, `~`, a symlink out), naming no file, or

@@ -1,4 +1,4 @@
-"""yagent.tools.files: the file tool executors (spec 000, constraints 14 and 18).
+"""yagent.tools.files: the file tool executors.
 
 `read_file` (paged, budgeted, byte-faithful), `write_file` (atomic), `search_replace_in_file`
 (exact unique replacement with the one CRLF fallback), `list_dir` and `print_dir_tree`

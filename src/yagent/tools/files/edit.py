@@ -1,5 +1,4 @@
-"""files.edit: `search_replace_in_file` — one exact, unique replacement (spec 000, constraints 14
-and 18).
+"""files.edit: `search_replace_in_file` — one exact, unique replacement.
 
 Contract:
 - `old_string` must occur exactly once (occurrences are counted overlapping, so "aa" in "aaa" is

@@ -1,5 +1,4 @@
-"""files.lineends: the line-ending facts of a text and the two conversions the edit tool may make
-(spec 000, constraint 18).
+"""files.lineends: the line-ending facts of a text and the two conversions the edit tool may make.
 
 Contract:
 - `Endings.of(text)` counts CRLF pairs, bare LFs and bare CRs. A text is *uniformly CRLF* when it

@@ -1,5 +1,4 @@
-"""files.read: `read_file` — paged, budgeted, byte-faithful reading of text files (spec 000,
-constraints 14 and 18).
+"""files.read: `read_file` — paged, budgeted, byte-faithful reading of text files.
 
 Contract:
 - Per call at most `MAX_READ_LINES` lines and `MAX_READ_BYTES` bytes of file content (a line's

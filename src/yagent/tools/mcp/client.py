@@ -47,10 +47,10 @@ from yagent.kernel import toolfail
 from yagent.tools.adapter import Executor, ToolContext, WithImages
 from yagent.tools.mcp import resources, specs
 from yagent.tools.mcp.config import ServerConfig
-from yagent.tools.mcp.connect import ServerStatus
 from yagent.tools.mcp.content import VISION_KEY, render_content
 from yagent.tools.mcp.inbound import Inbound
 from yagent.tools.mcp.link import Link, ServerUnavailable, describe
+from yagent.tools.mcp.status import ServerStatus
 from yagent.toolspec import Spec
 
 PROGRESS_FACTOR = 10

@@ -7,8 +7,8 @@ Contract:
   problems or notes, and the SDK is never imported — a run that uses no MCP server does not pay
   for loading it. That is lazy loading of a heavy optional dependency at its factory, not an
   import loop hidden in a function (`client` imports nothing from the host).
-- `ServerStatus` (what `yagent doctor` shows for one server) lives here so the host can name it
-  without the SDK.
+- `ServerStatus` (what `yagent doctor` shows for one server, `mcp.status`) is named here too, so
+  the host can name it without the SDK.
 """
 
 from __future__ import annotations
@@ -21,19 +21,8 @@ from typing import Any, Protocol
 
 from yagent.tools.adapter import Executor
 from yagent.tools.mcp.config import ServerConfig
+from yagent.tools.mcp.status import ServerStatus as ServerStatus
 from yagent.toolspec import Spec
-
-
-@dataclass(frozen=True, slots=True)
-class ServerStatus:
-    """What `yagent doctor` shows for one server."""
-
-    name: str
-    where: str
-    connected: bool
-    tools: int
-    protocol: str
-    error: str
 
 
 class Servers(Protocol):

@@ -2,7 +2,7 @@
 
 Contract:
 - `locate_rg()` looks, in order, for the `rg` the `ripgrep` wheel installs beside this
-  interpreter's scripts, then for `rg` on PATH; None when there is neither (spec 000, §15).
+  interpreter's scripts, then for `rg` on PATH; None when there is neither.
 - rg runs from an argv list, never a shell, with `--` before the pattern; `--no-config` and a
   scrubbed `RIPGREP_CONFIG_PATH` so a user's config cannot change results; `--no-ignore-global`
   (the fallback cannot read git's global excludes either); `--hidden` with `--glob !.git` last.

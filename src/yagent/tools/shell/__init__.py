@@ -1,4 +1,4 @@
-"""shell: the execution engine behind `run_bash` (spec 000, constraints 16 and 17).
+"""shell: the execution engine behind `run_bash`.
 
 Guarantees:
 - Foreground runs (`run_foreground`) start `bash -c` in a new session, so the command and everything
