@@ -1,4 +1,4 @@
-"""The per-workspace blueprint (spec 002, C6 / C7 / C14 / C15): findings of read-only analysis
+"""The per-workspace blueprint (Director constraints C6 / C7 / C14 / C15): findings of read-only analysis
 runs (the Repo agent's), kept only when backed by evidence, shown fresh to later runs.
 
 Contract:

@@ -1,4 +1,4 @@
-"""Evidence sets (spec 002, C16 / G16): the files a delegation really touched or found.
+"""Evidence sets (Director constraints C16 / G16): the files a delegation really touched or found.
 
 Contract:
 - `evidence_for(store, session_id, delegation_id)` reads the recorded tool calls of the

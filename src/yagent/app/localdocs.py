@@ -1,4 +1,4 @@
-"""Local docs for a delegation's task (spec 002, C19 / G18): the instructions files of the
+"""Local docs for a delegation's task (Director constraints C19 / G18): the instructions files of the
 directories a delegation works in, appended to the task its child agent receives.
 
 Contract:

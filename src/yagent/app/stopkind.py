@@ -1,4 +1,4 @@
-"""How a run ended, classified once (spec 002 gate G8): the loop's session status, fan-out's
+"""How a run ended, classified once (Director gate G8): the loop's session status, fan-out's
 receipts and durable's commit gate all ask `stop_kind` instead of keeping their own status lists.
 
 Contract:

@@ -1,4 +1,4 @@
-"""toolspec.sessions: the tools that read past runs — the Meta agent's (spec 002, C4).
+"""toolspec.sessions: the tools that read past runs — the Meta agent's (Director constraints C4).
 
 Facts declared here and nowhere else:
 - `list_sessions` lists the recorded sessions (newest activity first) and `read_session` reads
