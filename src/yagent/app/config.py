@@ -118,6 +118,10 @@ class AgentSettings(Strict):
     default: str = "coding"
     max_parallel_tools: int = Field(4, ge=1, le=32)
     max_parallel_agents: int = Field(4, ge=1, le=32)  # sub-agents of a parallel run at once
+    # delegations of one run at once (`app.delegationpool.normalise`: 1 serial, <=0 2, >8 8)
+    max_parallel_delegations: int = 2
+    delegate_idle_timeout: float | None = Field(600.0, gt=0)  # from the delegation's slot on
+    delegate_total_timeout: float | None = Field(3600.0, gt=0)
     tool_timeout: float = Field(180.0, gt=0)
     idle_timeout: float | None = Field(600.0, gt=0)
     total_timeout: float | None = Field(None, gt=0)
@@ -147,8 +151,12 @@ class AgentSettings(Strict):
 
 
 class CustomAgent(Strict):
-    prompt: str
-    tools: list[str]
+    """`[agents.NAME]`: a custom agent (prompt and tools), or for a built-in agent only
+    `delegates` (who it may delegate to, `app.delegationpool.topology`)."""
+
+    prompt: str | None = None
+    tools: list[str] | None = None
+    delegates: list[str] | None = None
     deny: list[str] = Field(default_factory=list)
     model: str = ""
     max_steps: int = Field(40, gt=0)

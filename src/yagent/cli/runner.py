@@ -200,7 +200,8 @@ async def cli_app(
     _known_agent(opts.agent, opts.workspace, list(config.agents))
     for name, custom in config.agents.items():  # a broken [agents.X] is refused, used or not
         try:
-            catalog.custom_agent(name, custom.model_dump(), 0)
+            if not catalog.topology_only(name, custom.model_dump()):
+                catalog.custom_agent(name, custom.model_dump(), 0)
         except catalog.AgentConfigError as exc:
             raise ConfigError(f"[agents.{name}]: {exc}") from None
     async with open_app(

@@ -11,6 +11,7 @@ from typing import Any
 
 from yagent.toolspec import params as p
 from yagent.toolspec.browser import BROWSER
+from yagent.toolspec.delegate import DELEGATE
 from yagent.toolspec.program import RUN_PROGRAM
 from yagent.toolspec.spec import Effect, Spec, Tier, make_spec
 
@@ -238,6 +239,7 @@ BUILTIN: tuple[Spec, ...] = (
         Tier.WARM,
         brief="Fetch a web page as text.",
     ),
+    DELEGATE,
     *BROWSER,
 )
 

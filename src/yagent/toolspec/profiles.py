@@ -74,7 +74,7 @@ DEVOPS = Profile(
     "devops", _READ | _FLOW | {Effect.WRITE, Effect.EXEC, Effect.NETWORK}, external=True
 )
 BROWSER = Profile("browser", _READ | _FLOW | {Effect.BROWSER, Effect.NETWORK}, deny=_JOBS)
-DIRECTOR = Profile("director", _READ | _FLOW, deny=_JOBS)
+DIRECTOR = Profile("director", _READ | _FLOW | {Effect.DELEGATE}, deny=_JOBS)
 META = Profile("meta", _READ | _FLOW, deny=_JOBS)
 
 PROFILES: dict[str, Profile] = {
