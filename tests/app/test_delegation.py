@@ -407,3 +407,21 @@ async def test_c10_a_nested_delegation_shares_the_pool_without_deadlock(
     assert got["n2"]["status"] == "refused"
     assert "not writable by the delegator" in got["n2"]["reason"]
     assert {c.delegation_id for c in calls if c.call_id == "n1"} == {got["d1"]["delegation_id"]}
+
+
+async def test_c1_the_default_agent_may_be_the_director(ws: Path, tmp_path: Path) -> None:
+    gated = engine({"director": [finish("director", "planned")]})
+    config = '[agent]\ndefault = "director"\n'
+    async with opened(ws, tmp_path / "home", gated, config) as app:
+        _, result = await app.run("plan it")
+    assert result.deliverable == "planned"
+    assert [ident for ident, _ in gated.inner.requests] == ["director"]
+
+
+def test_a_builtin_agents_table_without_a_prompt_may_only_say_whom_it_delegates_to() -> None:
+    from yagent.agents import catalog
+
+    assert catalog.topology_only("coding", {"delegates": ["repo"], "prompt": None, "tools": None})
+    assert not catalog.topology_only("mine", {"delegates": ["repo"], "prompt": None})
+    with pytest.raises(catalog.AgentConfigError, match="only 'delegates' may be set"):
+        catalog.topology_only("coding", {"delegates": ["repo"], "model": "m", "prompt": None})

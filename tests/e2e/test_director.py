@@ -9,9 +9,13 @@ side effect. Steps of the Director:
    is answered only once the other's has arrived: a serial run never gets there), one repo
    reader, and one to devops, which the configured topology refuses;
 2. one repo delegation whose request the server holds: its total timeout ends it;
-3. one coding delegation that appends a line to a file with `run_bash` (its side effect), then
-   asks again — the server holds that request and the test SIGKILLs yagent;
-then `yagent resume` continues the child from its checkpoint and the Director finishes.
+3. a coding delegation that appends a line to a file with `run_bash` (its side effect), then
+   asks again — the server holds that request — and a repo delegation that completes; once its
+   receipt is out, the test SIGKILLs yagent (neither result reached the Director: a step's
+   results are committed together);
+then `yagent resume` decides both open calls by their board state: the done one's stored
+receipt is its result (nothing re-runs), the interrupted child continues from its checkpoint,
+and the Director finishes. Every `--json` line matches `docs/events.schema.json`.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from tests.e2e.test_providers import openai_reply
@@ -33,6 +38,7 @@ from yagent.llm.scripted import call, calls
 from yagent.llm.types import AssistantTurn
 from yagent.memory import SessionStore
 
+SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "events.schema.json"
 WAIT = 60.0  # the longest a rendezvous or a held request waits (a hang guard, not a timing)
 TOTAL = 6  # delegate_total_timeout, seconds: ends the held repo delegation
 
@@ -70,6 +76,8 @@ class Scripted(WireServer):
         first = str(messages[0]["content"]).splitlines()[0]
         answered = {m.get("tool_call_id") for m in messages if m["role"] == "tool"}
         if "Director agent" in first:
+            with self.lock:  # a delegation whose result the Director holds has ended
+                self.in_flight = {w for w in self.in_flight if w.split(".")[1] not in answered}
             return openai_reply(self.director(answered))
         who = first.rsplit("[delegation ", 1)[1].split("]", 1)[0]
         with self.lock:
@@ -87,7 +95,7 @@ class Scripted(WireServer):
         if "k" in answered:
             return exit_turn("all delegated")
         if "t" in answered:
-            return delegate_turn(("k", "coding", ["c"]))
+            return delegate_turn(("k", "coding", ["c"]), ("m", "repo", []))
         if "a" in answered:
             return delegate_turn(("t", "repo", []))
         return delegate_turn(
@@ -187,13 +195,19 @@ def test_g12_g13_c12_director_pool_topology_timeout_kill_and_resume(
         assert proc.stdout is not None
         seen: list[dict[str, Any]] = []
 
+        m_done = threading.Event()
+
         def read() -> None:  # the stream until the kill: what the run published
             assert proc.stdout is not None
-            seen.extend(lines("".join(iter(proc.stdout.readline, ""))))
+            for line in iter(proc.stdout.readline, ""):
+                seen.extend(lines(line))
+                if seen and seen[-1].get("receipt", {}).get("call_id") == "m":
+                    m_done.set()
 
         reader = threading.Thread(target=read, daemon=True)
         reader.start()
         assert server.killpoint.wait(WAIT * 2), proc.communicate(timeout=5)
+        assert m_done.wait(WAIT), "the repo delegation beside k never finished"
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
         reader.join(timeout=30)
@@ -231,7 +245,16 @@ def test_g12_g13_c12_director_pool_topology_timeout_kill_and_resume(
     assert after["k"]["status"] == "completed"
     assert after["k"]["output"] == "coding.k done"
     assert [e["resumed"] for e in events if e["type"] == "delegation_start"] == [True]
-    assert set(again.asked) == {"coding.k"}  # a, b, c, t: decided before, nothing re-ran
+    assert set(again.asked) == {"coding.k"}  # a, b, c, t, m: decided before, nothing re-ran
+    assert "m" not in after  # done on the board before the kill: its stored receipt is its result
+    with SessionStore(world["home"] / "sessions.db") as store:
+        results = {c.call_id: str(c.content) for c in store.tool_calls(sid, delegation_id="")}
+    assert "recorded before the interruption; not run again" in results["m"]
+    assert "repo.m done" in results["m"]
+    validator = jsonschema.Draft202012Validator(json.loads(SCHEMA.read_text()))
+    for line in [*seen, *events]:
+        errors = [e.message for e in validator.iter_errors(line)]
+        assert not errors, (line, errors)
     result = events[-1]
     assert result["type"] == "result"
     assert result["status"] == "finished"

@@ -107,7 +107,9 @@ yes_option = click.option(
 full_option = click.option(
     "-Y", "full", is_flag=True, help="Full autonomy: -y, and the agent never asks questions."
 )
-agent_option = click.option("--agent", help="Agent to run (coding, chat, repo, devops, custom).")
+agent_option = click.option(
+    "--agent", help="Agent to run (director, coding, chat, repo, devops, browser, custom)."
+)
 plain_option = click.option(
     "--plain",
     is_flag=True,
