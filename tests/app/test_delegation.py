@@ -425,3 +425,59 @@ def test_a_builtin_agents_table_without_a_prompt_may_only_say_whom_it_delegates_
     assert not catalog.topology_only("mine", {"delegates": ["repo"], "prompt": None})
     with pytest.raises(catalog.AgentConfigError, match="only 'delegates' may be set"):
         catalog.topology_only("coding", {"delegates": ["repo"], "model": "m", "prompt": None})
+
+
+class Crash(BaseException):
+    """The process dying between a child's end and its outcome's record (nothing catches it)."""
+
+
+async def test_c13_resume_hands_back_a_degraded_report_when_the_outcome_was_never_recorded(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from yagent.app.durable import Action
+    from yagent.app.runtrack import continuation_task
+
+    home = tmp_path / "home"
+    scripts: dict[str, list[Step]] = {
+        "director": [delegates(("z", "coding", {"write": ["a"]})), finish("director", "over")],
+        "coding.z": [
+            tool("write_file", "wz", path="a/x.txt", content="x\n"),
+            say("wrote a/x.txt"),
+            finish("z", "written"),
+        ],
+    }
+
+    async def die(*args: object, **kwargs: object) -> None:
+        raise Crash
+
+    monkeypatch.setattr(delegation.Runner, "_record", die)
+    sessions: list[str] = []
+
+    async def first_process() -> None:
+        async with opened(ws, home, engine(scripts)) as app:
+            sessions.append(app.new_session("plan it", "director"))
+            await app.run("plan it", agent_name="director", session_id=sessions[0])
+
+    with pytest.raises(BaseExceptionGroup) as crashed:
+        await first_process()
+    assert crashed.group_contains(Crash)
+    sid = sessions[0]
+    monkeypatch.undo()
+
+    again = engine({"director": [finish("director", "over")]})
+    async with opened(ws, home, again) as app:
+        decision = await app.durable.decide(sid)
+        assert decision.action is Action.CONTINUE
+        _, result = await app.run(
+            continuation_task(decision), session_id=sid, resume=decision, agent_name="director"
+        )
+        text = results(app, sid)["z"]
+    assert result.status.value == "finished"
+    assert "coding.z@" in text
+    assert ": failed" in text
+    assert "degraded handoff" in text
+    assert "its run concluded" in text
+    assert "write_file" in text
+    assert "files written: a/x.txt" in text
+    assert [ident for ident, _ in again.inner.requests] == ["director"]  # nothing re-ran
+    assert (ws / "a" / "x.txt").read_text() == "x\n"

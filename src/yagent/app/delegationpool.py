@@ -8,7 +8,8 @@ Contract:
   `slot()` waits for a free slot and holds it for the delegation's life. Only an acquired slot is
   ever released. A delegation that itself delegates lends its slot back while it waits
   (`Slot.lent`), so a parent holding a slot never waits for a child queued behind it (no
-  self-deadlock, even with a pool of 1). `peak` is the most slots ever held at once.
+  self-deadlock, even with a pool of 1; `docs/adr/0010-director-delegation.md`). `peak` is the
+  most slots ever held at once.
 - `Pool.claims` (`kernel.worktree.Board`) holds the declared areas of the delegations running
   now: an overlapping writer is refused before it starts. `Pool.writers` serialises writers when
   the preset cannot confine commands (they queue; the result says so).
