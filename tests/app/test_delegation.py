@@ -481,3 +481,50 @@ async def test_c13_resume_hands_back_a_degraded_report_when_the_outcome_was_neve
     assert "files written: a/x.txt" in text
     assert [ident for ident, _ in again.inner.requests] == ["director"]  # nothing re-ran
     assert (ws / "a" / "x.txt").read_text() == "x\n"
+
+
+async def test_writers_queue_when_the_preset_cannot_confine_them_and_the_result_says_so(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runners: list[delegation.Runner] = []
+    made = delegation.Runner.__init__
+
+    def record(self: delegation.Runner, *args: Any) -> None:
+        made(self, *args)
+        runners.append(self)
+
+    monkeypatch.setattr(delegation.Runner, "__init__", record)
+
+    first: list[bool] = []
+
+    async def until_the_other_writer_waits() -> None:
+        """The writer that runs first answers once the other waits for the writers' lock."""
+        if first:
+            return
+        first.append(True)
+        with anyio.fail_after(GUARD):
+            while runners[0].pool.writers.statistics().tasks_waiting == 0:  # noqa: ASYNC110
+                await anyio.sleep(0.01)  # the lock offers no event to wait for
+
+    gated = engine(
+        {
+            "director": [
+                delegates(("d1", "coding", {"write": ["a"]}), ("d2", "coding", {"write": ["b"]})),
+                finish("director"),
+            ],
+            "coding.d1": [finish("d1")],
+            "coding.d2": [finish("d2")],
+        }
+    )
+    gated.before[("coding.d1", 0)] = until_the_other_writer_waits
+    gated.before[("coding.d2", 0)] = until_the_other_writer_waits
+    config = '[agent]\npreset = "yolo"\nmax_parallel_delegations = 2\n'
+    async with opened(ws, tmp_path / "home", gated, config) as app:
+        sid, _ = await app.run("plan it", agent_name="director")
+        got = receipts(app, sid)
+        events = [e.type for e in app.store.events(sid) if e.delegation_id != ""]
+    assert [got[c]["status"] for c in ("d1", "d2")] == ["completed", "completed"]
+    queued = [c for c in ("d1", "d2") if any("queued behind" in n for n in got[c]["notes"])]
+    assert len(queued) == 1
+    starts = [t for t in events if t in ("delegation_start", delegation.RECEIPT_EVENT)]
+    assert starts == ["delegation_start", delegation.RECEIPT_EVENT] * 2  # one writer at a time
