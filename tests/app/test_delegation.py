@@ -528,3 +528,25 @@ async def test_writers_queue_when_the_preset_cannot_confine_them_and_the_result_
     assert len(queued) == 1
     starts = [t for t in events if t in ("delegation_start", delegation.RECEIPT_EVENT)]
     assert starts == ["delegation_start", delegation.RECEIPT_EVENT] * 2  # one writer at a time
+
+
+async def test_the_trace_shows_one_turn_with_a_span_per_delegation(
+    ws: Path, tmp_path: Path
+) -> None:
+    from yagent.app.telemetry import project
+
+    gated = engine(
+        {
+            "director": [delegates(("d1", "repo", {}), ("d2", "chat", {})), finish("director")],
+            "repo.d1": [finish("d1")],
+            "chat.d2": [finish("d2")],
+        }
+    )
+    async with opened(ws, tmp_path / "home", gated) as app:
+        sid, _ = await app.run("plan it", agent_name="director")
+        projection = project(app.store.events(sid))
+        got = receipts(app, sid)
+    (turn,) = projection.turns
+    assert turn.closed
+    spans = sorted(r.scope for r in turn.rows if r.kind.value == "span")
+    assert spans == sorted([got["d1"]["delegation_id"], got["d2"]["delegation_id"]])
