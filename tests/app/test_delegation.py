@@ -550,3 +550,40 @@ async def test_the_trace_shows_one_turn_with_a_span_per_delegation(
     assert turn.closed
     spans = sorted(r.scope for r in turn.rows if r.kind.value == "span")
     assert spans == sorted([got["d1"]["delegation_id"], got["d2"]["delegation_id"]])
+
+
+async def test_a_recorded_director_session_replays_without_divergence(tmp_path: Path) -> None:
+    from yagent.app.recording import markers, recording_of
+    from yagent.cli.runner import normalise
+    from yagent.llm.replay import ReplayEngine
+
+    def workspace(name: str) -> Path:
+        root = tmp_path / name
+        (root / ".git").mkdir(parents=True)
+        (root / "README.md").write_text("# project\n")
+        return root
+
+    gated = engine(
+        {
+            "director": [
+                delegates(("d1", "coding", {"write": ["a"]}), ("d2", "repo", {})),
+                delegates(("d3", "devops", {})),
+                finish("director", "all done"),
+            ],
+            "coding.d1": [tool("write_file", "w1", path="a/x.txt", content="1\n"), finish("d1")],
+            "repo.d2": [tool("read_file", "r2", path="README.md"), finish("d2", "read it")],
+        }
+    )
+    config = '[agents.director]\ndelegates = ["coding", "repo"]\n'
+    async with opened(workspace("first"), tmp_path / "home1", gated, config) as app:
+        sid, _ = await app.run("plan it", agent_name="director")
+        recording, task, agent = recording_of(app.store, sid)
+        marker = app.agent("director").marker
+    assert sorted(recording.agents) == ["coding.d1", "director", "repo.d2"]
+    replay = ReplayEngine(recording, markers=markers(recording, agent, marker), normalise=normalise)
+    second = workspace("second")
+    async with opened(second, tmp_path / "home2", Gated(replay), config) as app:  # type: ignore[arg-type]
+        _, result = await app.run(task, agent_name=agent)
+    assert result.deliverable == "all done"
+    assert replay.divergences == []
+    assert (second / "a" / "x.txt").read_text() == "1\n"

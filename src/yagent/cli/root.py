@@ -70,7 +70,7 @@ def _start(
     )
     if task is None:
         sys.exit(_interactive(opts, plain))
-    agents = ["coding", "chat", "repo", "devops"]
+    agents = ["coding", "chat", "repo", "devops", "director"]
     engine = runner.replay_engine(Path(recording), agents) if recording else None
     ask = None if opts.json_mode else _ask()
     _, _, status = anyio.run(lambda: runner.run_command(opts, task, ask=ask, engine=engine))  # type: ignore[arg-type]

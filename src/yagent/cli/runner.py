@@ -71,6 +71,8 @@ _VOLATILE = (
     (re.compile(r'"(total|shown)_bytes": \d+'), r'"\1_bytes": <n>'),
     (re.compile(r"\bin [0-9.]+s\b"), "in <t>s"),
     (re.compile(r"/tmp/[^\s\"']+"), "<tmp>"),
+    # a delegation id ends with its session's prefix, new in every replayed session
+    (re.compile(r"(\.[A-Za-z0-9_~-]+)@[0-9a-f]{8}\b"), r"\1@<session>"),
 )
 
 
