@@ -587,3 +587,25 @@ async def test_a_recorded_director_session_replays_without_divergence(tmp_path: 
     assert result.deliverable == "all done"
     assert replay.divergences == []
     assert (second / "a" / "x.txt").read_text() == "1\n"
+
+
+async def test_c9_a_delegation_is_not_bounded_by_the_loops_tool_timeout(
+    ws: Path, tmp_path: Path
+) -> None:
+    gated = engine(
+        {
+            "director": [delegates(("d1", "repo", {})), finish("director")],
+            "repo.d1": [finish("d1", "took a while")],
+        }
+    )
+
+    async def slow() -> None:
+        await anyio.sleep(1.5)  # a bounded window past the tool backstop below
+
+    gated.before[("repo.d1", 0)] = slow
+    config = "[agent]\ntool_timeout = 0.5\n"
+    async with opened(ws, tmp_path / "home", gated, config) as app:
+        sid, _ = await app.run("plan it", agent_name="director")
+        got, texts = receipts(app, sid), results(app, sid)
+    assert got["d1"]["status"] == "completed"
+    assert "took a while" in texts["d1"]
