@@ -65,6 +65,24 @@ def test_pause_and_resume_walk_the_parent_chain() -> None:
     assert outer.expired() is None
 
 
+def test_c9_a_childs_heartbeat_renews_its_parents_idle_but_not_its_total() -> None:
+    clock = Clock()
+    director = Monitor(idle=10, total=25, clock=clock)
+    child = Monitor(idle=10, clock=clock, parent=director)
+    for _ in range(3):
+        clock.t += 8
+        child.heartbeat()  # the delegated run is busy: its delegator is not idle
+        assert director.expired() is None
+    clock.t += 2
+    assert isinstance(director.expired(), TotalTimeoutError)
+    clock.t -= 2
+    director.heartbeat()  # a parent's heartbeat is not its child's activity
+    clock.t += 9
+    assert child.expired() is None
+    clock.t += 1
+    assert isinstance(child.expired(), IdleTimeoutError)
+
+
 def test_resume_when_not_paused_is_not_a_heartbeat() -> None:
     clock = Clock()
     m = Monitor(idle=10, clock=clock)

@@ -70,3 +70,24 @@ def test_parallel_tasks_lines_carry_their_name_and_text_is_not_interleaved() -> 
     assert "[docs] Writing the docs." in text
     assert "[code] → write_file" in text
     assert "[code]   ← a[/] b [bold]" in text  # tool output is text, not markup
+
+
+def test_a_delegations_end_is_shown_under_its_name_with_its_notes() -> None:
+    from yagent.messaging import Event
+
+    out = io.StringIO()
+    renderer = Renderer(json_mode=False, ask=None, out=out)
+    lane = "repo.t@0123abcd"
+    failed = {
+        "status": "failed",
+        "reason": "Unfinished: the run ended total_timeout\nmore",
+        "output": "",
+        "notes": ["the delegation hit its total timeout [x]"],
+    }
+    done = {"status": "completed", "reason": "", "output": "found it\nsecond line"}
+    renderer.show(Event("delegation_receipt", {"agent": "repo", "receipt": failed}, lane))
+    renderer.show(Event("delegation_receipt", {"agent": "coding", "receipt": done}, "coding.a@x"))
+    text = out.getvalue()
+    assert "[repo.t] failed Unfinished: the run ended total_timeout\n" in text
+    assert "  note: the delegation hit its total timeout [x]" in text
+    assert "[coding.a] completed found it\n" in text

@@ -1,8 +1,8 @@
 """activity: an idle/total watchdog for a run, with pause and resume along the parent chain.
 
 Contract:
-- `heartbeat()` renews the idle timer only; the total timer counts from creation and nothing
-  renews it.
+- `heartbeat()` renews the idle timer only — its own and its ancestors' (a child's activity
+  heartbeats its parent's monitor); the total timer counts from creation and nothing renews it.
 - `pause()` / `resume()` walk the parent chain: pausing a child also freezes its ancestors (a long
   pause must not trip an outer watchdog). While paused, neither timer advances.
 - `resume()` moves the idle baseline to the resume time (so the first check after a long pause does
@@ -64,8 +64,13 @@ class Monitor:
         return self._paused_at is not None
 
     def heartbeat(self) -> None:
-        if self._paused_at is None:
-            self._last = self._clock()
+        """Renew the idle timer of this monitor and of every ancestor (a delegated run's
+        activity is its delegator's too: waiting on a busy child is not idleness)."""
+        node: Monitor | None = self
+        while node is not None:
+            if node._paused_at is None:
+                node._last = node._clock()
+            node = node.parent
 
     def pause(self) -> None:
         node: Monitor | None = self

@@ -96,14 +96,35 @@ def meta(step_retries: int) -> AgentDef:
     )
 
 
-BUILTIN_AGENTS = ("coding", "chat", "repo", "devops", "browser", "meta")
+def director(step_retries: int) -> AgentDef:
+    """Plans and delegates (its one extra tool is `delegate`); it never edits or runs anything."""
+    return AgentDef(
+        "director", profile("director"), prompt_text("director"), True, 1, step_retries, 40, None
+    )
+
+
+BUILTIN_AGENTS = ("coding", "chat", "repo", "devops", "browser", "meta", "director")
 
 
 class AgentConfigError(ValueError):
     pass
 
 
-_CUSTOM_KEYS = {"prompt", "tools", "deny", "model", "max_steps", "external"}
+_CUSTOM_KEYS = {"prompt", "tools", "deny", "model", "max_steps", "external", "delegates"}
+_DEFAULTS = {"deny": [], "model": "", "max_steps": 40, "external": False}
+
+
+def topology_only(name: str, spec: Mapping[str, Any]) -> bool:
+    """Whether `[agents.NAME]` only says whom a built-in agent may delegate to (`delegates`):
+    then it is no custom agent. Any other key set there is refused (it would be ignored)."""
+    if name not in BUILTIN_AGENTS or spec.get("prompt") is not None or spec.get("tools"):
+        return False
+    extra = sorted(k for k, v in spec.items() if k in _DEFAULTS and v != _DEFAULTS[k])
+    if extra:
+        raise AgentConfigError(
+            f"agent {name!r} is built in: without a prompt only 'delegates' may be set, not {extra}"
+        )
+    return True
 
 
 def custom_agent(name: str, spec: Mapping[str, Any], step_retries: int) -> AgentDef:
@@ -162,6 +183,7 @@ def builtin(name: str, step_retries: int) -> AgentDef:
         "devops": devops,
         "browser": browser,
         "meta": meta,
+        "director": director,
     }
     if name not in factories:
         raise AgentConfigError(f"unknown agent {name!r}; built in: {', '.join(BUILTIN_AGENTS)}")

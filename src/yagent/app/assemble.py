@@ -41,9 +41,18 @@ from yagent.agents import catalog, imported
 from yagent.agents.catalog import AgentDef
 from yagent.agents.pause import PauseGate
 from yagent.agents.results import AgentResult
-from yagent.app import economy, fanout, fanrun, hookrun, projectfolders, safety, turn
+from yagent.app import (
+    delegationpool,
+    economy,
+    fanout,
+    fanrun,
+    hookrun,
+    projectfolders,
+    safety,
+    turn,
+)
 from yagent.app.config import Config, ConfigError
-from yagent.app.durable import Decision, open_home
+from yagent.app.durable import DB_NAME, Decision, open_home
 from yagent.app.engines import build_engine
 from yagent.app.fulldisk import FullDisk
 from yagent.app.lease import LeaseKeeper
@@ -52,7 +61,7 @@ from yagent.app.steplog import StepLog
 from yagent.app.storeconfig import open_sessions
 from yagent.app.telemetry import WARNING_EVENT, Telemetry, exporter_from_env
 from yagent.app.trust import Status
-from yagent.kernel import policy, sessionref, spill
+from yagent.kernel import policy, sessionref, spill, taskboard
 from yagent.llm import Message
 from yagent.llm.pricing import DEFAULT_PRICES, Ledger, PriceTable
 from yagent.llm.types import AssistantTurn, Engine
@@ -122,7 +131,9 @@ class App:
         self.openings = safety.session_openings(
             self.safety.local_net, self.settings, self.workspace
         )
+        self.topology = delegationpool.topology(self.config)  # a cycle: ConfigError, exit 2
         self.durable = open_home(self.home, self.config)  # closed by open_app
+        self.board = taskboard.SqliteBoard(self.home / DB_NAME)  # delegations' tasks; closed too
         self.leases = LeaseKeeper(self.durable.leases, self._lease_lost)  # one runner a session
         self.clock: sessionref.Clock = sessionref.SystemClock()
         self.live: dict[str, tuple[Message, ...]] = {}  # compacted history of finished runs
@@ -154,7 +165,7 @@ class App:
     def _agent(self, name: str) -> AgentDef:
         retries = self.config.llm.step_retries
         custom = self.config.agents.get(name)
-        if custom is not None:
+        if custom is not None and not catalog.topology_only(name, custom.model_dump()):
             return catalog.custom_agent(name, custom.model_dump(), retries)
         files = imported.find(self.workspace, Path.home())
         entry = files.get(name)
@@ -372,6 +383,7 @@ async def open_app(
                     finally:
                         await app.leases.close()
                 app.durable.close()
+                app.board.close()
                 if app.otel_sink is not None:
                     app.otel_sink.shutdown()
     finally:

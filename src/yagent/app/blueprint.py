@@ -1,5 +1,5 @@
-"""The per-workspace blueprint (Director constraints C6 / C7 / C14 / C15): findings of read-only analysis
-runs (the Repo agent's), kept only when backed by evidence, shown fresh to later runs.
+"""The per-workspace blueprint (Director constraints C6, C7, C14, C15): findings of read-only
+analysis runs (the Repo agent's), kept only when backed by evidence, shown fresh to later runs.
 
 Contract:
 - Stored under the home's state, one JSON file per workspace (`state/blueprint/<key>.json`, key

@@ -46,10 +46,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
-    SecretStr,
     SkipValidation,
     ValidationError,
     field_validator,
@@ -57,6 +54,12 @@ from pydantic import (
 
 from yagent.app import claudehooks, configkeys, mcpjson, projectfolders, projectkeys, trust
 from yagent.app.hookconfig import HookEntry, claude_hooks
+from yagent.app.llmconfig import DEFAULT_KEY_ENV as DEFAULT_KEY_ENV
+from yagent.app.llmconfig import ConfigError as ConfigError
+from yagent.app.llmconfig import LLMConfig as LLMConfig
+from yagent.app.llmconfig import Price as Price
+from yagent.app.llmconfig import Provider as Provider
+from yagent.app.llmconfig import Strict as Strict
 from yagent.app.mcpconfig import McpServer
 from yagent.app.mcpsources import McpSourceError
 from yagent.app.network import NetworkSettings
@@ -71,57 +74,14 @@ from yagent.tools.shellrules import RuleFile, ShellRulesError, build_policy
 CONFIG, RULES, CLAUDE = trust.CONFIG_FILE, trust.RULES_FILE, trust.CLAUDE_SETTINGS
 
 
-class ConfigError(Exception):
-    pass
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Price(Strict):
-    input: float = Field(ge=0, description="USD per million input tokens")
-    output: float = Field(ge=0)
-    cache_read: float = Field(0.0, ge=0)
-    cache_write: float = Field(0.0, ge=0)
-
-
-Provider = Literal["openai", "anthropic", "ollama"]
-DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "ollama": ""}
-
-
-class LLMConfig(Strict):
-    provider: Provider | None = None
-    model: str = ""
-    base_url: str | None = None
-    api_key_env: str | None = None
-    api_key_file: str | None = None
-    timeout: float = Field(120.0, gt=0)
-    step_retries: int = Field(2, ge=0, le=10)
-    max_tokens: int = Field(8192, gt=0)
-    prices: dict[str, Price] = Field(default_factory=dict)
-    vision: bool | None = None  # the model takes images (default: anthropic yes, others no)
-
-    def takes_images(self) -> bool:
-        """Whether tool results' images go to the model as images (else as text placeholders)."""
-        return self.vision if self.vision is not None else self.provider == "anthropic"
-
-    def api_key(self) -> SecretStr | None:
-        if self.api_key_file:
-            path = Path(self.api_key_file).expanduser()
-            try:
-                return SecretStr(path.read_text(encoding="utf-8").strip())
-            except OSError as exc:
-                raise ConfigError(f"cannot read api_key_file {path}: {exc.strerror}") from exc
-        env = self.api_key_env or DEFAULT_KEY_ENV.get(self.provider or "", "")
-        value = os.environ.get(env) if env else None
-        return SecretStr(value) if value else None
-
-
 class AgentSettings(Strict):
     default: str = "coding"
     max_parallel_tools: int = Field(4, ge=1, le=32)
     max_parallel_agents: int = Field(4, ge=1, le=32)  # sub-agents of a parallel run at once
+    # delegations of one run at once (`app.delegationpool.normalise`: 1 serial, <=0 2, >8 8)
+    max_parallel_delegations: int = 2
+    delegate_idle_timeout: float | None = Field(600.0, gt=0)  # from the delegation's slot on
+    delegate_total_timeout: float | None = Field(3600.0, gt=0)
     tool_timeout: float = Field(180.0, gt=0)
     idle_timeout: float | None = Field(600.0, gt=0)
     total_timeout: float | None = Field(None, gt=0)
@@ -151,8 +111,12 @@ class AgentSettings(Strict):
 
 
 class CustomAgent(Strict):
-    prompt: str
-    tools: list[str]
+    """`[agents.NAME]`: a custom agent (prompt and tools), or for a built-in agent only
+    `delegates` (who it may delegate to, `app.delegationpool.topology`)."""
+
+    prompt: str | None = None
+    tools: list[str] | None = None
+    delegates: list[str] | None = None
     deny: list[str] = Field(default_factory=list)
     model: str = ""
     max_steps: int = Field(40, gt=0)

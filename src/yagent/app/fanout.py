@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from yagent.agents import catalog
 from yagent.agents.catalog import AgentDef
+from yagent.app.delegationpool import Link
 from yagent.kernel import delegate, sandbox, toolfail, worktree
 from yagent.tools.commands import CommandGate
 from yagent.tools.worktree import describe
@@ -64,21 +65,32 @@ def marker(name: str) -> str:
     return f"[parallel task {name}]"
 
 
+def delegation_marker(name: str) -> str:
+    """The first-line text of a delegated run (`app.delegation`): engines route by it."""
+    return f"[delegation {name}]"
+
+
 @dataclass(frozen=True, slots=True)
 class Lane:
-    """What `App.run` needs to run one task confined: its delegation id, declaration, gate."""
+    """What `App.run` needs to run one task confined: its delegation id, declaration, gate;
+    `link` for a delegation (`app.delegation`): its pool, depth and watchdog."""
 
     name: str
     delegation_id: str
     declaration: worktree.Declaration
     commands: CommandGate
+    link: Link | None = None
 
     def frame(self, agent: AgentDef) -> AgentDef:
         """`agent` with this task's marker on its prompt's first line and its areas after it."""
         first, newline, rest = agent.prompt.strip().partition("\n")
+        if self.link is None:
+            mark, role = marker(self.name), f"task {self.name!r} of a parallel run"
+        else:
+            mark, role = delegation_marker(self.name), f"delegation {self.name!r}"
         prompt = (
-            f"{first} {marker(self.name)}{newline}{rest}\n\n## Your worktree\n"
-            f"You are task {self.name!r} of a parallel run: other agents work in this workspace "
+            f"{first} {mark}{newline}{rest}\n\n## Your worktree\n"
+            f"You are {role}: other agents work in this workspace "
             f"at the same time. Your declared areas ({describe(self.declaration)}) are the only "
             "paths your tools may reach; you may read what you may write. Every other path is "
             "refused, and shell commands see the workspace read-only except your writable "
@@ -188,7 +200,7 @@ async def prepare(
     root = app.workspace.resolve()
     for d in declarations:
         for area in d.writable:
-            _check_area(root, d.owner, area)
+            check_area(root, d.owner, area)
     catalogue = executors(app)
     chosen = [_executor(app, a, catalogue) for a in listed]
     missing = tuple(
@@ -234,7 +246,7 @@ def _declaration(a: Assignment) -> worktree.Declaration:
         raise FanoutError(f"task {a.name!r}: {exc}") from None
 
 
-def _check_area(root: Path, owner: str, area: worktree.Parts) -> None:
+def check_area(root: Path, owner: str, area: worktree.Parts) -> None:
     """No symbolic link on the way (a bind or a mkdir would follow it), no file mid-path."""
     path = root
     for i, part in enumerate(area):

@@ -8,6 +8,7 @@ Contract:
   (the run finished or answered; output = its deliverable, neutralised by
   `untrusted.deliverable`: it was written from untrusted tool output), failed (any other end, or an
   exception — which never reaches the other tasks), refused. Cancellation still stops them all.
+- Each task runs through `app.lanerun.run_lane` (shared with the Director's delegations).
 - Events: `delegation_start` as a task starts, the sub-run's own `run_end` (published here when
   the run died before its loop could), a `delegation_receipt` once the task is decided (what a
   resume trusts), then one top-level `run_end` carrying every receipt (status finished when all
@@ -27,11 +28,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 
-from yagent.agents import untrusted
 from yagent.app.durable import Action, Decision
 from yagent.app.fanout import (
     Assignment,
@@ -43,10 +43,10 @@ from yagent.app.fanout import (
     TaskReceipt,
     prepare,
 )
+from yagent.app.lanerun import run_lane
 from yagent.app.runtrack import continuation_task
-from yagent.app.stopkind import StopKind, stop_kind, stop_kind_of
+from yagent.app.stopkind import StopKind, stop_kind_of
 from yagent.kernel import delegate
-from yagent.tools.worktree import describe
 
 if TYPE_CHECKING:
     from yagent.app.assemble import App
@@ -54,10 +54,6 @@ if TYPE_CHECKING:
 RECEIPT_EVENT = "delegation_receipt"
 
 Work = Plan | Sequence[Assignment]
-
-
-class Unfinished(Exception):  # the receipt reads "Unfinished: <how the run ended>"
-    """A sub-run that ended without completing its task."""
 
 
 def delegation_id(name: str, session_id: str) -> str:
@@ -134,52 +130,22 @@ async def _run_one(
     resume: Decision | None,
 ) -> None:
     async with limiter:
-        publish = app.publish(session_id)
-        base = {"agent": task.executor.name, "delegation_id": lane.delegation_id}
-        publish(
-            "delegation_start",
-            {
-                **base,
-                "parent_delegation_id": "",
-                "call_id": "",
-                "task": task.assignment.task,
-                "name": lane.name,
-                "areas": describe(lane.declaration),
-                "resumed": resume is not None,
-            },
-        )
-        ended: list[str] = []
         text = task.assignment.task if resume is None else continuation_task(resume)
-
-        async def work(executor: delegate.Executor) -> str:
-            try:
-                _, result = await app.run(
-                    text, agent_name=executor.name, session_id=session_id, lane=lane, resume=resume
-                )
-            except ExceptionGroup as group:  # the run's task groups wrap what went wrong
-                raise Unfinished(f"the run raised {_leaves(group)}") from group
-            ended.append(result.status.value)
-            if not stop_kind(result.status).delivered:
-                why = result.error or result.note or "nothing was delivered"
-                raise Unfinished(f"the run ended {result.status.value}: {why}")
-            return untrusted.deliverable(result.deliverable or result.text)
-
-        receipt = await delegate.delegate(task.required, [task.executor], work)
-        if not ended:  # the run died before its loop could close its span
-            publish("run_end", {**base, "status": "error", "steps": 0, "error": receipt.reason})
-        done = TaskReceipt(lane.name, lane.delegation_id, receipt, "".join(ended))
-        publish(RECEIPT_EVENT, {**base, "receipt": done.to_dict()})
+        ran = await run_lane(
+            app,
+            session_id,
+            lane,
+            executor=task.executor,
+            required=task.required,
+            task=task.assignment.task,
+            text=text,
+            resume=resume,
+            start={"parent_delegation_id": "", "call_id": ""},
+        )
+        done = TaskReceipt(lane.name, lane.delegation_id, ran.receipt, ran.run_status)
+        base = {"agent": task.executor.name, "delegation_id": lane.delegation_id}
+        app.publish(session_id)(RECEIPT_EVENT, {**base, "receipt": done.to_dict()})
         out.append(done)
-
-
-def _leaves(group: BaseExceptionGroup[Any]) -> str:
-    found: list[str] = []
-    for exc in group.exceptions:
-        if isinstance(exc, BaseExceptionGroup):
-            found.append(_leaves(exc))
-        else:
-            found.append(f"{type(exc).__name__}: {exc}")
-    return "; ".join(found)
 
 
 # -- resuming -----------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""Local docs for a delegation's task (Director constraints C19 / G18): the instructions files of the
-directories a delegation works in, appended to the task its child agent receives.
+"""Local docs for a delegation's task (Director constraints C19, G18): the instructions files
+of the directories a delegation works in, appended to the task its child agent receives.
 
 Contract:
 - `local_docs_for_task(root, areas)` judges by the disk, not by the shape of a path: for each

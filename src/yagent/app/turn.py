@@ -38,6 +38,7 @@ from yagent.agents.loopconfig import LoopConfig
 from yagent.agents.results import AgentResult, Status
 from yagent.app import (
     blueprint,
+    delegationresume,
     economy,
     fanout,
     hookrun,
@@ -46,6 +47,7 @@ from yagent.app import (
     memories,
     sessionrefs,
 )
+from yagent.app.delegation import Runner
 from yagent.app.durable import Decision
 from yagent.app.history import from_store
 from yagent.app.pastsessions import StoreReader
@@ -54,7 +56,7 @@ from yagent.app.stopkind import stop_kind
 from yagent.kernel import reminder
 from yagent.llm import Message, Usage
 from yagent.llm.types import with_model
-from yagent.tools import bash, browser, flow, program, registry, sessionread, web
+from yagent.tools import bash, browser, delegate, flow, program, registry, sessionread, web
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.guard import Yolo
 from yagent.tools.mcp import content, sampling
@@ -158,6 +160,14 @@ async def _run(
         delegation_id=delegation,
         full=app.full,
     )
+    settings = app.config.agent
+    monitor = (  # a delegated run's watchdog was made when it got its slot (`app.delegation`)
+        lane.link.monitor
+        if lane is not None and lane.link is not None
+        else Monitor(idle=settings.idle_timeout, total=settings.total_timeout)
+    )
+    delegations = Runner(app, session_id, agent.name, lane, monitor)
+    history = await delegationresume.settle(app, delegations, surface, history)
     history = await track.settle(history)
     ctx = ToolContext(
         app.workspace,
@@ -182,6 +192,7 @@ async def _run(
     ctx.extras[program.ADAPTER_KEY] = adapter  # programs reach MCP executors too
     ctx.extras[program.OBSERVER_KEY] = app._program_observer(session_id, agent.name)
     ctx.extras[bash.PUBLISH_KEY] = publish  # run_bash's egress events reach the rollout
+    ctx.extras[delegate.RUNNER_KEY] = delegations
     ctx.extras[content.VISION_KEY] = app.config.llm.takes_images()
     ctx.extras[sessionread.READER_KEY] = StoreReader(app.store, app.workspace, session_id)
     ctx.extras[flow.BLUEPRINT_KEY] = lambda: blueprint.view(app.home, app.workspace)  # fresh
@@ -190,7 +201,6 @@ async def _run(
     )
     web.configure(ctx, web.WebConfig(allow=app.openings))  # allow_local + answers (localask)
     browser.configure(ctx, browser.BrowserConfig(allow=app.openings))
-    settings = app.config.agent
     cfg = LoopConfig(
         name=agent.name,
         system=system_prompt(
@@ -218,7 +228,7 @@ async def _run(
         publish=track.publisher(publish),
         rollout=lambda k, p: app._rollout(session_id, k, p),
         checkpoint=lambda data: app._checkpoint(session_id, data),
-        monitor=Monitor(idle=settings.idle_timeout, total=settings.total_timeout),
+        monitor=monitor,
         pause=app.pause,
         on_turn=lambda turn: app._account(session_id, agent.name, turn),
         on_message=lambda m: app._message(session_id, agent.name, m, delegation),

@@ -28,7 +28,7 @@ from yagent.app.engines import (
     keyless_notice,
     ollama_models,
 )
-from yagent.app.recording import parallel_recording, recording_of
+from yagent.app.recording import markers, parallel_recording, recording_of
 from yagent.app.sessionstore import sessions_here
 from yagent.cli.mcpdoctor import mcp_rows
 from yagent.cli.terminal import terminal_ask
@@ -109,7 +109,8 @@ def replay(session: str, save: str | None, yes: bool) -> None:
         recording.save(save)
         click.echo(f"recording written to {save}")
         return
-    engine = ReplayEngine(recording, markers={agent: catalog.builtin(agent, 0).marker})
+    marked = markers(recording, agent, catalog.builtin(agent, 0).marker)
+    engine = ReplayEngine(recording, markers=marked)
     opts = Options(Path.cwd().resolve(), _home(), Yolo.YOLO if yes else Yolo.OFF, agent=agent)
     _, result = anyio.run(lambda: run_once(opts, task, ask=terminal_ask(), engine=engine))
     sys.exit(0 if result is not None and not engine.divergences else 1)

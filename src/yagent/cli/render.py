@@ -91,6 +91,17 @@ def _line(kind: str, p: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _receipt(r: object) -> str | None:
+    """A delegation's or parallel task's end, under its name: status, then why or what."""
+    if not isinstance(r, Mapping):
+        return None
+    status = str(r.get("status", ""))
+    style = "green" if status == "completed" else "yellow" if status == "paused" else "red"
+    said = str(r.get("reason") or r.get("output") or "").strip().splitlines()
+    notes = "".join(f"\n  note: {escape(str(n))}" for n in r.get("notes") or ())
+    return f"[bold {style}]{status}[/] {escape(_clip(said[0], 200)) if said else ''}{notes}"
+
+
 def _clip(text: str, limit: int = PREVIEW) -> str:
     return text if len(text) <= limit else text[:limit] + f"… [{len(text) - limit} more chars]"
 
@@ -201,6 +212,8 @@ class Renderer:
             shown = (
                 f"[bold]started[/] ({escape(str(p.get('agent')))}): {escape(str(p.get('areas')))}"
             )
+        elif event.type == "delegation_receipt":
+            shown = _receipt(p.get("receipt"))
         else:
             shown = _line(event.type, p)
         if shown is not None:

@@ -67,7 +67,7 @@ def _start(
     )
     if task is None:
         sys.exit(run_interactive(opts, plain))
-    agents = ["coding", "chat", "repo", "devops"]
+    agents = ["coding", "chat", "repo", "devops", "director", "meta"]
     engine = runner.replay_engine(Path(recording), agents) if recording else None
     ask = None if opts.json_mode else terminal_ask()
     _, _, status = anyio.run(lambda: runner.run_command(opts, task, ask=ask, engine=engine))
@@ -86,7 +86,9 @@ yes_option = click.option(
 full_option = click.option(
     "-Y", "full", is_flag=True, help="Full autonomy: -y, and the agent never asks questions."
 )
-agent_option = click.option("--agent", help="Agent to run (coding, chat, repo, devops, custom).")
+agent_option = click.option(
+    "--agent", help="Agent to run (director, coding, chat, repo, devops, browser, custom)."
+)
 plain_option = click.option(
     "--plain",
     is_flag=True,

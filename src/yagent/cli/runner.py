@@ -71,6 +71,8 @@ _VOLATILE = (
     (re.compile(r'"(total|shown)_bytes": \d+'), r'"\1_bytes": <n>'),
     (re.compile(r"\bin [0-9.]+s\b"), "in <t>s"),
     (re.compile(r"/tmp/[^\s\"']+"), "<tmp>"),
+    # a delegation id ends with its session's prefix, new in every replayed session
+    (re.compile(r"(\.[A-Za-z0-9_~-]+)@[0-9a-f]{8}\b"), r"\1@<session>"),
 )
 
 
@@ -200,7 +202,8 @@ async def cli_app(
     _known_agent(opts.agent, opts.workspace, list(config.agents))
     for name, custom in config.agents.items():  # a broken [agents.X] is refused, used or not
         try:
-            catalog.custom_agent(name, custom.model_dump(), 0)
+            if not catalog.topology_only(name, custom.model_dump()):
+                catalog.custom_agent(name, custom.model_dump(), 0)
         except catalog.AgentConfigError as exc:
             raise ConfigError(f"[agents.{name}]: {exc}") from None
     async with open_app(

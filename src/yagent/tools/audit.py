@@ -1,11 +1,11 @@
 """The audit gate (`yagent.kernel.policy`) as a ring of the Surface's chain.
 
 Each call is judged as an operation whose risk and "mutating" flag come from the tool's declared
-facts, never its name: read-only, cognitive, flow and meta tools carry no risk and do not mutate;
-built-in writers, shell, network and browser tools are low risk (their real judgement is the
-workspace guard and the command policy). An external (MCP) tool is judged by its effect as read
-from its annotations (`tools.mcp.specs`): read-only and closed-world carries no risk; read-only and
-open-world is low risk and not mutating; a mutating one is low risk and mutating, high risk when
+facts, never its name: read-only, cognitive, flow, meta and delegation tools carry no risk and do
+not mutate; built-in writers, shell, network and browser tools are low risk (their real judgement
+is the workspace guard and the command policy). An external (MCP) tool is judged by its effect as
+read from its annotations (`tools.mcp.specs`): read-only and closed-world carries no risk; read-only
+and open-world is low risk and not mutating; a mutating one is low risk and mutating, high risk when
 it is destructive (declared, or by the MCP default for a tool that declares nothing).
 Standing permissions (-y, always, skip all, project) answer the gate's questions like any other;
 a DENY (risk at or over `deny_at`) is never answered away. The thresholds come from `[audit]` in
@@ -19,7 +19,8 @@ from yagent.kernel.invoke import Call, Decision, Verdict
 from yagent.tools.toolview import ToolView
 from yagent.toolspec import Effect, Spec
 
-_NO_RISK = frozenset({Effect.READ, Effect.COGNITIVE, Effect.FLOW, Effect.META})
+# A delegation carries none itself: the delegated agent's every call passes its own ring.
+_NO_RISK = frozenset({Effect.READ, Effect.COGNITIVE, Effect.FLOW, Effect.META, Effect.DELEGATE})
 LOW = policy.Level.LOW.value
 HIGH = policy.Level.HIGH.value
 

@@ -9,7 +9,8 @@ Contract:
 - `load_tool` loads catalog tools by name or by query through the Surface's `Disclosure`, within
   the load budget, and reports what was added, already there, trimmed or unknown. When the host
   binds a blueprint view (`extras[BLUEPRINT_KEY]`, a callable read on every call), a non-empty
-  view comes with the result under `blueprint` (Director constraint C6: the cold-tool loader sees it).
+  view comes with the result under `blueprint` (Director constraint C6: the cold-tool loader
+  sees it).
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ ADAPTER_KEY = "adapter"
 OBSERVER_KEY = "ptc_observer"
 PARENT_KEY = "call_id"
 USE_SUBPROCESS = False
-EXCLUDED_EFFECTS = frozenset({Effect.FLOW, Effect.META})
+EXCLUDED_EFFECTS = frozenset({Effect.FLOW, Effect.META, Effect.DELEGATE})
 
 
 def bindings_for(surface: Surface) -> ptc.Bindings:

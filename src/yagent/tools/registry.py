@@ -9,7 +9,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from yagent.tools import bash, browser, files, flow, program, search, sessionread, skills, web
+from yagent.tools import (
+    bash,
+    browser,
+    delegate,
+    files,
+    flow,
+    program,
+    search,
+    sessionread,
+    skills,
+    web,
+)
 from yagent.tools.adapter import Executor, ToolContext
 from yagent.tools.codegraph import find_definitions, find_references
 from yagent.tools.spillread import read_spill
@@ -39,6 +50,7 @@ _BUILTIN: Mapping[str, Executor] = {
     "use_skill": skills.use_skill,
     "web_fetch": web.web_fetch,
     "run_program": _run_program,
+    "delegate": delegate.delegate,
     "read_spill": read_spill,
     "browser_navigate": browser.navigate,
     "browser_back": browser.back,

@@ -21,7 +21,8 @@ Contract:
   set: cmdpolicy × gatecheck for specs with a `command_arg`), the workspace boundary and the
   authorization stage.
 - `tool_defs()` is name-sorted and `tool_defs_hash()` hashes exactly that list.
-- `is_parallelizable(name)` is the one parallel-admission predicate: read-only and not serial.
+- `is_parallelizable(name)` is the one parallel-admission predicate: (read-only or declared
+  `concurrent`, like a delegation) and not serial.
 """
 
 from __future__ import annotations
@@ -249,7 +250,7 @@ class Surface:
 
     def is_parallelizable(self, name: str) -> bool:
         spec = self._specs.get(name)
-        return spec is not None and spec.read_only and not spec.serial
+        return spec is not None and (spec.read_only or spec.concurrent) and not spec.serial
 
     def materialized(self) -> dict[str, Any]:
         return self.disclosure.snapshot().to_dict()

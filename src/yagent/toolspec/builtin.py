@@ -11,6 +11,7 @@ from typing import Any
 
 from yagent.toolspec import params as p
 from yagent.toolspec.browser import BROWSER
+from yagent.toolspec.delegate import DELEGATE
 from yagent.toolspec.program import RUN_PROGRAM
 from yagent.toolspec.sessions import SESSION_TOOLS
 from yagent.toolspec.spec import Effect, Spec, Tier, make_spec
@@ -240,6 +241,7 @@ BUILTIN: tuple[Spec, ...] = (
         brief="Fetch a web page as text.",
         url_arg="url",
     ),
+    DELEGATE,
     *BROWSER,
     *SESSION_TOOLS,
 )

@@ -78,7 +78,7 @@ DEVOPS = Profile(
     "devops", _READ | _FLOW | {Effect.WRITE, Effect.EXEC, Effect.NETWORK}, external=True
 )
 BROWSER = Profile("browser", _READ | _FLOW | {Effect.BROWSER, Effect.NETWORK}, deny=_JOBS)
-DIRECTOR = Profile("director", _READ | _FLOW, deny=_JOBS)
+DIRECTOR = Profile("director", _READ | _FLOW | {Effect.DELEGATE}, deny=_JOBS)
 META = Profile(
     "meta", _READ | _FLOW, names=frozenset({"list_sessions", "read_session"}), deny=_JOBS
 )

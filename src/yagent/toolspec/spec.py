@@ -5,8 +5,9 @@ Contract:
   for built-in tools or given verbatim for external ones), what kind of effect it has (`Effect`),
   how eagerly its schema is shown (`Tier`), whether it must run alone (`serial`), and how to read
   file paths from its arguments and its results.
-- `read_only` is derived from the effect; the parallel-admission predicate is read-only and not
-  serial, asked through the Surface (one truth).
+- `read_only` is derived from the effect; the parallel-admission predicate is (read-only or
+  `concurrent`) and not serial, asked through the Surface (one truth). `concurrent` is for a tool
+  that is not read-only but brings its own isolation (a delegation: its pool, its worktree claim).
 - A tool with its own bounded wait (a command's timeout, a program's wall budget, a browser wait)
   declares it with `own_timeout(args)`; `execution_limit` puts the host's per-call backstop
   above that bound (`BACKSTOP_GRACE` seconds above it, never below the host's own limit), so the
@@ -38,6 +39,7 @@ class Effect(enum.StrEnum):
     BROWSER = "browser"
     FLOW = "flow"
     META = "meta"
+    DELEGATE = "delegate"  # hands work to another agent, whose own calls are judged one by one
 
 
 READ_ONLY_EFFECTS: frozenset[Effect] = frozenset({Effect.READ, Effect.COGNITIVE})
@@ -80,6 +82,8 @@ class Spec:
     # The bound of the tool's own wait for these (validated) arguments, in seconds; None: it has
     # none and the host's backstop is its only limit.
     own_timeout: OwnTimeout | None = field(default=None, compare=False)
+    # Not read-only, yet safe beside the step's other calls: it isolates itself (see the contract).
+    concurrent: bool = False
 
     @property
     def read_only(self) -> bool:
