@@ -1,6 +1,6 @@
 """The Director's delegations: each a fresh, confined agent run in the delegator's session.
 
-Contract (spec 002, constraints 4, 9, 10, 11; `docs/agents.md`; where it departs from the spec:
+Contract (Director constraints C4, C9, C10, C11; `docs/agents.md`; where it departs from the spec:
 `docs/adr/0010-director-delegation.md`):
 - Every agent run gets a `Runner` in its tool context (`tools.delegate.RUNNER_KEY`); a top-level
   run makes the `Pool`, a delegated run shares its delegator's (`Lane.link`).

@@ -1,7 +1,7 @@
 """How many delegations run at once, and who may delegate to whom.
 
 Contract:
-- `normalise(value, env)` is the one place the pool size is decided (spec 002, constraint 10):
+- `normalise(value, env)` is the one place the pool size is decided (Director constraint C10):
   1 → strictly serial, ≤ 0 → the default 2, > 8 → 8, anything else as given; and
   `YAGENT_CONCURRENCY=0` in `env` forces 1 inside this function, whatever the configuration.
 - A `Pool` belongs to one top-level run and every delegation beneath it (nested ones included):

@@ -1,6 +1,6 @@
 """Resuming a delegator whose delegate calls a dead process left without a result.
 
-Contract (spec 002, constraints 12 and 13), for every call in the history whose Spec's effect is
+Contract (Director constraints C12 and C13), for every call in the history whose Spec's effect is
 `DELEGATE` and that has no result, before the run's other open calls are settled
 (`runtrack.settle`, which would only say "interrupted"):
 - its delegation is found on the board by the delegator's session and the call id;
