@@ -14,17 +14,20 @@ task; `--patches DIR` writes `<task>.patch` files), `cancel` cancels what is not
 
 Exit status: 0 every task completed, 1 some task failed or was cancelled (or, `status`, is not
 final), 2 a malformed batch file (the line is named), an unknown key (the nearest name is given),
-an unknown batch id, or an unreachable Temporal address (one line, within the connect timeout).
+an unknown batch id, or an unreachable Temporal address (one line, within the connect timeout)
+— a server lost while a batch is watched is waited for (`PATIENCE`, said on one line) first.
 temporalio and the app load only when the command runs (`import yagent.cli` stays light).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import anyio
 import click
@@ -35,6 +38,7 @@ from yagent.scale.tasks import Batch, BatchFileError, load
 
 DEFAULT_ADDRESS = "127.0.0.1:7233"
 WATCH_EVERY = 0.5
+PATIENCE = 300.0  # seconds the watcher waits for a Temporal server that went away
 _VERBS = ("status", "results", "cancel")
 
 
@@ -57,20 +61,36 @@ class Bad(click.ClickException):
 @click.option("--patches", type=click.Path(file_okay=False, path_type=Path), default=None)
 @click.option("--json", "json_mode", is_flag=True, help="JSON lines.")
 def batch(args: tuple[str, ...], **opts: Any) -> None:
-    """Run many tasks (each in its own checkout) and fetch their results."""
-    if args[0] in _VERBS:
-        if len(args) != 2:
-            raise click.UsageError(f"`yagent batch {args[0]}` takes one BATCH id")
-        code = anyio.run(_verb, args[0], args[1], opts)
-    else:
-        if len(args) != 1:
-            raise click.UsageError("give one batch file (or status|results|cancel BATCH)")
-        try:
-            spec = load(Path(args[0]), batch_id=opts["batch_id"])
-        except BatchFileError as exc:
-            raise Bad(str(exc)) from None
-        code = anyio.run(_submit, spec, opts)
-    sys.exit(code)
+    """Run many tasks, each in its own checkout; status, results, cancel."""
+    if args[0] in _VERBS and len(args) != 2:
+        raise click.UsageError(f"`yagent batch {args[0]}` takes one BATCH id")
+    if args[0] not in _VERBS and len(args) != 1:
+        raise click.UsageError("give one batch file (or status|results|cancel BATCH)")
+    try:
+        if args[0] in _VERBS:
+            code = anyio.run(_verb, args[0], args[1], opts)
+        else:
+            try:
+                spec = load(Path(args[0]), batch_id=opts["batch_id"])
+            except BatchFileError as exc:
+                raise Bad(str(exc)) from None
+            code = anyio.run(_submit, spec, opts)
+    except Bad as exc:
+        exc.show()
+        code = exc.exit_code
+    leave(code)
+
+
+def leave(code: int) -> NoReturn:
+    """Exit with `code`. After temporalio ran, without the interpreter's teardown: collecting
+    the SDK's native client there crashes the process (abort or segfault seen with temporalio
+    1.35), which would turn an exit status into a signal. Nothing of ours is left to flush but
+    standard output and error: the stores are closed by then."""
+    if "temporalio" not in sys.modules:
+        sys.exit(code)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def _exit_code(states: Sequence[st.TaskState]) -> int:
@@ -105,9 +125,28 @@ async def _submit(spec: Batch, opts: dict[str, Any]) -> int:
     if opts["detach"]:
         view.emit({"type": "batch", "batch_id": spec.id, "new": new, "detached": True})
         return 0
+    from temporalio.service import RPCError
+
+    lost_since: float | None = None
     with view:
         while True:
-            current = await tc.states(client, spec.id)
+            try:
+                current = await tc.states(client, spec.id)
+            except RPCError as exc:  # the server went away: wait for it, bounded, and say so
+                now = time.monotonic()
+                if lost_since is None:
+                    lost_since = now
+                    view.notice(f"lost the Temporal server ({exc}); waiting for it")
+                elif now - lost_since > PATIENCE:
+                    raise Bad(
+                        f"the Temporal server at {opts['address']} did not come back "
+                        f"within {PATIENCE:g}s; `yagent batch status {spec.id}` later"
+                    ) from None
+                await anyio.sleep(WATCH_EVERY)
+                continue
+            if lost_since is not None:
+                lost_since = None
+                view.notice("the Temporal server is back")
             for task in current:
                 view.change(task)
             if st.done(current):
@@ -221,6 +260,12 @@ class _View:
 
     def emit(self, line: dict[str, Any]) -> None:
         click.echo(json.dumps(line))
+
+    def notice(self, text: str) -> None:
+        if self.json_mode:
+            self.emit({"type": "notice", "batch_id": self.batch_id, "text": text})
+        else:
+            click.echo(f"yagent batch: {text}", err=True)
 
     def change(self, task: st.TaskState) -> None:
         if self.states.get(task.id) == task:

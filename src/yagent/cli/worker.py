@@ -18,6 +18,7 @@ from typing import Any
 import anyio
 import click
 
+from yagent.cli.batch import leave
 from yagent.cli.root import home_dir
 
 
@@ -32,7 +33,7 @@ def worker(**opts: Any) -> None:
     if opts["engine"] != "temporal":
         click.echo("yagent worker: the local engine runs inside `yagent batch`", err=True)
         sys.exit(2)
-    sys.exit(anyio.run(_serve, opts))
+    leave(anyio.run(_serve, opts))
 
 
 async def _serve(opts: dict[str, Any]) -> int:

@@ -114,7 +114,7 @@ async def _steps(
         try:
             ran = await taskrun.run_agent(home, work, key, spec, lambda kind: None)
         except Exception as exc:  # the run's failure is this task's, never the batch's
-            why = f"{type(exc).__name__}: {exc}"
+            why = taskrun.leaves(exc)
             await records.put(StepOutcome(key, "run", "error", detail=why))
             return {"key": key, "status": st.FAILED, "error": why}
         await records.put(ran)

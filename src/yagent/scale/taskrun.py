@@ -153,6 +153,13 @@ def _record(app: App, sid: str) -> dict[str, Any]:
     }
 
 
+def leaves(exc: BaseException) -> str:
+    """What went wrong, with the exception groups of task groups unwrapped."""
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(leaves(e) for e in exc.exceptions)
+    return f"{type(exc).__name__}: {exc}"
+
+
 def task_session(app: App, key: str, spec: TaskSpec) -> str:
     """The task's session: found by its key on a retry, else created."""
     for info in app.store.list_sessions(limit=None):

@@ -47,17 +47,22 @@ class Activities:
             activity.heartbeat(kind)
 
         result: list[dict[str, str]] = []
-        async with anyio.create_task_group() as tg:
+        try:
+            async with anyio.create_task_group() as tg:
 
-            async def ticker() -> None:
-                while True:
-                    activity.heartbeat("alive")
-                    await anyio.sleep(BEAT_EVERY)
+                async def ticker() -> None:
+                    while True:
+                        activity.heartbeat("alive")
+                        await anyio.sleep(BEAT_EVERY)
 
-            tg.start_soon(ticker)
-            outcome = await taskrun.run_agent(self.home, self.work, str(job["key"]), spec, beat)
-            result.append(taskrun.outcome_dict(outcome))
-            tg.cancel_scope.cancel()
+                tg.start_soon(ticker)
+                key = str(job["key"])
+                outcome = await taskrun.run_agent(self.home, self.work, key, spec, beat)
+                result.append(taskrun.outcome_dict(outcome))
+                tg.cancel_scope.cancel()
+        except Exception as exc:  # Temporal records the message: make it the leaves' own
+            activity.logger.exception("the run of %s raised", job["key"])
+            raise RuntimeError(taskrun.leaves(exc)) from exc
         return result[0]
 
     @activity.defn(name=COLLECT)

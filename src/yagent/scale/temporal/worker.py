@@ -12,6 +12,7 @@ Leaves to the host: how many workers, where (docs/scale-out.md).
 
 from __future__ import annotations
 
+import gc
 from datetime import timedelta
 from pathlib import Path
 
@@ -35,7 +36,10 @@ async def connect(address: str) -> Client:
         return await Client.connect(address, connect_timeout=timedelta(seconds=CONNECT_TIMEOUT))
     except Exception as exc:  # the SDK raises RuntimeError / RPCError for what went wrong
         why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise Unreachable(f"cannot reach Temporal at {address}: {why}") from None
+    # The failed attempt leaves the SDK's native objects in a reference cycle; collected at
+    # interpreter exit they crash it (abort/segfault, seen with temporalio 1.35): collect now.
+    gc.collect()
+    raise Unreachable(f"cannot reach Temporal at {address}: {why}")
 
 
 async def serve(

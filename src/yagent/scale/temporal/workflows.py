@@ -10,7 +10,8 @@ temporalio, the standard library and the names of activities):
 - `BatchWorkflow` starts every task workflow with the id-reuse policy REJECT_DUPLICATE (a task
   that ran under this batch id never runs again) and the parent-close policy REQUEST_CANCEL
   (cancelling the batch cancels its tasks), waits for all and returns a count per status.
-- Timeouts and attempts come from the batch's input (`heartbeat`, `run_timeout`, `attempts`).
+- Timeouts and attempts come from the batch's input (`heartbeat`, `run_timeout`, `attempts`);
+  the run's retries span longer than a session lease (`RUN_ATTEMPTS`).
 Leaves to the activities: everything that touches a disk, a network or a model.
 """
 
@@ -25,6 +26,9 @@ from temporalio.exceptions import ActivityError, ChildWorkflowError
 
 PREPARE, RUN, COLLECT, CLEANUP = "yagent.prepare", "yagent.run", "yagent.collect", "yagent.cleanup"
 _QUICK = timedelta(minutes=10)
+# 1+2+4+8 s, then every 10 s: the retries span more than a session lease's 30 s, so a retry
+# outlives the lease of a holder that died on another host (`app.lease`).
+RUN_ATTEMPTS = 10
 _SHORT_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=5)
 
 
@@ -54,7 +58,7 @@ class TaskWorkflow:
                     retry_policy=RetryPolicy(
                         initial_interval=timedelta(seconds=1),
                         maximum_interval=timedelta(seconds=10),
-                        maximum_attempts=int(job.get("attempts", 5)),
+                        maximum_attempts=int(job.get("attempts", RUN_ATTEMPTS)),
                     ),
                 )
             except ActivityError as exc:  # every attempt failed: the task failed, say why
