@@ -7,13 +7,15 @@ Contract:
 - `run` heartbeats to Temporal on every event the agent run publishes and at least every
   `BEAT_EVERY` seconds while the process is alive (a tool call may be silent for minutes; only a
   dead or cut-off worker misses its heartbeat). Cancellation (a cancelled batch) reaches it at its
-  next heartbeat and stops the run (`app.run` is cancelled like Ctrl-C's second press). A run that
-  raises is retried by Temporal; the next attempt resumes from the checkpoint (`taskrun`).
+  next heartbeat and stops the run (`app.run` is cancelled like Ctrl-C's second press); it is
+  reported as cancelled (asyncio's, which is what Temporal reads), whatever the run raised.
+  A run that raises is retried by Temporal; the next attempt resumes from its checkpoint.
 Leaves to `workflows`: order, timeouts, retries.
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -61,6 +63,8 @@ class Activities:
                 result.append(taskrun.outcome_dict(outcome))
                 tg.cancel_scope.cancel()
         except Exception as exc:  # Temporal records the message: make it the leaves' own
+            if activity.is_cancelled():  # cancelled (its batch was): say so, not "failed"
+                raise asyncio.CancelledError from exc
             activity.logger.exception("the run of %s raised", job["key"])
             raise RuntimeError(taskrun.leaves(exc)) from exc
         return result[0]

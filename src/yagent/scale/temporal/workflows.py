@@ -22,7 +22,7 @@ from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy, WorkflowIDReusePolicy
-from temporalio.exceptions import ActivityError, ChildWorkflowError
+from temporalio.exceptions import ActivityError, ChildWorkflowError, is_cancelled_exception
 
 PREPARE, RUN, COLLECT, CLEANUP = "yagent.prepare", "yagent.run", "yagent.collect", "yagent.cleanup"
 _QUICK = timedelta(minutes=10)
@@ -62,6 +62,8 @@ class TaskWorkflow:
                     ),
                 )
             except ActivityError as exc:  # every attempt failed: the task failed, say why
+                if is_cancelled_exception(exc):
+                    raise  # the task was cancelled (its batch was): it ends cancelled
                 cause = exc.cause if exc.cause is not None else exc
                 steps.append(_step(key, "run", "error", str(cause)))
                 return {"key": key, "status": "failed", "error": str(cause), "steps": steps}
