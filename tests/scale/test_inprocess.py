@@ -62,6 +62,20 @@ def test_the_local_engine_runs_once_and_cancel_stops_what_has_not_run(quiet_env:
     with pytest.raises(local.UnknownBatch):
         local.states(world.home, "b-none")
 
+    # write areas confine the run as `yagent fanout` does: refused on a preset that cannot
+    confined = load(
+        world.tasks("w.jsonl", [{"repo": "repo", "task": "@write a a", "write": ["a"]}])
+    )
+    anyio.run(
+        lambda: local.run_batch(
+            world.home, world.home / "work", confined, max_parallel=1, on_change=late.append
+        )
+    )
+    (refused,) = local.results(world.home, confined.id)
+    assert (refused["status"], refused["run_status"]) == ("failed", "refused")
+    assert "sandboxed preset" in refused["error"]
+    assert refused["patch"] == ""
+
 
 @pytest.mark.timeout(300)
 def test_a_worker_in_this_process_runs_a_batch_and_cancel_reaches_a_running_task(
