@@ -79,7 +79,10 @@ async def _one(
     try:
         record = await records.create(key, PLAN, st.PENDING)
     except RecordExists:
-        record = await records.load(key)  # type: ignore[assignment]
+        found = await records.load(key)
+        if found is None:  # a record is never removed: only a hand-deleted file gets here
+            raise
+        record = found
     if record.status in st.FINAL:
         data = records.read(key) or {}
         on_change(
