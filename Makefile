@@ -37,7 +37,7 @@ $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "yagent needs Python >= 3.11")'
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev,browser,otel,pg]'
+	$(PY) -m pip install --quiet -e '.[dev,browser,otel,pg,temporal]'
 	touch $(STAMP)
 
 check: fmt-check lint typecheck cover archcheck docsync

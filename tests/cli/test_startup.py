@@ -48,6 +48,7 @@ HEAVY = frozenset(
         "py_mini_racer",
         "opentelemetry",
         "httpx",
+        "temporalio",
     }
 )
 # What `--version` / `--help` must not need either: the command framework and the app's libraries.
@@ -154,6 +155,16 @@ def test_a_subcommands_help_loads_no_provider_sdk(tmp_path: Path) -> None:
     done, loaded = yagent(["run", "--help"], tmp_path / "home", tmp_path)
     assert done.returncode == 0
     assert "Run one TASK and exit" in done.stdout
+    assert loaded & HEAVY == set()
+
+
+@pytest.mark.parametrize("command", ["batch", "worker"])
+def test_the_scale_out_commands_help_loads_neither_temporal_nor_the_app(
+    tmp_path: Path, command: str
+) -> None:
+    done, loaded = yagent([command, "--help"], tmp_path / "home", tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "--engine" in done.stdout
     assert loaded & HEAVY == set()
 
 

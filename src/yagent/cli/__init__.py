@@ -5,6 +5,9 @@
                                 [--allow-local PORT|HOST:PORT]  (also on the interactive entry)
     yagent fanout PLAN.toml [-y] [--json] [--max-parallel N]   parallel sub-agents, each
                                 confined to the worktree it declares (exit 2: plan refused)
+    yagent batch TASKS.jsonl|toml [--engine local|temporal] [--json]   many tasks, each in
+                                its own checkout; `batch status|results|cancel BATCH`
+    yagent worker --engine temporal --address HOST:PORT   a worker of a Temporal fleet
     yagent sessions [show ID]   list sessions / show one
     yagent resume [ID] [--json|--replay REC]   continue a session (the latest here by default):
                                 an interrupted run from its checkpoint, else a new turn

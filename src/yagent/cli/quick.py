@@ -44,6 +44,7 @@ Options:
   -h, --help                    Show this message and exit.
 
 Commands:
+  batch      Run many tasks, each in its own checkout; status, results,...
   doctor     Check that yagent can work here.
   fanout     Run PLAN's tasks as parallel sub-agents, each confined to...
   mcp        Add, list, remove and import MCP servers.
@@ -56,6 +57,7 @@ Commands:
   sessions   List sessions (newest first).
   trace      Show a session's trace (rows per turn), or write an HTML...
   trust      Review and trust this workspace's own .yagent/ files (or...
+  worker     Run batch tasks for a Temporal server until stopped.
 """
 
 

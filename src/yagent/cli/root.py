@@ -106,6 +106,7 @@ allow_local_option = click.option(
 
 # Every command but `run`: name → (module, attribute), imported when the command is looked up.
 LAZY = {
+    "batch": ("yagent.cli.batch", "batch"),
     "doctor": ("yagent.cli.commands", "doctor"),
     "fanout": ("yagent.cli.fanout", "fanout"),
     "mcp": ("yagent.cli.mcpcmd", "mcp"),
@@ -117,6 +118,7 @@ LAZY = {
     "sessions": ("yagent.cli.commands", "sessions"),
     "trace": ("yagent.cli.trace", "trace"),
     "trust": ("yagent.cli.trust", "trust_command"),
+    "worker": ("yagent.cli.worker", "worker"),
 }
 
 

@@ -1,0 +1,84 @@
+"""Activities: the task steps of `scale.taskrun`, run by a worker for Temporal.
+
+Contract:
+- One `Activities` per worker: its yagent home (the stores `open_app` opens) and its work folder
+  (the checkouts). Each activity is one step of `scale.taskrun` and returns its
+  `kernel.contract.StepOutcome` as a dict (`collect`: the task's result).
+- `run` heartbeats to Temporal on every event the agent run publishes and at least every
+  `BEAT_EVERY` seconds while the process is alive (a tool call may be silent for minutes; only a
+  dead or cut-off worker misses its heartbeat). Cancellation (a cancelled batch) reaches it at its
+  next heartbeat and stops the run (`app.run` is cancelled like Ctrl-C's second press); it is
+  reported as cancelled (asyncio's, which is what Temporal reads), whatever the run raised.
+  A run that raises is retried by Temporal; the next attempt resumes from its checkpoint.
+Leaves to `workflows`: order, timeouts, retries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+from temporalio import activity
+
+from yagent.scale import taskrun
+from yagent.scale.tasks import TaskSpec
+from yagent.scale.temporal.workflows import CLEANUP, COLLECT, PREPARE, RUN
+
+BEAT_EVERY = 2.0
+
+
+@dataclass
+class Activities:
+    home: Path
+    work: Path
+
+    @activity.defn(name=PREPARE)
+    async def prepare(self, job: dict[str, Any]) -> dict[str, str]:
+        spec = TaskSpec.from_dict(job["task"])
+        outcome = await taskrun.prepare_step(self.work, str(job["key"]), spec)
+        return taskrun.outcome_dict(outcome)
+
+    @activity.defn(name=RUN)
+    async def run(self, job: dict[str, Any]) -> dict[str, str]:
+        spec = TaskSpec.from_dict(job["task"])
+
+        def beat(kind: str) -> None:
+            activity.heartbeat(kind)
+
+        result: list[dict[str, str]] = []
+        try:
+            async with anyio.create_task_group() as tg:
+
+                async def ticker() -> None:
+                    while True:
+                        activity.heartbeat("alive")
+                        await anyio.sleep(BEAT_EVERY)
+
+                tg.start_soon(ticker)
+                key = str(job["key"])
+                outcome = await taskrun.run_agent(self.home, self.work, key, spec, beat)
+                result.append(taskrun.outcome_dict(outcome))
+                tg.cancel_scope.cancel()
+        except Exception as exc:  # Temporal records the message: make it the leaves' own
+            if activity.is_cancelled():  # cancelled (its batch was): say so, not "failed"
+                raise asyncio.CancelledError from exc
+            activity.logger.exception("the run of %s raised", job["key"])
+            raise RuntimeError(taskrun.leaves(exc)) from exc
+        return result[0]
+
+    @activity.defn(name=COLLECT)
+    async def collect(self, data: dict[str, Any]) -> dict[str, Any]:
+        run = taskrun.outcome_of(data["run"])
+        key = str(data["job"]["key"])
+        return await taskrun.collect(self.work, key, str(data["base"]), run)
+
+    @activity.defn(name=CLEANUP)
+    async def cleanup(self, job: dict[str, Any]) -> dict[str, str]:
+        outcome = await anyio.to_thread.run_sync(taskrun.cleanup, self.work, str(job["key"]))
+        return taskrun.outcome_dict(outcome)
+
+    def all(self) -> list[Any]:
+        return [self.prepare, self.run, self.collect, self.cleanup]
