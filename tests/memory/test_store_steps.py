@@ -120,6 +120,68 @@ def test_a_result_that_differs_from_its_message_keeps_its_own_copy(
     assert store.tool_calls(sid)[0].content == masked
 
 
+def _statements(store: SessionStore) -> list[str]:
+    seen: list[str] = []
+    store._live().set_trace_callback(seen.append)
+    return seen
+
+
+def test_a_batch_marks_its_session_written_once(store: SessionStore):
+    sid = store.create_session(workspace="/w").id
+    before = store.get_session(sid).updated_at
+    seen = _statements(store)
+    with store.batch():
+        _tool_step(store, sid)
+        store.append_event(sid, "after", {})
+    touches = [sql for sql in seen if sql.startswith("UPDATE sessions SET updated_at")]
+    assert len(touches) == 1
+    assert store.get_session(sid).updated_at >= before
+    with store.batch():  # a missing session is still refused inside a batch, every time
+        with pytest.raises(SessionNotFoundError):
+            store.append_event("0" * 26, "lost", {})
+        with pytest.raises(SessionNotFoundError):
+            store.append_event("0" * 26, "lost again", {})
+
+
+def test_a_touch_undone_with_its_call_is_made_again(store: SessionStore):
+    sid = store.create_session(workspace="/w").id
+    seen = _statements(store)
+    with store.batch():
+        with pytest.raises(ToolCallNotFoundError):  # touches, then fails: undone alone
+            store.record_tool_result(sid, "nope", content="", ok=True, kind=None, ended_at=1.0)
+        store.append_event(sid, "kept", {})
+    touches = [sql for sql in seen if sql.startswith("UPDATE sessions SET updated_at")]
+    assert len(touches) == 2
+
+
+def test_a_result_stored_by_reference_in_its_batch_reads_no_message_back(store: SessionStore):
+    sid = store.create_session(workspace="/w").id
+    seen = _statements(store)
+    with store.batch():
+        _tool_step(store, sid)
+    assert [sql for sql in seen if sql.startswith("SELECT body")] == []
+    (event,) = store.events(sid)
+    assert event.payload["content"] == OUTPUT
+    assert store.tool_calls(sid)[0].content == OUTPUT
+
+
+def test_a_message_rolled_back_is_never_referenced(store: SessionStore, db_path: Path):
+    sid = store.create_session(workspace="/w").id
+
+    def undone() -> None:  # the message is written, then its savepoint undone
+        with store._transaction("BEGIN IMMEDIATE"):
+            store.append_message(sid, {"role": "tool", "content": OUTPUT})
+            raise ValueError("undone")
+
+    with store.batch():
+        with pytest.raises(ValueError, match="undone"):
+            undone()
+        store.append_event(sid, "tool_result", {"content": OUTPUT}, content_message=1)
+    assert store.messages(sid) == []
+    (event,) = store.events(sid)
+    assert event.payload["content"] == OUTPUT  # its own copy: message 1 does not exist
+
+
 def test_a_payload_may_not_carry_the_reference_key(store: SessionStore):
     sid = store.create_session(workspace="/w").id
     with pytest.raises(ValueError, match=CONTENT_REF):

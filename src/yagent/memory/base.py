@@ -52,6 +52,10 @@ class StoreBase:
         self._pid = os.getpid()
         self._conn: sqlite3.Connection | None = None
         self._batch: sqlite3.Connection | None = None  # the open `batch()` transaction
+        # Within the open batch only (cleared at its end and whenever a call in it is undone):
+        # the sessions already marked written, and the content of the messages it wrote.
+        self._touched: set[str] = set()
+        self._written: dict[tuple[str, int], object] = {}
         conn, self._journal_mode = open_database(
             self._path, busy_timeout=float(busy_timeout), durable=durable
         )
@@ -111,6 +115,7 @@ class StoreBase:
                     yield
                 finally:
                     self._batch = None
+                    self._forget()
 
     @contextlib.contextmanager
     def _transaction(self, begin: str) -> Iterator[tuple[sqlite3.Connection, float]]:
@@ -143,6 +148,7 @@ class StoreBase:
         try:
             yield conn, self._clock.now()
         except BaseException:
+            self._forget()  # what the undone call touched or wrote is no longer so
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK TO store_call")
                 conn.execute("RELEASE store_call")
@@ -151,6 +157,31 @@ class StoreBase:
             conn.execute("RELEASE store_call")
         except sqlite3.DatabaseError as exc:
             raise _translate(self._path, exc) from exc
+
+    def _forget(self) -> None:
+        self._touched.clear()
+        self._written.clear()
+
+    def _touch(self, conn: sqlite3.Connection, session_id: str, now: float) -> None:
+        """`touch`, once per session in a batch: its first call marks the session written (and
+        refuses a missing one); the rest of the batch commits with it or not at all."""
+        if self._batch is not None and session_id in self._touched:
+            return
+        touch(conn, session_id, now)
+        if self._batch is not None:
+            self._touched.add(session_id)
+
+    def _remember(self, session_id: str, seq: int, content: object) -> None:
+        """A message's content as this batch wrote it: what a reference to it is checked by."""
+        if self._batch is not None:
+            self._written[(session_id, seq)] = content
+
+    def _written_content(self, session_id: str, seq: int) -> tuple[bool, object]:
+        """(True, content) for a message written by the open batch, else (False, None)."""
+        key = (session_id, seq)
+        if self._batch is not None and key in self._written:
+            return True, self._written[key]
+        return False, None
 
     def _write(self) -> contextlib.AbstractContextManager[tuple[sqlite3.Connection, float]]:
         return self._transaction("BEGIN IMMEDIATE")
