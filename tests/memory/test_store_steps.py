@@ -182,6 +182,24 @@ def test_a_message_rolled_back_is_never_referenced(store: SessionStore, db_path:
     assert event.payload["content"] == OUTPUT  # its own copy: message 1 does not exist
 
 
+def test_a_batch_reads_each_tables_next_seq_once(store: SessionStore):
+    sid = store.create_session(workspace="/w").id
+    store.append_event(sid, "before", {})
+    seen = _statements(store)
+    with store.batch():
+        for n in range(3):
+            store.append_event(sid, f"e{n}", {})
+            store.append_message(sid, {"role": "user", "content": f"m{n}"})
+        with pytest.raises(SessionNotFoundError):  # undone alone: what the batch knew is re-read
+            store.append_event("0" * 26, "lost", {})
+        store.append_event(sid, "after", {})
+    reads = [sql for sql in seen if sql.startswith("SELECT COALESCE(MAX(seq)")]
+    assert len(reads) == 3  # events, messages, events again after the undone call
+    assert [e.seq for e in store.events(sid)] == [1, 2, 3, 4, 5]
+    assert [e.type for e in store.events(sid)][-1] == "after"
+    assert [m["seq"] for m in store.messages(sid)] == [1, 2, 3]
+
+
 def test_a_payload_may_not_carry_the_reference_key(store: SessionStore):
     sid = store.create_session(workspace="/w").id
     with pytest.raises(ValueError, match=CONTENT_REF):

@@ -56,6 +56,7 @@ class StoreBase:
         # the sessions already marked written, and the content of the messages it wrote.
         self._touched: set[str] = set()
         self._written: dict[tuple[str, int], object] = {}
+        self._seqs: dict[tuple[str, str], int] = {}  # (table, session) -> the last seq taken
         conn, self._journal_mode = open_database(
             self._path, busy_timeout=float(busy_timeout), durable=durable
         )
@@ -161,6 +162,17 @@ class StoreBase:
     def _forget(self) -> None:
         self._touched.clear()
         self._written.clear()
+        self._seqs.clear()
+
+    def _next_seq(self, conn: sqlite3.Connection, table: str, session_id: str) -> int:
+        """`next_seq`, read once per table and session in a batch: the batch holds the write lock
+        from its first call to its commit, so no other writer takes a seq meanwhile."""
+        key = (table, session_id)
+        last = self._seqs.get(key) if self._batch is not None else None
+        seq = next_seq(conn, table, session_id) if last is None else last + 1
+        if self._batch is not None:
+            self._seqs[key] = seq
+        return seq
 
     def _touch(self, conn: sqlite3.Connection, session_id: str, now: float) -> None:
         """`touch`, once per session in a batch: its first call marks the session written (and

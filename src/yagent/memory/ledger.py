@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from yagent.memory import codec
-from yagent.memory.base import StoreBase, next_seq, require
+from yagent.memory.base import StoreBase, require
 from yagent.memory.codec import text_arg
 from yagent.memory.records import (
     SUB_AGENT_ACTIVITY,
@@ -139,7 +139,7 @@ class LedgerPart(StoreBase):
         price = _cost(cost)
         with self._write() as (conn, now):
             self._touch(conn, session_id, now)
-            seq = next_seq(conn, "usage", session_id)
+            seq = self._next_seq(conn, "usage", session_id)
             conn.execute(
                 "INSERT INTO usage (session_id, seq, ts, model, delegation_id, input_tokens, "
                 "output_tokens, cache_read_tokens, cache_write_tokens, cost) "
@@ -163,7 +163,7 @@ class LedgerPart(StoreBase):
         values = (text_arg(delegation_id, "delegation_id"), _count(step, "step"), body)
         with self._write() as (conn, now):
             self._touch(conn, session_id, now)
-            seq = next_seq(conn, "checkpoints", session_id)
+            seq = self._next_seq(conn, "checkpoints", session_id)
             conn.execute(
                 "INSERT INTO checkpoints (session_id, seq, ts, delegation_id, step, data) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
@@ -184,7 +184,7 @@ class LedgerPart(StoreBase):
         values = (text_arg(kind, "kind"), codec.encode_object(payload, "archive payload"))
         with self._write() as (conn, now):
             self._touch(conn, session_id, now)
-            seq = next_seq(conn, "archive", session_id)
+            seq = self._next_seq(conn, "archive", session_id)
             conn.execute(
                 "INSERT INTO archive (session_id, seq, ts, kind, payload) VALUES (?, ?, ?, ?, ?)",
                 (session_id, seq, now, *values),

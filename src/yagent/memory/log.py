@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from yagent.memory import codec
-from yagent.memory.base import StoreBase, next_seq, require
+from yagent.memory.base import StoreBase, require
 from yagent.memory.codec import text_arg
 from yagent.memory.errors import ToolCallNotFoundError
 from yagent.memory.records import MESSAGE_META_KEYS, EventRecord, ToolCallRecord
@@ -155,7 +155,7 @@ class ConversationPart(StoreBase):
         values = (text_arg(agent, "agent"), text_arg(delegation_id, "delegation_id"))
         with self._write() as (conn, now):
             self._touch(conn, session_id, now)
-            seq = next_seq(conn, "messages", session_id)
+            seq = self._next_seq(conn, "messages", session_id)
             conn.execute(
                 "INSERT INTO messages (session_id, seq, ts, agent, delegation_id, body) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
@@ -193,7 +193,7 @@ class ConversationPart(StoreBase):
             if self._same_content(conn, session_id, content_message, body.get("content")):
                 body = {k: v for k, v in body.items() if k != "content"}
                 body[CONTENT_REF] = content_message
-            seq = next_seq(conn, "events", session_id)
+            seq = self._next_seq(conn, "events", session_id)
             conn.execute(
                 "INSERT INTO events (session_id, seq, ts, type, delegation_id, payload) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
@@ -236,7 +236,7 @@ class ConversationPart(StoreBase):
         )
         with self._write() as (conn, now):
             self._touch(conn, session_id, now)
-            seq = next_seq(conn, "tool_calls", session_id)
+            seq = self._next_seq(conn, "tool_calls", session_id)
             conn.execute(
                 "INSERT INTO tool_calls (session_id, seq, call_id, name, arguments, "
                 "delegation_id, started_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
