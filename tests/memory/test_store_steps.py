@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import sqlite3
@@ -9,7 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from yagent.memory import SessionNotFoundError, SessionStore, ToolCallNotFoundError
+from yagent.memory import (
+    BatchFailedError,
+    SessionNotFoundError,
+    SessionStore,
+    ToolCallNotFoundError,
+)
 from yagent.memory.log import CONTENT_REF
 
 SCHEMA_1 = Path(__file__).parent / "data" / "sessions_schema1.db"  # written by schema-1 code
@@ -198,6 +204,35 @@ def test_a_batch_reads_each_tables_next_seq_once(store: SessionStore):
     assert [e.seq for e in store.events(sid)] == [1, 2, 3, 4, 5]
     assert [e.type for e in store.events(sid)][-1] == "after"
     assert [m["seq"] for m in store.messages(sid)] == [1, 2, 3]
+
+
+def test_a_whole_batch_takes_no_savepoint_per_call(store: SessionStore):
+    sid = store.create_session(workspace="/w").id
+    seen = _statements(store)
+    with store.batch(whole=True):
+        _tool_step(store, sid)
+    assert [sql for sql in seen if "SAVEPOINT" in sql] == []
+    assert store.tool_calls(sid)[0].content == OUTPUT
+
+
+def test_a_failed_call_fails_its_whole_batch_even_when_caught(store: SessionStore):
+    sid = store.create_session(workspace="/w").id
+
+    def step() -> None:
+        with store.batch(whole=True):
+            store.append_event(sid, "gone", {})
+            with contextlib.suppress(ToolCallNotFoundError):  # a half-done call: not committed
+                store.record_tool_result(sid, "nope", content="", ok=True, kind=None, ended_at=1.0)
+            store.append_event(sid, "gone too", {})
+
+    with pytest.raises(BatchFailedError, match="nope") as raised:
+        step()
+    assert isinstance(raised.value.__cause__, ToolCallNotFoundError)
+    assert store.events(sid) == []
+    store.append_event(sid, "after", {})  # the store is usable again
+    with store.batch(whole=True):
+        store.append_event(sid, "then", {})
+    assert [e.type for e in store.events(sid)] == ["after", "then"]
 
 
 def test_a_payload_may_not_carry_the_reference_key(store: SessionStore):

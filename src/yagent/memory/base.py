@@ -22,6 +22,7 @@ from typing import Self
 
 from yagent.kernel.clock import SystemClock as SystemClock
 from yagent.memory.errors import (
+    BatchFailedError,
     SessionNotFoundError,
     SessionStoreError,
     StoreBusyError,
@@ -57,6 +58,8 @@ class StoreBase:
         self._touched: set[str] = set()
         self._written: dict[tuple[str, int], object] = {}
         self._seqs: dict[tuple[str, str], int] = {}  # (table, session) -> the last seq taken
+        self._whole = False  # the open batch stands or falls as one (no savepoint per call)
+        self._failed: BaseException | None = None  # the first call that failed in a whole batch
         conn, self._journal_mode = open_database(
             self._path, busy_timeout=float(busy_timeout), durable=durable
         )
@@ -101,26 +104,39 @@ class StoreBase:
         return self._conn
 
     @contextlib.contextmanager
-    def batch(self) -> Iterator[None]:
+    def batch(self, *, whole: bool = False) -> Iterator[None]:
         """One write transaction for every store call made inside it (by this thread), committed
         at its end: a step's records land together or not at all, for one fsync. A call inside
         that fails is undone alone (a savepoint) and raises as it would outside; an exception
-        leaving the block rolls every call of the batch back. Nested batches join the outer one."""
+        leaving the block rolls every call of the batch back. Nested batches join the outer one.
+        `whole=True`: the batch stands or falls as one — no savepoint per call (two statements
+        each); a call that fails raises as always, and the block then ends in a rollback and
+        `BatchFailedError` (the failure as its cause) even when that failure was caught inside."""
         with self._lock:
             if self._batch is not None:
                 yield
                 return
             with self._transaction("BEGIN IMMEDIATE") as (conn, _):
-                self._batch = conn
+                self._batch, self._whole, self._failed = conn, whole, None
                 try:
                     yield
+                    if self._failed is not None:
+                        failed = self._failed
+                        raise BatchFailedError(f"a call in the batch failed: {failed}") from failed
                 finally:
-                    self._batch = None
+                    self._batch, self._whole, self._failed = None, False, None
                     self._forget()
 
     @contextlib.contextmanager
     def _transaction(self, begin: str) -> Iterator[tuple[sqlite3.Connection, float]]:
         with self._lock:
+            if self._batch is not None and self._whole:  # inside `batch(whole=True)`
+                try:
+                    yield self._batch, self._clock.now()
+                except BaseException as exc:
+                    self._failed = self._failed or exc  # the batch cannot commit now
+                    raise
+                return
             if self._batch is not None:  # inside `batch()`: a savepoint of its transaction
                 with self._savepoint(self._batch) as joined:
                     yield joined
