@@ -13,6 +13,11 @@ figure's value is the median of the per-pair ratios, with both medians beside it
   process up to the moment the server holds its first model request (read from
   `/proc/<pid>/stat` while the request is held open; the process is then ended) — bound 4×.
 Figures carry `baseline_ms` and `command_ms` (medians). A missed bound exits 1.
+- `startup.floor.<set>` (reported, no bound): the same ratio for a process that only imports the
+  libraries a command cannot do without — `config` (pydantic: the configuration), `doctor`
+  (pydantic, httpx, rich, click, anyio: configuration, the provider check, the table, the command
+  line, the event loop) and `first_request` (those and the `openai` SDK). A bound below its floor
+  cannot be met by yagent's own code; the floor says how far any such command is from it.
 """
 
 from __future__ import annotations
@@ -36,6 +41,12 @@ SRC = str(HERE.parent / "src")
 SCRIPT = "import sys; from yagent.cli import main; sys.exit(main())"  # the console script
 TICK = os.sysconf("SC_CLK_TCK")
 PAIRS = {"version": 21, "help": 21, "doctor": 7, "first_request": 7}
+FLOORS = {  # what a command cannot do without (see the module docstring)
+    "config": "import pydantic",
+    "doctor": "import pydantic, httpx, rich.console, click, anyio",
+    "first_request": "import pydantic, httpx, rich.console, click, anyio, openai",
+}
+FLOOR_PAIRS = 7
 BOUNDS = {"version": 2.0, "help": 2.0, "doctor": 3.0, "first_request": 4.0}
 
 
@@ -127,6 +138,18 @@ def main() -> int:
                 round(pairs.ratio, 2),
                 "x python -c pass (CPU)",
                 bound=BOUNDS[name],
+                baseline_ms=round(pairs.a * 1000, 1),
+                command_ms=round(pairs.b * 1000, 1),
+                pairs=pairs.pairs,
+            )
+        for name, imports in FLOORS.items():
+            pairs = interleaved(
+                baseline, lambda i=imports: cpu_of([python, "-c", i], environ, ws), FLOOR_PAIRS
+            )
+            report.figure(
+                f"startup.floor.{name}",
+                round(pairs.ratio, 2),
+                f"x python -c pass (CPU of: python -c {imports!r})",
                 baseline_ms=round(pairs.a * 1000, 1),
                 command_ms=round(pairs.b * 1000, 1),
                 pairs=pairs.pairs,

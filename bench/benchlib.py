@@ -61,6 +61,7 @@ class Pairs:
     b: float
     ratio: float
     pairs: int
+    ratios: tuple[float, ...] = ()  # every pair's b / a, in the order measured
 
 
 def interleaved(a: Callable[[], float], b: Callable[[], float], pairs: int) -> Pairs:
@@ -75,4 +76,10 @@ def interleaved(a: Callable[[], float], b: Callable[[], float], pairs: int) -> P
         xs.append(x)
         ys.append(y)
     ratios = [y / x for x, y in zip(xs, ys, strict=True) if x > 0]
-    return Pairs(statistics.median(xs), statistics.median(ys), statistics.median(ratios), pairs)
+    return Pairs(
+        statistics.median(xs),
+        statistics.median(ys),
+        statistics.median(ratios),
+        pairs,
+        tuple(ratios),
+    )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -159,6 +160,42 @@ async def test_display_and_log_policies_apply_separately(dirs: tuple[Path, Path]
         [stored] = [e for e in app.store.events(session_id) if e.type == "note"]
         assert stored.payload["text"].startswith("[withheld: contains personal data (mobile)")
         assert stored.payload["n"] == 1
+
+
+@pytest.mark.parametrize(
+    ("log", "display", "logged", "shown"),
+    [
+        ("off", "mask", f"call {MOBILE}", "call [MOBILE]"),  # a log judgement reused would leak
+        ("mask", "off", "call [MOBILE]", f"call {MOBILE}"),
+        ("mask", "mask", "call [MOBILE]", "call [MOBILE]"),  # judged once, both masked
+    ],
+)
+@pytest.mark.anyio
+async def test_an_event_is_judged_for_each_surface_by_its_own_policy(
+    dirs: tuple[Path, Path], log: str, display: str, logged: str, shown: str
+) -> None:
+    home, ws = dirs
+    write(home / "config.toml", f'[pii]\nlog = "{log}"\ndisplay = "{display}"\n')
+    engine = ScriptedEngine({"coding": [say("x")]}, markers={"coding": MARKER})
+    async with open_app(
+        load(home=home, workspace=ws, env={}),
+        home=home,
+        workspace=ws,
+        interactive=False,
+        engine=engine,
+    ) as app:
+        session_id = app.store.create_session(workspace=str(ws), title="t").id
+        traced: list[Any] = []
+        app.observers.append(traced.append)
+        app.publish(session_id)("note", {"text": f"call {MOBILE}", "n": 1})
+        shown_events = []
+        while (event := app.dispatcher.receive_nowait()) is not None:
+            shown_events.append(event)
+        [event] = [e for e in shown_events if e.type == "note"]
+        assert event.payload == {"text": shown, "n": 1}
+        [stored] = [e for e in app.store.events(session_id) if e.type == "note"]
+        assert stored.payload == {"text": logged, "n": 1}
+        assert [e.payload for e in traced if e.type == "note"] == [{"text": logged, "n": 1}]
 
 
 @pytest.mark.anyio

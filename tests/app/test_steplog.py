@@ -70,6 +70,27 @@ async def test_a_step_costs_two_transactions_whatever_it_records(tmp_path: Path)
 
 
 @pytest.mark.anyio
+async def test_a_step_writes_its_records_without_a_savepoint_each(dirs: tuple[Path, Path]) -> None:
+    home, ws = dirs
+    engine = ScriptedEngine({"coding": think_script(3)}, markers={"coding": MARKER})
+    async with open_app(
+        load(home=home, workspace=ws, env={}),
+        home=home,
+        workspace=ws,
+        interactive=False,
+        engine=engine,
+    ) as app:
+        statements: list[str] = []
+        app.store._live().set_trace_callback(statements.append)
+        session_id, result = await app.run("go", agent_name="coding")
+        app.store._live().set_trace_callback(None)
+        calls = app.store.tool_calls(session_id)
+    assert result.status.value == "finished"
+    assert len(calls) == 4
+    assert [sql for sql in statements if "SAVEPOINT" in sql] == []
+
+
+@pytest.mark.anyio
 async def test_a_call_is_on_record_before_it_runs_and_its_result_before_the_next_step(
     dirs: tuple[Path, Path],
 ) -> None:

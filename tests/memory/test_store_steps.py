@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import sqlite3
@@ -9,7 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from yagent.memory import SessionNotFoundError, SessionStore, ToolCallNotFoundError
+from yagent.memory import (
+    BatchFailedError,
+    SessionNotFoundError,
+    SessionStore,
+    ToolCallNotFoundError,
+)
 from yagent.memory.log import CONTENT_REF
 
 SCHEMA_1 = Path(__file__).parent / "data" / "sessions_schema1.db"  # written by schema-1 code
@@ -118,6 +124,115 @@ def test_a_result_that_differs_from_its_message_keeps_its_own_copy(
     assert event.payload["content"] == masked
     assert CONTENT_REF not in event.payload
     assert store.tool_calls(sid)[0].content == masked
+
+
+def _statements(store: SessionStore) -> list[str]:
+    seen: list[str] = []
+    store._live().set_trace_callback(seen.append)
+    return seen
+
+
+def test_a_batch_marks_its_session_written_once(store: SessionStore):
+    sid = store.create_session(workspace="/w").id
+    before = store.get_session(sid).updated_at
+    seen = _statements(store)
+    with store.batch():
+        _tool_step(store, sid)
+        store.append_event(sid, "after", {})
+    touches = [sql for sql in seen if sql.startswith("UPDATE sessions SET updated_at")]
+    assert len(touches) == 1
+    assert store.get_session(sid).updated_at >= before
+    with store.batch():  # a missing session is still refused inside a batch, every time
+        with pytest.raises(SessionNotFoundError):
+            store.append_event("0" * 26, "lost", {})
+        with pytest.raises(SessionNotFoundError):
+            store.append_event("0" * 26, "lost again", {})
+
+
+def test_a_touch_undone_with_its_call_is_made_again(store: SessionStore):
+    sid = store.create_session(workspace="/w").id
+    seen = _statements(store)
+    with store.batch():
+        with pytest.raises(ToolCallNotFoundError):  # touches, then fails: undone alone
+            store.record_tool_result(sid, "nope", content="", ok=True, kind=None, ended_at=1.0)
+        store.append_event(sid, "kept", {})
+    touches = [sql for sql in seen if sql.startswith("UPDATE sessions SET updated_at")]
+    assert len(touches) == 2
+
+
+def test_a_result_stored_by_reference_in_its_batch_reads_no_message_back(store: SessionStore):
+    sid = store.create_session(workspace="/w").id
+    seen = _statements(store)
+    with store.batch():
+        _tool_step(store, sid)
+    assert [sql for sql in seen if sql.startswith("SELECT body")] == []
+    (event,) = store.events(sid)
+    assert event.payload["content"] == OUTPUT
+    assert store.tool_calls(sid)[0].content == OUTPUT
+
+
+def test_a_message_rolled_back_is_never_referenced(store: SessionStore, db_path: Path):
+    sid = store.create_session(workspace="/w").id
+
+    def undone() -> None:  # the message is written, then its savepoint undone
+        with store._transaction("BEGIN IMMEDIATE"):
+            store.append_message(sid, {"role": "tool", "content": OUTPUT})
+            raise ValueError("undone")
+
+    with store.batch():
+        with pytest.raises(ValueError, match="undone"):
+            undone()
+        store.append_event(sid, "tool_result", {"content": OUTPUT}, content_message=1)
+    assert store.messages(sid) == []
+    (event,) = store.events(sid)
+    assert event.payload["content"] == OUTPUT  # its own copy: message 1 does not exist
+
+
+def test_a_batch_reads_each_tables_next_seq_once(store: SessionStore):
+    sid = store.create_session(workspace="/w").id
+    store.append_event(sid, "before", {})
+    seen = _statements(store)
+    with store.batch():
+        for n in range(3):
+            store.append_event(sid, f"e{n}", {})
+            store.append_message(sid, {"role": "user", "content": f"m{n}"})
+        with pytest.raises(SessionNotFoundError):  # undone alone: what the batch knew is re-read
+            store.append_event("0" * 26, "lost", {})
+        store.append_event(sid, "after", {})
+    reads = [sql for sql in seen if sql.startswith("SELECT COALESCE(MAX(seq)")]
+    assert len(reads) == 3  # events, messages, events again after the undone call
+    assert [e.seq for e in store.events(sid)] == [1, 2, 3, 4, 5]
+    assert [e.type for e in store.events(sid)][-1] == "after"
+    assert [m["seq"] for m in store.messages(sid)] == [1, 2, 3]
+
+
+def test_a_whole_batch_takes_no_savepoint_per_call(store: SessionStore):
+    sid = store.create_session(workspace="/w").id
+    seen = _statements(store)
+    with store.batch(whole=True):
+        _tool_step(store, sid)
+    assert [sql for sql in seen if "SAVEPOINT" in sql] == []
+    assert store.tool_calls(sid)[0].content == OUTPUT
+
+
+def test_a_failed_call_fails_its_whole_batch_even_when_caught(store: SessionStore):
+    sid = store.create_session(workspace="/w").id
+
+    def step() -> None:
+        with store.batch(whole=True):
+            store.append_event(sid, "gone", {})
+            with contextlib.suppress(ToolCallNotFoundError):  # a half-done call: not committed
+                store.record_tool_result(sid, "nope", content="", ok=True, kind=None, ended_at=1.0)
+            store.append_event(sid, "gone too", {})
+
+    with pytest.raises(BatchFailedError, match="nope") as raised:
+        step()
+    assert isinstance(raised.value.__cause__, ToolCallNotFoundError)
+    assert store.events(sid) == []
+    store.append_event(sid, "after", {})  # the store is usable again
+    with store.batch(whole=True):
+        store.append_event(sid, "then", {})
+    assert [e.type for e in store.events(sid)] == ["after", "then"]
 
 
 def test_a_payload_may_not_carry_the_reference_key(store: SessionStore):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -117,3 +118,74 @@ def test_corrupt_settings_reported_never_overwritten(workspace: Path, home: Path
 
 def test_settings_missing_file_is_empty(home: Path) -> None:
     assert Settings(home / "nowhere").load() == {}
+
+
+def test_standing_permission_reads_an_unchanged_settings_file_once(
+    workspace: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from yagent.tools import settings as settings_module
+
+    reads: list[Path] = []
+    real = settings_module.read_json
+
+    def counting(path: Path, *args: object, **kwargs: object) -> object:
+        reads.append(path)
+        return real(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(settings_module, "read_json", counting)
+    path = home / "settings.json"
+    path.write_text('{"authorized_projects": []}')
+    os.utime(path, (1_000_000_000, 1_000_000_000))  # long unchanged
+    guard = WorkspaceGuard(workspace, settings=Settings(home))
+    assert not guard.standing(BASH)
+    assert not guard.standing(BASH)
+    assert len(reads) == 1
+    Settings(home).authorize_project(workspace)  # another writer: a new file in its place
+    assert guard.standing(BASH)
+
+
+def test_a_settings_file_changed_just_now_is_read_again(
+    workspace: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from yagent.tools import settings as settings_module
+
+    reads: list[Path] = []
+    real = settings_module.read_json
+
+    def counting(path: Path, *args: object, **kwargs: object) -> object:
+        reads.append(path)
+        return real(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(settings_module, "read_json", counting)
+    path = home / "settings.json"
+    path.write_text('{"authorized_projects": []}')
+    # a rewrite the time stamps cannot tell apart (same inode, size, mtime and ctime, as within
+    # their granularity): only the file's freshness makes the guard read it again
+    same = ((1, 2, 3, 4), time.time())
+    monkeypatch.setattr(settings_module, "_stamp", lambda _path: same)
+    guard = WorkspaceGuard(workspace, settings=Settings(home))
+    assert not guard.standing(BASH)
+    path.write_text(json.dumps({"authorized_projects": [os.path.realpath(workspace)]}))
+    assert guard.standing(BASH)
+    assert len(reads) == 2
+
+
+def test_a_missing_settings_file_is_looked_for_not_read_and_seen_when_it_appears(
+    workspace: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from yagent.tools import settings as settings_module
+
+    reads: list[Path] = []
+    real = settings_module.read_json
+
+    def counting(path: Path, *args: object, **kwargs: object) -> object:
+        reads.append(path)
+        return real(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(settings_module, "read_json", counting)
+    guard = WorkspaceGuard(workspace, settings=Settings(home))
+    assert not guard.standing(BASH)
+    assert not guard.standing(BASH)
+    assert len(reads) == 1
+    Settings(home).authorize_project(workspace)
+    assert guard.standing(BASH)

@@ -32,13 +32,13 @@ Leaves to the host: the window and ratios (settings), the spill and offload stor
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from yagent.agents import compaction
+from yagent.agents.requestmeter import RequestMeter
 from yagent.kernel import budget
 from yagent.kernel.offload import Offloader
 from yagent.kernel.spill import Spill
@@ -94,6 +94,7 @@ class Economy:
             limit, settings.window, reserve_output=settings.reserve_output
         )
         self.meter = budget.Meter(settings.counter)
+        self._request_meter = RequestMeter(self.meter, self.window)  # each text counted once
         self._emit = emit
         self._archive = archive
         self._summarizer = summarizer
@@ -198,21 +199,7 @@ class Economy:
     def _measure(
         self, system: str, tools: Sequence[Mapping[str, Any]], messages: Sequence[Message]
     ) -> budget.Usage:
-        history: list[str] = []
-        results: list[str] = []
-        for message in messages:
-            if message.role == "tool":
-                results.append(message.content)
-            else:
-                history.append(message.content)
-                history.extend(c.name + c.arguments for c in message.tool_calls)
-        segments = {
-            budget.SYSTEM: system,
-            budget.TOOL_DEFINITIONS: json.dumps(list(tools), sort_keys=True),
-            budget.HISTORY: history,
-            budget.TOOL_RESULTS: results,
-        }
-        return self.meter.measure(segments, self.window)
+        return self._request_meter.measure(system, tools, messages)
 
     def _publish_context(self, usage: budget.Usage, step: int, count: int) -> None:
         grew = usage.largest_growth(self._last) if self._last is not None else None

@@ -218,11 +218,12 @@ class App:
                 self._show(kind, segments.feed(payload), delegation)
                 return
             self._show("assistant_delta", segments.flush(delegation), delegation)
-            logged = self.safety.for_log(payload)  # pii: what the rollout and traces keep
+            # pii: what the rollout and traces keep, and what the terminal shows
+            logged, shown = self.safety.for_log_and_display(payload)
             log.event(kind, logged, delegation)
             for observer in self.observers:
                 observer(Event(kind, logged, delegation))
-            self.dispatcher.send(Event(kind, self.safety.for_display(payload), delegation))
+            self.dispatcher.send(Event(kind, shown, delegation))
 
         return publish
 

@@ -65,6 +65,20 @@ class Safety:
         """An event payload as the terminal may show it."""
         return outbound.for_surface(payload, pii.Surface.DISPLAY, self.pii)
 
+    def for_log_and_display(
+        self, payload: Mapping[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(`for_log`, `for_display`) of one payload, judged once when both surfaces' policies
+        act alike (the same kinds and strength apply to every surface: the same text comes out);
+        otherwise each surface is judged by its own policy."""
+        before = self.pii.snapshot()
+        logged = self.for_log(payload)
+        policy = before.policy
+        alike = policy.action(pii.Surface.LOG) is policy.action(pii.Surface.DISPLAY)
+        if alike and self.pii.snapshot().generation == before.generation:  # not changed meanwhile
+            return logged, dict(logged)
+        return logged, self.for_display(payload)
+
 
 def build(config: Config, workspace: Path) -> Safety:
     chosen = presets.BUILTIN.resolve(config.agent.preset)

@@ -3,7 +3,8 @@
 Contract:
 - Every record of a session (rollout events, messages, usage, tool call rows and their results)
   goes through its `StepLog` in publish order. They are kept in memory and written together, in
-  ONE `SessionStore.batch()` transaction, at the step's commit points:
+  ONE `SessionStore.batch(whole=True)` transaction (no savepoint per record), at the step's
+  commit points:
   · write-ahead: a `tool_call` event is written with everything before it (the model's turn that
     made the call, its message and usage) before the call runs — a process that dies mid-call
     leaves the call on record, for `runtrack.settle` to answer, and never silently re-run;
@@ -111,7 +112,7 @@ class StepLog:
                 self._full.write(self._store.path, self._batch, pending)
 
     def _batch(self, pending: list[Write]) -> None:
-        with self._store.batch():
+        with self._store.batch(whole=True):  # no savepoint per record: the step is one unit
             for write in pending:
                 write(self._store)
 

@@ -13,6 +13,7 @@ messages and event payloads contain, when to checkpoint, and what a session's st
 
 from yagent.memory.errors import (
     AmbiguousSessionError,
+    BatchFailedError,
     DamagedStoreError,
     NewerSchemaError,
     SchemaError,
@@ -50,6 +51,7 @@ __all__ = [
     "SUB_AGENT_ACTIVITY",
     "AmbiguousSessionError",
     "ArchiveRecord",
+    "BatchFailedError",
     "Checkpoint",
     "Clock",
     "DamagedStoreError",

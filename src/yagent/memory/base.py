@@ -22,6 +22,7 @@ from typing import Self
 
 from yagent.kernel.clock import SystemClock as SystemClock
 from yagent.memory.errors import (
+    BatchFailedError,
     SessionNotFoundError,
     SessionStoreError,
     StoreBusyError,
@@ -52,6 +53,13 @@ class StoreBase:
         self._pid = os.getpid()
         self._conn: sqlite3.Connection | None = None
         self._batch: sqlite3.Connection | None = None  # the open `batch()` transaction
+        # Within the open batch only (cleared at its end and whenever a call in it is undone):
+        # the sessions already marked written, and the content of the messages it wrote.
+        self._touched: set[str] = set()
+        self._written: dict[tuple[str, int], object] = {}
+        self._seqs: dict[tuple[str, str], int] = {}  # (table, session) -> the last seq taken
+        self._whole = False  # the open batch stands or falls as one (no savepoint per call)
+        self._failed: BaseException | None = None  # the first call that failed in a whole batch
         conn, self._journal_mode = open_database(
             self._path, busy_timeout=float(busy_timeout), durable=durable
         )
@@ -96,25 +104,39 @@ class StoreBase:
         return self._conn
 
     @contextlib.contextmanager
-    def batch(self) -> Iterator[None]:
+    def batch(self, *, whole: bool = False) -> Iterator[None]:
         """One write transaction for every store call made inside it (by this thread), committed
         at its end: a step's records land together or not at all, for one fsync. A call inside
         that fails is undone alone (a savepoint) and raises as it would outside; an exception
-        leaving the block rolls every call of the batch back. Nested batches join the outer one."""
+        leaving the block rolls every call of the batch back. Nested batches join the outer one.
+        `whole=True`: the batch stands or falls as one — no savepoint per call (two statements
+        each); a call that fails raises as always, and the block then ends in a rollback and
+        `BatchFailedError` (the failure as its cause) even when that failure was caught inside."""
         with self._lock:
             if self._batch is not None:
                 yield
                 return
             with self._transaction("BEGIN IMMEDIATE") as (conn, _):
-                self._batch = conn
+                self._batch, self._whole, self._failed = conn, whole, None
                 try:
                     yield
+                    if self._failed is not None:
+                        failed = self._failed
+                        raise BatchFailedError(f"a call in the batch failed: {failed}") from failed
                 finally:
-                    self._batch = None
+                    self._batch, self._whole, self._failed = None, False, None
+                    self._forget()
 
     @contextlib.contextmanager
     def _transaction(self, begin: str) -> Iterator[tuple[sqlite3.Connection, float]]:
         with self._lock:
+            if self._batch is not None and self._whole:  # inside `batch(whole=True)`
+                try:
+                    yield self._batch, self._clock.now()
+                except BaseException as exc:
+                    self._failed = self._failed or exc  # the batch cannot commit now
+                    raise
+                return
             if self._batch is not None:  # inside `batch()`: a savepoint of its transaction
                 with self._savepoint(self._batch) as joined:
                     yield joined
@@ -143,6 +165,7 @@ class StoreBase:
         try:
             yield conn, self._clock.now()
         except BaseException:
+            self._forget()  # what the undone call touched or wrote is no longer so
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK TO store_call")
                 conn.execute("RELEASE store_call")
@@ -151,6 +174,42 @@ class StoreBase:
             conn.execute("RELEASE store_call")
         except sqlite3.DatabaseError as exc:
             raise _translate(self._path, exc) from exc
+
+    def _forget(self) -> None:
+        self._touched.clear()
+        self._written.clear()
+        self._seqs.clear()
+
+    def _next_seq(self, conn: sqlite3.Connection, table: str, session_id: str) -> int:
+        """`next_seq`, read once per table and session in a batch: the batch holds the write lock
+        from its first call to its commit, so no other writer takes a seq meanwhile."""
+        key = (table, session_id)
+        last = self._seqs.get(key) if self._batch is not None else None
+        seq = next_seq(conn, table, session_id) if last is None else last + 1
+        if self._batch is not None:
+            self._seqs[key] = seq
+        return seq
+
+    def _touch(self, conn: sqlite3.Connection, session_id: str, now: float) -> None:
+        """`touch`, once per session in a batch: its first call marks the session written (and
+        refuses a missing one); the rest of the batch commits with it or not at all."""
+        if self._batch is not None and session_id in self._touched:
+            return
+        touch(conn, session_id, now)
+        if self._batch is not None:
+            self._touched.add(session_id)
+
+    def _remember(self, session_id: str, seq: int, content: object) -> None:
+        """A message's content as this batch wrote it: what a reference to it is checked by."""
+        if self._batch is not None:
+            self._written[(session_id, seq)] = content
+
+    def _written_content(self, session_id: str, seq: int) -> tuple[bool, object]:
+        """(True, content) for a message written by the open batch, else (False, None)."""
+        key = (session_id, seq)
+        if self._batch is not None and key in self._written:
+            return True, self._written[key]
+        return False, None
 
     def _write(self) -> contextlib.AbstractContextManager[tuple[sqlite3.Connection, float]]:
         return self._transaction("BEGIN IMMEDIATE")

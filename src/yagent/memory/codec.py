@@ -24,8 +24,11 @@ from yagent.memory.errors import SchemaError
 PACK_AT = 768  # bytes of JSON from which a record is stored deflated, when that saves a fifth
 
 
+_PLAIN = frozenset({str, int, bool, type(None)})  # exact types stored as they are
+
+
 def _normal(value: Any, path: str) -> Any:
-    if value is None or isinstance(value, str | bool | int):
+    if type(value) in _PLAIN or value is None or isinstance(value, str | bool | int):
         return value
     if isinstance(value, float):
         if math.isfinite(value):
@@ -64,6 +67,8 @@ def dumps(value: dict[str, Any]) -> str:
 
 
 def _utf8_clean(text: str) -> bool:
+    if text.isascii():
+        return True
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

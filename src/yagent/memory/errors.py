@@ -92,3 +92,8 @@ class ToolCallNotFoundError(SessionStoreError, LookupError):
 
     def __str__(self) -> str:
         return str(self.args[0])
+
+
+class BatchFailedError(SessionStoreError):
+    """A call inside a `batch(whole=True)` failed (its failure is the `__cause__`): the whole batch
+    was rolled back, even though the block went on after it."""

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from yagent.memory import codec
-from yagent.memory.base import StoreBase, next_seq, require, touch
+from yagent.memory.base import StoreBase, require
 from yagent.memory.codec import text_arg
 from yagent.memory.records import (
     SUB_AGENT_ACTIVITY,
@@ -138,8 +138,8 @@ class LedgerPart(StoreBase):
         values = (text_arg(model, "model"), text_arg(delegation_id, "delegation_id"))
         price = _cost(cost)
         with self._write() as (conn, now):
-            touch(conn, session_id, now)
-            seq = next_seq(conn, "usage", session_id)
+            self._touch(conn, session_id, now)
+            seq = self._next_seq(conn, "usage", session_id)
             conn.execute(
                 "INSERT INTO usage (session_id, seq, ts, model, delegation_id, input_tokens, "
                 "output_tokens, cache_read_tokens, cache_write_tokens, cost) "
@@ -162,8 +162,8 @@ class LedgerPart(StoreBase):
         body = codec.encode_object(data, "checkpoint data")
         values = (text_arg(delegation_id, "delegation_id"), _count(step, "step"), body)
         with self._write() as (conn, now):
-            touch(conn, session_id, now)
-            seq = next_seq(conn, "checkpoints", session_id)
+            self._touch(conn, session_id, now)
+            seq = self._next_seq(conn, "checkpoints", session_id)
             conn.execute(
                 "INSERT INTO checkpoints (session_id, seq, ts, delegation_id, step, data) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
@@ -183,8 +183,8 @@ class LedgerPart(StoreBase):
         """Keep something compaction removed from the live context (e.g. old messages); its seq."""
         values = (text_arg(kind, "kind"), codec.encode_object(payload, "archive payload"))
         with self._write() as (conn, now):
-            touch(conn, session_id, now)
-            seq = next_seq(conn, "archive", session_id)
+            self._touch(conn, session_id, now)
+            seq = self._next_seq(conn, "archive", session_id)
             conn.execute(
                 "INSERT INTO archive (session_id, seq, ts, kind, payload) VALUES (?, ?, ?, ?, ?)",
                 (session_id, seq, now, *values),

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from yagent.memory import codec
-from yagent.memory.base import StoreBase, next_seq, require, touch
+from yagent.memory.base import StoreBase, require
 from yagent.memory.codec import text_arg
 from yagent.memory.errors import ToolCallNotFoundError
 from yagent.memory.records import MESSAGE_META_KEYS, EventRecord, ToolCallRecord
@@ -108,12 +108,6 @@ def _message_content(conn: sqlite3.Connection, session_id: str, seq: int) -> str
     return content if isinstance(content, str) else None
 
 
-def _same_content(
-    conn: sqlite3.Connection, session_id: str, seq: int | None, content: object
-) -> bool:
-    return seq is not None and _message_content(conn, session_id, seq) == content
-
-
 def query_tool_calls(
     conn: sqlite3.Connection, session_id: str, delegation_id: str | None
 ) -> list[ToolCallRecord]:
@@ -160,13 +154,15 @@ class ConversationPart(StoreBase):
             )
         values = (text_arg(agent, "agent"), text_arg(delegation_id, "delegation_id"))
         with self._write() as (conn, now):
-            touch(conn, session_id, now)
-            seq = next_seq(conn, "messages", session_id)
+            self._touch(conn, session_id, now)
+            seq = self._next_seq(conn, "messages", session_id)
             conn.execute(
                 "INSERT INTO messages (session_id, seq, ts, agent, delegation_id, body) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
                 (session_id, seq, now, *values, codec.pack(codec.dumps(body))),
             )
+            content = body.get("content")
+            self._remember(session_id, seq, content if isinstance(content, str) else None)
             return seq
 
     def messages(
@@ -193,11 +189,11 @@ class ConversationPart(StoreBase):
             raise ValueError(f"event payload carries the store's own key {CONTENT_REF!r}")
         values = (text_arg(type, "event type"), text_arg(delegation_id, "delegation_id"))
         with self._write() as (conn, now):
-            touch(conn, session_id, now)
-            if _same_content(conn, session_id, content_message, body.get("content")):
+            self._touch(conn, session_id, now)
+            if self._same_content(conn, session_id, content_message, body.get("content")):
                 body = {k: v for k, v in body.items() if k != "content"}
                 body[CONTENT_REF] = content_message
-            seq = next_seq(conn, "events", session_id)
+            seq = self._next_seq(conn, "events", session_id)
             conn.execute(
                 "INSERT INTO events (session_id, seq, ts, type, delegation_id, payload) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
@@ -239,8 +235,8 @@ class ConversationPart(StoreBase):
             time_arg(started_at, "started_at"),
         )
         with self._write() as (conn, now):
-            touch(conn, session_id, now)
-            seq = next_seq(conn, "tool_calls", session_id)
+            self._touch(conn, session_id, now)
+            seq = self._next_seq(conn, "tool_calls", session_id)
             conn.execute(
                 "INSERT INTO tool_calls (session_id, seq, call_id, name, arguments, "
                 "delegation_id, started_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -270,7 +266,7 @@ class ConversationPart(StoreBase):
         values = (time_arg(ended_at, "ended_at"), text_arg(content, "content"), int(ok), kind)
         extra, params = _delegation_filter(delegation_id)
         with self._write() as (conn, now):
-            touch(conn, session_id, now)
+            self._touch(conn, session_id, now)
             row = conn.execute(
                 f"SELECT seq FROM tool_calls WHERE session_id = ? AND call_id = ?{extra} "
                 "ORDER BY ended_at IS NOT NULL, CASE WHEN ended_at IS NULL THEN seq ELSE -seq END "
@@ -281,7 +277,7 @@ class ConversationPart(StoreBase):
                 raise ToolCallNotFoundError(session_id, call_id)
             ref = (
                 content_message
-                if _same_content(conn, session_id, content_message, content)
+                if self._same_content(conn, session_id, content_message, content)
                 else None
             )
             stored = values if ref is None else (values[0], None, *values[2:])
@@ -292,6 +288,17 @@ class ConversationPart(StoreBase):
             )
             seq: int = row[0]
             return seq
+
+    def _same_content(
+        self, conn: sqlite3.Connection, session_id: str, seq: int | None, content: object
+    ) -> bool:
+        """Whether message `seq` holds `content`: known without a read when this batch wrote it."""
+        if seq is None:
+            return False
+        known, written = self._written_content(session_id, seq)
+        if known:
+            return written == content
+        return _message_content(conn, session_id, seq) == content
 
     def tool_calls(
         self, session_id: str, *, delegation_id: str | None = None

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from yagent.memory import codec
-from yagent.memory.base import StoreBase, touch
+from yagent.memory.base import StoreBase
 from yagent.memory.codec import text_arg
 from yagent.memory.errors import AmbiguousSessionError, SessionNotFoundError
 from yagent.memory.records import STATUSES, SessionInfo
@@ -135,11 +135,11 @@ class SessionsPart(StoreBase):
     def set_status(self, session_id: str, status: str) -> None:
         value = check_status(status)
         with self._write() as (conn, now):
-            touch(conn, session_id, now)
+            self._touch(conn, session_id, now)
             conn.execute("UPDATE sessions SET status = ? WHERE id = ?", (value, session_id))
 
     def set_title(self, session_id: str, title: str) -> None:
         value = text_arg(title, "title")
         with self._write() as (conn, now):
-            touch(conn, session_id, now)
+            self._touch(conn, session_id, now)
             conn.execute("UPDATE sessions SET title = ? WHERE id = ?", (value, session_id))

@@ -4,6 +4,10 @@ and the local services the person opened for a project for good (`local_openings
 Contract: the file is written atomically (temp file in the same directory, fsync, `os.replace`);
 a file that cannot be parsed is reported with `SettingsError` and never overwritten — a person's
 settings are not silently replaced by defaults. Paths are stored resolved (`realpath`).
+`authorized_projects()` (asked before every tool call that needs a standing permission) reads
+the file again only when it changed: its identity and time stamps (inode, size, mtime, ctime)
+differ from the last read's, or it was modified less than `FRESH` seconds before that read — a
+file written within the time stamps' granularity is never trusted to be unchanged.
 """
 
 from __future__ import annotations
@@ -11,10 +15,27 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 from yagent.tools.atomicfile import MISSING, atomic_write, read_json
+
+FRESH = 2.0  # seconds: a file modified this recently is read again at the next call
+
+Stamp = tuple[int, int, int, int]
+
+
+def _stamp(path: Path) -> tuple[Stamp, float] | None:
+    """The file's identity and time stamps, and its mtime; None when it cannot be stat'ed (then
+    nothing is remembered)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return (0, 0, 0, 0), 0.0  # no file: settled until one appears (then its stamp differs)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns), st.st_mtime
 
 
 class SettingsError(Exception):
@@ -29,6 +50,7 @@ class Settings:
     def __init__(self, home: Path | None = None) -> None:
         self.path = (home or default_home()) / "settings.json"
         self._lock = threading.Lock()
+        self._authorized: tuple[Stamp, frozenset[str]] | None = None  # as of the last read
 
     def load(self) -> dict[str, Any]:
         data = read_json(self.path, SettingsError, "the settings file")
@@ -44,10 +66,17 @@ class Settings:
         atomic_write(self.path, text.encode("utf-8"), force_mode=0o600)  # as mkstemp made it
 
     def authorized_projects(self) -> frozenset[str]:
+        before = _stamp(self.path)  # taken before reading: a later change never hides
+        known = self._authorized
+        if before is not None and known is not None and known[0] == before[0]:
+            return known[1]
         value = self.load().get("authorized_projects", [])
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise SettingsError(f"{self.path}: authorized_projects must be a list of paths")
-        return frozenset(value)
+        found = frozenset(value)
+        settled = before is not None and time.time() - before[1] >= FRESH
+        self._authorized = (before[0], found) if before is not None and settled else None
+        return found
 
     def is_project_authorized(self, project: Path) -> bool:
         return os.path.realpath(project) in self.authorized_projects()

@@ -7,10 +7,14 @@ Guarantees:
 - BLOCK: if anything is found the Result is blocked, its `value` is None and `unwrap()` raises
   BlockedError — a block is never a silent mask. Nothing found: the value passes unchanged.
 - apply_value walks dicts (values and string keys), lists, tuples, sets and frozensets, and scans
-  str, int and float leaves (a number that is PII comes back as its masked string). Leaves of other
-  types (bytes, custom objects) are not scanned and their paths are listed in `unscanned`. Nesting
-  deeper than MAX_DEPTH (or a cycle) raises TooDeepError; two keys that mask to the same text raise
-  KeyCollisionError rather than silently dropping one.
+  str, int and float leaves (a number that is PII comes back as its masked string). A value made
+  of those alone is first scanned whole, in ONE pass over its texts joined by a line break (no
+  kind's pattern matches a line break, and every pattern treats one as it treats a string's end:
+  the pass finds an item exactly when some leaf holds one); only a value where that pass finds
+  something is walked leaf by leaf: same findings, same result, one scan for a clean value.
+  Leaves of other types (bytes, custom objects) are not scanned and their paths are listed in
+  `unscanned`. Nesting deeper than MAX_DEPTH (or a cycle) raises TooDeepError; two keys that mask
+  to the same text raise KeyCollisionError rather than silently dropping one.
 """
 
 from __future__ import annotations
@@ -85,6 +89,8 @@ def apply_value(value: T, surface: Surface, *, store: PolicyStore | None = None)
     action = snap.policy.action(which)
     if action is Action.OFF:
         return Result(value, False, (), which, action, snap.generation)
+    if _clean(value, snap.policy.kinds):
+        return Result(value, False, (), which, action, snap.generation)
     walker = _Walker(snap.policy.kinds, snap.policy.strength)
     out = walker.walk(value, "$", 0)
     findings = tuple(walker.findings)
@@ -92,6 +98,42 @@ def apply_value(value: T, surface: Surface, *, store: PolicyStore | None = None)
         return Result(None, True, findings, which, action, snap.generation, tuple(walker.unscanned))
     result = out if action is Action.MASK else value
     return Result(result, False, findings, which, action, snap.generation, tuple(walker.unscanned))
+
+
+SEPARATOR = "\n"  # between the texts of one whole-value pass (see the module contract)
+
+
+def _clean(value: Any, kinds: frozenset[Kind]) -> bool:
+    """True when `value` holds only scannable leaves and one pass over them finds nothing; False
+    when something is found or the value needs the walk (another leaf type, too deep, a cycle)."""
+    texts: list[str] = []
+    if not _texts(value, texts, 0):
+        return False
+    return not scan(SEPARATOR.join(texts), kinds)
+
+
+def _texts(value: Any, out: list[str], depth: int) -> bool:
+    """Collect every text `_Walker.walk` would scan; False when the walk must decide instead."""
+    if depth > MAX_DEPTH:
+        return False
+    if isinstance(value, str):
+        out.append(value)
+        return True
+    if value is None or isinstance(value, bool):
+        return True
+    if isinstance(value, int | float):
+        out.append(str(value))
+        return True
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if isinstance(key, str):
+                out.append(key)
+            if not _texts(item, out, depth + 1):
+                return False
+        return True
+    if isinstance(value, list | tuple | set | frozenset):
+        return all(_texts(item, out, depth + 1) for item in value)
+    return False
 
 
 class _Walker:

@@ -1,0 +1,100 @@
+"""A structured value is judged whole first: every text in it scanned in ONE pass (texts joined by a
+line break, which no kind's pattern crosses and which bounds every pattern as a string's end
+does), and walked field by field only when that pass finds something. The whole pass never misses
+what the field-by-field walk finds (differential test below), so the shortcut cannot leak."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from yagent.kernel import pii
+from yagent.kernel.pii.detect import scan
+
+pii_apply = importlib.import_module("yagent.kernel.pii.apply")  # `pii.apply` is the function
+
+MOBILE = "13912345678"
+EMAIL = "li.lei@example.com"
+ID = "11010519491231002X"
+CARD = "4111111111111111"
+
+PIECES = st.sampled_from(
+    [MOBILE, EMAIL, ID, CARD, "1", "1.", ".", "@", "-", " ", "+86", "x", "a.b", "９", "＠", "\n"]
+)
+TEXTS = st.lists(PIECES, max_size=4).map("".join)
+LEAVES = st.one_of(TEXTS, st.integers(), st.floats(allow_nan=False), st.booleans(), st.none())
+VALUES = st.recursive(
+    LEAVES,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXTS, inner, max_size=3),
+    max_leaves=8,
+)
+
+
+def each_leaf_found(value: Any) -> bool:
+    """The reference: every text and number scanned on its own."""
+    if isinstance(value, str):
+        return bool(scan(value))
+    if isinstance(value, bool) or value is None:
+        return False
+    if isinstance(value, int | float):
+        return bool(scan(str(value)))
+    if isinstance(value, dict):
+        return any(each_leaf_found(k) or each_leaf_found(v) for k, v in value.items())
+    return any(each_leaf_found(v) for v in value)
+
+
+@settings(max_examples=400, deadline=None)
+@given(VALUES)
+def test_the_whole_pass_finds_whatever_a_field_by_field_walk_finds(value: Any) -> None:
+    try:
+        judged = pii.apply_value({"v": value}, pii.Surface.LOG)
+    except pii.KeyCollisionError:  # only masking merges two keys: something was found
+        assert each_leaf_found(value)
+        return
+    assert bool(judged.findings) == each_leaf_found(value)
+    if not judged.findings:
+        assert judged.value == {"v": value}
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"a": "order 1", "b": MOBILE},  # a text ending in a digit, then a number
+        {"a": "1.", "b": MOBILE},  # a decimal point before the next text
+        {"a": 1.5, "b": int(MOBILE)},
+        {"a": ["x", MOBILE + "."], "b": "5"},
+        {MOBILE: "key"},
+        {"a": "li.lei", "b": "@example.com", "c": EMAIL},
+    ],
+)
+def test_a_neighbouring_text_never_hides_a_finding(payload: dict[str, Any]) -> None:
+    judged = pii.apply_value(payload, pii.Surface.LOG)
+    assert judged.findings
+    assert MOBILE not in str(judged.value)
+    assert EMAIL not in str(judged.value)
+
+
+def test_a_clean_payload_is_scanned_in_one_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+
+    def counting(text: str, *args: Any, **kwargs: Any) -> Any:
+        calls.append(text)
+        return scan(text, *args, **kwargs)
+
+    monkeypatch.setattr(pii_apply, "scan", counting)
+    payload = {
+        "agent": "coding",
+        "step": 12,
+        "segments": {"system": 1200, "tools": 3400, "history": 15},
+        "text": "a reply that is long enough to be scanned for personal data",
+        "ok": True,
+        "fraction": 0.0123,
+    }
+    judged = pii.apply_value(payload, pii.Surface.LOG)
+    assert judged.findings == ()
+    assert judged.value is payload
+    assert len(calls) == 1
