@@ -72,6 +72,7 @@ def test_a_run_killed_on_one_machine_is_finished_on_another_and_its_push_never_r
         ("runs", 1),
         ("sessions", 2),
         ("sideeffect", 1),
+        ("taskboard", 1),  # the Director's delegations: on the same database
     ]
     assert not (pg_world["home"] / "sessions.db").exists()  # so are the sessions
     [(sid,)] = rows(url, "SELECT id FROM sessions")

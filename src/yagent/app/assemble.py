@@ -52,7 +52,7 @@ from yagent.app import (
     turn,
 )
 from yagent.app.config import Config, ConfigError
-from yagent.app.durable import DB_NAME, Decision, open_home
+from yagent.app.durable import Decision, open_home
 from yagent.app.engines import build_engine
 from yagent.app.fulldisk import FullDisk
 from yagent.app.lease import LeaseKeeper
@@ -61,7 +61,7 @@ from yagent.app.steplog import StepLog
 from yagent.app.storeconfig import open_sessions
 from yagent.app.telemetry import WARNING_EVENT, Telemetry, exporter_from_env
 from yagent.app.trust import Status
-from yagent.kernel import policy, sessionref, spill, taskboard
+from yagent.kernel import policy, sessionref, spill
 from yagent.llm import Message
 from yagent.llm.pricing import DEFAULT_PRICES, Ledger, PriceTable
 from yagent.llm.types import AssistantTurn, Engine
@@ -133,7 +133,7 @@ class App:
         )
         self.topology = delegationpool.topology(self.config)  # a cycle: ConfigError, exit 2
         self.durable = open_home(self.home, self.config)  # closed by open_app
-        self.board = taskboard.SqliteBoard(self.home / DB_NAME)  # delegations' tasks; closed too
+        self.board = self.durable.board  # delegations' tasks, beside the runs (closed with them)
         self.leases = LeaseKeeper(self.durable.leases, self._lease_lost)  # one runner a session
         self.clock: sessionref.Clock = sessionref.SystemClock()
         self.live: dict[str, tuple[Message, ...]] = {}  # compacted history of finished runs
@@ -384,7 +384,6 @@ async def open_app(
                     finally:
                         await app.leases.close()
                 app.durable.close()
-                app.board.close()
                 if app.otel_sink is not None:
                     app.otel_sink.shutdown()
     finally:

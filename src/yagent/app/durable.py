@@ -39,7 +39,7 @@ from typing import Any
 from yagent.app.config import Config, ConfigError
 from yagent.app.lease import SessionLeases, Tables
 from yagent.app.stopkind import concluding_statuses
-from yagent.kernel import checkpoint, commitgate, sideeffect, sqlitefile
+from yagent.kernel import checkpoint, commitgate, sideeffect, sqlitefile, taskboard
 from yagent.kernel.sqlitedb import Database, DatabaseStore
 from yagent.tools.effectrun import EffectRunner, Publish
 from yagent.tools.effects import EffectRuleError, EffectTable
@@ -242,6 +242,7 @@ class Durable:
         self.effects: sideeffect.Store
         self.checkpoints: checkpoint.StoreCAS
         self.gate: commitgate.Gate
+        self.board: taskboard.RowBoard  # the Director's delegations (`app.delegation`)
         self._closers: list[Callable[[], None]] = []
         if url:
             # Imported only when configured: psycopg is an optional extra (yagent[pg]).
@@ -252,6 +253,7 @@ class Durable:
             self.effects, self.checkpoints, self.gate = parts.effects, parts.checkpoints, parts.gate
             self.runs = RunIndex(parts.where, db=parts.runs)
             self.leases = parts.leases
+            self.board = parts.board
             self._closers = parts.closers
             return
         sqlitefile.probe(self.path)  # an empty or damaged file is refused, never written over
@@ -264,7 +266,9 @@ class Durable:
         self.effects, self.checkpoints, self.gate = effects, checkpoints, gate
         self.runs = RunIndex(self.path)
         self.leases = SessionLeases(self.path)
-        self._closers = [effects.close, checkpoints.close, gate.close]
+        board = taskboard.SqliteBoard(self.path)
+        self.board = board
+        self._closers = [effects.close, checkpoints.close, gate.close, board.close]
 
     def close(self) -> None:
         for close in (*self._closers, self.runs.close, self.leases.close):

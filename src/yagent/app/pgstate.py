@@ -2,9 +2,10 @@
 
 Contract:
 - `attach(url, error)` opens ONE pool to the database and, on it, the side-effect store, the
-  checkpoint store, the commit gate (`kernel.*.postgres`), the run index and the session leases
-  (the same `app.durable` / `app.lease` code as the SQLite files, on `kernel.pgdb`). Every schema
-  is brought to its version at start, under an advisory lock, in one transaction per component.
+  checkpoint store, the commit gate, the task board (`kernel.*.postgres`), the run index and the
+  session leases (the same `app.durable` / `app.lease` code as the SQLite files, on
+  `kernel.pgdb`). Every schema is brought to its version at start, under an advisory lock, in one
+  transaction per component.
 - Any worker on any machine with the same URL sees the same runs: it can resume a run another
   one started, its side effects are judged at most once against the same keys, and leases and
   fences are judged by the database server's clock.
@@ -26,6 +27,7 @@ from yagent.kernel import checkpoint, commitgate, pgdb, sideeffect
 from yagent.kernel.checkpoint.postgres import PgStore as PgCheckpoints
 from yagent.kernel.commitgate.postgres import PgGate
 from yagent.kernel.sideeffect.postgres import PgStore as PgEffects
+from yagent.kernel.taskboard.postgres import PgBoard
 
 RUNS = (
     (
@@ -77,6 +79,7 @@ class Parts:
     gate: commitgate.Gate
     runs: pgdb.Database
     leases: SessionLeases
+    board: PgBoard
     closers: list[Callable[[], None]]
 
 
@@ -90,6 +93,7 @@ def attach(url: str, error: type[Exception]) -> Parts:
         effects = PgEffects(pool)
         checkpoints = PgCheckpoints(pool)
         gate = PgGate(pool, concluding_statuses())
+        board = PgBoard(pool)
         runs = pgdb.Database(pool, prefix="runs", migrations=RUNS, error=error)
         leases = pgdb.Database(pool, prefix="lease", migrations=LEASES, error=LeaseError)
     except (*_OPEN_ERRORS, error) as exc:
@@ -103,6 +107,7 @@ def attach(url: str, error: type[Exception]) -> Parts:
         gate=gate,
         runs=runs,
         leases=SessionLeases(pool.where, db=leases),
+        board=board,
         # the stores share the pool: each forgets it, then the pool itself closes, last
-        closers=[effects.close, checkpoints.close, gate.close, pool.close],
+        closers=[effects.close, checkpoints.close, gate.close, board.close, pool.close],
     )

@@ -53,6 +53,13 @@ class StoreBase:
         self._pid = os.getpid()
         self._conn: sqlite3.Connection | None = None
         self._batch: sqlite3.Connection | None = None  # the open `batch()` transaction
+        self._init_batch_state()
+        conn, self._journal_mode = open_database(
+            self._path, busy_timeout=float(busy_timeout), durable=durable
+        )
+        self._conn = conn
+
+    def _init_batch_state(self) -> None:
         # Within the open batch only (cleared at its end and whenever a call in it is undone):
         # the sessions already marked written, and the content of the messages it wrote.
         self._touched: set[str] = set()
@@ -60,10 +67,6 @@ class StoreBase:
         self._seqs: dict[tuple[str, str], int] = {}  # (table, session) -> the last seq taken
         self._whole = False  # the open batch stands or falls as one (no savepoint per call)
         self._failed: BaseException | None = None  # the first call that failed in a whole batch
-        conn, self._journal_mode = open_database(
-            self._path, busy_timeout=float(busy_timeout), durable=durable
-        )
-        self._conn = conn
 
     @property
     def path(self) -> Path:

@@ -74,6 +74,7 @@ class PgSessionStore(SessionStore):
         self._pid = os.getpid()
         self._conn = None
         self._batch = None
+        self._init_batch_state()
         self._journal_mode = "postgresql"
         self._own_pool: pgdb.Pool | None = None
         try:
@@ -109,6 +110,13 @@ class PgSessionStore(SessionStore):
     @contextlib.contextmanager
     def _transaction(self, begin: str) -> Iterator[tuple[Any, float]]:
         with self._lock:
+            if self._batch is not None and self._whole:  # inside `batch(whole=True)`
+                try:
+                    yield self._batch, self._now(self._batch)  # type: ignore[arg-type]  # a pg connection here
+                except BaseException as exc:
+                    self._failed = self._failed or exc  # the batch cannot commit now
+                    raise
+                return
             if self._batch is not None:  # inside `batch()`: a savepoint of its transaction
                 with self._savepoint(self._batch) as joined:
                     yield joined
@@ -125,6 +133,7 @@ class PgSessionStore(SessionStore):
         try:
             yield conn, self._now(conn)
         except BaseException:
+            self._forget()  # what the undone call touched or wrote is no longer so
             with contextlib.suppress(psycopg.Error):
                 conn.execute("ROLLBACK TO SAVEPOINT store_call")
                 conn.execute("RELEASE SAVEPOINT store_call")
