@@ -5,6 +5,8 @@ OpenAI-compatible server on loopback (the harness of `tests/e2e/test_director.py
 - C19 / G18: a delegation working in `svc/` receives `svc/AGENTS.md` appended to its task, never
   the workspace root's (already in its system context).
 - C16 / G16: the receipt lists the evidence set (the files the child really read).
+- Custom agents (`[agents.NAME]`) and Claude Code's `.claude/agents` are in the Director's
+  topology, and its prompt lists every agent it may call with its description, generated.
 - C6 / C15: the Repo child's `agent_exit` blueprint findings are folded when backed by the
   evidence; a finding naming a file it never read is dropped, and the account line reaches the
   Director beside the deliverable, never inside it.
@@ -23,7 +25,7 @@ from tests.e2e.test_director import exit_turn, lines, receipts, yagent
 from tests.e2e.test_providers import openai_reply
 from tests.llm.wire import Received, Reply, WireServer
 from yagent.app import blueprint
-from yagent.llm.scripted import call
+from yagent.llm.scripted import call, calls
 from yagent.llm.types import AssistantTurn
 
 ROOT_DOC = "ROOT-RULES-7f3a"
@@ -49,7 +51,8 @@ class Server(WireServer):
     def next_reply(self, received: Received) -> Reply:
         messages: list[dict[str, Any]] = received.body["messages"]
         first = str(messages[0]["content"]).splitlines()[0]
-        who = "director" if "Director agent" in first else first.split("[delegation ")[1][:6]
+        who = "director" if "Director agent" in first else first.rsplit("[delegation ", 1)[1]
+        who = who.split("]", 1)[0]
         with self.lock:
             self.by_agent.setdefault(who, []).append(messages)
         answered = {m.get("tool_call_id") for m in messages if m["role"] == "tool"}
@@ -135,3 +138,71 @@ def test_c19_c16_c15_a_repo_delegation_gets_local_docs_and_folds_backed_findings
     assert account in head
     assert "evidence: svc/api.py" in head
     assert receipt["output"] == REPORT
+
+
+REVIEWER = """---
+name: reviewer
+description: Reviews a change for bugs.
+tools: Read, Grep
+---
+You review changes carefully.
+"""
+
+
+class RosterServer(WireServer):
+    """The Director calls a `.claude/agents` agent and a `[agents.NAME]` agent in one step."""
+
+    def __init__(self) -> None:
+        super().__init__([])
+        self.lock = threading.Lock()
+        self.firsts: dict[str, list[dict[str, Any]]] = {}
+
+    def next_reply(self, received: Received) -> Reply:
+        messages: list[dict[str, Any]] = received.body["messages"]
+        first = str(messages[0]["content"]).splitlines()[0]
+        who = "director" if "Director agent" in first else first.rsplit("[delegation ", 1)[1]
+        who = who.split("]", 1)[0]
+        answered = {m.get("tool_call_id") for m in messages if m["role"] == "tool"}
+        with self.lock:
+            self.firsts.setdefault(who, messages)
+        if who != "director":
+            return openai_reply(exit_turn(f"{who} done"))
+        if answered:
+            return openai_reply(exit_turn("delegated"))
+        return openai_reply(
+            calls(
+                [
+                    ("delegate", json.dumps({"agent": "reviewer", "task": "review"}), "v"),
+                    ("delegate", json.dumps({"agent": "scribe", "task": "notes"}), "s"),
+                ]
+            )
+        )
+
+
+@pytest.mark.timeout(120)
+def test_c4_custom_and_claude_agents_are_delegatable_and_listed_in_the_directors_prompt(
+    world: dict[str, Path],
+) -> None:
+    folder = world["user"] / ".claude" / "agents"
+    folder.mkdir(parents=True)
+    (folder / "reviewer.md").write_text(REVIEWER)
+    with RosterServer() as server:
+        configure(world, server)
+        with (world["home"] / "config.toml").open("a") as config:
+            config.write(
+                '[agents.scribe]\nprompt = "Writes release notes. Keep them short."\n'
+                'tools = ["read_file"]\n'
+            )
+        proc = yagent(world, "run", "--agent", "director", "--json", "-y", "review and note")
+        out, err = proc.communicate(timeout=100)
+    assert proc.returncode == 0, err
+    got = receipts(lines(out))
+    assert got["v"]["status"] == "completed", got["v"]
+    assert got["v"]["output"] == "reviewer.v done"
+    assert got["s"]["status"] == "completed", got["s"]
+    system = text_of(server.firsts["director"][0])
+    roster = system.split("Agents you may delegate to", 1)[1]
+    assert "- reviewer: Reviews a change for bugs." in roster
+    assert "- scribe: Writes release notes." in roster
+    assert "- repo: you analyse a repository read-only and hand back a report." in roster
+    assert "- director:" not in roster
