@@ -97,7 +97,7 @@ def text_of(message: dict[str, Any]) -> str:
 
 
 @pytest.mark.timeout(120)
-def test_c19_c16_c15_a_repo_delegation_gets_local_docs_and_folds_backed_findings(
+def test_g3_c19_c16_c15_a_repo_delegation_gets_local_docs_and_folds_backed_findings(
     world: dict[str, Path],
 ) -> None:
     with Server() as server:
