@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from tests.app.test_delegation import delegates, engine, opened, receipts
-from tests.app.test_fanout import GUARD, Gated, finish
+from tests.app.test_fanout import GUARD, Gated, Hook, finish
 
 pytestmark = pytest.mark.anyio
 SIX = [f"d{n}" for n in range(1, 7)]
@@ -21,7 +21,7 @@ def meet_all(gated: Gated, names: list[str]) -> None:
     holds any one back (a tool limit below their number) never gets there."""
     arrived = {name: anyio.Event() for name in names}
 
-    def meet(me: str):  # type: ignore[no-untyped-def]
+    def meet(me: str) -> Hook:
         async def hook() -> None:
             arrived[me].set()
             with anyio.fail_after(GUARD):
