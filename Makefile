@@ -3,6 +3,7 @@
 #   make check  format, lint, types, tests with coverage gates, architecture gate, docsync
 #   make bench  benchmarks (installs the bench extra), one JSON line per figure
 #   make demo   the main job, offline: an agent fixes a failing test in a bundled project
+#   make demo-director  the Director, offline: two delegations at once and a refused one
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 PYTHON ?= python3
@@ -16,13 +17,16 @@ PKG_COV_EXEMPT := \
 COV_MIN_TOTAL := 85
 COV_MIN_PACKAGE := 75
 
-.PHONY: demo test setup system mcp-servers check fmt fmt-check lint typecheck cover archcheck docsync bench clean
+.PHONY: demo demo-director test setup system mcp-servers check fmt fmt-check lint typecheck cover archcheck docsync bench clean
 
 test: setup
 	$(MAKE) check
 
 demo: setup
 	$(PY) -m yagent.cli.demo demo
+
+demo-director: setup
+	$(PY) -m yagent.cli.demodirector demo
 
 setup: system $(STAMP) mcp-servers
 

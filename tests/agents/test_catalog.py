@@ -23,7 +23,7 @@ EXPLICIT = (
 )
 
 
-def test_no_central_default_for_the_loop_flags() -> None:
+def test_c18_no_central_default_for_the_loop_flags() -> None:
     fields = {f.name: f for f in dataclasses.fields(AgentDef)}
     for name in EXPLICIT:
         assert fields[name].default is dataclasses.MISSING, name
@@ -46,7 +46,7 @@ def test_c18_meta_states_its_own_retry_settings() -> None:
         assert (meta.stop_on_finish, meta.no_action_retry_limit) == (True, 1)
 
 
-def test_repo_gets_one_nudge_and_its_own_reminder() -> None:
+def test_c8_c14_repo_gets_one_nudge_and_its_own_reminder() -> None:
     repo = builtin("repo", 0)
     assert repo.no_action_retry_limit == 1
     assert repo.no_action_reminder

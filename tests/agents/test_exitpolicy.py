@@ -10,7 +10,7 @@ from yagent.toolspec import builtin_by_name
 SPECS = builtin_by_name()
 
 
-def test_only_successful_finishing_calls_end_the_run() -> None:
+def test_c2_only_successful_finishing_calls_end_the_run() -> None:
     exit_spec = SPECS["agent_exit"]
     assert exitpolicy.ends_run(exit_spec, ok=True, stop_on_finish=True)
     assert not exitpolicy.ends_run(exit_spec, ok=False, stop_on_finish=True)
@@ -19,7 +19,7 @@ def test_only_successful_finishing_calls_end_the_run() -> None:
     assert not exitpolicy.ends_run(None, ok=True, stop_on_finish=True)
 
 
-def test_deliverable_by_shape_not_name() -> None:
+def test_c3_deliverable_by_shape_not_name() -> None:
     content = json.dumps({"finished": True, "reason": "done", "summary": "the report"})
     assert exitpolicy.deliverable_text(content) == "the report"
     assert exitpolicy.deliverable_text(json.dumps({"finished": True, "reason": "r"})) == "r"

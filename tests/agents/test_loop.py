@@ -30,7 +30,7 @@ def ws(tmp_path: Path) -> Path:
 
 
 @pytest.mark.anyio
-async def test_successful_exit_ends_the_run_with_the_deliverable(ws: Path) -> None:
+async def test_c2_successful_exit_ends_the_run_with_the_deliverable(ws: Path) -> None:
     cfg, engine = build(ws, [call("think", '{"thought": "plan"}'), call("agent_exit", EXIT)])
     result = await run_agent_loop(cfg, "do it")
     assert result.status is Status.FINISHED
@@ -42,7 +42,7 @@ async def test_successful_exit_ends_the_run_with_the_deliverable(ws: Path) -> No
 
 
 @pytest.mark.anyio
-async def test_failed_exit_does_not_end_the_run(ws: Path) -> None:
+async def test_c2_failed_exit_does_not_end_the_run(ws: Path) -> None:
     cfg, _ = build(ws, [call("agent_exit", '{"bogus": 1}'), call("agent_exit", EXIT)])
     result = await run_agent_loop(cfg, "t")
     assert result.status is Status.FINISHED
@@ -74,7 +74,7 @@ async def test_plain_text_gets_the_generic_reminder_then_submits(ws: Path) -> No
 
 
 @pytest.mark.anyio
-async def test_analysis_agents_get_their_own_reminder(ws: Path) -> None:
+async def test_c8_analysis_agents_get_their_own_reminder(ws: Path) -> None:
     cfg, engine = build(
         ws,
         [say("report"), call("agent_exit", EXIT)],
@@ -87,7 +87,7 @@ async def test_analysis_agents_get_their_own_reminder(ws: Path) -> None:
 
 
 @pytest.mark.anyio
-async def test_nudges_used_up_ends_with_a_distinguishable_note(ws: Path) -> None:
+async def test_g11_nudges_used_up_ends_with_a_distinguishable_note(ws: Path) -> None:
     cfg, _ = build(ws, [say("a"), say("b")], no_action_retry_limit=1)
     result = await run_agent_loop(cfg, "t")
     assert result.status is Status.ANSWERED
@@ -105,7 +105,7 @@ async def test_max_steps(ws: Path) -> None:
 
 
 @pytest.mark.anyio
-async def test_run_agent_loop_stamps_delegation_on_every_event(ws: Path) -> None:
+async def test_g9_run_agent_loop_stamps_delegation_on_every_event(ws: Path) -> None:
     events: list[tuple[str, Mapping[str, Any]]] = []
     cfg, _ = build(
         ws, [say("hm"), call("think", '{"thought": "x"}'), call("agent_exit", EXIT)], events=events
@@ -124,7 +124,7 @@ async def test_run_agent_loop_stamps_delegation_on_every_event(ws: Path) -> None
 
 
 @pytest.mark.anyio
-async def test_every_step_with_tool_calls_writes_activity(ws: Path) -> None:
+async def test_c17_g17_every_step_with_tool_calls_writes_activity(ws: Path) -> None:
     rollout: list[tuple[str, Mapping[str, Any]]] = []
     cfg, _ = build(
         ws, [say("x"), call("think", '{"thought": "x"}'), call("agent_exit", EXIT)], rollout=rollout
@@ -136,7 +136,7 @@ async def test_every_step_with_tool_calls_writes_activity(ws: Path) -> None:
 
 
 @pytest.mark.anyio
-async def test_read_only_calls_run_in_parallel_and_serial_arm(ws: Path) -> None:
+async def test_g1_read_only_calls_run_in_parallel_and_serial_arm(ws: Path) -> None:
     many = calls([("lab__slow_read", "{}", f"c{i}") for i in range(4)])
     probe = Probe()
     cfg, _ = build(ws, [many, call("agent_exit", EXIT)], probe=probe)
@@ -149,7 +149,7 @@ async def test_read_only_calls_run_in_parallel_and_serial_arm(ws: Path) -> None:
 
 
 @pytest.mark.anyio
-async def test_checkpoint_only_on_error_termination(ws: Path) -> None:
+async def test_c12_checkpoint_only_on_error_termination(ws: Path) -> None:
     checkpoints: list[Mapping[str, Any]] = []
     cfg, _ = build(ws, [call("agent_exit", EXIT)], checkpoints=checkpoints)
     await run_agent_loop(cfg, "t")
@@ -168,7 +168,7 @@ async def test_checkpoint_only_on_error_termination(ws: Path) -> None:
 
 
 @pytest.mark.anyio
-async def test_outside_cancel_accounts_for_every_call_and_checkpoints(ws: Path) -> None:
+async def test_g5_outside_cancel_accounts_for_every_call_and_checkpoints(ws: Path) -> None:
     checkpoints: list[Mapping[str, Any]] = []
     events: list[tuple[str, Mapping[str, Any]]] = []
     step = calls([("lab__hang", "{}", "h1"), ("lab__slow_read", "{}", "r1")])
@@ -184,7 +184,7 @@ async def test_outside_cancel_accounts_for_every_call_and_checkpoints(ws: Path) 
 
 
 @pytest.mark.anyio
-async def test_tool_timeout_seam(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_g6_tool_timeout_seam(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(loop_module, "DEFAULT_TOOL_TIMEOUT", 0.05)
     events: list[tuple[str, Mapping[str, Any]]] = []
     cfg, _ = build(ws, [call("lab__hang"), call("agent_exit", EXIT)], events=events)
@@ -217,7 +217,7 @@ async def test_total_timeout(ws: Path) -> None:
 
 
 @pytest.mark.anyio
-async def test_pause_at_the_step_boundary_and_resume_in_place(ws: Path) -> None:
+async def test_c5_pause_at_the_step_boundary_and_resume_in_place(ws: Path) -> None:
     gate = PauseGate()
     seen_paused: list[bool] = []
 
@@ -245,7 +245,7 @@ async def test_pause_at_the_step_boundary_and_resume_in_place(ws: Path) -> None:
 
 
 @pytest.mark.anyio
-async def test_abandoned_pause_reports_paused(ws: Path) -> None:
+async def test_g14_abandoned_pause_reports_paused(ws: Path) -> None:
     gate = PauseGate()
     gate.pause()
     gate.abandon()

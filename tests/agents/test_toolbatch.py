@@ -43,7 +43,7 @@ async def run(batch: Batch[Item, str], items: list[Item]) -> list[tuple[int, str
 
 
 @pytest.mark.anyio
-async def test_read_only_batch_parallel_evidence() -> None:
+async def test_g1_read_only_batch_parallel_evidence() -> None:
     items = [Item(f"r{i}", True) for i in range(4)]
     batch = make(4, [])
     committed = await run(batch, items)
@@ -52,7 +52,7 @@ async def test_read_only_batch_parallel_evidence() -> None:
 
 
 @pytest.mark.anyio
-async def test_serial_kill_switch_control_arm() -> None:
+async def test_g1_serial_kill_switch_control_arm() -> None:
     batch = make(1, [])
     await run(batch, [Item(f"r{i}", True) for i in range(4)])
     assert batch.peak == 1
@@ -78,7 +78,7 @@ async def test_errors_become_results_not_crashes() -> None:
 
 
 @pytest.mark.anyio
-async def test_parent_cancel_all_calls_accounted() -> None:
+async def test_g5_parent_cancel_all_calls_accounted() -> None:
     items = [Item("p1", True, 5), Item("p2", True, 5), Item("s", False, 0), Item("p3", True, 0)]
     committed: list[tuple[int, str]] = []
     batch = make(2, [])

@@ -331,7 +331,7 @@ async def test_c9_a_queued_delegation_starts_its_watchdog_when_it_gets_its_slot(
     assert [got[c]["status"] for c in ("d1", "d2")] == ["completed", "completed"]
 
 
-async def test_c11_an_abandoned_pause_leaves_the_delegation_paused_without_a_note(
+async def test_c11_g14_an_abandoned_pause_leaves_the_delegation_paused_without_a_note(
     ws: Path, tmp_path: Path
 ) -> None:
     gated = engine(
@@ -431,7 +431,7 @@ class Crash(BaseException):
     """The process dying between a child's end and its outcome's record (nothing catches it)."""
 
 
-async def test_c13_resume_hands_back_a_degraded_report_when_the_outcome_was_never_recorded(
+async def test_c13_g15_resume_hands_back_a_degraded_report_when_the_outcome_was_never_recorded(
     ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from yagent.app.durable import Action

@@ -186,7 +186,7 @@ def slots_peak(events: list[dict[str, Any]]) -> int:
 
 
 @pytest.mark.timeout(240)
-def test_g12_g13_c12_director_pool_topology_timeout_kill_and_resume(
+def test_g3_g12_g13_c12_director_pool_topology_timeout_kill_and_resume(
     world: dict[str, Path],
 ) -> None:
     with Scripted(resumed=False) as server:

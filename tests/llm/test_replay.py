@@ -200,7 +200,7 @@ async def test_replay_streams_like_a_model_and_keeps_recorded_usage_and_model() 
 
 
 @pytest.mark.anyio
-async def test_unknown_identity_and_cancellation() -> None:
+async def test_g4_unknown_identity_and_cancellation() -> None:
     replay = ReplayEngine(Recording({"coding": [RecordedStep(AssistantTurn("hi"))]}))
     with pytest.raises(EngineError) as info:
         await complete(replay, Request(system="You are someone else", messages=()))

@@ -68,7 +68,7 @@ def test_identity_is_recognised_from_the_first_line_only_in_sorted_order() -> No
 
 
 @pytest.mark.anyio
-async def test_scripted_engine_dispatches_by_identity_and_reports_exhaustion() -> None:
+async def test_g4_scripted_engine_dispatches_by_identity_and_reports_exhaustion() -> None:
     engine = ScriptedEngine(
         {
             "coding": [call("read", call_id="c1"), say("done")],

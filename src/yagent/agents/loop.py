@@ -357,6 +357,7 @@ async def _run_tools(run: _Run, calls: Sequence[ToolCall]) -> bool:
         on_error=on_error,
         on_cancelled=on_cancelled,
         limit=cfg.parallel_limit,
+        own_bound=lambda tc: surface.bounds_itself(tc.name),
     )
     try:
         await batch.run(calls, on_commit)

@@ -1,9 +1,11 @@
 """toolbatch: the pure scheduler for one step's tool calls. It knows no tool names.
 
 Contract:
-- Items the caller's predicate admits as parallel run concurrently under a semaphore of `limit`;
-  the others run alone, in order: a run of consecutive parallel items forms one concurrent group,
-  a serial item waits for the group before it and runs before anything after it.
+- Items the caller's predicate admits as parallel run concurrently under a semaphore of `limit`,
+  except those `own_bound` names (they bring their own bound, a delegation its pool: the step's
+  limit would cap them below it); the others run alone, in order: a run of consecutive parallel
+  items forms one concurrent group, a serial item waits for the group before it and runs
+  before anything after it.
 - Execution runs in the caller's task tree, so the caller's cancellation and deadlines reach it.
 - A task acquires its semaphore slot with `async with`, so a task that never acquired one can
   never release one.
@@ -16,6 +18,7 @@ Contract:
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Generic, TypeVar
 
@@ -34,8 +37,10 @@ class Batch(Generic[P, R]):
         on_error: Callable[[P, Exception], R],
         on_cancelled: Callable[[P], R],
         limit: int = 4,
+        own_bound: Callable[[P], bool] | None = None,
     ) -> None:
         self._parallel = parallel
+        self._own_bound = own_bound
         self._execute = execute
         self._on_error = on_error
         self._on_cancelled = on_cancelled
@@ -52,7 +57,8 @@ class Batch(Generic[P, R]):
 
         async def one(index: int) -> None:
             nonlocal running
-            async with sem:
+            own = self._own_bound is not None and self._own_bound(items[index])
+            async with contextlib.nullcontext() if own else sem:
                 running += 1
                 self.peak = max(self.peak, running)
                 try:

@@ -131,7 +131,8 @@ class App:
         self.openings = safety.session_openings(
             self.safety.local_net, self.settings, self.workspace
         )
-        self.topology = delegationpool.topology(self.config)  # a cycle: ConfigError, exit 2
+        found = imported.find(self.workspace, Path.home())  # .claude/agents: delegatable too
+        self.topology = delegationpool.topology(self.config, found)  # a cycle: exit 2
         self.durable = open_home(self.home, self.config)  # closed by open_app
         self.board = self.durable.board  # delegations' tasks, beside the runs (closed with them)
         self.leases = LeaseKeeper(self.durable.leases, self._lease_lost)  # one runner a session
@@ -153,11 +154,15 @@ class App:
         """`[agents.X]` first, then the built-in agents, then Claude Code's agent files — the
         project's only once the person trusted its `.claude/agents` (`app.projectfolders`).
         A refusal is an `AgentChoiceError`: a configuration error (exit 2, one line).
-        With `max_turns`, the agent's step limit is at most that."""
+        With `max_turns`, the agent's step limit is at most that. An agent that may delegate
+        gets the roster of those it may call at the end of its prompt."""
         try:
             agent = self._agent(name)
         except catalog.AgentConfigError as exc:
             raise AgentChoiceError(str(exc)) from None
+        callees = delegationpool.roster(self.topology, agent.name, self._agent)
+        if callees:
+            agent = replace(agent, prompt=agent.prompt + callees)
         if self.max_turns is not None and agent.max_steps > self.max_turns:
             return replace(agent, max_steps=self.max_turns)
         return agent

@@ -35,15 +35,18 @@ from typing import TYPE_CHECKING
 
 from yagent.agents import catalog
 from yagent.agents.activity import Monitor
-from yagent.app import delegationpool, delegationview
+from yagent.app import blueprint, delegationpool, delegationview
 from yagent.app.delegationpool import Link, Pool
 from yagent.app.delegationview import Outcome
 from yagent.app.durable import Decision
+from yagent.app.evidence import evidence_for
 from yagent.app.fanout import FanoutError, Lane, check_area
 from yagent.app.lanerun import LaneRun, run_lane
+from yagent.app.localdocs import local_docs_for_task
 from yagent.app.runtrack import continuation_task
 from yagent.kernel import delegate, dispatch, sandbox, taskboard, worktree
 from yagent.tools.delegate import Request
+from yagent.toolspec import Effect
 
 if TYPE_CHECKING:
     from yagent.app.assemble import App
@@ -51,6 +54,7 @@ if TYPE_CHECKING:
 RECEIPT_EVENT = "delegation_receipt"
 clock: Callable[[], float] = time.monotonic  # the delegations' watchdogs' clock (a test seam)
 CLAIM_TTL = 7 * 24 * 3600.0  # a claim outlives any delegation; a dead process's lapses
+ANALYSIS_EFFECTS = frozenset({Effect.READ, Effect.COGNITIVE, Effect.FLOW, Effect.META})
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -68,17 +72,39 @@ def board_id(session_id: str, did: str) -> str:
 
 
 def child_task(app: App, request: Request, declaration: worktree.Declaration) -> str:
-    """The task text the child agent receives, given the delegate call and its checked areas.
-    This is where the host adds what the child should know beyond the Director's words (the
-    `AGENTS.md` of the directories it works in); today: the task as the Director wrote it."""
-    return request.task
+    """The task text the child agent receives (Director constraint C19): the Director's words,
+    then the instructions files of the directories it works in (`app.localdocs`: its write and
+    read areas, never the root's, read fresh; what did not fit is named on a visible line)."""
+    areas = ["/".join(a) or "." for a in (*declaration.writable, *declaration.read_only)]
+    docs = local_docs_for_task(app.workspace, areas)
+    return f"{request.task}\n\n{docs.text}" if docs.text else request.task
 
 
-def after_child(app: App, outcome: Outcome, ran: LaneRun) -> Outcome:
-    """The outcome once the child finished and before it is recorded, with the child's run
-    (`ran.result`: its messages and calls). This is where the host derives what the child's
-    work proves (evidence sets, a blueprint fold); today: the outcome as it is."""
-    return outcome
+def after_child(app: App, session_id: str, outcome: Outcome, ran: LaneRun) -> Outcome:
+    """The outcome once the child finished, before it is recorded: with what its work proves
+    (Director constraints C6, C7, C15, C16) — its evidence set (`app.evidence`: empty unless it
+    submitted through `agent_exit`) and, for an analysis agent (its profile is read-only) or
+    one whose exit offered findings, the blueprint fold's account line. The fold only warns:
+    whatever goes wrong there is a line in the account, never a failed delegation."""
+    if outcome.status == delegationview.PAUSED or ran.result is None:
+        return outcome
+    did = outcome.delegation_id
+    evidence = evidence_for(app.store, session_id, did)
+    account = ""
+    offered = blueprint.exit_blueprint(app.store, session_id, did)
+    if offered is not None or _analysis(app, outcome.agent):
+        account = blueprint.fold_delegation(app.home, app.store, session_id, did).line()
+    return dataclasses.replace(outcome, evidence=evidence.files, blueprint=account)
+
+
+def _analysis(app: App, agent: str) -> bool:
+    """Whether the agent reads and changes nothing (Repo, Meta, a read-only custom agent): its
+    findings are what a blueprint keeps."""
+    try:
+        effects = app.agent(agent).profile.effects
+    except catalog.AgentConfigError:  # it ran moments ago; a config changed since folds nothing
+        return False
+    return Effect.READ in effects and effects <= ANALYSIS_EFFECTS
 
 
 class Runner:
@@ -235,7 +261,8 @@ class Runner:
             resume=resume,
             start={"parent_delegation_id": self.scope, "call_id": request.call_id},
         )
-        outcome = after_child(app, self._outcome(did, request, ran, tuple(notes)), ran)
+        outcome = self._outcome(did, request, ran, tuple(notes))
+        outcome = after_child(app, self.session_id, outcome, ran)
         return await self._record(tid, token, outcome)
 
     def _outcome(self, did: str, request: Request, ran: LaneRun, notes: tuple[str, ...]) -> Outcome:

@@ -13,11 +13,15 @@ Contract:
 - `Pool.claims` (`kernel.worktree.Board`) holds the declared areas of the delegations running
   now: an overlapping writer is refused before it starts. `Pool.writers` serialises writers when
   the preset cannot confine commands (they queue; the result says so).
-- `topology(config)` builds the `kernel.dispatch.Guard` once per app: every built-in and
-  configured agent is a slug; the Director may delegate to every other agent unless
-  `[agents.director] delegates` says otherwise; any agent may be given `delegates`. A cycle or an
+- `topology(config, found)` builds the `kernel.dispatch.Guard` once per app: every built-in,
+  configured (`[agents.NAME]`) and found agent (Claude Code's `.claude/agents` files) is a
+  slug; the Director may delegate to every other agent unless `[agents.director] delegates`
+  says otherwise; any agent may be given `delegates`. A cycle or an
   unknown target is a `ConfigError` (exit 2), refused at construction. `MAX_DEPTH` bounds
   nesting (the Director's own delegations run at depth 1).
+- `roster(guard, caller, load)` is the text a delegating agent's prompt ends with: every agent
+  the topology lets it call, sorted, with its description taken from that agent's own prompt
+  (never a hard-coded list); an agent that cannot be loaded is listed as unavailable, with why.
 Leaves to `app.delegation`: what a delegation does once it holds its slot.
 """
 
@@ -25,7 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 import anyio
@@ -34,6 +38,7 @@ from yagent.agents import catalog
 from yagent.agents.activity import Monitor
 from yagent.app.config import Config, ConfigError
 from yagent.kernel import dispatch, worktree
+from yagent.toolspec import first_sentence
 
 DEFAULT_POOL = 2
 MAX_POOL = 8
@@ -131,9 +136,9 @@ class _Edges:
         return self._edges.get(slug, ())
 
 
-def edges(config: Config) -> dict[str, tuple[str, ...]]:
+def edges(config: Config, found: Iterable[str] = ()) -> dict[str, tuple[str, ...]]:
     """Who may delegate to whom: built-in defaults, then `[agents.NAME] delegates`."""
-    names = sorted({*catalog.BUILTIN_AGENTS, *config.agents})
+    names = sorted({*catalog.BUILTIN_AGENTS, *config.agents, *found})
     out: dict[str, tuple[str, ...]] = dict.fromkeys(names, ())
     out[DIRECTOR] = tuple(n for n in names if n != DIRECTOR)
     for name, entry in config.agents.items():
@@ -142,10 +147,37 @@ def edges(config: Config) -> dict[str, tuple[str, ...]]:
     return out
 
 
-def topology(config: Config) -> dispatch.Guard:
-    """The app's delegation guard; a topology it cannot vouch for is a `ConfigError`."""
+def topology(config: Config, found: Iterable[str] = ()) -> dispatch.Guard:
+    """The app's delegation guard; a topology it cannot vouch for is a `ConfigError`.
+    `found`: the names of the agents found in `.claude/agents` folders."""
     try:
-        return dispatch.Guard(_Edges(edges(config)), MAX_DEPTH)
+        return dispatch.Guard(_Edges(edges(config, found)), MAX_DEPTH)
     except dispatch.TopologyError as exc:
         where = ", ".join(config.sources) or "defaults"
         raise ConfigError(f"[agents.*] delegates ({where}): {exc}") from None
+
+
+def describe(prompt: str) -> str:
+    """An agent's description from its prompt: what its first paragraph says after "You are
+    …:" (built-in and `.claude/agents` agents), else the first sentence of what follows."""
+    paragraphs = [" ".join(p.split()) for p in prompt.strip().split("\n\n") if p.strip()]
+    if not paragraphs:
+        return ""
+    head = paragraphs[0]
+    if ": " in head:
+        return first_sentence(head.split(": ", 1)[1])
+    return first_sentence(paragraphs[1]) if len(paragraphs) > 1 else first_sentence(head)
+
+
+def roster(guard: dispatch.Guard, caller: str, load: Callable[[str], catalog.AgentDef]) -> str:
+    """The agents `caller` may delegate to, for its prompt ("" when it may call none)."""
+    lines = []
+    for name in sorted(guard.allowed(caller)):
+        try:
+            lines.append(f"- {name}: {describe(load(name).prompt)}")
+        except catalog.AgentConfigError as exc:
+            lines.append(f"- {name}: unavailable ({first_sentence(str(exc), 160)})")
+    if not lines:
+        return ""
+    head = "Agents you may delegate to (the `agent` argument of `delegate`):"
+    return "\n\n" + "\n".join([head, *lines])

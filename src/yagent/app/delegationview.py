@@ -9,9 +9,13 @@ Contract:
 - `to_board()` / `from_board(task)`: the outcome is stored as the board task's result (done) or
   reason (failed), and read back from it — a receipt is a view of the board; a board row that is
   not one of ours reads as None, never as a made-up outcome.
+- What the child's work proves travels beside the deliverable, never inside it (Director
+  constraints C15, C16): `evidence` (the files its run really touched or found,
+  `app.evidence`) and `blueprint` (the blueprint fold's account line, `app.blueprint`).
 - `format_for_director(outcome)` is the only renderer of a delegation result for the model that
   delegated (every path — ran, refused, timed out, resumed, degraded — goes through it): a
-  header line (delegation id, agent, status), the notes, then the deliverable or the reason.
+  header line (delegation id, agent, status), the notes, the evidence and blueprint lines, then
+  the reason or the deliverable under its own marker line (so nothing above it is part of it).
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ class Outcome:
     run_status: str = ""  # how the child's run ended ("" when it never ran)
     submitted: bool = False  # the output came through agent_exit
     notes: tuple[str, ...] = field(default=())
+    evidence: tuple[str, ...] = field(default=())  # workspace-relative files, sorted
+    blueprint: str = ""  # the blueprint fold's account line ("" when nothing was offered)
 
     @classmethod
     def of(
@@ -75,6 +81,8 @@ class Outcome:
             "run_status": self.run_status,
             "submitted": self.submitted,
             "notes": list(self.notes),
+            "evidence": list(self.evidence),
+            "blueprint": self.blueprint,
         }
 
     def to_board(self) -> str:
@@ -98,6 +106,8 @@ def from_board(task: taskboard.Task) -> Outcome | None:
             str(data.get("run_status") or ""),
             bool(data.get("submitted")),
             tuple(str(n) for n in notes),
+            tuple(str(f) for f in data.get("evidence") or ()),
+            str(data.get("blueprint") or ""),
         )
         if outcome.status != PAUSED:  # a receipt's invariants are checked again: not trusted
             delegate.Receipt(
@@ -117,6 +127,10 @@ def format_for_director(outcome: Outcome) -> str:
     if outcome.run_status:
         lines[0] += f" — its run ended {outcome.run_status}"
     lines += [f"note: {note}" for note in outcome.notes]
+    if outcome.evidence:
+        lines.append(f"evidence: {', '.join(outcome.evidence)}")
+    if outcome.blueprint:
+        lines.append(outcome.blueprint)
     if outcome.status == PAUSED:
         lines.append("the delegation was paused; nothing about its result is known yet")
     elif outcome.reason:

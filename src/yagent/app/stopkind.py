@@ -14,7 +14,7 @@ Contract:
 - `stop_kind_of(text)` classifies a recorded status (a `run_end` event's); unknown text is a
   `ValueError` naming it, or the caller's explicit `unknown` kind.
 Deliberately a table, not `kernel.statemachine`: there is no transition to judge here, only a
-terminal state to name (docs/delegation-evidence.md).
+terminal state to name (docs/agents.md).
 """
 
 from __future__ import annotations

@@ -106,7 +106,7 @@ def prepare(project: Path, into: Path) -> Path:
     return workspace
 
 
-def _python_first_on_path() -> None:
+def python_first_on_path() -> None:
     """`python` in the agent's shell is this interpreter (which has pytest)."""
     bindir = str(Path(sys.executable).parent)
     os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
@@ -170,7 +170,7 @@ def inspect_hint(home: Path, tmp: Path) -> str:
 
 
 def main(argv: list[str]) -> int:
-    _python_first_on_path()
+    python_first_on_path()
     recording_mode = "--record" in argv
     rest = [a for a in argv if a != "--record"]
     demo_dir = Path(rest[0] if rest else "demo").resolve()

@@ -22,7 +22,9 @@ Contract:
   authorization stage.
 - `tool_defs()` is name-sorted and `tool_defs_hash()` hashes exactly that list.
 - `is_parallelizable(name)` is the one parallel-admission predicate: (read-only or declared
-  `concurrent`, like a delegation) and not serial.
+  `concurrent`, like a delegation) and not serial; `bounds_itself(name)` says which of those
+  bring their own bound (`concurrent` ones: a delegation's pool), so the step's tool limit does
+  not hold them.
 """
 
 from __future__ import annotations
@@ -251,6 +253,12 @@ class Surface:
     def is_parallelizable(self, name: str) -> bool:
         spec = self._specs.get(name)
         return spec is not None and (spec.read_only or spec.concurrent) and not spec.serial
+
+    def bounds_itself(self, name: str) -> bool:
+        """Whether the tool's parallel calls bring their own bound (a `concurrent` tool: the
+        delegations' pool), so the step's tool limit does not hold them."""
+        spec = self._specs.get(name)
+        return spec is not None and spec.concurrent and not spec.serial
 
     def materialized(self) -> dict[str, Any]:
         return self.disclosure.snapshot().to_dict()

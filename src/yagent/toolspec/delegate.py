@@ -6,7 +6,7 @@ Contract:
   asks nobody.
 - `concurrent`: delegate calls of one step are admitted to run together by the Surface's one
   parallel predicate; the host's per-run pool (`max_parallel_delegations`) and worktree claims
-  bound and isolate them.
+  bound and isolate them — the pool alone: the step's `max_parallel_tools` does not.
 - `own_timeout` is unbounded (infinite): a delegation is supervised by its own idle and total
   timeouts (`delegate_idle_timeout`, `delegate_total_timeout`), counted from when it gets its
   pool slot — never by the host's per-call tool backstop, which would count the queueing.

@@ -7,7 +7,8 @@ Contract:
   file paths from its arguments and its results.
 - `read_only` is derived from the effect; the parallel-admission predicate is (read-only or
   `concurrent`) and not serial, asked through the Surface (one truth). `concurrent` is for a tool
-  that is not read-only but brings its own isolation (a delegation: its pool, its worktree claim).
+  that is not read-only but brings its own isolation and its own bound (a delegation: its
+  worktree claim, its pool — the step's tool limit does not hold it).
 - A tool with its own bounded wait (a command's timeout, a program's wall budget, a browser wait)
   declares it with `own_timeout(args)`; `execution_limit` puts the host's per-call backstop
   above that bound (`BACKSTOP_GRACE` seconds above it, never below the host's own limit), so the
