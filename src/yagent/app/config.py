@@ -56,6 +56,7 @@ from pydantic import (
 
 from yagent.app import claudehooks, configkeys, projectfolders, projectkeys, trust
 from yagent.app.hookconfig import HookEntry, claude_hooks
+from yagent.app.llmproviders import Provider, ProviderSection, section_update
 from yagent.app.mcpconfig import McpServer
 from yagent.app.network import NetworkSettings
 from yagent.kernel import cmdpolicy, egress
@@ -82,7 +83,6 @@ class Price(Strict):
     cache_write: float = Field(0.0, ge=0)
 
 
-Provider = Literal["openai", "anthropic", "ollama"]
 DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "ollama": ""}
 
 
@@ -97,6 +97,14 @@ class LLMConfig(Strict):
     max_tokens: int = Field(8192, gt=0)
     prices: dict[str, Price] = Field(default_factory=dict)
     vision: bool | None = None  # the model takes images (default: anthropic yes, others no)
+    providers: dict[str, ProviderSection] = Field(default_factory=dict)  # more, for /model
+
+    @field_validator("providers")
+    @classmethod
+    def _named(cls, value: dict[str, ProviderSection]) -> dict[str, ProviderSection]:
+        for label, section in value.items():
+            section_update(label, section, "")  # a section naming no provider: refused here
+        return value
 
     def takes_images(self) -> bool:
         """Whether tool results' images go to the model as images (else as text placeholders)."""

@@ -32,6 +32,7 @@ import anyio.abc
 from rich.markup import escape
 
 from yagent.app.assemble import App
+from yagent.app.config import LLMConfig
 from yagent.app.durable import Decision
 from yagent.app.runtrack import continuation_task
 from yagent.cli import edits, prompt, slash
@@ -53,6 +54,7 @@ class Conversation:
     turns: edits.Turns = field(default_factory=edits.Turns)
     notes: list[str] = field(default_factory=list)  # said to the model with the next task
     escape: EscapeKey = field(default_factory=lambda: EscapeKey())
+    main_llm: LLMConfig | None = None  # the [llm] the session started with (`/model` switches)
 
     @property
     def state_dir(self) -> Path:
@@ -213,7 +215,8 @@ def _terminal_reader(conv: Conversation, opts: Options, plain: bool) -> ReadLine
     history, problem = prompt.open_history(opts.home, opts.workspace)
     if problem:
         conv.renderer.notice(problem)
-    completer = prompt.InputCompleter(slash.COMMANDS, opts.workspace)
+    arguments = {"model": lambda: [c.name for c in slash.model_choices(conv)]}
+    completer = prompt.InputCompleter(slash.COMMANDS, opts.workspace, arguments)
     reader = prompt.session(history, completer, conv.renderer.status.line, plain=plain)
 
     async def read() -> str | None:

@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING
 from rich.markup import escape
 
 from yagent.agents import catalog
-from yagent.app import projectkeys
+from yagent.app import llmproviders, projectkeys
 from yagent.app.compactnow import compact_now
+from yagent.app.config import ConfigError, LLMConfig
 from yagent.app.engines import NoProviderError, build_engine
 from yagent.app.memories import MemoryFileError, files
 from yagent.cli import edits
@@ -34,7 +35,7 @@ COMMANDS = {
     "help": "this list, and the keys",
     "clear": "start a new session (the next task begins it)",
     "compact": "compact the session's history now and show what was kept",
-    "model": "show the model, or switch to NAME",
+    "model": "show the model, or switch to NAME (or LABEL/NAME: another provider)",
     "agent": "show the agent, or switch to NAME (coding, chat, repo, devops, custom)",
     "sessions": "this workspace's sessions",
     "resume": "continue session ID (the latest other one by default)",
@@ -49,6 +50,7 @@ COMMANDS = {
     "quit": "leave (Ctrl-D does the same)",
 }
 
+_LLM_FIELDS = ("provider", "model", "base_url", "api_key_env", "api_key_file")
 KEYS = (
     ("Enter", "send the message"),
     ("Alt-Enter, Ctrl-J", "new line (a pasted block stays one message)"),
@@ -102,17 +104,42 @@ async def _compact(conv: Conversation, _: str) -> None:
     conv.drain_events()
 
 
+def _main_llm(conv: Conversation) -> LLMConfig:
+    """The `[llm]` the session started with (a switch replaces `app.config.llm`)."""
+    if conv.main_llm is None:
+        conv.main_llm = conv.app.config.llm
+    return conv.main_llm
+
+
+def model_choices(conv: Conversation) -> list[llmproviders.Choice]:
+    main = _main_llm(conv)
+    return llmproviders.choices(main.model_dump(include=set(_LLM_FIELDS)), main.providers)
+
+
 async def _model(conv: Conversation, arg: str) -> None:
     app = conv.app
     if not arg:
         conv.say(f"model {escape(app.engine.model)} ({app.config.llm.provider or 'ollama'})")
+        listed = [c.name for c in model_choices(conv)]
+        if len(listed) > 1:
+            conv.say(f"configured: {escape(', '.join(listed))}")
         return
+    main = _main_llm(conv)
     try:
-        app.engine = await build_engine(app.config.llm.model_copy(update={"model": arg}))
-    except (NoProviderError, ValueError) as exc:
+        choice = llmproviders.resolve(
+            arg, main.model_dump(include=set(_LLM_FIELDS)), main.providers
+        )
+        update = dict(choice.update) if choice is not None else {"model": arg}
+        llm = app.config.llm.model_copy(update=update)
+        app.engine = await build_engine(llm)
+    except (NoProviderError, ValueError, ConfigError) as exc:
         conv.say(f"[red]model not changed:[/] {escape(str(exc).splitlines()[0])}")
         return
-    conv.say(f"model is now {escape(app.engine.model)} (this process only)")
+    app.config = app.config.model_copy(update={"llm": llm})
+    conv.say(
+        f"model is now {escape(app.engine.model)} ({llm.provider or 'ollama'}"
+        f"{', ' + escape(llm.base_url) if llm.base_url else ''}; this process only)"
+    )
 
 
 async def _agent(conv: Conversation, arg: str) -> None:
