@@ -67,3 +67,35 @@ def test_personal_data_split_across_deltas_is_never_shown_unmasked(
     assert "[EMAIL] or call [MOBILE]" in after.replace("\n", ""), after
     for part in ("138", "1234", "5678", "someone@", "example.com"):
         assert part not in after, (part, after)
+
+
+MARKDOWN = "## Plan\n\n- first step\n- second **bold** step\n\n```python\nprint('hi')\nx = 1\n```\n"
+
+
+def test_markdown_is_rendered_while_it_streams(tmp_path: Path) -> None:
+    """Heading, list and code block drawn as Markdown — the code block while its fence is still
+    open (the stream hangs inside it)."""
+    cut = MARKDOWN.index("x = 1")
+    hang = Reply(events=text_frames(MARKDOWN, size=4), hang_after=1 + -(-cut // 4))
+    with WireServer([hang, *[Reply(events=text_frames("ok")) for _ in range(4)]]) as server:
+        home, ws = tmp_path / "home", tmp_path / "ws"
+        ws.mkdir()
+        configure(home, server.url)
+        term = Term(home, ws)
+        try:
+            term.wait_for("yagent>")
+            term.line("plan")
+            term.wait_for("print('hi')")  # inside the open fence, while the server hangs
+            shown = term.text.split("plan", 1)[1]
+            assert "Plan" in shown
+            assert "## Plan" not in shown  # a heading, not its markup
+            assert "• first step" in shown
+            assert "second bold step" in shown  # bold, not asterisks
+            assert "```" not in shown  # a code block, not its fence
+            term.send(CTRL_C)
+            term.wait_for("turn stopped")
+            term.wait_for("yagent>")
+            term.send(CTRL_D)
+            assert term.finish() == 0
+        finally:
+            term.close()
