@@ -244,7 +244,7 @@ async def _turn(conv: Conversation, line: str, resume: Decision | None = None) -
     agent = None if resume is not None else conv.agent
     async with conv.escape.during_turn():
         _, result = await run_turn(app, screen, task, conv.session_id, agent, resume=resume)
-    conv.turns.end(conv.state_dir)
+    conv.turns.end(app.store, conv.session_id, conv.state_dir)
     session = app.safety.commands.session
     screen.status.jobs = len(await session.jobs()) if session is not None and session.started else 0
     conv.refresh_status()

@@ -6,8 +6,8 @@ Contract:
 - Commands act on the `Conversation` (the REPL's state) and print through its renderer; they
   return False only for `/quit`. A command's bad argument (an unknown model, agent or session)
   is one line saying what is known — never a traceback.
-- `/undo` and `/diff` read the session's own edit journal (`cli.edits`): only what the session's
-  file tools changed, never the person's own changes.
+- `/undo` and `/diff` read the session's own record (`cli.edits`): only what the session's
+  tools changed, never the person's own changes; they work on a resumed session too.
 """
 
 from __future__ import annotations
@@ -44,8 +44,8 @@ COMMANDS = {
     "memory": "the memories injected into every agent's context",
     "trust": "whether this workspace's own .yagent/ files are trusted",
     "jobs": "background jobs of this session",
-    "diff": "what the session's file tools changed so far",
-    "undo": "revert the last turn's file edits (yours are never touched)",
+    "diff": "what the session's tools changed so far",
+    "undo": "revert the last turn's file changes (yours are never touched)",
     "last": "the last turn's tool results in full",
     "quit": "leave (Ctrl-D does the same)",
 }
@@ -92,7 +92,6 @@ async def _help(conv: Conversation, _: str) -> None:
 
 async def _clear(conv: Conversation, _: str) -> None:
     conv.session_id = None
-    conv.turns = edits.Turns()
     conv.say("new session: the next task starts it")
 
 
@@ -182,7 +181,6 @@ async def _resume(conv: Conversation, arg: str) -> None:
         conv.say(f"[red]{escape(str(exc))}[/]")
         return
     conv.session_id = info.id
-    conv.turns = edits.Turns()
     conv.say(f"resumed {info.id[:12]} — {escape(info.title)}; the next task continues it")
 
 
@@ -250,22 +248,24 @@ async def _diff(conv: Conversation, _: str) -> None:
     if conv.session_id is None:
         conv.say("no session yet: nothing changed")
         return
-    lines, count = edits.diff(conv.state_dir, conv.app.workspace)
+    lines, count, unknown = edits.diff(conv.state_dir, conv.app.workspace)
     if not lines:
-        conv.say(f"no changes ({count} file(s) edited and back as they were) {edits.NOT_SHELL}")
-        return
+        conv.say(f"no changes ({count} file(s) changed and back as they were)")
     conv.renderer.diff(lines, fold=False)
-    conv.say(f"[dim]{edits.NOT_SHELL}[/]")
+    for line in unknown:
+        conv.say(f"[yellow]{escape(line)}[/]")
 
 
 async def _undo(conv: Conversation, _: str) -> None:
     if conv.session_id is None:
         conv.say("nothing to undo: no session yet")
         return
-    done = edits.undo(conv.turns, conv.state_dir, conv.app.workspace)
-    for line in done:
+    store, session_id = conv.app.store, conv.session_id
+    done = edits.undo(store, session_id, conv.state_dir, conv.app.workspace)
+    for line, shown in done:
         conv.say(escape(line))
-    reverted = [line for line in done if line.startswith(("restored", "removed"))]
+        conv.renderer.diff(shown)
+    reverted = [line for line, _ in done if line.startswith(("restored", "removed"))]
     if reverted:
         said = "; ".join(reverted)
         conv.notes.append(f"The person reverted these edits of yours with /undo: {said}")
