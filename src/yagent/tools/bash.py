@@ -32,6 +32,7 @@ attributed (it outlives the call that could report it); its text says so.
 
 from __future__ import annotations
 
+import functools
 import tempfile
 import time
 from pathlib import Path
@@ -77,7 +78,8 @@ async def run_bash(ctx: ToolContext, args: p.RunBashArgs) -> dict[str, Any]:
     if ctx.state_dir is None or args.is_background:
         return await _run_bash(ctx, args)
     home = ctx.state_dir.parent.parent  # <home>/state/<session>: never the workspace's own
-    before = await anyio.to_thread.run_sync(shellwatch.take, ctx.workspace, home)
+    take = functools.partial(shellwatch.take, key=str(ctx.state_dir))
+    before = await anyio.to_thread.run_sync(take, ctx.workspace, home)
     try:
         return await _run_bash(ctx, args)
     finally:

@@ -79,3 +79,17 @@ def test_the_named_directory_is_not_walked(tmp_path: Path, ws: Path) -> None:
     before = shellwatch.take(ws, home)
     (home / "sessions.db").write_text("written by yagent itself\n")
     assert shellwatch.settle(tmp_path / "state", "c1", "run_bash", before, ws, home) == 0
+
+
+def test_the_next_take_reuses_only_images_of_files_unchanged_since(
+    tmp_path: Path, ws: Path
+) -> None:
+    state = tmp_path / "state"
+    before = shellwatch.take(ws, key=str(state))
+    (ws / "new.txt").write_text("by the command\n")
+    shellwatch.settle(state, "c1", "run_bash", before, ws)
+    (ws / "src" / "a.txt").write_text("the person's\n")  # between two commands
+    again = shellwatch.take(ws, key=str(state))
+    assert again.images["src/a.txt"] == b"the person's\n"  # read again: its stat moved
+    assert again.images["new.txt"] == b"by the command\n"  # what the command left
+    assert again.images["gone.txt"] == b"bye\n"

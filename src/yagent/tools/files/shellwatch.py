@@ -15,7 +15,9 @@ Contract:
   `/undo` names it as a change it cannot revert, never guesses.
 - At most `MAX_CHANGES` files are journaled per call; the rest are counted in a note.
 - A change is a moved modification time (nanoseconds) or size: a rewrite that keeps both is not
-  seen. A file the person changes while the command runs is attributed to the command (`/undo`
+  seen. The same rule lets the next `take` of a session reuse the images of files unchanged
+  since its last `settle` (the last `_SESSIONS_KEPT` sessions are remembered) instead of reading
+  them again. A file the person changes while the command runs is attributed to the command (`/undo`
   still compares bytes before it reverts anything).
 Leaves to the host: calling `take` before and `settle` after the command (background commands
 are not watched: what they write later belongs to no call).
@@ -75,19 +77,35 @@ def _read(root: Path, rel: str) -> bytes | None:
         return handle.read()
 
 
-def take(root: Path, skip: Path | None = None) -> Snapshot:
-    """The workspace now; `skip`: a directory left out (yagent's own home, when inside)."""
+def take(root: Path, skip: Path | None = None, *, key: str = "") -> Snapshot:
+    """The workspace now; `skip`: a directory left out (yagent's own home, when inside). With a
+    `key` (the session), images of files unchanged since that key's last `settle` are reused
+    instead of read again."""
     files, complete = _walk(root, skip)
+    last = _LAST.get(key) if key else None
     snap = Snapshot(files, complete=complete)
     held = 0
     for rel, (_, size) in files.items():
         if size > IMAGE_FILE or held + size > IMAGE_BYTES:
             continue
-        data = _read(root, rel)
+        known = last is not None and last.files.get(rel) == files[rel]
+        data = last.images.get(rel) if known and last is not None else None
+        data = data if data is not None else _read(root, rel)
         if data is not None:
             snap.images[rel] = data
             held += len(data)
     return snap
+
+
+_LAST: dict[str, Snapshot] = {}  # per session: the workspace as the last settle left it
+_SESSIONS_KEPT = 4
+
+
+def _remember(key: str, snap: Snapshot) -> None:
+    _LAST.pop(key, None)
+    _LAST[key] = snap
+    while len(_LAST) > _SESSIONS_KEPT:
+        del _LAST[next(iter(_LAST))]
 
 
 def settle(
@@ -100,13 +118,18 @@ def settle(
         for rel in sorted(before.files.keys() | after.keys())
         if before.files.get(rel) != after.get(rel)
     ]
+    moved = set(changed)
+    images = {rel: data for rel, data in before.images.items() if rel not in moved}
     for rel in changed[:MAX_CHANGES]:
         was = before.images.get(rel)
         kept = rel not in before.files or was is not None
         now = _read(root, rel) if rel in after else None
+        if now is not None and len(now) <= IMAGE_FILE:
+            images[rel] = now
         if was is not None and now == was:
             continue  # touched, the same bytes
         journal.change(state_dir, call_id, tool, rel, was, now, before_kept=kept)
+    _remember(str(state_dir), Snapshot(after, images, complete))
     if len(changed) > MAX_CHANGES:
         left = len(changed) - MAX_CHANGES
         journal.note(state_dir, call_id, tool, f"{left} more changed file(s) not recorded")
