@@ -10,6 +10,9 @@ from pathlib import Path
 from tests.cli.ptyterm import CTRL_D, Term, configure
 from tests.cli.test_robustness import tool_reply
 from tests.llm.wire import Reply, WireServer, text_frames
+from yagent.cli import edits
+from yagent.memory import SessionStore
+from yagent.tools.files import journal
 
 EXIT = tool_reply("c9", "agent_exit", {"reason": "done", "summary": "Ran it."})
 COMMAND = (
@@ -68,3 +71,24 @@ def test_undo_reverts_a_commands_changes_after_resume_in_a_new_process(tmp_path:
     assert not (ws / ".yagent-free.txt").exists()
     assert (ws / "d.txt").read_text() == "to be removed\n"
     assert (ws / "big.txt").read_text() == big + "more\n"  # named, not guessed
+
+
+def test_undo_reads_turns_from_the_store_and_says_what_it_could_not_read(tmp_path: Path) -> None:
+    """Without a pty: the record alone (journal + store) decides; an unreadable turn record is
+    skipped and said, and an undone turn is not undone twice."""
+    ws, state = tmp_path / "ws", tmp_path / "state"
+    ws.mkdir()
+    (ws / "a.txt").write_text("new\n")
+    journal.change(state, "c1", "write_file", "a.txt", b"old\n", b"new\n")
+    with SessionStore(tmp_path / "sessions.db") as store:
+        sid = store.create_session(workspace=str(ws), title="t").id
+        store.archive(sid, kind=edits.TURN_KIND, payload={"first": "x"})  # damaged
+        store.archive(sid, kind=edits.TURN_KIND, payload={"first": 0, "last": 1})
+        said = [line for line, _ in edits.undo(store, sid, state, ws)]
+        assert said == [
+            "restored a.txt (write_file)",
+            "1 unreadable turn record(s) in the session store skipped",
+        ]
+        assert (ws / "a.txt").read_text() == "old\n"
+        again = [line for line, _ in edits.undo(store, sid, state, ws)]
+        assert again[0].startswith("nothing to undo")

@@ -50,18 +50,23 @@ class Turns:
             store.archive(session_id, kind=TURN_KIND, payload={"first": self._start, "last": last})
 
 
-def open_turns(store: SessionStore, session_id: str) -> list[tuple[int, int]]:
+def open_turns(store: SessionStore, session_id: str) -> tuple[list[tuple[int, int]], int]:
     """The journal ranges (first, last] of the session's turns that changed files and are not
-    undone, oldest first."""
-    undone = {
-        (int(r.payload["first"]), int(r.payload["last"]))
-        for r in store.archived(session_id, UNDO_KIND)
-    }
-    spans = [
-        (int(r.payload["first"]), int(r.payload["last"]))
-        for r in store.archived(session_id, TURN_KIND)
-    ]
-    return [span for span in spans if span not in undone]
+    undone, oldest first; and how many records could not be read (skipped, and said)."""
+    bad = 0
+
+    def spans(kind: str) -> list[tuple[int, int]]:
+        nonlocal bad
+        out = []
+        for record in store.archived(session_id, kind):
+            try:
+                out.append((int(record.payload["first"]), int(record.payload["last"])))
+            except (KeyError, TypeError, ValueError):
+                bad += 1
+        return out
+
+    undone = set(spans(UNDO_KIND))
+    return [span for span in spans(TURN_KIND) if span not in undone], bad
 
 
 def _last_seq(state_dir: Path) -> int:
@@ -91,16 +96,18 @@ Said = tuple[str, list[str]]  # a line, and the diff lines shown under it (often
 
 def undo(store: SessionStore, session_id: str, state_dir: Path, workspace: Path) -> list[Said]:
     """Revert the latest open turn's changes (see the contract); what was done, line by line."""
-    spans = open_turns(store, session_id)
+    spans, bad = open_turns(store, session_id)
+    skipped = [(f"{bad} unreadable turn record(s) in the session store skipped", [])] if bad else []
     if not spans:
-        return [("nothing to undo: no turn of this session changed a file, or all are undone", [])]
+        nothing = "nothing to undo: no turn of this session changed a file, or all are undone"
+        return [(nothing, []), *skipped]
     first, last = spans[-1]
     read = journal.entries(state_dir)
     said = [_revert(edit, workspace) for edit in reversed(read.edits) if first < edit.seq <= last]
     store.archive(session_id, kind=UNDO_KIND, payload={"first": first, "last": last})
     if read.problem:
         said.append((f"journal: {read.problem}", []))
-    return said
+    return said + skipped
 
 
 def _revert(edit: journal.Edit, workspace: Path) -> Said:

@@ -38,6 +38,7 @@ from yagent.app.runtrack import continuation_task
 from yagent.cli import edits, prompt, slash
 from yagent.cli.runner import Options, cli_app, run_turn, stop_if_full
 from yagent.cli.screen import KeyAsk, Screen
+from yagent.memory import SessionStoreError
 from yagent.tools.files import journal
 
 REF_BYTES = 32 * 1024
@@ -244,7 +245,10 @@ async def _turn(conv: Conversation, line: str, resume: Decision | None = None) -
     agent = None if resume is not None else conv.agent
     async with conv.escape.during_turn():
         _, result = await run_turn(app, screen, task, conv.session_id, agent, resume=resume)
-    conv.turns.end(app.store, conv.session_id, conv.state_dir)
+    try:
+        conv.turns.end(app.store, conv.session_id, conv.state_dir)
+    except SessionStoreError as exc:
+        screen.notice(f"this turn's file changes were not recorded for /undo: {exc}")
     session = app.safety.commands.session
     screen.status.jobs = len(await session.jobs()) if session is not None and session.started else 0
     conv.refresh_status()

@@ -261,7 +261,11 @@ async def _undo(conv: Conversation, _: str) -> None:
         conv.say("nothing to undo: no session yet")
         return
     store, session_id = conv.app.store, conv.session_id
-    done = edits.undo(store, session_id, conv.state_dir, conv.app.workspace)
+    try:
+        done = edits.undo(store, session_id, conv.state_dir, conv.app.workspace)
+    except SessionStoreError as exc:  # the record could not be read or the undo not recorded
+        conv.say(f"[red]undo stopped: {escape(str(exc))}[/]")
+        return
     for line, shown in done:
         conv.say(escape(line))
         conv.renderer.diff(shown)
