@@ -97,7 +97,9 @@ Said = tuple[str, list[str]]  # a line, and the diff lines shown under it (often
 def undo(store: SessionStore, session_id: str, state_dir: Path, workspace: Path) -> list[Said]:
     """Revert the latest open turn's changes (see the contract); what was done, line by line."""
     spans, bad = open_turns(store, session_id)
-    skipped = [(f"{bad} unreadable turn record(s) in the session store skipped", [])] if bad else []
+    skipped: list[Said] = (
+        [(f"{bad} unreadable turn record(s) in the session store skipped", [])] if bad else []
+    )
     if not spans:
         nothing = "nothing to undo: no turn of this session changed a file, or all are undone"
         return [(nothing, []), *skipped]
