@@ -5,6 +5,12 @@ The bound is issue 17's start-up target for a command that opens the app (the fi
 of `yagent run` within 4× `python -c pass`): the prompt may take no longer. The provider is a
 loopback URL on which nothing listens — no request is made before a task is typed. One JSON line
 per figure (`benchlib`); exit 1 when the bound is missed.
+
+Beside the bounded figure, in the same run and interleaved the same way, the parts the time is
+made of (each a fresh `python -c`, as a ratio to `python -c pass`): importing prompt-toolkit and
+rich (the floor of any prompt drawn with them), importing the app a task needs
+(`yagent.cli.repl`, which imports the runner and the whole app), and the provider SDK that the
+prompt no longer waits for (`openai`, loaded at the first model request).
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pexpect
@@ -29,6 +36,23 @@ def _python_pass() -> float:
     started = time.perf_counter()
     subprocess.run([sys.executable, "-c", "pass"], check=True)
     return time.perf_counter() - started
+
+
+PARTS = {
+    "prompt_toolkit_and_rich": "import prompt_toolkit, rich.console, rich.markdown",
+    "app_import": "import yagent.cli.repl",
+    "openai_sdk": "import openai",
+}
+
+
+def _import(statement: str) -> Callable[[], float]:
+    def run() -> float:
+        env = {**os.environ, "PYTHONPATH": SRC}
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", statement], check=True, env=env)
+        return time.perf_counter() - started
+
+    return run
 
 
 def _prompt(home: Path, ws: Path) -> float:
@@ -71,6 +95,14 @@ def main() -> int:
     report.figure(
         "interactive.time_to_prompt_ratio", round(pairs.ratio, 2), "x", bound=BOUND, pairs=PAIRS
     )
+    for name, statement in PARTS.items():
+        part = interleaved(_python_pass, _import(statement), PAIRS)
+        report.figure(
+            f"interactive.part.{name}",
+            round(part.b * 1000, 1),
+            "ms",
+            ratio_to_python_pass=round(part.ratio, 2),
+        )
     return report.exit_code()
 
 

@@ -23,7 +23,7 @@ def ws(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def hanging_then_answers() -> Iterator[WireServer]:
-    # a streamed line is shown once it is whole (app.segments screens it as one): "zq\n" first
+    # "zq\n" is committed at its line break (app.segments), then the stream hangs
     hang = Reply(events=text_frames("zq\nnever finished"), hang_after=2)
     with WireServer([hang] + [Reply(events=text_frames("second answer")) for _ in range(8)]) as s:
         yield s
@@ -93,7 +93,7 @@ def test_a_turn_force_stopped_in_a_long_command_keeps_its_session(tmp_path: Path
 
 
 def test_esc_stops_the_turn_like_ctrl_c(tmp_path: Path, ws: Path) -> None:
-    # a streamed line is shown once it is whole (app.segments screens it as one): "zq\n" first
+    # "zq\n" is committed at its line break (app.segments), then the stream hangs
     hang = Reply(events=text_frames("zq\nnever finished"), hang_after=2)
     with WireServer([hang] + [Reply(events=text_frames("after esc")) for _ in range(6)]) as server:
         home = tmp_path / "home"

@@ -77,7 +77,7 @@ def test_edits_show_as_diffs_and_undo_reverts_only_the_sessions_own(tmp_path: Pa
             assert "restored a.txt" in undo
             assert "removed new.txt (the turn created it)" in undo
             assert "left b.txt: changed since the agent's edit" in undo
-            assert "not recorded and not reverted" in undo  # shell edits: said
+            assert "+the person's own line" in undo  # the refusal shows what the person did
             term.line("/undo")
             term.wait_for("nothing to undo")
             term.line("and now?")

@@ -12,19 +12,22 @@ engine's module (and with it `openai` or `anthropic`, each heavier to import tha
 command) is imported when that engine is built — a run on one provider never loads the other's
 SDK, and commands that build no engine load neither. That is lazy loading of a heavy optional
 dependency at its factory, not an import loop hidden in a function (the engine modules import
-nothing from `app`).
+nothing from `app`). With a provider configured, `build_engine` makes every check (model, key)
+at once but returns a `Deferred` engine: the engine, and with it its SDK, is built at the first
+model request — the interactive prompt is drawn without waiting for it.
 """
 
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 
 from yagent.app.config import DEFAULT_KEY_ENV, ConfigError, LLMConfig
-from yagent.llm.types import Engine
+from yagent.llm.types import Engine, Request, StreamEvent
 
 OLLAMA_URL = "http://127.0.0.1:11434"
 HOW_TO = """no model provider is configured and no local Ollama server answered at {url}.
@@ -113,16 +116,44 @@ async def build_engine(llm: LLMConfig, *, ollama_url: str = OLLAMA_URL) -> Engin
     )
 
 
-def _openai(model: str, **options: Any) -> Engine:
-    from yagent.llm.openai_engine import OpenAIEngine  # the SDK loads here (module docstring)
+class Deferred:
+    """An engine built at its first request (see the module docstring)."""
 
-    return OpenAIEngine(model, **options)
+    def __init__(self, model: str, build: Callable[[], Engine]) -> None:
+        self._model = model
+        self._build = build
+        self._engine: Engine | None = None
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+    @property
+    def built(self) -> bool:
+        return self._engine is not None
+
+    def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
+        if self._engine is None:
+            self._engine = self._build()
+        return self._engine.stream(request)
+
+
+def _openai(model: str, **options: Any) -> Engine:
+    def build() -> Engine:
+        from yagent.llm.openai_engine import OpenAIEngine  # the SDK loads here (docstring)
+
+        return OpenAIEngine(model, **options)
+
+    return Deferred(model, build)
 
 
 def _anthropic(model: str, **options: Any) -> Engine:
-    from yagent.llm.anthropic_engine import AnthropicEngine  # the SDK loads here
+    def build() -> Engine:
+        from yagent.llm.anthropic_engine import AnthropicEngine  # the SDK loads here
 
-    return AnthropicEngine(model, **options)
+        return AnthropicEngine(model, **options)
+
+    return Deferred(model, build)
 
 
 def loopback(url: str | None) -> bool:

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+from yagent.app.llmproviders import Provider as Provider
+from yagent.app.llmproviders import ProviderSection, section_update
 
 
 class ConfigError(Exception):
@@ -28,7 +30,6 @@ class Price(Strict):
     cache_write: float = Field(0.0, ge=0)
 
 
-Provider = Literal["openai", "anthropic", "ollama"]
 DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "ollama": ""}
 
 
@@ -43,6 +44,14 @@ class LLMConfig(Strict):
     max_tokens: int = Field(8192, gt=0)
     prices: dict[str, Price] = Field(default_factory=dict)
     vision: bool | None = None  # the model takes images (default: anthropic yes, others no)
+    providers: dict[str, ProviderSection] = Field(default_factory=dict)  # more, for /model
+
+    @field_validator("providers")
+    @classmethod
+    def _named(cls, value: dict[str, ProviderSection]) -> dict[str, ProviderSection]:
+        for label, section in value.items():
+            section_update(label, section, "")  # a section naming no provider: refused here
+        return value
 
     def takes_images(self) -> bool:
         """Whether tool results' images go to the model as images (else as text placeholders)."""

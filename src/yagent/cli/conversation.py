@@ -23,6 +23,7 @@ import anyio
 import anyio.abc
 
 from yagent.app.assemble import App
+from yagent.app.config import LLMConfig
 from yagent.cli import edits
 from yagent.cli.screen import Screen
 from yagent.tools.files import journal
@@ -104,6 +105,7 @@ class Conversation:
     turns: edits.Turns = field(default_factory=edits.Turns)
     notes: list[str] = field(default_factory=list)  # said to the model with the next task
     escape: EscapeKey = field(default_factory=lambda: EscapeKey())
+    main_llm: LLMConfig | None = None  # the [llm] the session started with (`/model` switches)
 
     @property
     def state_dir(self) -> Path:

@@ -68,11 +68,18 @@ def workspace_files(root: Path, limit: int = MAX_PATHS) -> list[str]:
 
 
 class InputCompleter(Completer):
-    """Slash commands at the start of the line; `@path` anywhere."""
+    """Slash commands at the start of the line, their arguments where `arguments` knows them
+    (asked afresh at each completion), `@path` anywhere."""
 
-    def __init__(self, commands: Mapping[str, str], root: Path) -> None:
+    def __init__(
+        self,
+        commands: Mapping[str, str],
+        root: Path,
+        arguments: Mapping[str, Callable[[], Iterable[str]]] | None = None,
+    ) -> None:
         self._commands = commands
         self._root = root
+        self._arguments = dict(arguments or {})
         self._files: list[str] | None = None  # walked once, on the first `@`
 
     def get_completions(self, document: Document, event: CompleteEvent) -> Iterable[Completion]:
@@ -81,6 +88,12 @@ class InputCompleter(Completer):
             for name, help_text in self._commands.items():
                 if name.startswith(text[1:]):
                     yield Completion(f"/{name}", -len(text), display_meta=help_text)
+            return
+        command, _, typed = text[1:].partition(" ") if text.startswith("/") else ("", "", "")
+        if command in self._arguments and " " not in typed:
+            for value in self._arguments[command]():
+                if value.startswith(typed) or typed in value:
+                    yield Completion(value, -len(typed))
             return
         word = text.rsplit(None, 1)[-1] if text and not text[-1].isspace() else ""
         if not word.startswith("@"):

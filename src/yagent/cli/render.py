@@ -1,7 +1,9 @@
 """The terminal side of a run: shows events, answers the authorization loop.
 
-Human mode renders streamed text, tool calls and results with rich; JSON mode prints every event
-as one JSON line (for CI). Approval requests (`user_help_needed`) are answered by asking the person
+Human mode renders streamed text, tool calls and results with rich — on a terminal, with the
+delegations of a parallel run as a live tree under them (`cli.tree`), printed for good when the
+run ends; JSON mode prints every event as one JSON line (for CI).
+Approval requests (`user_help_needed`) are answered by asking the person
 when there is a terminal — yes / no / always for this tool / skip all — and refused with a stated
 reason when there is none. Answers travel back through the dispatcher's critical queue and are
 delivered to the authorization loop by the same pump that shows events.
@@ -23,6 +25,7 @@ from yagent.agents.reports import looks_like_report
 from yagent.agents.results import AgentResult
 from yagent.cli import economy_lines
 from yagent.cli.stream import StreamView
+from yagent.cli.tree import LiveTree
 from yagent.kernel.protocol import render_markdown
 from yagent.messaging import USER_HELP_NEEDED, USER_HELP_RESPONSE, DispatcherClosedError, Event
 from yagent.tools.confirm import Scope, response
@@ -114,6 +117,8 @@ class Renderer:
         self.console = Console(file=self.out, highlight=False, soft_wrap=True)
         self.stream = StreamView(self.out, self.console)
         self.stream_tick = 0.05  # seconds without events before waiting streamed text is shown
+        # delegations as a live tree under the output, on a terminal only (`cli.tree`)
+        self.tree = LiveTree(self.console) if self.console.is_terminal and not json_mode else None
         self.interrupted = False  # the person stopped this turn: its run_end is not news
 
     # -- the pump ------------------------------------------------------------------------
@@ -128,6 +133,8 @@ class Renderer:
                     return
             if event is None:
                 self.stream.tick()  # streamed text that waited long enough
+                if self.tree is not None:
+                    self.tree.tick()  # the elapsed times move
                 continue
             if event.type == USER_HELP_RESPONSE:
                 if app.confirm is not None:
@@ -183,8 +190,12 @@ class Renderer:
             return
         p = event.payload
         if event.delegation_id:  # a task of a parallel run: its lines carry its name
+            if self.tree is not None:
+                self.tree.update(event)
             self._show_lane(event.delegation_id.split("@", 1)[0], event)
             return
+        if event.type == "run_end" and self.tree is not None:
+            self.tree.stop()  # the run is over: its delegations' final tree, for good
         if event.type == "assistant_delta":
             self.stream.feed(str(p.get("text", "")), str(p.get("channel", "answer")))
             return

@@ -28,6 +28,7 @@ from yagent.cli import prompt, slash
 from yagent.cli.conversation import Conversation
 from yagent.cli.runner import Options, cli_app, run_turn, stop_if_full
 from yagent.cli.screen import KeyAsk, Screen
+from yagent.memory import SessionStoreError
 
 REF_BYTES = 32 * 1024
 _REF = re.compile(r"(?<![\w@])@([\w./-]+)")
@@ -95,7 +96,8 @@ def _terminal_reader(conv: Conversation, opts: Options, plain: bool) -> ReadLine
     history, problem = prompt.open_history(opts.home, opts.workspace)
     if problem:
         conv.renderer.notice(problem)
-    completer = prompt.InputCompleter(slash.COMMANDS, opts.workspace)
+    arguments = {"model": lambda: [c.name for c in slash.model_choices(conv)]}
+    completer = prompt.InputCompleter(slash.COMMANDS, opts.workspace, arguments)
     reader = prompt.session(history, completer, conv.renderer.status.line, plain=plain)
 
     async def read() -> str | None:
@@ -123,7 +125,10 @@ async def _turn(conv: Conversation, line: str, resume: Decision | None = None) -
     agent = None if resume is not None else conv.agent
     async with conv.escape.during_turn():
         _, result = await run_turn(app, screen, task, conv.session_id, agent, resume=resume)
-    conv.turns.end(conv.state_dir)
+    try:
+        conv.turns.end(app.store, conv.session_id, conv.state_dir)
+    except SessionStoreError as exc:
+        screen.notice(f"this turn's file changes were not recorded for /undo: {exc}")
     session = app.safety.commands.session
     screen.status.jobs = len(await session.jobs()) if session is not None and session.started else 0
     conv.refresh_status()

@@ -31,14 +31,15 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
+from yagent.cli.calls import arguments, key_argument
 from yagent.cli.render import Renderer
 from yagent.cli.stream import StreamView
+from yagent.cli.tree import LiveTree
 from yagent.messaging import Event
 from yagent.tools.confirm import Scope, response
 from yagent.tools.shellrules import RULES_FILE
 
 FOLD = 40
-KEY_ARGS = ("command", "path", "url", "pattern", "query", "file_path", "name", "task")
 KeyAsk = Callable[[str, Mapping[str, str]], Awaitable[str]]
 
 
@@ -69,27 +70,9 @@ class Status:
         return " · ".join(p for p in parts if p)
 
 
-def key_argument(args: Mapping[str, Any]) -> str:
-    for key in KEY_ARGS:
-        value = args.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return next((v for v in args.values() if isinstance(v, str)), "")
-
-
 @contextlib.asynccontextmanager
 async def _no_watch() -> AsyncIterator[None]:
     yield
-
-
-def _arguments(raw: object) -> dict[str, Any]:
-    """A call's arguments as an object (the model sends them as JSON text)."""
-    if isinstance(raw, str):
-        try:
-            raw = json.loads(raw)
-        except ValueError:
-            return {"arguments": raw}
-    return dict(raw) if isinstance(raw, dict) else {"arguments": str(raw)}
 
 
 def _facts(receipt: Mapping[str, Any]) -> str:
@@ -147,6 +130,7 @@ class Screen(Renderer):
         self.ok_mark, self.fail_mark, self.call_mark = (
             ("ok", "FAILED", "*") if self.ascii else ("✓", "✗", "●")
         )
+        self.tree = None if plain else LiveTree(self.console, ascii=self.ascii)
 
     def new_turn(self) -> None:
         self.results = []
@@ -163,7 +147,7 @@ class Screen(Renderer):
             return
         if event.type == "tool_call":
             self.stream.end_turn()
-            args = _arguments(p.get("arguments"))
+            args = arguments(p.get("arguments"))
             self._calls[str(p.get("call_id"))] = (str(p.get("name")), args, time.monotonic())
             width = max(20, self.console.width - 4 - len(str(p.get("name"))))
             key = _one_line(key_argument(args), width)

@@ -6,8 +6,8 @@ Contract:
 - Commands act on the `Conversation` (the REPL's state) and print through its renderer; they
   return False only for `/quit`. A command's bad argument (an unknown model, agent or session)
   is one line saying what is known — never a traceback.
-- `/undo` and `/diff` read the session's own edit journal (`cli.edits`): only what the session's
-  file tools changed, never the person's own changes.
+- `/undo` and `/diff` read the session's own record (`cli.edits`): only what the session's
+  tools changed, never the person's own changes; they work on a resumed session too.
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ from collections.abc import Awaitable, Callable
 from rich.markup import escape
 
 from yagent.agents import catalog
-from yagent.app import projectkeys
+from yagent.app import llmproviders, projectkeys
 from yagent.app.compactnow import compact_now
+from yagent.app.config import ConfigError, LLMConfig
 from yagent.app.engines import NoProviderError, build_engine
 from yagent.app.memories import MemoryFileError, files
 from yagent.cli import edits
@@ -31,7 +32,7 @@ COMMANDS = {
     "help": "this list, and the keys",
     "clear": "start a new session (the next task begins it)",
     "compact": "compact the session's history now and show what was kept",
-    "model": "show the model, or switch to NAME",
+    "model": "show the model, or switch to NAME (or LABEL/NAME: another provider)",
     "agent": "show the agent, or switch to NAME (coding, chat, repo, devops, custom)",
     "sessions": "this workspace's sessions",
     "resume": "continue session ID (the latest other one by default)",
@@ -40,12 +41,13 @@ COMMANDS = {
     "memory": "the memories injected into every agent's context",
     "trust": "whether this workspace's own .yagent/ files are trusted",
     "jobs": "background jobs of this session",
-    "diff": "what the session's file tools changed so far",
-    "undo": "revert the last turn's file edits (yours are never touched)",
+    "diff": "what the session's tools changed so far",
+    "undo": "revert the last turn's file changes (yours are never touched)",
     "last": "the last turn's tool results in full",
     "quit": "leave (Ctrl-D does the same)",
 }
 
+_LLM_FIELDS = ("provider", "model", "base_url", "api_key_env", "api_key_file")
 KEYS = (
     ("Enter", "send the message"),
     ("Alt-Enter, Ctrl-J", "new line (a pasted block stays one message)"),
@@ -87,7 +89,6 @@ async def _help(conv: Conversation, _: str) -> None:
 
 async def _clear(conv: Conversation, _: str) -> None:
     conv.session_id = None
-    conv.turns = edits.Turns()
     conv.say("new session: the next task starts it")
 
 
@@ -99,17 +100,42 @@ async def _compact(conv: Conversation, _: str) -> None:
     conv.drain_events()
 
 
+def _main_llm(conv: Conversation) -> LLMConfig:
+    """The `[llm]` the session started with (a switch replaces `app.config.llm`)."""
+    if conv.main_llm is None:
+        conv.main_llm = conv.app.config.llm
+    return conv.main_llm
+
+
+def model_choices(conv: Conversation) -> list[llmproviders.Choice]:
+    main = _main_llm(conv)
+    return llmproviders.choices(main.model_dump(include=set(_LLM_FIELDS)), main.providers)
+
+
 async def _model(conv: Conversation, arg: str) -> None:
     app = conv.app
     if not arg:
         conv.say(f"model {escape(app.engine.model)} ({app.config.llm.provider or 'ollama'})")
+        listed = [c.name for c in model_choices(conv)]
+        if len(listed) > 1:
+            conv.say(f"configured: {escape(', '.join(listed))}")
         return
+    main = _main_llm(conv)
     try:
-        app.engine = await build_engine(app.config.llm.model_copy(update={"model": arg}))
-    except (NoProviderError, ValueError) as exc:
+        choice = llmproviders.resolve(
+            arg, main.model_dump(include=set(_LLM_FIELDS)), main.providers
+        )
+        update = dict(choice.update) if choice is not None else {"model": arg}
+        llm = app.config.llm.model_copy(update=update)
+        app.engine = await build_engine(llm)
+    except (NoProviderError, ValueError, ConfigError) as exc:
         conv.say(f"[red]model not changed:[/] {escape(str(exc).splitlines()[0])}")
         return
-    conv.say(f"model is now {escape(app.engine.model)} (this process only)")
+    app.config = app.config.model_copy(update={"llm": llm})
+    conv.say(
+        f"model is now {escape(app.engine.model)} ({llm.provider or 'ollama'}"
+        f"{', ' + escape(llm.base_url) if llm.base_url else ''}; this process only)"
+    )
 
 
 async def _agent(conv: Conversation, arg: str) -> None:
@@ -152,7 +178,6 @@ async def _resume(conv: Conversation, arg: str) -> None:
         conv.say(f"[red]{escape(str(exc))}[/]")
         return
     conv.session_id = info.id
-    conv.turns = edits.Turns()
     conv.say(f"resumed {info.id[:12]} — {escape(info.title)}; the next task continues it")
 
 
@@ -220,22 +245,28 @@ async def _diff(conv: Conversation, _: str) -> None:
     if conv.session_id is None:
         conv.say("no session yet: nothing changed")
         return
-    lines, count = edits.diff(conv.state_dir, conv.app.workspace)
+    lines, count, unknown = edits.diff(conv.state_dir, conv.app.workspace)
     if not lines:
-        conv.say(f"no changes ({count} file(s) edited and back as they were) {edits.NOT_SHELL}")
-        return
+        conv.say(f"no changes ({count} file(s) changed and back as they were)")
     conv.renderer.diff(lines, fold=False)
-    conv.say(f"[dim]{edits.NOT_SHELL}[/]")
+    for line in unknown:
+        conv.say(f"[yellow]{escape(line)}[/]")
 
 
 async def _undo(conv: Conversation, _: str) -> None:
     if conv.session_id is None:
         conv.say("nothing to undo: no session yet")
         return
-    done = edits.undo(conv.turns, conv.state_dir, conv.app.workspace)
-    for line in done:
+    store, session_id = conv.app.store, conv.session_id
+    try:
+        done = edits.undo(store, session_id, conv.state_dir, conv.app.workspace)
+    except SessionStoreError as exc:  # the record could not be read or the undo not recorded
+        conv.say(f"[red]undo stopped: {escape(str(exc))}[/]")
+        return
+    for line, shown in done:
         conv.say(escape(line))
-    reverted = [line for line in done if line.startswith(("restored", "removed"))]
+        conv.renderer.diff(shown)
+    reverted = [line for line, _ in done if line.startswith(("restored", "removed"))]
     if reverted:
         said = "; ".join(reverted)
         conv.notes.append(f"The person reverted these edits of yours with /undo: {said}")

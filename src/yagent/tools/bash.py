@@ -32,10 +32,13 @@ attributed (it outlives the call that could report it); its text says so.
 
 from __future__ import annotations
 
+import functools
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+import anyio
 
 from yagent.kernel import toolfail
 from yagent.kernel.sandbox import Supervision
@@ -43,6 +46,7 @@ from yagent.tools import egressproxy, shell
 from yagent.tools.adapter import ToolContext
 from yagent.tools.commands import Confinement
 from yagent.tools.egresslog import Report
+from yagent.tools.files import shellwatch
 from yagent.tools.jobs import JobError, SessionSandbox, jobs_view
 from yagent.toolspec import params as p
 
@@ -69,6 +73,24 @@ async def _confinement(ctx: ToolContext) -> Confinement | None:
 
 
 async def run_bash(ctx: ToolContext, args: p.RunBashArgs) -> dict[str, Any]:
+    """A foreground run of a session (with a state directory) is watched: the workspace files
+    it changed go to the session's edit journal (`files.shellwatch`), for `/diff` and `/undo`."""
+    if ctx.state_dir is None or args.is_background:
+        return await _run_bash(ctx, args)
+    home = ctx.state_dir.parent.parent  # <home>/state/<session>: never the workspace's own
+    take = functools.partial(shellwatch.take, key=str(ctx.state_dir))
+    before = await anyio.to_thread.run_sync(take, ctx.workspace, home)
+    try:
+        return await _run_bash(ctx, args)
+    finally:
+        with anyio.CancelScope(shield=True):  # a stopped command's changes are recorded too
+            call_id = str(ctx.extras.get("call_id", ""))
+            await anyio.to_thread.run_sync(
+                shellwatch.settle, ctx.state_dir, call_id, "run_bash", before, ctx.workspace, home
+            )
+
+
+async def _run_bash(ctx: ToolContext, args: p.RunBashArgs) -> dict[str, Any]:
     where = await _confinement(ctx)
     if where is not None and where.session is not None:
         try:

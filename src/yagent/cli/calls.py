@@ -1,0 +1,33 @@
+"""A tool call named in one line on the terminal: its arguments read, its key argument picked.
+
+Contract: `arguments(raw)` reads a call's arguments as the model sent them (JSON text or an
+object) and never raises — text that is not an object comes back as `{"arguments": text}`;
+`key_argument(args)` is the first non-empty string among `KEY_ARGS` (the argument that says
+what the call acts on), else the first string argument, else "".
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+KEY_ARGS = ("command", "path", "url", "pattern", "query", "file_path", "name", "task")
+
+
+def key_argument(args: Mapping[str, Any]) -> str:
+    for key in KEY_ARGS:
+        value = args.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return next((v for v in args.values() if isinstance(v, str)), "")
+
+
+def arguments(raw: object) -> dict[str, Any]:
+    """A call's arguments as an object (the model sends them as JSON text)."""
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            return {"arguments": raw}
+    return dict(raw) if isinstance(raw, dict) else {"arguments": str(raw)}
