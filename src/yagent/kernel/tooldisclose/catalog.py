@@ -5,7 +5,9 @@ Contract:
   (`DuplicateToolError`). It keeps them sorted by name, so nothing it returns depends on the
   order the host listed them in, on dict order or on file order.
 - `search(query, k)` scores every entry with BM25 over its name, brief, description, parameter
-  names, parameter descriptions and tags (name matches weigh most) and returns at most `k` hits,
+  names, parameter descriptions and tags (name matches weigh most; a query word no tool contains
+  falls back, weakly, on the catalog words sharing its first `UNSEEN_PREFIX` characters — visible
+  in the hits' lower scores) and returns at most `k` hits,
   best first; equal scores are ordered by name. Entries with score 0 are never returned. The
   result says how many entries matched in all (`matched`), whether `k` cut the list
   (`truncated`) and, when it is empty, why
@@ -36,6 +38,9 @@ DESCRIPTION_WEIGHT = 1.0
 PARAM_WEIGHT = 1.0
 PARAM_DESCRIPTION_WEIGHT = 0.3
 LENGTH_NORM = 0.3
+# A query word no tool contains stands for the catalog words sharing its first `UNSEEN_PREFIX`
+# characters, at a fraction of a real match (`bm25.UNSEEN_WEIGHT`); 0 turns the fallback off.
+UNSEEN_PREFIX = 5
 
 EMPTY_QUERY = "the query has no searchable words; describe the action or the object you need"
 NO_MATCH = "no tool in the catalog matches the query; try other words"
@@ -148,7 +153,9 @@ class Catalog:
             by_name[entry.name] = entry
         self._entries: tuple[ToolEntry, ...] = tuple(by_name[n] for n in sorted(by_name))
         self._by_name = by_name
-        self._index = Index([_fields(e) for e in self._entries], b=LENGTH_NORM)
+        self._index = Index(
+            [_fields(e) for e in self._entries], b=LENGTH_NORM, unseen_prefix=UNSEEN_PREFIX
+        )
 
     def __len__(self) -> int:
         return len(self._entries)

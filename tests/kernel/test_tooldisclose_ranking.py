@@ -1,0 +1,117 @@
+"""tooldisclose ranking: stemming, search verbs, the unseen-word fallback, field weights, order.
+
+Each test names the mutation it guards against.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from yagent.kernel.tooldisclose import Catalog, Param, ToolEntry
+from yagent.kernel.tooldisclose import catalog as catalog_mod
+from yagent.kernel.tooldisclose.bm25 import UNSEEN_WEIGHT, Index, stem, words
+
+
+def tool(name: str, description: str = "", *params: Param) -> ToolEntry:
+    return ToolEntry(name, "", description, params)
+
+
+# --- stemming -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "group",
+    [
+        ("modify", "modified", "modifies"),
+        ("copy", "copies", "copied"),
+        ("apply", "applied", "applies"),
+        ("deploy", "deployed", "deploys"),
+    ],
+)
+def test_consonant_y_inflections_meet(group: tuple[str, ...]) -> None:
+    # Mutation: drop the `y` -> `i` rule and `modify` no longer meets `modified`.
+    assert len({stem(w) for w in group}) == 1
+
+
+def test_vowel_y_is_kept() -> None:
+    assert stem("deploy") == "deploy"
+    assert stem("key") == "key"
+
+
+# --- search verbs are words -----------------------------------------------------------------
+
+
+def test_find_is_a_searchable_word() -> None:
+    # Mutation: `find` back in the stop list ties both tools, and the tie goes to `a_lookup_user`.
+    assert "find" in words("find the user")
+    catalog = Catalog([tool("b_find_user", "Find a user."), tool("a_lookup_user", "A user.")])
+    assert catalog.search("find the user", 1).names == ("b_find_user",)
+
+
+# --- unseen-word fallback -------------------------------------------------------------------
+
+
+def test_unseen_word_falls_back_on_indexed_words_with_its_head() -> None:
+    docs = [[("modify the schema", 1.0)], [("drop the table", 1.0)]]
+    # Mutation: remove the fallback and a word no document contains scores nothing.
+    assert Index(docs).scores("modification")[0] == 0.0
+    with_fallback = Index(docs, unseen_prefix=5)
+    assert with_fallback.terms("modification") == {"modifi": UNSEEN_WEIGHT}
+    scores = with_fallback.scores("modification")
+    assert scores[0] > 0.0
+    assert scores[1] == 0.0
+
+
+def test_known_words_are_never_expanded() -> None:
+    # Mutation: expand every query word and `deploy` also pulls in `deployment`.
+    index = Index([[("deploy", 1.0)], [("deployment", 1.0)]], unseen_prefix=5)
+    assert index.terms("deploy") == {"deploy": 1.0}
+    assert index.scores("deploy")[1] == 0.0
+
+
+def test_short_unseen_words_are_not_expanded() -> None:
+    index = Index([[("deployment", 1.0)]], unseen_prefix=5)
+    assert index.terms("depl") == {}
+    assert index.scores("depl") == [0.0]
+
+
+def test_an_exact_match_outweighs_a_fallback_match() -> None:
+    # Mutation: give fallback matches full weight and both queries score alike.
+    index = Index([[("modify log", 1.0)], [("drop table", 1.0)]], unseen_prefix=5)
+    assert index.scores("modify")[0] > index.scores("modification")[0] > 0.0
+
+
+def test_catalog_search_uses_the_fallback_and_stays_deterministic() -> None:
+    entries = [
+        tool("db_alter_table", "Modify the columns of a table."),
+        tool("db_drop_table", "Drop a table."),
+        tool("db_modify_index", "Modify an index."),
+    ]
+    result = Catalog(entries).search("schema modifications", 5)
+    assert set(result.names) == {"db_alter_table", "db_modify_index"}
+    assert result.names == Catalog(reversed(entries)).search("schema modifications", 5).names
+    assert catalog_mod.UNSEEN_PREFIX > 0
+
+
+# --- field weights and ties -----------------------------------------------------------------
+
+
+def test_description_outweighs_parameter_description() -> None:
+    # Same word once in a description, once in a parameter's description; the description one
+    # sorts last by name, so equal weights (the mutation) would put it second.
+    in_desc = tool("zz_rotate", "Rotate credentials.", Param("target", False, "What to act on."))
+    in_param = tool("aa_other", "Act on a target.", Param("target", False, "Credentials."))
+    assert Catalog([in_desc, in_param]).search("credentials", 2).names == ("zz_rotate", "aa_other")
+
+
+def test_parameter_name_outweighs_parameter_description() -> None:
+    by_name = tool("zz_tag", "Do it.", Param("label", False, "A value."))
+    by_desc = tool("aa_tag", "Do it.", Param("value", False, "A label."))
+    assert Catalog([by_name, by_desc]).search("label", 2).names == ("zz_tag", "aa_tag")
+
+
+def test_fallback_ties_are_ordered_by_name() -> None:
+    twins = [tool(n, "Modify the record.") for n in ("rec_charlie", "rec_alpha", "rec_bravo")]
+    result = Catalog(twins).search("modification", 3)
+    assert result.names == ("rec_alpha", "rec_bravo", "rec_charlie")
+    assert len({hit.score for hit in result.hits}) == 1
