@@ -19,10 +19,11 @@ from yagent.kernel.preset import BUILTIN as PRESETS
 from yagent.kernel.sandbox import EgressMode
 from yagent.tools import egresslog, egressproxy, registry
 from yagent.tools.adapter import Adapter, ToolContext
-from yagent.tools.bash import PUBLISH_KEY, UNATTRIBUTED_BACKGROUND_NOTE
+from yagent.tools.bash import UNATTRIBUTED_BACKGROUND_NOTE
 from yagent.tools.commands import CommandGate
 from yagent.tools.egressproxy import EgressProxy
 from yagent.tools.guard import WorkspaceGuard, Yolo
+from yagent.tools.invocation import PUBLISH
 from yagent.tools.settings import Settings
 from yagent.tools.shellrules import build_policy
 from yagent.tools.surface import Surface, SurfaceOptions
@@ -79,7 +80,7 @@ def adapter(ws: Path, proxy: EgressProxy, events: list[tuple[str, Any]] | None =
     surface = Surface(BUILTIN, profile("coding"), guard, options=options)
     ctx = ToolContext(ws, surface, state_dir=ws.parent / "state", delegation_id="d1")
     if events is not None:
-        ctx.extras[PUBLISH_KEY] = lambda kind, payload: events.append((kind, payload))
+        ctx.services.put(PUBLISH, lambda kind, payload: events.append((kind, payload)))
     return Adapter(ctx, registry.executors())
 
 

@@ -41,8 +41,9 @@ from yagent.app.lease import SessionLeases, Tables
 from yagent.app.stopkind import concluding_statuses
 from yagent.kernel import checkpoint, commitgate, sideeffect, sqlitefile
 from yagent.kernel.sqlitedb import Database, DatabaseStore
-from yagent.tools.effectrun import EffectRunner, Publish
+from yagent.tools.effectrun import EffectRunner
 from yagent.tools.effects import EffectRuleError, EffectTable
+from yagent.tools.invocation import Publish
 
 DB_NAME = "durable.db"
 END_STEP = "end"  # the commit gate's step for a run's conclusion

@@ -56,7 +56,7 @@ from yagent.app.stopkind import stop_kind
 from yagent.kernel import reminder
 from yagent.llm import Message, Usage
 from yagent.llm.types import with_model
-from yagent.tools import bash, browser, delegate, flow, program, registry, sessionread, web
+from yagent.tools import browser, delegate, flow, invocation, program, registry, sessionread, web
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.guard import Yolo
 from yagent.tools.mcp import content, sampling
@@ -189,15 +189,19 @@ async def _run(
         after_call=hooks.after_call if app.hook_engine.hooks else None,
     )
     adapter = Adapter(ctx, registry.executors(app.mcp.executors))
-    ctx.extras[program.ADAPTER_KEY] = adapter  # programs reach MCP executors too
-    ctx.extras[program.OBSERVER_KEY] = app._program_observer(session_id, agent.name)
-    ctx.extras[bash.PUBLISH_KEY] = publish  # run_bash's egress events reach the rollout
-    ctx.extras[delegate.RUNNER_KEY] = delegations
-    ctx.extras[content.VISION_KEY] = app.config.llm.takes_images()
-    ctx.extras[sessionread.READER_KEY] = StoreReader(app.store, app.workspace, session_id)
-    ctx.extras[flow.BLUEPRINT_KEY] = lambda: blueprint.view(app.home, app.workspace)  # fresh
-    ctx.extras[sampling.SAMPLER_KEY] = mcpsampling.sampler(
-        app.engine, agent.name, lambda who, t: app._account(session_id, who, t)
+    services = ctx.services
+    services.put(program.ADAPTER_KEY, adapter)  # programs reach MCP executors too
+    services.put(program.OBSERVER_KEY, app._program_observer(session_id, agent.name))
+    services.put(invocation.PUBLISH, publish)  # egress, progress, MCP requests reach the rollout
+    services.put(delegate.RUNNER_KEY, delegations)
+    services.put(content.VISION_KEY, app.config.llm.takes_images())
+    services.put(sessionread.READER_KEY, StoreReader(app.store, app.workspace, session_id))
+    services.put(flow.BLUEPRINT_KEY, lambda: blueprint.view(app.home, app.workspace))  # fresh
+    services.put(
+        sampling.SAMPLER_KEY,
+        mcpsampling.sampler(
+            app.engine, agent.name, lambda who, t: app._account(session_id, who, t)
+        ),
     )
     web.configure(ctx, web.WebConfig(allow=app.openings))  # allow_local + answers (localask)
     browser.configure(ctx, browser.BrowserConfig(allow=app.openings))

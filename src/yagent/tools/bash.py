@@ -26,7 +26,7 @@ Behind the egress proxy (`[sandbox] allow_hosts`), a foreground run gets its own
 (`egressproxy.watch`): when the proxy decided anything for it, the text ends with one
 `[egress: …]` line (what was allowed, what was refused and why, what was not kept), the payload
 carries the same under "egress", and an `egress` event goes to the host's publisher
-(`PUBLISH_KEY` in the context's extras, when the host put one there). A background run is not
+(`invocation.PUBLISH` in the context's services, when the host set one). A background run is not
 attributed (it outlives the call that could report it); its text says so.
 """
 
@@ -43,6 +43,7 @@ from yagent.tools import egressproxy, shell
 from yagent.tools.adapter import ToolContext
 from yagent.tools.commands import Confinement
 from yagent.tools.egresslog import Report
+from yagent.tools.invocation import PUBLISH
 from yagent.tools.jobs import JobError, SessionSandbox, jobs_view
 from yagent.toolspec import params as p
 
@@ -54,8 +55,6 @@ UNATTRIBUTED_BACKGROUND_NOTE = (
     " Its requests through the egress proxy are judged as usual but not reported here: only a "
     "foreground run's result lists what the proxy allowed and refused for it."
 )
-PUBLISH_KEY = "publish"
-"""Host seam in `ToolContext.extras`: `(kind, payload) -> None`, the session's event publisher."""
 
 
 def _log_path(ctx: ToolContext) -> Path:
@@ -109,9 +108,9 @@ def _tell(ctx: ToolContext, payload: dict[str, Any], report: Report | None) -> N
     text = payload["text"]
     payload["text"] = text + ("" if text.endswith("\n") else "\n") + report.note()
     payload["egress"] = report.to_payload()
-    publish = ctx.extras.get(PUBLISH_KEY)
-    if callable(publish):
-        event = {"delegation_id": ctx.delegation_id, "call_id": ctx.extras.get("call_id", "")}
+    publish = ctx.services.get(PUBLISH)
+    if publish is not None:
+        event = {"delegation_id": ctx.delegation_id, "call_id": ctx.call.call_id}
         publish("egress", {**event, "name": "run_bash", **payload["egress"]})
 
 

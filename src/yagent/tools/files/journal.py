@@ -61,7 +61,7 @@ def record(ctx: ToolContext, tool: str, path: str, before: bytes | None, after: 
         (folder / copy).write_bytes(before)
     line = {
         "seq": seq,
-        "call_id": str(ctx.extras.get("call_id", "")),
+        "call_id": ctx.call.call_id,
         "tool": tool,
         "path": path,
         "before": copy,
