@@ -36,7 +36,7 @@ async def compact_now(app: App, session_id: str, agent_name: str | None = None) 
         app.engine,
         step_retries=agent.step_retries,
         agent=agent.name,
-        on_turn=lambda turn: app._account(session_id, agent.name, turn),
+        on_turn=lambda turn: app.recorder(session_id).usage(agent.name, turn),
     )
     engine_economy = Economy(
         settings,
