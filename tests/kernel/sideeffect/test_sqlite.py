@@ -49,14 +49,14 @@ async def test_records_survive_reopening(tmp_path: Path) -> None:
 def test_runs_in_wal_mode_with_the_chosen_sync_level(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
     with SqliteStore(path, synchronous="normal") as store:
-        assert store._conn is not None
-        assert store._conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+        assert store._db._conn is not None
+        assert store._db._conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
     conn = _raw(path)
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     conn.close()
     with SqliteStore(path) as store:
-        assert store._conn is not None
-        assert store._conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+        assert store._db._conn is not None
+        assert store._db._conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
 
 
 def test_schema_creation_is_idempotent_and_shares_the_file(tmp_path: Path) -> None:
