@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import pytest
 
-from yagent.kernel import sidetest
+from yagent.kernel import sidetest, sqlitefile
 from yagent.kernel.sideeffect import (
     Action,
     InvalidArgumentError,
@@ -251,3 +251,12 @@ async def test_operations_validate_their_arguments(tmp_path: Path) -> None:
                 await call
         with pytest.raises(InvalidArgumentError):
             store.set_clock(object())  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("content", [b"", b"not a database at all, just text" * 200])
+def test_an_empty_or_damaged_file_is_refused_and_left_alone(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "s.db"
+    path.write_bytes(content)
+    with pytest.raises(sqlitefile.UnusableFileError, match=r"s\.db"):
+        SqliteStore(path)
+    assert path.read_bytes() == content, "never written over"
