@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.mcpservers import everything_http, everything_stdio  # noqa: F401 - a fixture
-from yagent.kernel import policy
+from yagent.kernel import auditgate
 from yagent.tools.adapter import ToolContext
 from yagent.tools.confirm import Answer
 from yagent.tools.guard import WorkspaceGuard, Yolo
@@ -44,7 +44,7 @@ def context(
     person: Person | None,
     *,
     yolo: Yolo = Yolo.OFF,
-    audit: policy.AuditGate | None = None,
+    audit: auditgate.AuditGate | None = None,
 ) -> ToolContext:
     guard = WorkspaceGuard(workspace, yolo=yolo)
     surface = Surface(
@@ -139,7 +139,7 @@ async def test_sampling_when_enabled_asks_the_person_then_uses_the_host_model(
 async def test_sampling_refused_by_the_person_by_the_gate_or_without_anyone(
     workspace: Path,
 ) -> None:
-    strict = policy.AuditGate(policy.Thresholds(prompt_at=0.1, deny_at=0.2))
+    strict = auditgate.AuditGate(auditgate.Thresholds(prompt_at=0.1, deny_at=0.2))
     cases = [
         (context(workspace, Person(Answer("r", False, "not now"))), "not now"),
         (context(workspace, None), "none is attached"),

@@ -61,7 +61,7 @@ from yagent.app.steplog import StepLog
 from yagent.app.storeconfig import open_sessions
 from yagent.app.telemetry import WARNING_EVENT, Telemetry, exporter_from_env
 from yagent.app.trust import Status
-from yagent.kernel import policy, sessionref, spill, taskboard
+from yagent.kernel import auditgate, sessionref, spill, taskboard
 from yagent.llm import Message
 from yagent.llm.pricing import DEFAULT_PRICES, Ledger, PriceTable
 from yagent.llm.types import Engine
@@ -103,8 +103,8 @@ class App:
 
     def __post_init__(self) -> None:
         audit = self.config.audit
-        self.audit = policy.AuditGate(
-            policy.Thresholds(audit.prompt_at, audit.deny_at, audit.review_mutating)
+        self.audit = auditgate.AuditGate(
+            auditgate.Thresholds(audit.prompt_at, audit.deny_at, audit.review_mutating)
         )
         self.otel_sink = exporter_from_env()  # None unless OTEL_* variables ask for export
         self.ledger = Ledger(self.prices)

@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from yagent.kernel import policy, tooldisclose, worktree
+from yagent.kernel import auditgate, tooldisclose, worktree
 from yagent.kernel.invoke import Chain, Stage
 from yagent.tools.audit import AuditStage
 from yagent.tools.commands import CommandGate
@@ -65,7 +65,7 @@ class SurfaceOptions:
     schema_budget: int | None = None  # estimated tokens for the visible schemas
     yolo: Yolo = Yolo.OFF
     host_stages: tuple[Stage, ...] = ()
-    audit: policy.AuditGate | None = None  # the audit gate, judged right after disclosure
+    audit: auditgate.AuditGate | None = None  # the audit gate, judged right after disclosure
     commands: CommandGate | None = None  # command lines judged by cmdpolicy × gatecheck
     briefs: Mapping[str, str] = field(default_factory=dict)  # adapter-provided briefs
     confine: worktree.Declaration | None = None  # a confined worker: its declared areas only

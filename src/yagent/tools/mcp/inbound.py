@@ -36,7 +36,7 @@ from typing import Any
 import mcp_types as types
 from mcp import ClientSession
 
-from yagent.kernel import policy, reminder
+from yagent.kernel import auditgate, reminder
 from yagent.tools.adapter import ToolContext
 from yagent.tools.guard import Yolo
 from yagent.tools.invocation import PUBLISH
@@ -156,9 +156,9 @@ class Inbound:
         sampler = ctx.services.get(SAMPLER_KEY)
         if sampler is None:
             return refuse("this host has no model to sample")
-        gate = ctx.surface.options.audit or policy.AuditGate()
-        audit = gate.decide(policy.Op(f"{server} sampling", policy.Level.LOW.value, True))
-        if audit.decision is policy.Decision.DENY:
+        gate = ctx.surface.options.audit or auditgate.AuditGate()
+        audit = gate.decide(auditgate.Op(f"{server} sampling", auditgate.Level.LOW.value, True))
+        if audit.decision is auditgate.Decision.DENY:
             return refuse(audit.reason)
         if ctx.surface.guard.yolo < Yolo.YOLO:  # like an open-world tool: a person answers
             if ctx.confirm is None:
