@@ -6,7 +6,7 @@ Contract (Director constraints C4, C9, C10, C11; `docs/agents.md`; where it depa
   run makes the `Pool`, a delegated run shares its delegator's (`Lane.link`).
 - A delegate call is decided in this order, each refusal a *refused* outcome rendered as the
   call's result, never an exception: the topology (`App.topology`, `kernel.dispatch`: who may
-  delegate to whom, depth); the agent exists; the declared areas (`kernel.worktree`: exact paths,
+  delegate to whom, depth); the agent exists; the declared areas (`kernel.areas`: exact paths,
   inside the delegator's own writable areas when nested, no symbolic link on the way); no
   overlap with a running writer (`Pool.claims`). Only then is it posted on the board and queued.
 - Slot first, then the monitor: the child's `activity.Monitor` (`delegate_idle_timeout`,
@@ -42,7 +42,7 @@ from yagent.app.durable import Decision
 from yagent.app.fanout import FanoutError, Lane, check_area
 from yagent.app.lanerun import LaneRun, run_lane
 from yagent.app.runtrack import continuation_task
-from yagent.kernel import delegate, dispatch, sandbox, taskboard, worktree
+from yagent.kernel import areas, delegate, dispatch, sandbox, taskboard
 from yagent.tools.delegate import Request
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ def board_id(session_id: str, did: str) -> str:
     return f"{session_id}/{did}"
 
 
-def child_task(app: App, request: Request, declaration: worktree.Declaration) -> str:
+def child_task(app: App, request: Request, declaration: areas.Declaration) -> str:
     """The task text the child agent receives, given the delegate call and its checked areas.
     This is where the host adds what the child should know beyond the Director's words (the
     `AGENTS.md` of the directories it works in); today: the task as the Director wrote it."""
@@ -120,7 +120,7 @@ class Runner:
             did = f"{base.split('@', 1)[0]}~{n}@{self.scope}"
         return did
 
-    def admit(self, did: str, request: Request) -> worktree.Declaration:
+    def admit(self, did: str, request: Request) -> areas.Declaration:
         """The checks before anything is posted (module contract); `Refused` says which failed."""
         app = self.app
         try:
@@ -132,8 +132,8 @@ class Runner:
             raise Refused(str(exc)) from None
         read = request.read or (() if request.write else (".",))
         try:
-            declaration = worktree.Declaration.of(did, writable=request.write, read_only=read)
-        except worktree.DeclarationError as exc:
+            declaration = areas.Declaration.of(did, writable=request.write, read_only=read)
+        except areas.DeclarationError as exc:
             raise Refused(f"areas: {exc}") from None
         root = app.workspace.resolve()
         for area in declaration.writable:
@@ -148,7 +148,7 @@ class Runner:
                 raise Refused(f"areas: {exc}") from None
         try:
             self.pool.claims.claim(declaration)
-        except worktree.WorktreeError as exc:
+        except areas.WorktreeError as exc:
             raise Refused(
                 f"{exc}: it may not start while another delegation writes there"
             ) from None
@@ -158,7 +158,7 @@ class Runner:
         self,
         did: str,
         request: Request,
-        declaration: worktree.Declaration,
+        declaration: areas.Declaration,
         *,
         resume: Decision | None,
     ) -> Outcome:
@@ -183,7 +183,7 @@ class Runner:
         did: str,
         tid: str,
         request: Request,
-        declaration: worktree.Declaration,
+        declaration: areas.Declaration,
         resume: Decision | None,
         notes: list[str],
     ) -> Outcome:
@@ -204,7 +204,7 @@ class Runner:
         did: str,
         tid: str,
         request: Request,
-        declaration: worktree.Declaration,
+        declaration: areas.Declaration,
         resume: Decision | None,
         slot: delegationpool.Slot,
         notes: list[str],

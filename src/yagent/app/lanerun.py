@@ -27,7 +27,7 @@ from yagent.app.durable import Decision
 from yagent.app.fanout import Lane
 from yagent.app.stopkind import stop_kind
 from yagent.kernel import delegate
-from yagent.tools.worktree import describe
+from yagent.tools.areastage import describe
 
 if TYPE_CHECKING:
     from yagent.app.assemble import App
