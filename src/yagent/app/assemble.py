@@ -10,7 +10,7 @@ step's end), any other event at once, always in publish order; each event is sho
 as it is published. Streamed text is shown in segments (`app.segments`), each screened once
 for the display as a whole, never a piece unscreened; it is display-only (neither stored nor
 given to observers: the turn that ends it is).
-Each run also gets the context economy (`app.economy`: window, spill, offload, compaction
+Each run also gets the context economy (`app.contextconfig`: window, spill, offload, compaction
 archive), the memories (`app.memories`) in its system prompt and the session references
 (`app.sessionrefs`) in its task; a session continued in the same process keeps its compacted
 context (`live`), one continued from the store starts from its full stored history.
@@ -41,8 +41,8 @@ from yagent.agents.catalog import AgentDef
 from yagent.agents.pause import PauseGate
 from yagent.agents.results import AgentResult
 from yagent.app import (
+    contextconfig,
     delegationpool,
-    economy,
     fanout,
     fanrun,
     hookrun,
@@ -327,7 +327,7 @@ async def open_app(
                 start=start,
             )
             app.pruned = await anyio.to_thread.run_sync(
-                economy.prune_spills, home / "state", config.agent.spill_max_age_days
+                contextconfig.prune_spills, home / "state", config.agent.spill_max_age_days
             )
             try:
                 async with contextlib.AsyncExitStack() as stack:

@@ -38,8 +38,8 @@ from yagent.agents.loopconfig import LoopConfig
 from yagent.agents.results import AgentResult, Status
 from yagent.app import (
     blueprint,
+    contextconfig,
     delegationresume,
-    economy,
     fanout,
     hookrun,
     mcprefs,
@@ -139,7 +139,7 @@ async def _run(
     if blocked is not None:
         return session_id, _refused(app, session_id, agent.name, blocked, publish)
     state_dir = app.home / "state" / session_id
-    context = economy.context_settings(
+    context = contextconfig.context_settings(
         app.config,
         state_dir=state_dir,
         session_id=session_id,
@@ -240,7 +240,7 @@ async def _run(
         monitor=monitor,
         pause=app.pause,
         context=context,
-        archive=economy.archiver(app.store, session_id, agent.name),
+        archive=contextconfig.archiver(app.store, session_id, agent.name),
         start_step=resume.start_step if resume is not None else 0,
     )
     try:  # a parallel task's events belong to the fan-out's telemetry turn
