@@ -23,7 +23,7 @@ Without a session sandbox (host presets, an egress proxy, a worker confined to a
 run is a process of its own as before, and list_jobs says so.
 
 Behind the egress proxy (`[sandbox] allow_hosts`), a foreground run gets its own tag
-(`egressproxy.watch`): when the proxy decided anything for it, the text ends with one
+(`proxyserver.watch`): when the proxy decided anything for it, the text ends with one
 `[egress: …]` line (what was allowed, what was refused and why, what was not kept), the payload
 carries the same under "egress", and an `egress` event goes to the host's publisher
 (`invocation.PUBLISH` in the context's services, when the host set one). A background run is not
@@ -39,10 +39,11 @@ from typing import Any
 
 from yagent.kernel import toolfail
 from yagent.kernel.sandbox import Supervision
-from yagent.tools import egressproxy, shell
+from yagent.tools import shell
 from yagent.tools.adapter import ToolContext
 from yagent.tools.commands import Confinement
-from yagent.tools.egresslog import Report
+from yagent.tools.egress import proxyserver
+from yagent.tools.egress.attribution import Report
 from yagent.tools.invocation import PUBLISH
 from yagent.tools.jobs import JobError, SessionSandbox, jobs_view
 from yagent.toolspec import params as p
@@ -83,10 +84,10 @@ async def run_bash(ctx: ToolContext, args: p.RunBashArgs) -> dict[str, Any]:
         payload = handle.to_payload()
         if where is not None and where.sandboxed:
             payload["text"] += SANDBOXED_BACKGROUND_NOTE
-        if isinstance(launcher, egressproxy.Bridged):
+        if isinstance(launcher, proxyserver.Bridged):
             payload["text"] += UNATTRIBUTED_BACKGROUND_NOTE
     else:
-        with egressproxy.watch(launcher) as watch:
+        with proxyserver.watch(launcher) as watch:
             result = await shell.run_foreground(
                 args.command,
                 cwd=ctx.workspace,
