@@ -51,7 +51,7 @@ from yagent.app import (
     turn,
 )
 from yagent.app.config import Config, ConfigError
-from yagent.app.durable import DB_NAME, Decision, open_home
+from yagent.app.durable import DB_NAME, ResumeDecision, open_home
 from yagent.app.engines import build_engine
 from yagent.app.fulldisk import FullDisk
 from yagent.app.lease import LeaseKeeper
@@ -282,7 +282,7 @@ class App:
         *,
         agent_name: str | None = None,
         session_id: str | None = None,
-        resume: Decision | None = None,
+        resume: ResumeDecision | None = None,
         lane: fanout.Lane | None = None,
     ) -> tuple[str, AgentResult]:
         """Run `task`; a new session unless `session_id` continues one (its messages as history);

@@ -38,7 +38,7 @@ from yagent.agents.activity import Monitor
 from yagent.app import delegationpool, delegationview
 from yagent.app.delegationpool import Link, Pool
 from yagent.app.delegationview import Outcome
-from yagent.app.durable import Decision
+from yagent.app.durable import ResumeDecision
 from yagent.app.fanout import FanoutError, Lane, check_area
 from yagent.app.lanerun import LaneRun, run_lane
 from yagent.app.runtrack import continuation_task
@@ -160,7 +160,7 @@ class Runner:
         request: Request,
         declaration: areas.Declaration,
         *,
-        resume: Decision | None,
+        resume: ResumeDecision | None,
     ) -> Outcome:
         """Post, wait for a slot, run the child and record its outcome (module contract)."""
         board, tid = self.app.board, board_id(self.session_id, did)
@@ -184,7 +184,7 @@ class Runner:
         tid: str,
         request: Request,
         declaration: areas.Declaration,
-        resume: Decision | None,
+        resume: ResumeDecision | None,
         notes: list[str],
     ) -> Outcome:
         sandboxed = self.app.safety.preset.level >= sandbox.Level.NAMESPACES
@@ -205,7 +205,7 @@ class Runner:
         tid: str,
         request: Request,
         declaration: areas.Declaration,
-        resume: Decision | None,
+        resume: ResumeDecision | None,
         slot: delegationpool.Slot,
         notes: list[str],
     ) -> Outcome:

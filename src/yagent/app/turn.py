@@ -48,7 +48,7 @@ from yagent.app import (
     sessionrefs,
 )
 from yagent.app.delegation import Runner
-from yagent.app.durable import Decision
+from yagent.app.durable import ResumeDecision
 from yagent.app.history import from_store
 from yagent.app.pastsessions import StoreReader
 from yagent.app.recorder import SessionObserver
@@ -85,7 +85,7 @@ async def run_task(
     *,
     agent_name: str | None = None,
     session_id: str | None = None,
-    resume: Decision | None = None,
+    resume: ResumeDecision | None = None,
     lane: fanout.Lane | None = None,
 ) -> tuple[str, AgentResult]:
     """Run `task`; a new session unless `session_id` continues one (its messages as history);
@@ -116,7 +116,7 @@ async def _run(
     agent: AgentDef,
     session_id: str,
     history: list[Message],
-    resume: Decision | None,
+    resume: ResumeDecision | None,
     lane: fanout.Lane | None,
 ) -> tuple[str, AgentResult]:
     delegation = lane.delegation_id if lane else ""
