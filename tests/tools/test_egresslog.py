@@ -7,15 +7,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from yagent.tools.egress import attribution, sandboxbridge
-from yagent.tools.egress.attribution import NOT_LISTED, Decision, Entry, Ledger, Report
+from yagent.tools.egress.attribution import NOT_LISTED, EgressDecision, Entry, Ledger, Report
 
 
-def allowed(host: str, port: int = 443, tag: str | None = None) -> Decision:
-    return Decision("CONNECT", host, port, True, "allow-listed", tag)
+def allowed(host: str, port: int = 443, tag: str | None = None) -> EgressDecision:
+    return EgressDecision("CONNECT", host, port, True, "allow-listed", tag)
 
 
-def refused(host: str, port: int = 443, tag: str | None = None, why: str = NOT_LISTED) -> Decision:
-    return Decision("CONNECT", host, port, False, why, tag)
+def refused(
+    host: str, port: int = 443, tag: str | None = None, why: str = NOT_LISTED
+) -> EgressDecision:
+    return EgressDecision("CONNECT", host, port, False, why, tag)
 
 
 def test_a_tag_is_fresh_well_formed_and_followed_until_taken() -> None:

@@ -14,7 +14,7 @@ from yagent.kernel import egress
 from yagent.kernel.sandbox import EgressMode
 from yagent.tools.egress import proxyserver, wire
 from yagent.tools.egress.allowlist import AllowList
-from yagent.tools.egress.proxyserver import Decision, EgressProxy, ProxyError
+from yagent.tools.egress.proxyserver import EgressDecision, EgressProxy, ProxyError
 
 from .egresskit import FixedResolver, Servers, ask, body, proxy_for, short_dir, status
 
@@ -60,7 +60,7 @@ async def test_an_allowed_url_is_fetched_in_origin_form(
     assert "x-a: b" in head.lower()
     assert "Connection: close" in head
     assert proxy.decisions == (
-        Decision("GET", "allowed.test", origin.http_port, True, "allow-listed"),
+        EgressDecision("GET", "allowed.test", origin.http_port, True, "allow-listed"),
     )
 
 
@@ -235,7 +235,7 @@ async def test_decisions_are_kept_bounded_counted_and_observed(
     origin: Servers, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(proxyserver, "MAX_LOG", 2)
-    seen: list[Decision] = []
+    seen: list[EgressDecision] = []
     with short_dir() as where:
         entries = [f"allowed.test:{origin.http_port}"]
         async with proxy_for(entries, FixedResolver(NAMES), where, observer=seen.append) as p:

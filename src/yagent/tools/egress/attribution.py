@@ -32,7 +32,7 @@ NOT_LISTED = "not on [sandbox] allow_hosts"
 
 
 @dataclass(frozen=True, slots=True)
-class Decision:
+class EgressDecision:
     """One judged request: what was asked, whether it went out, why, and for which command."""
 
     method: str
@@ -136,7 +136,7 @@ class Ledger:
     def knows(self, tag: str | None) -> bool:
         return tag is not None and tag in self._followed
 
-    def record(self, decision: Decision) -> None:
+    def record(self, decision: EgressDecision) -> None:
         followed = self._followed.get(decision.tag) if decision.tag is not None else None
         if followed is None:
             return

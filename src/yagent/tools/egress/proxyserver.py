@@ -53,14 +53,23 @@ from yagent.tools.egress.allowlist import AllowList
 from yagent.tools.egress.attribution import (
     NOT_LISTED,
     Counts,
-    Decision,
+    EgressDecision,
     Ledger,
     Report,
     unattributed,
 )
 from yagent.tools.egress.wire import Refused, Request, closing, parse, read_head, refusal, tunnel
 
-__all__ = ["Bridged", "Counts", "Decision", "EgressProxy", "ProxyError", "Watch", "route", "watch"]
+__all__ = [
+    "Bridged",
+    "Counts",
+    "EgressDecision",
+    "EgressProxy",
+    "ProxyError",
+    "Watch",
+    "route",
+    "watch",
+]
 
 HEADER_TIMEOUT = 30.0
 CONNECT_TIMEOUT = 30.0
@@ -89,14 +98,14 @@ class EgressProxy:
         directory: str | os.PathLike[str] | None = None,
         guard: netguard.Guard | None = None,
         opening: netguard.Allow = netguard.STRICT,
-        observer: Callable[[Decision], None] | None = None,
+        observer: Callable[[EgressDecision], None] | None = None,
     ) -> None:
         self.hosts = hosts
         self._given = Path(directory) if directory is not None else None
         self._directory: Path | None = None
         self._backend = netguard.GuardedBackend(guard or netguard.Guard(), opening)
         self._observer = observer
-        self._log: collections.deque[Decision] = collections.deque(maxlen=MAX_LOG)
+        self._log: collections.deque[EgressDecision] = collections.deque(maxlen=MAX_LOG)
         self.ledger = Ledger()
         self._allowed = self._refused = self._active = 0
         self._group: anyio.abc.TaskGroup | None = None
@@ -160,7 +169,7 @@ class EgressProxy:
 
     # -- what was decided ---------------------------------------------------------------------
     @property
-    def decisions(self) -> tuple[Decision, ...]:
+    def decisions(self) -> tuple[EgressDecision, ...]:
         return tuple(self._log)
 
     @property
@@ -168,7 +177,7 @@ class EgressProxy:
         dropped = self._allowed + self._refused - len(self._log)
         return Counts(self._allowed, self._refused, dropped)
 
-    def _record(self, decision: Decision) -> None:
+    def _record(self, decision: EgressDecision) -> None:
         if decision.allowed:
             self._allowed += 1
         else:
@@ -206,7 +215,7 @@ class EgressProxy:
             await self._refuse(client, method, refused, refused.tag or tag)
             return
         target = request.target
-        self._record(Decision(method, target.host, target.port, True, "allow-listed", tag))
+        self._record(EgressDecision(method, target.host, target.port, True, "allow-listed", tag))
         async with closing(upstream):
             if method == "CONNECT":
                 await client.send(b"HTTP/1.1 200 Connection established\r\n\r\n")
@@ -235,7 +244,7 @@ class EgressProxy:
         self, client: anyio.abc.SocketStream, method: str, why: Refused, tag: str | None = None
     ) -> None:
         tag = tag if self.ledger.knows(tag) else None
-        self._record(Decision(method, why.host, why.port, False, why.recorded, tag))
+        self._record(EgressDecision(method, why.host, why.port, False, why.recorded, tag))
         with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
             await client.send(refusal(why))
 
