@@ -13,7 +13,8 @@ Contract:
   `Recorder`; `before_compact` to the run's `pre_compact` hooks.
 - An error stop writes nothing here: how the run ended is committed by `runtrack` (status and
   error in `durable.db`), and the loaded tools are in its per-step checkpoint — the one record
-  resume reads (there is no second checkpoint in `sessions.db`).
+  resume reads; there is no second checkpoint in `sessions.db`
+  (docs/adr/0018-one-run-checkpoint.md).
 """
 
 from __future__ import annotations
