@@ -14,7 +14,7 @@ prompt, tool definitions, messages — summariser requests included on the econo
   task) until it fits. Truncation depends only on the history it cuts, so cutting the "without"
   requests is exactly what that peer sends; what it costs is memory: the figure counts the tool
   results the last request no longer holds in any form (the economy keeps them in a summary).
-- with: the app's economy (`app.economy.context_settings`) at a `WINDOW`-token window: outputs
+- with: the app's economy (`app.contextconfig.context_settings`) at a `WINDOW`-token window: outputs
   above `MAX_OUTPUT` characters spilled, the image offloaded after its first sighting,
   compaction at 80 % of the room.
 Figures (JSON lines, `benchlib`): total tokens sent each way and their ratios, the largest single
@@ -41,7 +41,7 @@ from yagent.agents import catalog
 from yagent.agents.context import system_prompt
 from yagent.agents.loop import LoopConfig, run_agent_loop
 from yagent.agents.results import Status
-from yagent.app import economy
+from yagent.app import contextconfig
 from yagent.app.config import Config
 from yagent.kernel.budget import approx_tokens
 from yagent.llm import Message, Request
@@ -117,7 +117,7 @@ async def session(workspace: Path, state: Path, *, with_economy: bool) -> dict[s
     config = Config.model_validate(
         {"agent": {"context_window": WINDOW, "max_tool_output": MAX_OUTPUT}}
     )
-    context = economy.context_settings(config, state_dir=state, session_id="bench")
+    context = contextconfig.context_settings(config, state_dir=state, session_id="bench")
     executors = registry.executors()
     executors["read_file"] = read_log
     ctx = ToolContext(workspace, surface, session_id="bench", spill=context.spill)

@@ -29,8 +29,8 @@ import anyio
 import anyio.abc
 
 from yagent.kernel import netguard
-from yagent.tools.egresshosts import AllowList
-from yagent.tools.egressproxy import EgressProxy
+from yagent.tools.egress.allowlist import AllowList
+from yagent.tools.egress.proxyserver import EgressProxy
 
 RUNS = 5
 REQUESTS = 300

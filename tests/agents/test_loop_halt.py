@@ -33,8 +33,9 @@ def halting_on(gate: PauseGate, kind: str, name: str, seen: list[tuple[str, Any]
 async def test_a_call_not_started_when_the_halt_comes_never_starts(tmp_path: Path) -> None:
     gate, seen = PauseGate(), list[tuple[str, Any]]()
     turn = calls([("think", '{"thought": "a"}', "a"), ("agent_exit", EXIT, "b")])
-    cfg, engine = build(tmp_path, [turn, call("think", '{"thought": "never"}')], pause=gate)
-    cfg.publish = halting_on(gate, "tool_call", "agent_exit", seen)  # its own record failed
+    halting = halting_on(gate, "tool_call", "agent_exit", seen)  # its own record failed
+    steps = [turn, call("think", '{"thought": "never"}')]
+    cfg, engine = build(tmp_path, steps, pause=gate, publish=halting)
     result = await run_agent_loop(cfg, "t")
     assert result.status is Status.PAUSED
     assert result.error == WHY
@@ -49,8 +50,8 @@ async def test_a_call_not_started_when_the_halt_comes_never_starts(tmp_path: Pat
 @pytest.mark.anyio
 async def test_a_halt_during_a_finishing_step_does_not_conclude_the_run(tmp_path: Path) -> None:
     gate, seen = PauseGate(), list[tuple[str, Any]]()
-    cfg, _ = build(tmp_path, [call("agent_exit", EXIT)], pause=gate)
-    cfg.publish = halting_on(gate, "tool_result", "agent_exit", seen)  # its result not stored
+    halting = halting_on(gate, "tool_result", "agent_exit", seen)  # its result not stored
+    cfg, _ = build(tmp_path, [call("agent_exit", EXIT)], pause=gate, publish=halting)
     result = await run_agent_loop(cfg, "t")
     assert result.status is Status.PAUSED, "interrupted (resumable), not concluded"
     assert result.error == WHY

@@ -122,6 +122,8 @@ async def test_an_interrupted_run_resumes_from_its_checkpoint_without_repeating_
         sid, result = await app.run("publish", agent_name="coding")
         assert result.status.value == "error"
         decision = await app.durable.decide(sid)
+        # one checkpoint record, the one resume reads: no second one in sessions.db
+        assert app.store.latest_checkpoint(sid) is None
     assert decision.action is Action.CONTINUE
     assert decision.status == "error"
     assert decision.start_step == 4  # three steps, and the one whose model call failed

@@ -15,7 +15,7 @@ from yagent.app.config import ConfigError, load
 from yagent.cli.commands import _egress
 from yagent.kernel.sandbox import EgressMode
 from yagent.llm.scripted import ScriptedEngine, call, say
-from yagent.tools.egressproxy import LOOPBACK_BYPASS
+from yagent.tools.egress.proxyserver import LOOPBACK_BYPASS
 from yagent.tools.guard import Yolo
 
 from .files import write

@@ -369,12 +369,12 @@ async def test_a_missing_writable_area_is_created_as_a_directory(ws: Path, tmp_p
 
 async def test_the_lane_marks_the_first_prompt_line_and_states_the_areas() -> None:
     from yagent.agents import catalog
-    from yagent.kernel import worktree
+    from yagent.kernel import areas
     from yagent.tools.commands import CommandGate
 
     agent = catalog.builtin("coding", 0)
     gate: CommandGate = object.__new__(CommandGate)  # the frame never touches the gate
-    decl = worktree.Declaration.of("docs", writable=["docs"], read_only=["src"])
+    decl = areas.Declaration.of("docs", writable=["docs"], read_only=["src"])
     framed = fanout.framed(fanout.Lane("docs", "docs@1", decl, gate), agent)
     assert framed.marker == f"{agent.marker} {marker('docs')}"
     assert "write: docs; read: src" in framed.prompt

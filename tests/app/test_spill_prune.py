@@ -11,7 +11,7 @@ import pytest
 from tests.projecttrust import trust_project
 from yagent.app.assemble import open_app
 from yagent.app.config import load
-from yagent.app.economy import prune_spills
+from yagent.app.contextconfig import prune_spills
 from yagent.kernel.clock import FakeClock
 from yagent.llm.scripted import ScriptedEngine
 

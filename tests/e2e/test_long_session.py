@@ -21,7 +21,7 @@ import pytest
 
 from tests.projecttrust import trust_project
 from yagent.agents.compaction import is_summary
-from yagent.app import economy as app_economy
+from yagent.app import contextconfig as app_economy
 from yagent.app.assemble import open_app
 from yagent.app.config import load
 from yagent.kernel import reminder

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from yagent.kernel import dispatch, guardset, hookengine, policy, tooldisclose, toolfail
+from yagent.kernel import auditgate, dispatch, guardset, hookengine, tooldisclose, toolfail
 from yagent.kernel.invoke import Call, Chain, Decision, Verdict
 
 CATALOG = tooldisclose.Catalog(
@@ -46,11 +46,11 @@ def ring(*, blocked: set[str] = frozenset(), hook_deny: set[str] = frozenset()) 
     engine = hookengine.Engine(
         [hookengine.Hook("audit-hook", hookengine.PRE_TOOL_USE)], Runner(set(hook_deny))
     )
-    gate = policy.AuditGate()
+    gate = auditgate.AuditGate()
     topology = dispatch.Guard(dispatch.MappingSource({"lead": ["worker"], "worker": []}), 2)
 
-    def op_of(call: Call) -> policy.Op:
-        return policy.Op(call.tool, RISK[call.tool], call.tool == "deploy")
+    def op_of(call: Call) -> auditgate.Op:
+        return auditgate.Op(call.tool, RISK[call.tool], call.tool == "deploy")
 
     def delegation_of(call: Call) -> tuple[str, str, int] | None:
         if call.tool != "delegate":
@@ -62,7 +62,7 @@ def ring(*, blocked: set[str] = frozenset(), hook_deny: set[str] = frozenset()) 
             guardset.stage(guards),
             hookengine.stage(engine),
             tooldisclose.Stage(tooldisclose.Gate(disclosure)),
-            policy.stage(gate, op_of),
+            auditgate.stage(gate, op_of),
             dispatch.stage(topology, delegation_of),
         ]
     )

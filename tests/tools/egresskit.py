@@ -15,8 +15,8 @@ import anyio
 import anyio.abc
 
 from yagent.kernel import netguard
-from yagent.tools.egresshosts import AllowList
-from yagent.tools.egressproxy import EgressProxy
+from yagent.tools.egress.allowlist import AllowList
+from yagent.tools.egress.proxyserver import EgressProxy
 
 LOOPBACK = netguard.Allow(loopback=True)  # the test servers live on loopback: opened for tests only
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from yagent.kernel import policy
+from yagent.kernel import auditgate
 from yagent.tools import flow
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.audit import operation
@@ -32,26 +32,26 @@ def ext(name: str, *tags: str) -> Spec:
 
 def test_operations_come_from_declared_facts() -> None:
     specs = builtin_by_name()
-    assert operation(specs["read_file"]) == policy.Op("read_file", 0.0, False)
+    assert operation(specs["read_file"]) == auditgate.Op("read_file", 0.0, False)
     assert operation(specs["write_file"]).mutating is True
-    assert operation(ext("s__x", "destructive")).risk >= policy.Level.HIGH.value
+    assert operation(ext("s__x", "destructive")).risk >= auditgate.Level.HIGH.value
     assert operation(ext("s__x", "read-only")).mutating is False
     assert operation(ext("s__x", "idempotent")).mutating is True
-    assert operation(ext("s__x")) == policy.Op("s__x", policy.Level.LOW.value, True)
+    assert operation(ext("s__x")) == auditgate.Op("s__x", auditgate.Level.LOW.value, True)
     # declares nothing: the MCP defaults make it destructive and mutating (tools.mcp.specs)
     unannotated = operation(ext("s__x", "unannotated", "destructive", "open-world"))
-    assert unannotated == policy.Op("s__x", policy.Level.HIGH.value, True)
+    assert unannotated == auditgate.Op("s__x", auditgate.Level.HIGH.value, True)
 
 
 async def _call(
-    workspace: Path, spec: Spec, *, yolo: Yolo = Yolo.OFF, gate: policy.AuditGate | None = None
+    workspace: Path, spec: Spec, *, yolo: Yolo = Yolo.OFF, gate: auditgate.AuditGate | None = None
 ) -> Any:
     surface = Surface(
         BUILTIN,
         profile("coding"),
         WorkspaceGuard(workspace, yolo=yolo),
         external=[spec],
-        options=SurfaceOptions(deferred=False, audit=gate or policy.AuditGate()),
+        options=SurfaceOptions(deferred=False, audit=gate or auditgate.AuditGate()),
     )
 
     async def execute(ctx: ToolContext, args: Any) -> dict[str, Any]:
@@ -73,10 +73,10 @@ async def test_unannotated_tool_asks_and_yolo_answers(tmp_path: Path) -> None:
 
 @pytest.mark.anyio
 async def test_deny_is_never_answered_away(tmp_path: Path) -> None:
-    gate = policy.AuditGate()
-    gate.lower_with(lambda t: policy.Thresholds(0.5, 0.7, False))
+    gate = auditgate.AuditGate()
+    gate.lower_with(lambda t: auditgate.Thresholds(0.5, 0.7, False))
     res = await _call(tmp_path, ext("s__drop", "destructive"), yolo=Yolo.FULL, gate=gate)
     assert not res.ok
     assert json.loads(res.content)["kind"] == "permission"
-    with pytest.raises(policy.LoosenError):
-        gate.lower_with(lambda t: policy.Thresholds(0.9, 1.0, False))
+    with pytest.raises(auditgate.LoosenError):
+        gate.lower_with(lambda t: auditgate.Thresholds(0.9, 1.0, False))

@@ -17,12 +17,14 @@ import pytest
 from yagent.kernel import egress
 from yagent.kernel.preset import BUILTIN as PRESETS
 from yagent.kernel.sandbox import EgressMode
-from yagent.tools import egresslog, egressproxy, registry
+from yagent.tools import registry
 from yagent.tools.adapter import Adapter, ToolContext
-from yagent.tools.bash import PUBLISH_KEY, UNATTRIBUTED_BACKGROUND_NOTE
+from yagent.tools.bash import UNATTRIBUTED_BACKGROUND_NOTE
 from yagent.tools.commands import CommandGate
-from yagent.tools.egressproxy import EgressProxy
+from yagent.tools.egress import attribution, proxyserver
+from yagent.tools.egress.proxyserver import EgressProxy
 from yagent.tools.guard import WorkspaceGuard, Yolo
+from yagent.tools.invocation import PUBLISH
 from yagent.tools.settings import Settings
 from yagent.tools.shellrules import build_policy
 from yagent.tools.surface import Surface, SurfaceOptions
@@ -71,7 +73,7 @@ def ws(tmp_path: Path) -> Path:
 
 
 def adapter(ws: Path, proxy: EgressProxy, events: list[tuple[str, Any]] | None = None) -> Adapter:
-    spec = egress.Spec(EgressMode.PROXY, ("allowed.test",), egressproxy.LOOPBACK_BYPASS)
+    spec = egress.Spec(EgressMode.PROXY, ("allowed.test",), proxyserver.LOOPBACK_BYPASS)
     preset = dataclasses.replace(PRESETS.resolve("workspace-write"), egress=spec)
     gate = CommandGate(build_policy([]), preset, ws, egress_proxy=proxy)
     guard = WorkspaceGuard(ws, settings=Settings(ws.parent / "home"), yolo=Yolo.YOLO)
@@ -79,7 +81,7 @@ def adapter(ws: Path, proxy: EgressProxy, events: list[tuple[str, Any]] | None =
     surface = Surface(BUILTIN, profile("coding"), guard, options=options)
     ctx = ToolContext(ws, surface, state_dir=ws.parent / "state", delegation_id="d1")
     if events is not None:
-        ctx.extras[PUBLISH_KEY] = lambda kind, payload: events.append((kind, payload))
+        ctx.services.put(PUBLISH, lambda kind, payload: events.append((kind, payload)))
     return Adapter(ctx, registry.executors())
 
 
@@ -180,7 +182,7 @@ async def test_the_caps_say_what_they_did_not_keep(
     ws: Path, proxy: EgressProxy, origin: Servers, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     port = origin.http_port
-    monkeypatch.setattr(egresslog, "MAX_PER_TAG", 1)
+    monkeypatch.setattr(attribution, "MAX_PER_TAG", 1)
     two_kinds = (
         f"{PY} fetch.py proxy http://other.test:{port}/; "
         f"{PY} fetch.py proxy http://allowed.test:{port}/"
@@ -192,7 +194,7 @@ async def test_the_caps_say_what_they_did_not_keep(
         "counts above include them)]"
     )
     assert done["egress"]["not_kept"] == 1
-    monkeypatch.setattr(egresslog, "MAX_TAGS", 0)
+    monkeypatch.setattr(attribution, "MAX_TAGS", 0)
     crowded = await bash(adapter(ws, proxy), f"{PY} fetch.py proxy http://other.test:{port}/")
     assert crowded["text"].splitlines() == [
         "failed 403",

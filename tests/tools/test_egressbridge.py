@@ -17,9 +17,10 @@ import pytest
 from yagent.kernel import egress, toolfail
 from yagent.kernel.preset import BUILTIN as PRESETS
 from yagent.kernel.sandbox import BwrapProvider, EgressMode
-from yagent.tools import egressbridge, egressproxy, shell
+from yagent.tools import shell
 from yagent.tools.commands import CommandGate, masked_tool_paths
-from yagent.tools.egressproxy import EgressProxy
+from yagent.tools.egress import proxyserver, sandboxbridge
+from yagent.tools.egress.proxyserver import EgressProxy
 from yagent.tools.shellrules import build_policy
 
 from .egresskit import FixedResolver, Servers, proxy_for, short_dir
@@ -59,7 +60,7 @@ def ws(tmp_path: Path) -> Path:
 
 
 def gate(ws: Path, proxy: EgressProxy | None, allow: tuple[str, ...]) -> CommandGate:
-    spec = egress.Spec(EgressMode.PROXY, allow, egressproxy.LOOPBACK_BYPASS)
+    spec = egress.Spec(EgressMode.PROXY, allow, proxyserver.LOOPBACK_BYPASS)
     preset = dataclasses.replace(PRESETS.resolve("workspace-write"), egress=spec)
     return CommandGate(build_policy([]), preset, ws, egress_proxy=proxy)
 
@@ -117,7 +118,7 @@ async def test_a_stopped_proxy_refuses_the_run(ws: Path, origin: Servers) -> Non
 
 
 async def test_denied_programs_cannot_reach_the_proxy_socket(ws: Path, proxy: EgressProxy) -> None:
-    shown = (*masked_tool_paths(), *egressproxy.bridge_paths())  # a checkout/venv under /tmp
+    shown = (*masked_tool_paths(), *proxyserver.bridge_paths())  # a checkout/venv under /tmp
     box = BwrapProvider(ws, proxy_dir=proxy.directory, readable=shown)
     probe = (
         "import socket,sys\n"
@@ -148,7 +149,7 @@ async def test_the_bridge_relays_to_the_proxy_in_process(
         f"import urllib.request as u; print(u.urlopen({fetch!r}).read())",
     ]
     with anyio.fail_after(60):  # a hang guard only
-        code = await egressbridge.bridge(str(proxy.socket_path), port, child)
+        code = await sandboxbridge.bridge(str(proxy.socket_path), port, child)
     assert code == 0
     assert "hello GET /in HTTP/1.1" in capfd.readouterr().out
 
@@ -165,7 +166,7 @@ async def test_the_bridge_says_when_the_proxy_is_unreachable(
         "except ConnectionResetError: print('got reset')\n"
     )
     with anyio.fail_after(60):
-        code = await egressbridge.bridge(
+        code = await sandboxbridge.bridge(
             str(tmp_path / "none.sock"), port, [sys.executable, "-c", probe]
         )
     assert code == 0
@@ -176,10 +177,10 @@ async def test_the_bridge_says_when_the_proxy_is_unreachable(
 
 async def test_exit_codes_and_a_command_that_cannot_start(tmp_path: Path) -> None:
     sock = str(tmp_path / "s")
-    assert await egressbridge.bridge(sock, _free_port(), ["sh", "-c", "exit 3"]) == 3
-    assert await egressbridge.bridge(sock, _free_port(), ["sh", "-c", "kill -9 $$"]) == 137
-    missing = await egressbridge.bridge(sock, _free_port(), ["/nonexistent/program"])
-    assert missing == egressbridge.NOT_STARTED
+    assert await sandboxbridge.bridge(sock, _free_port(), ["sh", "-c", "exit 3"]) == 3
+    assert await sandboxbridge.bridge(sock, _free_port(), ["sh", "-c", "kill -9 $$"]) == 137
+    missing = await sandboxbridge.bridge(sock, _free_port(), ["/nonexistent/program"])
+    assert missing == sandboxbridge.NOT_STARTED
 
 
 @pytest.mark.parametrize(
@@ -194,19 +195,19 @@ async def test_exit_codes_and_a_command_that_cannot_start(tmp_path: Path) -> Non
     ],
 )
 def test_bad_arguments_are_a_setup_failure(argv: list[str]) -> None:
-    assert egressbridge.main(argv) == egressbridge.SETUP_FAILED
+    assert sandboxbridge.main(argv) == sandboxbridge.SETUP_FAILED
 
 
 def test_a_taken_port_is_a_setup_failure(tmp_path: Path) -> None:
     with socket.create_server(("127.0.0.1", 0)) as taken:
         port = taken.getsockname()[1]
         argv = ["--socket", str(tmp_path / "s"), "--port", str(port), "--", "true"]
-        assert egressbridge.main(argv) == egressbridge.SETUP_FAILED
+        assert sandboxbridge.main(argv) == sandboxbridge.SETUP_FAILED
 
 
 def test_signals_reach_the_command_and_its_status_comes_back(tmp_path: Path) -> None:
     port = _free_port()
-    argv = [sys.executable, "-I", "-m", "yagent.tools.egressbridge", "--socket"]
+    argv = [sys.executable, "-I", "-m", "yagent.tools.egress.sandboxbridge", "--socket"]
     argv += [str(tmp_path / "s"), "--port", str(port), "--", "sleep", "60"]
     bridge = subprocess.Popen(argv)
     try:
@@ -232,3 +233,13 @@ def _free_port() -> int:
     with socket.create_server(("127.0.0.1", 0)) as probe:
         port: int = probe.getsockname()[1]
         return port
+
+
+def test_bridge_paths_name_the_directory_holding_the_yagent_package(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    checkout = "/tmp/yagent-checkout-never-made/src"  # a name only: nothing is created
+    monkeypatch.setattr(proxyserver, "__file__", f"{checkout}/yagent/tools/egress/proxyserver.py")
+    assert proxyserver.bridge_paths() == (checkout,)
+    monkeypatch.setattr(proxyserver, "__file__", "/opt/src/yagent/tools/egress/proxyserver.py")
+    assert proxyserver.bridge_paths() == (), "only a masked place (/tmp, /run) is shown"

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from yagent.tools.egresshosts import WEB_PORTS, AllowList, AllowListError, parse_entry
+from yagent.tools.egress.allowlist import WEB_PORTS, AllowList, AllowListError, parse_entry
 
 
 def test_a_plain_host_opens_the_web_ports_only() -> None:

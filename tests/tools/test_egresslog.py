@@ -6,16 +6,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from yagent.tools import egressbridge, egresslog
-from yagent.tools.egresslog import NOT_LISTED, Decision, Entry, Ledger, Report
+from yagent.tools.egress import attribution, sandboxbridge
+from yagent.tools.egress.attribution import NOT_LISTED, EgressDecision, Entry, Ledger, Report
 
 
-def allowed(host: str, port: int = 443, tag: str | None = None) -> Decision:
-    return Decision("CONNECT", host, port, True, "allow-listed", tag)
+def allowed(host: str, port: int = 443, tag: str | None = None) -> EgressDecision:
+    return EgressDecision("CONNECT", host, port, True, "allow-listed", tag)
 
 
-def refused(host: str, port: int = 443, tag: str | None = None, why: str = NOT_LISTED) -> Decision:
-    return Decision("CONNECT", host, port, False, why, tag)
+def refused(
+    host: str, port: int = 443, tag: str | None = None, why: str = NOT_LISTED
+) -> EgressDecision:
+    return EgressDecision("CONNECT", host, port, False, why, tag)
 
 
 def test_a_tag_is_fresh_well_formed_and_followed_until_taken() -> None:
@@ -24,7 +26,7 @@ def test_a_tag_is_fresh_well_formed_and_followed_until_taken() -> None:
     assert a is not None
     assert b is not None
     assert a != b
-    assert egressbridge.valid_tag(a)
+    assert sandboxbridge.valid_tag(a)
     assert ledger.knows(a)
     assert ledger.following == 2
     assert not ledger.knows(None)
@@ -61,7 +63,7 @@ def test_a_decision_after_take_or_for_a_stranger_is_filed_nowhere() -> None:
 
 
 def test_the_cap_on_tags_is_visible(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(egresslog, "MAX_TAGS", 2)
+    monkeypatch.setattr(attribution, "MAX_TAGS", 2)
     ledger = Ledger()
     assert ledger.issue() is not None
     assert ledger.issue() is not None
@@ -69,7 +71,7 @@ def test_the_cap_on_tags_is_visible(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_the_cap_per_tag_counts_what_it_did_not_keep(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(egresslog, "MAX_PER_TAG", 2)
+    monkeypatch.setattr(attribution, "MAX_PER_TAG", 2)
     ledger = Ledger()
     tag = ledger.issue()
     assert tag is not None
@@ -122,7 +124,7 @@ def test_the_note_says_what_was_allowed_and_refused_and_why() -> None:
 def test_nothing_happened_means_nothing_said() -> None:
     assert Report().note() == ""
     assert not Report().worth_telling
-    lost = egresslog.unattributed("the proxy was already following 64 running commands")
+    lost = attribution.unattributed("the proxy was already following 64 running commands")
     assert lost.worth_telling
     assert lost.note() == (
         "[egress: not attributed to this command: "
@@ -139,7 +141,7 @@ def test_nothing_happened_means_nothing_said() -> None:
 )
 def test_totals_are_exact_whatever_the_cap(kinds: list[tuple[str, bool]], cap: int) -> None:
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(egresslog, "MAX_PER_TAG", cap)
+        patch.setattr(attribution, "MAX_PER_TAG", cap)
         ledger = Ledger()
         tag = ledger.issue()
         assert tag is not None

@@ -12,9 +12,9 @@ import pytest
 
 from yagent.kernel import egress
 from yagent.kernel.sandbox import EgressMode
-from yagent.tools import egressproxy, egresswire
-from yagent.tools.egresshosts import AllowList
-from yagent.tools.egressproxy import Decision, EgressProxy, ProxyError
+from yagent.tools.egress import proxyserver, wire
+from yagent.tools.egress.allowlist import AllowList
+from yagent.tools.egress.proxyserver import EgressDecision, EgressProxy, ProxyError
 
 from .egresskit import FixedResolver, Servers, ask, body, proxy_for, short_dir, status
 
@@ -60,7 +60,7 @@ async def test_an_allowed_url_is_fetched_in_origin_form(
     assert "x-a: b" in head.lower()
     assert "Connection: close" in head
     assert proxy.decisions == (
-        Decision("GET", "allowed.test", origin.http_port, True, "allow-listed"),
+        EgressDecision("GET", "allowed.test", origin.http_port, True, "allow-listed"),
     )
 
 
@@ -73,7 +73,7 @@ async def test_a_host_off_the_list_is_refused_before_any_dial(
         body(reply) == f"other.test:{origin.http_port} is not on the egress allow-list\n".encode()
     )
     assert origin.seen == []
-    assert proxy.counts == egressproxy.Counts(allowed=0, refused=1)
+    assert proxy.counts == proxyserver.Counts(allowed=0, refused=1)
 
 
 async def test_a_listed_host_on_another_port_is_refused(
@@ -104,7 +104,7 @@ async def test_netguard_judges_even_a_reachable_listed_host(origin: Servers) -> 
             [f"sneaky.test:{origin.http_port}", f"sneaky.test:{origin.echo_port}"],
             resolver,
             where,
-            opening=egressproxy.netguard.STRICT,
+            opening=proxyserver.netguard.STRICT,
         ) as strict:
             plain = await ask(strict, get(f"http://sneaky.test:{origin.http_port}/"))
             tunnel = await ask(
@@ -171,7 +171,7 @@ async def test_malformed_requests_are_refused(
 
 
 async def test_a_huge_head_is_refused_not_buffered(proxy: EgressProxy, origin: Servers) -> None:
-    filler = "X-Pad: " + "a" * (egresswire.MAX_HEADER + 10)
+    filler = "X-Pad: " + "a" * (wire.MAX_HEADER + 10)
     reply = await ask(proxy, get(f"http://allowed.test:{origin.http_port}/", filler))
     assert status(reply) == 431
     assert origin.seen == []
@@ -202,7 +202,7 @@ async def test_an_unreachable_listed_port_is_a_502(origin: Servers) -> None:
 async def test_a_slow_head_is_cut_off(
     proxy: EgressProxy, origin: Servers, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(egressproxy, "HEADER_TIMEOUT", 0.2)
+    monkeypatch.setattr(proxyserver, "HEADER_TIMEOUT", 0.2)
     slow = b"GET http://allowed.test/ HTTP/1.1\r\nX-Slow: "  # never ends, never hangs up
     reply = await ask(proxy, slow, eof=False)
     assert status(reply) == 408
@@ -211,7 +211,7 @@ async def test_a_slow_head_is_cut_off(
 async def test_an_idle_tunnel_is_closed(
     proxy: EgressProxy, origin: Servers, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(egresswire, "IDLE_TIMEOUT", 0.2)
+    monkeypatch.setattr(wire, "IDLE_TIMEOUT", 0.2)
     reply = await ask(proxy, f"CONNECT allowed.test:{origin.echo_port} HTTP/1.1\r\n\r\n".encode())
     assert reply == b"HTTP/1.1 200 Connection established\r\n\r\n", "then closed, not held"
 
@@ -219,7 +219,7 @@ async def test_an_idle_tunnel_is_closed(
 async def test_connections_over_the_bound_get_503(
     proxy: EgressProxy, origin: Servers, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(egressproxy, "MAX_TUNNELS", 1)
+    monkeypatch.setattr(proxyserver, "MAX_TUNNELS", 1)
     with anyio.fail_after(20):
         async with await anyio.connect_unix(proxy.socket_path) as held:
             await held.send(f"CONNECT allowed.test:{origin.echo_port} HTTP/1.1\r\n\r\n".encode())
@@ -228,21 +228,21 @@ async def test_connections_over_the_bound_get_503(
             assert status(reply) == 503
             await held.send(b"still")
             assert await held.receive() == b"still"
-    assert proxy.counts == egressproxy.Counts(allowed=1, refused=1)
+    assert proxy.counts == proxyserver.Counts(allowed=1, refused=1)
 
 
 async def test_decisions_are_kept_bounded_counted_and_observed(
     origin: Servers, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(egressproxy, "MAX_LOG", 2)
-    seen: list[Decision] = []
+    monkeypatch.setattr(proxyserver, "MAX_LOG", 2)
+    seen: list[EgressDecision] = []
     with short_dir() as where:
         entries = [f"allowed.test:{origin.http_port}"]
         async with proxy_for(entries, FixedResolver(NAMES), where, observer=seen.append) as p:
             for name in ("other.test", "allowed.test", "other.test"):
                 await ask(p, get(f"http://{name}:{origin.http_port}/"))
     assert [d.host for d in p.decisions] == ["allowed.test", "other.test"]
-    assert p.counts == egressproxy.Counts(allowed=1, refused=2, dropped=1)
+    assert p.counts == proxyserver.Counts(allowed=1, refused=2, dropped=1)
     assert [d.allowed for d in seen] == [False, True, False]
 
 
@@ -252,7 +252,7 @@ async def test_the_socket_is_private_and_gone_after_exit() -> None:
     async with proxy:
         directory = proxy.directory
         assert proxy.running
-        assert str(directory).startswith(egressproxy.runtime_base() + "/")
+        assert str(directory).startswith(proxyserver.runtime_base() + "/")
         assert stat.S_IMODE(directory.stat().st_mode) == 0o700
         assert stat.S_IMODE(proxy.socket_path.stat().st_mode) == 0o600
         assert stat.S_ISSOCK(proxy.socket_path.stat().st_mode)
@@ -267,7 +267,7 @@ async def test_a_given_directory_stays_and_loses_only_the_socket() -> None:
             assert proxy.socket_path.exists()
             assert stat.S_IMODE(target.stat().st_mode) == 0o700
         assert target.is_dir()
-        assert not (target / egressproxy.SOCKET_NAME).exists()
+        assert not (target / proxyserver.SOCKET_NAME).exists()
 
 
 async def test_a_socket_path_too_long_is_refused_cleanly(tmp_path: Path) -> None:
@@ -281,34 +281,34 @@ def test_the_runtime_base_is_masked_and_private(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))  # not under /run: never used
-    assert egressproxy.runtime_base() == "/tmp"
+    assert proxyserver.runtime_base() == "/tmp"
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     monkeypatch.delenv("XDG_RUNTIME_DIR")
-    assert egressproxy.runtime_base() == "/tmp", "TMPDIR may point anywhere"
+    assert proxyserver.runtime_base() == "/tmp", "TMPDIR may point anywhere"
     run = Path(f"/run/user/{os.getuid()}")
     if run.is_dir() and stat.S_IMODE(run.stat().st_mode) == 0o700:
         monkeypatch.setenv("XDG_RUNTIME_DIR", str(run))
-        assert egressproxy.runtime_base() == str(run)
+        assert proxyserver.runtime_base() == str(run)
 
 
 async def test_route_needs_a_running_proxy_and_writes_verified_variables() -> None:
-    spec = egress.Spec(EgressMode.PROXY, ("pypi.org",), egressproxy.LOOPBACK_BYPASS)
+    spec = egress.Spec(EgressMode.PROXY, ("pypi.org",), proxyserver.LOOPBACK_BYPASS)
     proxy = EgressProxy(AllowList.parse(["pypi.org"]))
     with pytest.raises(ProxyError, match="not running"):
-        egressproxy.route(proxy, spec, {}, list)
+        proxyserver.route(proxy, spec, {}, list)
     async with proxy:
         inherited = {"PATH": "/bin", "Https_Proxy": "http://elsewhere:1", "NO_PROXY": "*"}
-        env, launcher = egressproxy.route(proxy, spec, inherited, lambda argv: ["box", *argv])
+        env, launcher = proxyserver.route(proxy, spec, inherited, lambda argv: ["box", *argv])
         socket_path = str(proxy.socket_path)
     with pytest.raises(ProxyError, match="serves once"):
         await proxy.__aenter__()
-    url = f"http://127.0.0.1:{egressproxy.BRIDGE_PORT}"
+    url = f"http://127.0.0.1:{proxyserver.BRIDGE_PORT}"
     egress.verify(spec, env, url)
     assert env["PATH"] == "/bin"
     assert "Https_Proxy" not in env
     argv = launcher(["bash", "-c", "true"])
     assert argv[0] == "box"
-    assert argv[2:5] == ["-I", "-m", "yagent.tools.egressbridge"]
-    assert argv[argv.index("--port") + 1] == str(egressproxy.BRIDGE_PORT)
+    assert argv[2:5] == ["-I", "-m", "yagent.tools.egress.sandboxbridge"]
+    assert argv[argv.index("--port") + 1] == str(proxyserver.BRIDGE_PORT)
     assert argv[argv.index("--socket") + 1] == socket_path
     assert argv[argv.index("--") + 1 :] == ["bash", "-c", "true"]

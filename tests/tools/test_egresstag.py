@@ -11,9 +11,9 @@ import pytest
 
 from yagent.kernel import egress
 from yagent.kernel.sandbox import EgressMode
-from yagent.tools import egressbridge, egresslog, egressproxy, egresswire
-from yagent.tools.egresslog import NOT_LISTED, Entry
-from yagent.tools.egressproxy import EgressProxy
+from yagent.tools.egress import attribution, proxyserver, sandboxbridge, wire
+from yagent.tools.egress.attribution import NOT_LISTED, Entry
+from yagent.tools.egress.proxyserver import EgressProxy
 
 from .egresskit import FixedResolver, Servers, ask, body, proxy_for, short_dir, status
 
@@ -35,7 +35,7 @@ def get(host: str, port: int, path: str = "/") -> bytes:
 
 
 def tagged(tag: str, raw: bytes) -> bytes:
-    return egressbridge.tag_line(tag) + raw
+    return sandboxbridge.tag_line(tag) + raw
 
 
 async def test_a_tagged_request_is_served_and_filed_under_its_tag(
@@ -116,9 +116,9 @@ async def test_an_oversized_tagged_head_is_refused_and_attributed(
 ) -> None:
     tag = proxy.ledger.issue()
     assert tag is not None
-    huge = b"GET http://allowed.test/ HTTP/1.1\r\nX: " + b"a" * egresswire.MAX_HEADER
+    huge = b"GET http://allowed.test/ HTTP/1.1\r\nX: " + b"a" * wire.MAX_HEADER
     assert status(await ask(proxy, tagged(tag, huge))) == 431
-    oversized_line = b"YAGENT-TAG " + b"a" * egresswire.MAX_HEADER
+    oversized_line = b"YAGENT-TAG " + b"a" * wire.MAX_HEADER
     assert status(await ask(proxy, oversized_line)) == 431
     report = proxy.ledger.take(tag)
     assert (report.refused, report.entries[0].reason) == (1, "request head over 16384 bytes")
@@ -128,7 +128,7 @@ async def test_an_oversized_tagged_head_is_refused_and_attributed(
 async def test_a_slow_tagged_head_is_attributed(
     proxy: EgressProxy, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(egressproxy, "HEADER_TIMEOUT", 0.2)
+    monkeypatch.setattr(proxyserver, "HEADER_TIMEOUT", 0.2)
     tag = proxy.ledger.issue()
     assert tag is not None
     reply = await ask(proxy, tagged(tag, b"GET http://allowed.test/ HTTP/1.1\r\n"), eof=False)
@@ -141,10 +141,10 @@ async def test_a_slow_tagged_head_is_attributed(
 async def test_watch_tags_a_bridged_run_and_takes_its_report(
     proxy: EgressProxy, origin: Servers, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    spec = egress.Spec(EgressMode.PROXY, ("allowed.test",), egressproxy.LOOPBACK_BYPASS)
-    _, launcher = egressproxy.route(proxy, spec, {}, lambda argv: ["box", *argv])
+    spec = egress.Spec(EgressMode.PROXY, ("allowed.test",), proxyserver.LOOPBACK_BYPASS)
+    _, launcher = proxyserver.route(proxy, spec, {}, lambda argv: ["box", *argv])
     assert "--tag" not in launcher(["true"]), "the route itself is untagged"
-    with egressproxy.watch(launcher) as watching:
+    with proxyserver.watch(launcher) as watching:
         argv = watching.launcher(["true"]) if watching.launcher else []
         tag = argv[argv.index("--tag") + 1]
         assert argv[argv.index("--tag") + 2 :] == ["--", "true"]
@@ -154,11 +154,11 @@ async def test_watch_tags_a_bridged_run_and_takes_its_report(
     assert not proxy.ledger.knows(tag)
     assert watching.report is not None
     assert watching.report.refused == 1
-    with egressproxy.watch(None) as plain:
+    with proxyserver.watch(None) as plain:
         assert plain.launcher is None
     assert plain.report is None, "not behind the proxy: nothing to report"
-    monkeypatch.setattr(egresslog, "MAX_TAGS", 0)
-    with egressproxy.watch(launcher) as full:
+    monkeypatch.setattr(attribution, "MAX_TAGS", 0)
+    with proxyserver.watch(launcher) as full:
         assert full.launcher is not None
         assert "--tag" not in full.launcher(["true"])
     assert full.report is not None
@@ -180,7 +180,7 @@ async def test_the_bridge_announces_its_tag(
         f"print(o.open('http://allowed.test:{origin.http_port}/b').read())\n"
     )
     with anyio.fail_after(60):  # a hang guard only
-        code = await egressbridge.bridge(
+        code = await sandboxbridge.bridge(
             str(proxy.socket_path), port, [sys.executable, "-c", script], tag
         )
     assert code == 0
@@ -190,14 +190,14 @@ async def test_the_bridge_announces_its_tag(
 
 def test_the_bridge_refuses_a_bad_tag() -> None:
     good = "ab" * 16
-    assert egressbridge.tag_line(good) == f"YAGENT-TAG {good}\r\n".encode()
+    assert sandboxbridge.tag_line(good) == f"YAGENT-TAG {good}\r\n".encode()
     with pytest.raises(ValueError, match="hex"):
-        egressbridge.tag_line("AB" * 16)
+        sandboxbridge.tag_line("AB" * 16)
     for tag in ("x", "AB" * 16, ""):
         argv = ["--socket", "s", "--port", "80", "--tag", tag, "--", "true"]
-        assert egressbridge.main(argv) == egressbridge.SETUP_FAILED
-    assert egressbridge.main(["--socket", "s", "--port", "80", "--tag", good]) == (
-        egressbridge.SETUP_FAILED
+        assert sandboxbridge.main(argv) == sandboxbridge.SETUP_FAILED
+    assert sandboxbridge.main(["--socket", "s", "--port", "80", "--tag", good]) == (
+        sandboxbridge.SETUP_FAILED
     ), "no command"
 
 

@@ -13,10 +13,11 @@ from typing import Any
 import pytest
 
 from tests.mcpservers import everything_http, everything_stdio  # noqa: F401 - a fixture
-from yagent.kernel import policy
+from yagent.kernel import auditgate
 from yagent.tools.adapter import ToolContext
 from yagent.tools.confirm import Answer
 from yagent.tools.guard import WorkspaceGuard, Yolo
+from yagent.tools.invocation import PUBLISH
 from yagent.tools.mcp import ServerConfig
 from yagent.tools.mcp.client import McpTools
 from yagent.tools.mcp.inbound import SAMPLER_KEY, Inbound, SampleReply, SampleRequest
@@ -43,7 +44,7 @@ def context(
     person: Person | None,
     *,
     yolo: Yolo = Yolo.OFF,
-    audit: policy.AuditGate | None = None,
+    audit: auditgate.AuditGate | None = None,
 ) -> ToolContext:
     guard = WorkspaceGuard(workspace, yolo=yolo)
     surface = Surface(
@@ -95,7 +96,7 @@ async def test_elicitation_declines_rather_than_send_what_was_not_given(
 ) -> None:
     events: list[tuple[str, Mapping[str, Any]]] = []
     ctx = context(workspace, Person(answer))
-    ctx.extras["publish"] = lambda kind, payload: events.append((kind, payload))
+    ctx.services.put(PUBLISH, lambda kind, payload: events.append((kind, payload)))
     async with McpTools((ev(),), Inbound(workspace)) as mcp:
         out = await mcp.executors["ev__trigger-elicitation-request"](ctx, {})
     assert "declined" in out["content"]
@@ -124,7 +125,7 @@ async def test_sampling_when_enabled_asks_the_person_then_uses_the_host_model(
 ) -> None:
     person = Person(Answer("r", True))
     ctx = context(workspace, person)
-    ctx.extras[SAMPLER_KEY] = _sampler
+    ctx.services.put(SAMPLER_KEY, _sampler)
     async with McpTools((ev(sampling=True),), Inbound(workspace)) as mcp:
         run = mcp.executors["ev__trigger-sampling-request"]
         out = await run(ctx, {"prompt": "hello", "maxTokens": 50})
@@ -138,7 +139,7 @@ async def test_sampling_when_enabled_asks_the_person_then_uses_the_host_model(
 async def test_sampling_refused_by_the_person_by_the_gate_or_without_anyone(
     workspace: Path,
 ) -> None:
-    strict = policy.AuditGate(policy.Thresholds(prompt_at=0.1, deny_at=0.2))
+    strict = auditgate.AuditGate(auditgate.Thresholds(prompt_at=0.1, deny_at=0.2))
     cases = [
         (context(workspace, Person(Answer("r", False, "not now"))), "not now"),
         (context(workspace, None), "none is attached"),
@@ -147,11 +148,11 @@ async def test_sampling_refused_by_the_person_by_the_gate_or_without_anyone(
     async with McpTools((ev(sampling=True),), Inbound(workspace)) as mcp:
         run = mcp.executors["ev__trigger-sampling-request"]
         for ctx, why in cases:
-            ctx.extras[SAMPLER_KEY] = _sampler
+            ctx.services.put(SAMPLER_KEY, _sampler)
             with pytest.raises(Exception, match=why):
                 await run(ctx, {"prompt": "hello"})
         # -y stands for the person's approval; the gate (default thresholds) allows it
         ctx = context(workspace, None, yolo=Yolo.YOLO)
-        ctx.extras[SAMPLER_KEY] = _sampler
+        ctx.services.put(SAMPLER_KEY, _sampler)
         out = await run(ctx, {"prompt": "hi"})
     assert "echo of user" in out["content"]

@@ -20,6 +20,7 @@ from tests.mcpservers import (
 from yagent.kernel import toolfail
 from yagent.tools.adapter import ToolContext
 from yagent.tools.guard import WorkspaceGuard
+from yagent.tools.invocation import PUBLISH, Invocation
 from yagent.tools.mcp import ServerConfig, link
 from yagent.tools.mcp.client import McpTools
 from yagent.tools.surface import Surface
@@ -134,8 +135,8 @@ async def test_progress_extends_the_idle_bound_and_is_published(workspace: Path)
     async with McpTools((cfg,)) as mcp:
         surface = Surface(BUILTIN, profile("coding"), WorkspaceGuard(workspace), external=mcp.specs)
         ctx = ToolContext(workspace, surface)
-        ctx.extras["publish"] = lambda kind, payload: seen.append((kind, dict(payload)))
-        ctx.extras["call_id"] = "p1"
+        ctx.services.put(PUBLISH, lambda kind, payload: seen.append((kind, dict(payload))))
+        ctx = ctx.for_call(Invocation(call_id="p1"))
         # 3 s in all, a progress notification every 0.5 s: longer than tool_timeout, never idle
         out = await call(
             mcp, "ev__trigger-long-running-operation", {"duration": 3, "steps": 6}, ctx

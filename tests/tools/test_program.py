@@ -40,7 +40,7 @@ def adapter_for(surface: Surface, workspace: Path, extra: dict[str, Any] | None 
     executors = registry.executors(extra)
     executors[program.NAME] = program.run_program
     adapter = Adapter(ctx, executors)
-    ctx.extras[program.ADAPTER_KEY] = adapter
+    ctx.services.put(program.ADAPTER_KEY, adapter)
     return adapter
 
 
@@ -195,8 +195,8 @@ async def test_console_drops_are_reported(files: Path, home: Path) -> None:
 async def test_observer_and_parent_id_name_the_host_calls(files: Path, home: Path) -> None:
     adapter = adapter_for(surface_for(files, home), files)
     seen: list[tuple[str, str, bool]] = []
-    adapter.ctx.extras[program.OBSERVER_KEY] = lambda call, rec: seen.append(
-        (call.call_id, call.tool, rec.ok)
+    adapter.ctx.services.put(
+        program.OBSERVER_KEY, lambda call, rec: seen.append((call.call_id, call.tool, rec.ok))
     )
     value(await run(adapter, "await host.list_dir('.'); return 1;"))
     # the adapter names the program call ("prog-1"); its host calls are its children

@@ -12,21 +12,22 @@ Contract:
 - A plain-text reply without tool calls gets a reminder (the agent's override, else the generic
   explore/edit/run/verify one) up to the agent's `no_action_retry_limit`; past it the run ends and
   says plainly that nothing was submitted.
-- Every published event carries the delegation id; every step with tool calls writes one
-  `sub_agent_activity` record to the rollout; a checkpoint is written once, in the termination
-  path, only when the run ends with an error (including timeouts and cancellation). `on_step`,
-  when set, is awaited at each step's start (after the pause gate, before the model request):
-  the host's durable per-step progress record.
+- The host hears the run only through its `RunObserver` (`agents.observer`, `cfg.observer`).
+  Every published event carries the delegation id; every step with tool calls gives one
+  `sub_agent_activity` record (`on_activity`); `on_error_stop` is called once, in the
+  termination path, only when the run ends with an error (including timeouts and cancellation).
+  `on_step_start` is awaited at each step's start (after the pause gate, before the model
+  request): the host's durable per-step progress record.
 - A halted pause gate (`PauseGate.halt`: the host can no longer record the run) ends the run at
-  the step boundary as "paused" with the halt's reason: checked after `on_step` (no model request
-  follows) and after the step's calls (a successful exit call of that step does not conclude the
-  run); a call of the step that has not started when the halt comes never starts (its result
-  says so).
+  the step boundary as "paused" with the halt's reason: checked after `on_step_start` (no model
+  request follows) and after the step's calls (a successful exit call of that step does not
+  conclude the run); a call of the step that has not started when the halt comes never starts
+  (its result says so).
 - Each call's execution has a backstop (`tool_timeout`, else `DEFAULT_TOOL_TIMEOUT`) that the
   adapter applies after authorization and raises above the tool's own declared bound, so the
   tool's own timeout answers first; a person's approval time never counts against it.
 - Idle/total timeouts come from the `activity.Monitor` and end the run as `idle_timeout` /
-  `total_timeout`, distinguishable from a person's cancel (which propagates after the checkpoint).
+  `total_timeout`, distinguishable from a person's cancel (propagated after `on_error_stop`).
 - Every tool result joins the history through `untrusted.tool_message` (neutralised: forged
   bands and control tokens in it read as data), and is shown in its `tool_result` event as the
   model reads it.
@@ -85,13 +86,11 @@ class _Run:
 
     def add(self, message: Message) -> None:
         self.messages.append(message)
-        if self.cfg.on_message is not None:
-            self.cfg.on_message(message)
+        self.cfg.observer.on_message(message)
 
     def emit(self, kind: str, payload: Mapping[str, Any]) -> None:
-        if self.cfg.publish is not None:
-            body = {"agent": self.cfg.name, "delegation_id": self.cfg.delegation_id, **payload}
-            self.cfg.publish(kind, body)
+        body = {"agent": self.cfg.name, "delegation_id": self.cfg.delegation_id, **payload}
+        self.cfg.observer.on_event(kind, body)
 
 
 async def run_agent_loop(
@@ -133,8 +132,7 @@ def _economy(run: _Run) -> Economy | None:
 
     def on_turn(turn: AssistantTurn) -> None:
         run.usage = run.usage + turn.usage
-        if cfg.on_turn is not None:
-            cfg.on_turn(turn)
+        cfg.observer.on_usage(turn)
 
     def heartbeat(_: StreamEvent) -> None:
         if cfg.monitor is not None:
@@ -151,7 +149,7 @@ def _economy(run: _Run) -> Economy | None:
         emit=run.emit,
         archive=cfg.archive,
         summarizer=summarizer,
-        before_compact=cfg.before_compact,
+        before_compact=cfg.observer.before_compact,
     )
     economy.start(run.messages)
     return economy
@@ -163,8 +161,8 @@ async def _watch(monitor: Monitor, scope: anyio.CancelScope, interval: float) ->
 
 def _terminate(run: _Run, status: Status, error: str) -> AgentResult:
     cfg = run.cfg
-    if status.is_error and cfg.checkpoint is not None:
-        cfg.checkpoint(
+    if status.is_error:
+        cfg.observer.on_error_stop(
             {
                 "agent": cfg.name,
                 "delegation_id": cfg.delegation_id,
@@ -205,8 +203,7 @@ async def _steps(run: _Run) -> Status:
         if cfg.pause is not None:
             await cfg.pause.wait(cfg.monitor)
         run.step += 1
-        if cfg.on_step is not None:
-            await cfg.on_step(run.step)
+        await cfg.observer.on_step_start(run.step)
         _halted(cfg)
         turn = await _ask_model(run)
         run.add(turn.message())
@@ -253,8 +250,7 @@ async def _ask_model(run: _Run) -> AssistantTurn:
     with cfg.pause.interruptible() if cfg.pause is not None else contextlib.nullcontext():
         turn = await complete_with_retries(observed, request, step_retries=cfg.step_retries)
     run.usage = run.usage + turn.usage
-    if cfg.on_turn is not None:
-        cfg.on_turn(turn)
+    cfg.observer.on_usage(turn)
     run.emit(
         "assistant_turn",
         {
@@ -362,17 +358,16 @@ async def _run_tools(run: _Run, calls: Sequence[ToolCall]) -> bool:
     try:
         await batch.run(calls, on_commit)
     finally:
-        if cfg.rollout is not None:
-            cfg.rollout(
-                "sub_agent_activity",
-                {
-                    "agent": cfg.name,
-                    "delegation_id": cfg.delegation_id,
-                    "step": run.step,
-                    "calls": committed,
-                    "started_at": started,
-                    "ended_at": time.time(),
-                    "parallel_peak": batch.peak,
-                },
-            )
+        cfg.observer.on_activity(
+            "sub_agent_activity",
+            {
+                "agent": cfg.name,
+                "delegation_id": cfg.delegation_id,
+                "step": run.step,
+                "calls": committed,
+                "started_at": started,
+                "ended_at": time.time(),
+                "parallel_peak": batch.peak,
+            },
+        )
     return finished

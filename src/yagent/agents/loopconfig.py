@@ -1,6 +1,8 @@
 """LoopConfig: what one agent's run of the shared loop (`agents.loop`) is given.
 
-Per-agent settings and the host's observers. The behaviour flags (`stop_on_finish`,
+Per-agent settings and the host's one `RunObserver` (`agents.observer`: every event, message,
+model turn, step start, batch record, error stop and compaction reaches the host through it —
+there are no other callbacks). The behaviour flags (`stop_on_finish`,
 `no_action_retry_limit`, `step_retries`) have no central default: each agent sets them.
 `DEFAULT_TOOL_TIMEOUT` is the backstop on one tool execution when `tool_timeout` is None (a
 module seam tests shorten); `GENERIC_REMINDER` is what a plain-text reply is answered with when
@@ -9,15 +11,13 @@ the agent has no reminder of its own.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from yagent.agents.activity import Monitor
 from yagent.agents.economy import Archive, ContextSettings
+from yagent.agents.observer import QuietObserver, RunObserver
 from yagent.agents.pause import PauseGate
-from yagent.llm import Message
-from yagent.llm.types import AssistantTurn, Engine
+from yagent.llm.types import Engine
 from yagent.tools.adapter import Adapter
 
 __all__ = ["DEFAULT_TOOL_TIMEOUT", "GENERIC_REMINDER", "LoopConfig"]
@@ -29,10 +29,6 @@ GENERIC_REMINDER = (
     "You replied without calling a tool. Keep working: explore the code, make the edit, run the "
     "relevant command or tests, verify the result — and call agent_exit when the task is done."
 )
-
-Publish = Callable[[str, Mapping[str, Any]], None]
-Rollout = Callable[[str, Mapping[str, Any]], None]
-Checkpoint = Callable[[Mapping[str, Any]], None]
 
 
 @dataclass
@@ -51,17 +47,10 @@ class LoopConfig:
     parallel_limit: int = 4
     tool_timeout: float | None = None  # None: DEFAULT_TOOL_TIMEOUT (the module seam)
     delegation_id: str = ""
-    publish: Publish | None = None
-    rollout: Rollout | None = None
-    checkpoint: Checkpoint | None = None
+    observer: RunObserver = field(default_factory=QuietObserver)
     monitor: Monitor | None = None
     pause: PauseGate | None = None
     monitor_interval: float = 0.5
     start_step: int = 0
-    on_step: Callable[[int], Awaitable[None]] | None = None  # awaited as each step starts
-    on_turn: Callable[[AssistantTurn], None] | None = None
-    on_message: Callable[[Message], None] | None = None  # every message, as it joins the history
     context: ContextSettings | None = None  # None: no context economy (no metering, no spill)
     archive: Archive | None = None  # keeps what compaction removes; returns a reference
-    before_compact: Callable[[Mapping[str, Any]], Awaitable[None]] | None = None  # host observer
-    extra: dict[str, Any] = field(default_factory=dict)

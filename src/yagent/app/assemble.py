@@ -10,7 +10,7 @@ step's end), any other event at once, always in publish order; each event is sho
 as it is published. Streamed text is shown in segments (`app.segments`), each screened once
 for the display as a whole, never a piece unscreened; it is display-only (neither stored nor
 given to observers: the turn that ends it is).
-Each run also gets the context economy (`app.economy`: window, spill, offload, compaction
+Each run also gets the context economy (`app.contextconfig`: window, spill, offload, compaction
 archive), the memories (`app.memories`) in its system prompt and the session references
 (`app.sessionrefs`) in its task; a session continued in the same process keeps its compacted
 context (`live`), one continued from the store starts from its full stored history.
@@ -29,7 +29,6 @@ the first that finds the disk full seals the record and halts the run at its nex
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -42,8 +41,8 @@ from yagent.agents.catalog import AgentDef
 from yagent.agents.pause import PauseGate
 from yagent.agents.results import AgentResult
 from yagent.app import (
+    contextconfig,
     delegationpool,
-    economy,
     fanout,
     fanrun,
     hookrun,
@@ -52,19 +51,20 @@ from yagent.app import (
     turn,
 )
 from yagent.app.config import Config, ConfigError
-from yagent.app.durable import Decision, open_home
+from yagent.app.durable import ResumeDecision, open_home
 from yagent.app.engines import build_engine
 from yagent.app.fulldisk import FullDisk
 from yagent.app.lease import LeaseKeeper
+from yagent.app.recorder import Recorder
 from yagent.app.segments import Segments
 from yagent.app.steplog import StepLog
 from yagent.app.storeconfig import open_sessions
 from yagent.app.telemetry import WARNING_EVENT, Telemetry, exporter_from_env
 from yagent.app.trust import Status
-from yagent.kernel import policy, sessionref, spill
+from yagent.kernel import auditgate, sessionref, spill
 from yagent.llm import Message
 from yagent.llm.pricing import DEFAULT_PRICES, Ledger, PriceTable
-from yagent.llm.types import AssistantTurn, Engine
+from yagent.llm.types import Engine
 from yagent.memory import SessionStore
 from yagent.messaging import Dispatcher, Event
 from yagent.tools import hooks
@@ -103,8 +103,8 @@ class App:
 
     def __post_init__(self) -> None:
         audit = self.config.audit
-        self.audit = policy.AuditGate(
-            policy.Thresholds(audit.prompt_at, audit.deny_at, audit.review_mutating)
+        self.audit = auditgate.AuditGate(
+            auditgate.Thresholds(audit.prompt_at, audit.deny_at, audit.review_mutating)
         )
         self.otel_sink = exporter_from_env()  # None unless OTEL_* variables ask for export
         self.ledger = Ledger(self.prices)
@@ -243,67 +243,27 @@ class App:
             log = self.logs[session_id] = StepLog(self.store, session_id, self.full)
         return log
 
-    def _account(self, session_id: str, agent: str, turn: AssistantTurn) -> None:
-        step = self.ledger.record(turn, agent=agent)
-        self.log(session_id).usage(
-            model=step.model or self.engine.model,
-            input_tokens=turn.usage.input_tokens,
-            output_tokens=turn.usage.output_tokens,
-            cache_read_tokens=turn.usage.cache_read_tokens,
-            cache_write_tokens=turn.usage.cache_write_tokens,
-            cost=step.cost,
+    def recorder(self, session_id: str) -> Recorder:
+        """The session's writes besides its events (`app.recorder`): messages, usage, rollout."""
+        log = self.log(session_id)
+        return Recorder(
+            log, self.ledger, self.engine.model, self.safety.for_log, self.publish(session_id)
         )
-
-    def _program_observer(self, session_id: str, agent: str) -> Callable[[Any, Any], None]:
-        """Host calls made by a program appear as children of the program call."""
-        publish = self.publish(session_id)
-
-        def observe(call: Any, record: Any) -> None:
-            base = {
-                "agent": agent,
-                "delegation_id": "",
-                "parent_call_id": call.meta.get("ptc_parent", ""),
-                "call_id": record.call_id,
-                "name": record.tool,
-            }
-            publish("program_call", {**base, "arguments": json.dumps(dict(call.args))})
-            publish(
-                "program_result",
-                {
-                    **base,
-                    "ok": record.ok,
-                    "stage": record.stage,
-                    "kind": record.kind.value if record.kind else None,
-                },
-            )
-
-        return observe
 
     def _lease_lost(self, session_id: str) -> None:
         """Another process took the session over (this one was frozen past the lease): the run
         stops at its next step boundary (`turn` says why). Called from the renewing thread."""
         self.pause.abandon()
 
-    def _rollout(self, session_id: str, kind: str, payload: Mapping[str, Any]) -> None:
-        d = str(payload.get("delegation_id", ""))
-        self.log(session_id).event(kind, self.safety.for_log(payload), d)
-
-    def _checkpoint(self, session_id: str, data: Mapping[str, Any]) -> None:
-        self.log(session_id).flush()  # the checkpoint follows the records it describes
-        write, step = self.store.write_checkpoint, int(data.get("step", 0))
-        self.full.write(self.store.path, write, session_id, step=step, data=dict(data))
-
-    def _message(self, session_id: str, agent: str, message: Message, d: str) -> None:
-        self.log(session_id).message(message.to_dict(), agent, d)
-
     @contextlib.contextmanager
     def observed(self, session_id: str) -> Iterator[None]:
         """One turn's telemetry: it sees every event published until the turn is over."""
+        record = self.recorder(session_id)
         telemetry = Telemetry(
             session_id,
             sink=self.otel_sink,
             prices=self.prices,
-            on_warning=lambda f: self._rollout(session_id, WARNING_EVENT, f.to_dict()),
+            on_warning=lambda f: record.rollout(WARNING_EVENT, f.to_dict()),
         )
         self.observers.append(telemetry.observe_event)
         try:
@@ -328,7 +288,7 @@ class App:
         *,
         agent_name: str | None = None,
         session_id: str | None = None,
-        resume: Decision | None = None,
+        resume: ResumeDecision | None = None,
         lane: fanout.Lane | None = None,
     ) -> tuple[str, AgentResult]:
         """Run `task`; a new session unless `session_id` continues one (its messages as history);
@@ -373,7 +333,7 @@ async def open_app(
                 start=start,
             )
             app.pruned = await anyio.to_thread.run_sync(
-                economy.prune_spills, home / "state", config.agent.spill_max_age_days
+                contextconfig.prune_spills, home / "state", config.agent.spill_max_age_days
             )
             try:
                 async with contextlib.AsyncExitStack() as stack:

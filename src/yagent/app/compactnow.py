@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from yagent.agents.compaction import EngineSummarizer
 from yagent.agents.economy import Economy
-from yagent.app import economy
+from yagent.app import contextconfig
 from yagent.app.history import from_store
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ async def compact_now(app: App, session_id: str, agent_name: str | None = None) 
     publish = app.publish(session_id)
     live = app.live.get(session_id)
     history = list(live) if live is not None else from_store(app.store.messages(session_id))
-    settings = economy.context_settings(
+    settings = contextconfig.context_settings(
         app.config, state_dir=app.home / "state" / session_id, session_id=session_id
     )
     # any history over a token or two is "full": compacted down to the recent messages it keeps
@@ -36,12 +36,12 @@ async def compact_now(app: App, session_id: str, agent_name: str | None = None) 
         app.engine,
         step_retries=agent.step_retries,
         agent=agent.name,
-        on_turn=lambda turn: app._account(session_id, agent.name, turn),
+        on_turn=lambda turn: app.recorder(session_id).usage(agent.name, turn),
     )
     engine_economy = Economy(
         settings,
         emit=publish,
-        archive=economy.archiver(app.store, session_id, agent.name),
+        archive=contextconfig.archiver(app.store, session_id, agent.name),
         summarizer=summarizer,
     )
     engine_economy.start(history)

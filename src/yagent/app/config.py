@@ -68,7 +68,7 @@ from yagent.app.storeconfig import StoreSettings
 from yagent.kernel import cmdpolicy, egress
 from yagent.kernel import preset as presets
 from yagent.kernel.sandbox import Limits, default_memory_mb
-from yagent.tools.egresshosts import AllowList, AllowListError
+from yagent.tools.egress.allowlist import AllowList, AllowListError
 from yagent.tools.shellrules import RuleFile, ShellRulesError, build_policy
 
 CONFIG, RULES, CLAUDE = trust.CONFIG_FILE, trust.RULES_FILE, trust.CLAUDE_SETTINGS
@@ -134,8 +134,8 @@ class ShellSettings(Strict):
 
 class SandboxSettings(Strict):
     """`allow_hosts`: the hosts a sandboxed command may reach through yagent's egress proxy
-    (grammar in `tools.egresshosts`); empty keeps the sandbox's network cut. The rest bound every
-    sandboxed command's resources (`sandbox.Limits`; docs/security.md says what is per process
+    (grammar in `tools.egress.allowlist`); empty keeps the sandbox's network cut. The rest bound
+    every sandboxed command's resources (`sandbox.Limits`; docs/security.md says what is per process
     and what per sandbox); `memory_mb` unset is a quarter of the machine's memory, at most 4096.
     `deny_read` / `allow_read`: paths hidden from / re-opened to sandboxed commands and file
     tools, on top of the defaults (`tools.readmask`). `keep_background`: background jobs keep

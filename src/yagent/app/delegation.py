@@ -6,7 +6,7 @@ Contract (Director constraints C4, C9, C10, C11; `docs/agents.md`; where it depa
   run makes the `Pool`, a delegated run shares its delegator's (`Lane.link`).
 - A delegate call is decided in this order, each refusal a *refused* outcome rendered as the
   call's result, never an exception: the topology (`App.topology`, `kernel.dispatch`: who may
-  delegate to whom, depth); the agent exists; the declared areas (`kernel.worktree`: exact paths,
+  delegate to whom, depth); the agent exists; the declared areas (`kernel.areas`: exact paths,
   inside the delegator's own writable areas when nested, no symbolic link on the way); no
   overlap with a running writer (`Pool.claims`). Only then is it posted on the board and queued.
 - Slot first, then the monitor: the child's `activity.Monitor` (`delegate_idle_timeout`,
@@ -38,13 +38,13 @@ from yagent.agents.activity import Monitor
 from yagent.app import blueprint, delegationpool, delegationview
 from yagent.app.delegationpool import Link, Pool
 from yagent.app.delegationview import Outcome
-from yagent.app.durable import Decision
+from yagent.app.durable import ResumeDecision
 from yagent.app.evidence import evidence_for
 from yagent.app.fanout import FanoutError, Lane, check_area
 from yagent.app.lanerun import LaneRun, run_lane
 from yagent.app.localdocs import local_docs_for_task
 from yagent.app.runtrack import continuation_task
-from yagent.kernel import delegate, dispatch, sandbox, taskboard, worktree
+from yagent.kernel import areas, delegate, dispatch, sandbox, taskboard
 from yagent.tools.delegate import Request
 from yagent.toolspec import Effect
 
@@ -71,12 +71,12 @@ def board_id(session_id: str, did: str) -> str:
     return f"{session_id}/{did}"
 
 
-def child_task(app: App, request: Request, declaration: worktree.Declaration) -> str:
+def child_task(app: App, request: Request, declaration: areas.Declaration) -> str:
     """The task text the child agent receives (Director constraint C19): the Director's words,
     then the instructions files of the directories it works in (`app.localdocs`: its write and
     read areas, never the root's, read fresh; what did not fit is named on a visible line)."""
-    areas = ["/".join(a) or "." for a in (*declaration.writable, *declaration.read_only)]
-    docs = local_docs_for_task(app.workspace, areas)
+    paths = ["/".join(a) or "." for a in (*declaration.writable, *declaration.read_only)]
+    docs = local_docs_for_task(app.workspace, paths)
     return f"{request.task}\n\n{docs.text}" if docs.text else request.task
 
 
@@ -146,7 +146,7 @@ class Runner:
             did = f"{base.split('@', 1)[0]}~{n}@{self.scope}"
         return did
 
-    def admit(self, did: str, request: Request) -> worktree.Declaration:
+    def admit(self, did: str, request: Request) -> areas.Declaration:
         """The checks before anything is posted (module contract); `Refused` says which failed."""
         app = self.app
         try:
@@ -158,8 +158,8 @@ class Runner:
             raise Refused(str(exc)) from None
         read = request.read or (() if request.write else (".",))
         try:
-            declaration = worktree.Declaration.of(did, writable=request.write, read_only=read)
-        except worktree.DeclarationError as exc:
+            declaration = areas.Declaration.of(did, writable=request.write, read_only=read)
+        except areas.DeclarationError as exc:
             raise Refused(f"areas: {exc}") from None
         root = app.workspace.resolve()
         for area in declaration.writable:
@@ -174,7 +174,7 @@ class Runner:
                 raise Refused(f"areas: {exc}") from None
         try:
             self.pool.claims.claim(declaration)
-        except worktree.WorktreeError as exc:
+        except areas.WorktreeError as exc:
             raise Refused(
                 f"{exc}: it may not start while another delegation writes there"
             ) from None
@@ -184,9 +184,9 @@ class Runner:
         self,
         did: str,
         request: Request,
-        declaration: worktree.Declaration,
+        declaration: areas.Declaration,
         *,
-        resume: Decision | None,
+        resume: ResumeDecision | None,
     ) -> Outcome:
         """Post, wait for a slot, run the child and record its outcome (module contract)."""
         board, tid = self.app.board, board_id(self.session_id, did)
@@ -209,8 +209,8 @@ class Runner:
         did: str,
         tid: str,
         request: Request,
-        declaration: worktree.Declaration,
-        resume: Decision | None,
+        declaration: areas.Declaration,
+        resume: ResumeDecision | None,
         notes: list[str],
     ) -> Outcome:
         sandboxed = self.app.safety.preset.level >= sandbox.Level.NAMESPACES
@@ -230,8 +230,8 @@ class Runner:
         did: str,
         tid: str,
         request: Request,
-        declaration: worktree.Declaration,
-        resume: Decision | None,
+        declaration: areas.Declaration,
+        resume: ResumeDecision | None,
         slot: delegationpool.Slot,
         notes: list[str],
     ) -> Outcome:

@@ -10,7 +10,7 @@ Contract:
   (`Slot.lent`), so a parent holding a slot never waits for a child queued behind it (no
   self-deadlock, even with a pool of 1; `docs/adr/0010-director-delegation.md`). `peak` is the
   most slots ever held at once.
-- `Pool.claims` (`kernel.worktree.Board`) holds the declared areas of the delegations running
+- `Pool.claims` (`kernel.areas.Board`) holds the declared areas of the delegations running
   now: an overlapping writer is refused before it starts. `Pool.writers` serialises writers when
   the preset cannot confine commands (they queue; the result says so).
 - `topology(config, found)` builds the `kernel.dispatch.Guard` once per app: every built-in,
@@ -37,7 +37,7 @@ import anyio
 from yagent.agents import catalog
 from yagent.agents.activity import Monitor
 from yagent.app.config import Config, ConfigError
-from yagent.kernel import dispatch, worktree
+from yagent.kernel import areas, dispatch
 from yagent.toolspec import first_sentence
 
 DEFAULT_POOL = 2
@@ -65,7 +65,7 @@ class Pool:
         self._free = anyio.Semaphore(size)
         self.held = 0
         self.peak = 0
-        self.claims = worktree.Board()
+        self.claims = areas.Board()
         self.writers = anyio.Lock()
 
     async def _take(self) -> None:

@@ -41,8 +41,9 @@ from yagent.app.lease import SessionLeases, Tables
 from yagent.app.stopkind import concluding_statuses
 from yagent.kernel import checkpoint, commitgate, sideeffect, sqlitefile, taskboard
 from yagent.kernel.sqlitedb import Database, DatabaseStore
-from yagent.tools.effectrun import EffectRunner, Publish
+from yagent.tools.effectrun import EffectRunner
 from yagent.tools.effects import EffectRuleError, EffectTable
+from yagent.tools.invocation import Publish
 
 DB_NAME = "durable.db"
 END_STEP = "end"  # the commit gate's step for a run's conclusion
@@ -149,7 +150,7 @@ class Action(enum.StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class Decision:
+class ResumeDecision:
     """What `yagent resume` does with a session, and why."""
 
     action: Action
@@ -185,21 +186,21 @@ def decide(
     run: RunRow | None,
     snapshot: checkpoint.Snapshot | None,
     commit: commitgate.Commit | None,
-) -> Decision:
+) -> ResumeDecision:
     """The resume decision from what is stored (pure; see the module contract)."""
     if run is None:
         why = "no run of this session is on record (it predates durable runs): a new turn starts"
-        return Decision(Action.NEW_TURN, session_id, why)
+        return ResumeDecision(Action.NEW_TURN, session_id, why)
     resume = checkpoint.decide(run.run_id, run.plan(), snapshot)
     if commit is not None:
         why = (
             f"the run concluded ({commit.state}, committed by {commit.holder}); a concluded run "
             "is never reopened: a new turn starts in the session"
         )
-        return Decision(Action.NEW_TURN, session_id, why, run, resume, commit)
+        return ResumeDecision(Action.NEW_TURN, session_id, why, run, resume, commit)
     if resume.action is not checkpoint.ResumeAction.CONTINUE and snapshot is not None:
         why = f"{resume.action.value}: {resume.reason}; not continued automatically: a new turn"
-        return Decision(Action.NEW_TURN, session_id, why, run, resume)
+        return ResumeDecision(Action.NEW_TURN, session_id, why, run, resume)
     facts = _detail(snapshot)
     status = str(facts.get("status") or "")
     trusted, interrupted = len(resume.trusted), len(resume.interrupted)
@@ -211,7 +212,7 @@ def decide(
     if resume.distrusted:
         why += f"; completions after a hole are not trusted: {', '.join(resume.distrusted)}"
     loaded = facts.get("materialized")
-    return Decision(
+    return ResumeDecision(
         Action.CONTINUE,
         session_id,
         why,
@@ -274,7 +275,7 @@ class Durable:
         for close in (*self._closers, self.runs.close, self.leases.close):
             close()
 
-    async def decide(self, session_id: str, delegation_id: str = "") -> Decision:
+    async def decide(self, session_id: str, delegation_id: str = "") -> ResumeDecision:
         run = await self.runs.latest(session_id, delegation_id)
         if run is None:
             return decide(session_id, None, None, None)

@@ -7,7 +7,7 @@ Contract:
   `capabilities`; an unknown agent; capabilities no agent has (`kernel.delegate.choose`: the
   least capable agent that has them all, ties by name — an agent's capabilities are the effects of
   the tools it may use: read, write, exec, network, browser…); a preset whose commands run on the
-  host (nothing could confine them); a declaration `kernel.worktree` refuses (wildcards, `..`,
+  host (nothing could confine them); a declaration `kernel.areas` refuses (wildcards, `..`,
   absolute paths, one path both read and written); writable areas that overlap between tasks
   (every conflict listed); a writable area with a symbolic link on the way or a file where a
   directory must be. Only then is a missing writable area created, as an empty directory (so
@@ -33,9 +33,9 @@ from typing import TYPE_CHECKING, Any
 from yagent.agents import catalog
 from yagent.agents.catalog import AgentDef
 from yagent.app.delegationpool import Link
-from yagent.kernel import delegate, sandbox, toolfail, worktree
+from yagent.kernel import areas, delegate, sandbox, toolfail
+from yagent.tools.areastage import describe
 from yagent.tools.commands import CommandGate
-from yagent.tools.worktree import describe
 
 if TYPE_CHECKING:
     from yagent.app.assemble import App
@@ -77,7 +77,7 @@ class Lane:
 
     name: str
     delegation_id: str
-    declaration: worktree.Declaration
+    declaration: areas.Declaration
     commands: CommandGate
     link: Link | None = None
 
@@ -110,7 +110,7 @@ class Task:
     assignment: Assignment
     executor: delegate.Executor
     required: frozenset[str]
-    declaration: worktree.Declaration
+    declaration: areas.Declaration
     commands: CommandGate
 
 
@@ -194,8 +194,8 @@ async def prepare(
         _check_shape(a, seen)
     declarations = [_declaration(a) for a in listed]
     try:
-        worktree.check(declarations)
-    except worktree.ConflictError as exc:
+        areas.check(declarations)
+    except areas.ConflictError as exc:
         raise FanoutError(f"{exc}: two tasks may not write the same area") from None
     root = app.workspace.resolve()
     for d in declarations:
@@ -239,14 +239,14 @@ def _check_shape(a: Assignment, seen: set[str]) -> None:
         raise FanoutError(f"task {a.name!r} must name either an agent or capabilities (not both)")
 
 
-def _declaration(a: Assignment) -> worktree.Declaration:
+def _declaration(a: Assignment) -> areas.Declaration:
     try:
-        return worktree.Declaration.of(a.name, writable=a.write, read_only=a.read)
-    except worktree.DeclarationError as exc:
+        return areas.Declaration.of(a.name, writable=a.write, read_only=a.read)
+    except areas.DeclarationError as exc:
         raise FanoutError(f"task {a.name!r}: {exc}") from None
 
 
-def check_area(root: Path, owner: str, area: worktree.Parts) -> None:
+def check_area(root: Path, owner: str, area: areas.Parts) -> None:
     """No symbolic link on the way (a bind or a mkdir would follow it), no file mid-path."""
     path = root
     for i, part in enumerate(area):

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from yagent.app.durable import Action, Decision
+from yagent.app.durable import Action, ResumeDecision
 from yagent.app.fanout import (
     Assignment,
     FanoutError,
@@ -83,7 +83,7 @@ async def execute(
     plan: Plan,
     *,
     kept: Mapping[str, TaskReceipt] | None = None,
-    resumes: Mapping[str, Decision] | None = None,
+    resumes: Mapping[str, ResumeDecision] | None = None,
 ) -> ParallelRun:
     """Run the plan's tasks in `session_id`, except those `kept`; `resumes` continue runs."""
     kept, resumes = kept or {}, resumes or {}
@@ -127,7 +127,7 @@ async def _run_one(
     lane: Lane,
     limiter: anyio.CapacityLimiter,
     out: list[TaskReceipt],
-    resume: Decision | None,
+    resume: ResumeDecision | None,
 ) -> None:
     async with limiter:
         text = task.assignment.task if resume is None else continuation_task(resume)
@@ -156,7 +156,7 @@ class ResumeWork:
     session_id: str
     plan: Plan
     kept: Mapping[str, TaskReceipt]
-    resumes: Mapping[str, Decision]
+    resumes: Mapping[str, ResumeDecision]
     lines: tuple[str, ...]  # one per task, for the person
 
 
@@ -177,7 +177,7 @@ async def resume_plan(app: App, session_id: str, *, max_parallel: int | None = N
     plan = await prepare(app, assignments, max_parallel=limit)
     recorded = _recorded_receipts(app, info.id)
     kept: dict[str, TaskReceipt] = {}
-    resumes: dict[str, Decision] = {}
+    resumes: dict[str, ResumeDecision] = {}
     lines = []
     for task in plan.tasks:
         name = task.assignment.name

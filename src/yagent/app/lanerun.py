@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING, Any
 
 from yagent.agents import untrusted
 from yagent.agents.results import AgentResult
-from yagent.app.durable import Decision
+from yagent.app.durable import ResumeDecision
 from yagent.app.fanout import Lane
 from yagent.app.stopkind import stop_kind
 from yagent.kernel import delegate
-from yagent.tools.worktree import describe
+from yagent.tools.areastage import describe
 
 if TYPE_CHECKING:
     from yagent.app.assemble import App
@@ -53,7 +53,7 @@ async def run_lane(
     required: frozenset[str],
     task: str,
     text: str,
-    resume: Decision | None,
+    resume: ResumeDecision | None,
     start: Mapping[str, Any],
 ) -> LaneRun:
     """Run `text` (the task, or its continuation when `resume`) as `lane` (module contract);

@@ -33,7 +33,7 @@ from typing import Any
 import anyio
 
 from yagent.agents import untrusted
-from yagent.app.durable import CONCLUDED, END_STEP, Decision, Durable, RunRow
+from yagent.app.durable import CONCLUDED, END_STEP, Durable, ResumeDecision, RunRow
 from yagent.app.fulldisk import FullDisk
 from yagent.kernel import checkpoint, commitgate, reminder, sideeffect, toolfail
 from yagent.kernel.invoke import Call
@@ -270,7 +270,7 @@ async def open_track(
     publish: Publish,
     materialized: Callable[[], Mapping[str, Any]],
     full: FullDisk,
-    resume: Decision | None = None,
+    resume: ResumeDecision | None = None,
     delegation_id: str = "",
 ) -> RunTrack:
     """A track for a new run, or for the run `resume` continues (its trusted steps kept, the
@@ -312,7 +312,7 @@ async def open_track(
     return track
 
 
-def continuation_task(decision: Decision) -> str:
+def continuation_task(decision: ResumeDecision) -> str:
     """The message that continues an interrupted run: what happened, and the original task."""
     run = decision.run
     original = run.task if run is not None else ""

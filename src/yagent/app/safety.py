@@ -40,8 +40,8 @@ from yagent.kernel import preset as presets
 from yagent.kernel.sandbox import Level
 from yagent.tools import outbound
 from yagent.tools.commands import CommandGate
-from yagent.tools.egresshosts import AllowList, AllowListError
-from yagent.tools.egressproxy import LOOPBACK_BYPASS, EgressProxy
+from yagent.tools.egress.allowlist import AllowList, AllowListError
+from yagent.tools.egress.proxyserver import LOOPBACK_BYPASS, EgressProxy
 from yagent.tools.localask import Openings
 from yagent.tools.localnet import LocalNetError, allow_of, refuse_local
 from yagent.tools.readmask import ReadMask

@@ -23,7 +23,7 @@ and `stop` (`subagent_stop` for a parallel task's lane) once the loop has ended.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,8 +38,8 @@ from yagent.agents.loopconfig import LoopConfig
 from yagent.agents.results import AgentResult, Status
 from yagent.app import (
     blueprint,
+    contextconfig,
     delegationresume,
-    economy,
     fanout,
     hookrun,
     mcprefs,
@@ -48,15 +48,16 @@ from yagent.app import (
     sessionrefs,
 )
 from yagent.app.delegation import Runner
-from yagent.app.durable import Decision
+from yagent.app.durable import ResumeDecision
 from yagent.app.history import from_store
 from yagent.app.pastsessions import StoreReader
+from yagent.app.recorder import SessionObserver
 from yagent.app.runtrack import open_track
 from yagent.app.stopkind import stop_kind
 from yagent.kernel import reminder
 from yagent.llm import Message, Usage
 from yagent.llm.types import with_model
-from yagent.tools import bash, browser, delegate, flow, program, registry, sessionread, web
+from yagent.tools import browser, delegate, flow, invocation, program, registry, sessionread, web
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.guard import Yolo
 from yagent.tools.mcp import content, sampling
@@ -84,7 +85,7 @@ async def run_task(
     *,
     agent_name: str | None = None,
     session_id: str | None = None,
-    resume: Decision | None = None,
+    resume: ResumeDecision | None = None,
     lane: fanout.Lane | None = None,
 ) -> tuple[str, AgentResult]:
     """Run `task`; a new session unless `session_id` continues one (its messages as history);
@@ -115,7 +116,7 @@ async def _run(
     agent: AgentDef,
     session_id: str,
     history: list[Message],
-    resume: Decision | None,
+    resume: ResumeDecision | None,
     lane: fanout.Lane | None,
 ) -> tuple[str, AgentResult]:
     delegation = lane.delegation_id if lane else ""
@@ -138,7 +139,7 @@ async def _run(
     if blocked is not None:
         return session_id, _refused(app, session_id, agent.name, blocked, publish)
     state_dir = app.home / "state" / session_id
-    context = economy.context_settings(
+    context = contextconfig.context_settings(
         app.config,
         state_dir=state_dir,
         session_id=session_id,
@@ -189,15 +190,18 @@ async def _run(
         after_call=hooks.after_call if app.hook_engine.hooks else None,
     )
     adapter = Adapter(ctx, registry.executors(app.mcp.executors))
-    ctx.extras[program.ADAPTER_KEY] = adapter  # programs reach MCP executors too
-    ctx.extras[program.OBSERVER_KEY] = app._program_observer(session_id, agent.name)
-    ctx.extras[bash.PUBLISH_KEY] = publish  # run_bash's egress events reach the rollout
-    ctx.extras[delegate.RUNNER_KEY] = delegations
-    ctx.extras[content.VISION_KEY] = app.config.llm.takes_images()
-    ctx.extras[sessionread.READER_KEY] = StoreReader(app.store, app.workspace, session_id)
-    ctx.extras[flow.BLUEPRINT_KEY] = lambda: blueprint.view(app.home, app.workspace)  # fresh
-    ctx.extras[sampling.SAMPLER_KEY] = mcpsampling.sampler(
-        app.engine, agent.name, lambda who, t: app._account(session_id, who, t)
+    record = app.recorder(session_id)
+    services = ctx.services
+    services.put(program.ADAPTER_KEY, adapter)  # programs reach MCP executors too
+    services.put(program.OBSERVER_KEY, record.program_observer(agent.name))
+    services.put(invocation.PUBLISH, publish)  # egress, progress, MCP requests reach the rollout
+    services.put(delegate.RUNNER_KEY, delegations)
+    services.put(content.VISION_KEY, app.config.llm.takes_images())
+    services.put(sessionread.READER_KEY, StoreReader(app.store, app.workspace, session_id))
+    services.put(flow.BLUEPRINT_KEY, lambda: blueprint.view(app.home, app.workspace))  # fresh
+    services.put(
+        sampling.SAMPLER_KEY,
+        mcpsampling.sampler(app.engine, agent.name, record.usage),
     )
     web.configure(ctx, web.WebConfig(allow=app.openings))  # allow_local + answers (localask)
     browser.configure(ctx, browser.BrowserConfig(allow=app.openings))
@@ -225,18 +229,19 @@ async def _run(
         no_action_reminder=agent.no_action_reminder,
         parallel_limit=settings.max_parallel_tools,
         tool_timeout=settings.tool_timeout,
-        publish=track.publisher(publish),
-        rollout=lambda k, p: app._rollout(session_id, k, p),
-        checkpoint=lambda data: app._checkpoint(session_id, data),
+        observer=SessionObserver(
+            record,
+            agent=agent.name,
+            delegation_id=delegation,
+            publish=track.publisher(publish),
+            step_started=track.step,
+            before_compact=hooks.before_compact,
+        ),
         monitor=monitor,
         pause=app.pause,
-        on_turn=lambda turn: app._account(session_id, agent.name, turn),
-        on_message=lambda m: app._message(session_id, agent.name, m, delegation),
         context=context,
-        archive=economy.archiver(app.store, session_id, agent.name),
+        archive=contextconfig.archiver(app.store, session_id, agent.name),
         start_step=resume.start_step if resume is not None else 0,
-        on_step=lambda n: _step(app, session_id, track.step, n),
-        before_compact=hooks.before_compact,
     )
     try:  # a parallel task's events belong to the fan-out's telemetry turn
         with app.observed(session_id) if lane is None else contextlib.nullcontext():
@@ -279,11 +284,3 @@ def _learner(
         publish("mcp_tools_changed", {"external_tools": len(app.mcp.specs)})
 
     return learn
-
-
-async def _step(
-    app: App, session_id: str, checkpoint: Callable[[int], Awaitable[None]], n: int
-) -> None:
-    """A step starts: the previous one's records are stored before its checkpoint says so."""
-    app.log(session_id).flush()
-    await checkpoint(n)

@@ -40,8 +40,8 @@ from yagent.cli.terminal import home_dir, terminal_ask
 from yagent.llm.replay import Recording, ReplayEngine
 from yagent.llm.scripted import ScriptedEngine
 from yagent.llm.types import Engine
+from yagent.tools.areastage import describe
 from yagent.tools.guard import Yolo
-from yagent.tools.worktree import describe
 
 
 class _Task(BaseModel):

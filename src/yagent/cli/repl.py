@@ -22,7 +22,7 @@ from pathlib import Path
 
 from rich.markup import escape
 
-from yagent.app.durable import Decision
+from yagent.app.durable import ResumeDecision
 from yagent.app.runtrack import continuation_task
 from yagent.cli import prompt, slash
 from yagent.cli.conversation import Conversation
@@ -60,7 +60,7 @@ async def interactive(
     *,
     plain: bool = False,
     session_id: str | None = None,
-    resume: Decision | None = None,
+    resume: ResumeDecision | None = None,
     read_line: ReadLine | None = None,
     ask_key: KeyAsk | None = None,
 ) -> int:
@@ -112,7 +112,7 @@ def _terminal_reader(conv: Conversation, opts: Options, plain: bool) -> ReadLine
     return read
 
 
-async def _turn(conv: Conversation, line: str, resume: Decision | None = None) -> None:
+async def _turn(conv: Conversation, line: str, resume: ResumeDecision | None = None) -> None:
     app, screen = conv.app, conv.renderer
     task = expand_refs(line, app.workspace) if resume is None else line
     if conv.notes:

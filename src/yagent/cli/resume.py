@@ -26,7 +26,7 @@ import anyio
 import click
 
 from yagent.app.config import load
-from yagent.app.durable import Action, Decision, open_home
+from yagent.app.durable import Action, ResumeDecision, open_home
 from yagent.app.runtrack import continuation_task
 from yagent.app.storeconfig import open_sessions
 from yagent.app.workspace import locate
@@ -38,7 +38,7 @@ def _home() -> Path:
     return Path(os.environ.get("YAGENT_HOME") or Path.home() / ".yagent")
 
 
-async def decide(home: Path, workspace: Path, session_id: str) -> Decision:
+async def decide(home: Path, workspace: Path, session_id: str) -> ResumeDecision:
     durable = open_home(home, load(home=home, workspace=workspace))
     try:
         return await durable.decide(session_id)

@@ -35,7 +35,7 @@ from yagent.agents.results import AgentResult
 from yagent.app import projectkeys
 from yagent.app.assemble import App, open_app
 from yagent.app.config import ConfigError, load
-from yagent.app.durable import Decision
+from yagent.app.durable import ResumeDecision
 from yagent.app.engines import keyless_notice
 from yagent.app.fulldisk import EXIT_FULL
 from yagent.app.safety import with_allow_local
@@ -147,7 +147,7 @@ async def run_turn(
     session_id: str | None,
     agent: str | None,
     *,
-    resume: Decision | None = None,
+    resume: ResumeDecision | None = None,
 ) -> tuple[str, AgentResult | None]:
     """One task in `app`, as a drainable turn; None as result when the drain had to force-stop
     it. The session is created here, before the turn, when none is given: its id comes back
@@ -247,7 +247,7 @@ async def run_once(
     ask: Ask | None,
     engine: Engine | None = None,
     session_id: str | None = None,
-    resume: Decision | None = None,
+    resume: ResumeDecision | None = None,
 ) -> tuple[str, AgentResult | None]:
     session_id, result, _ = await run_command(
         opts, task, ask=ask, engine=engine, session_id=session_id, resume=resume
@@ -262,7 +262,7 @@ async def run_command(
     ask: Ask | None,
     engine: Engine | None = None,
     session_id: str | None = None,
-    resume: Decision | None = None,
+    resume: ResumeDecision | None = None,
 ) -> tuple[str, AgentResult | None, int]:
     """One task run once; with its exit status (`cli.outcome`: 130 when it was cancelled)."""
     renderer = Renderer(json_mode=opts.json_mode, ask=ask)

@@ -27,6 +27,8 @@ A question nobody could be put to (no person attached, or a UI that says it has 
 is a NEEDS_APPROVAL refusal saying so and giving the question — never "the user did not
 approve". `after_call`, when the context has one, sees every executed call's result and may
 return it amended (the host's post-tool hooks), before pii's MODEL surface.
+The executor receives a per-call copy of the context whose `call` is its own `Invocation` (call
+id, tool, arguments, caller, depth): parallel calls never see each other's call id.
 A call the context's `effects` runner classifies as an external side effect runs through it (at
 most once per call id, `tools.effectrun`) instead of calling the executor directly.
 """
@@ -36,7 +38,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +52,7 @@ from yagent.kernel.spill import Spill
 from yagent.tools import localask, outbound
 from yagent.tools.confirm import Scope, UserConfirm
 from yagent.tools.effectrun import EffectRunner
+from yagent.tools.invocation import NO_CALL, Invocation, Services
 from yagent.tools.surface import Surface
 from yagent.tools.toolresult import ToolResult as ToolResult
 from yagent.tools.toolresult import WithImages as WithImages
@@ -65,7 +68,9 @@ AfterCall = Callable[[Call, ToolResult], Awaitable[ToolResult]]
 
 @dataclass(slots=True)
 class ToolContext:
-    """What an executor may use. One per run; executors never reach around it."""
+    """What an executor may use: one per run, and a per-call copy of it whose `call` is the
+    executor's own `Invocation` (`for_call`). Executors never reach around it; `services` is the
+    host's typed extension seam (`tools.invocation`)."""
 
     workspace: Path
     surface: Surface
@@ -78,7 +83,12 @@ class ToolContext:
     pii: PiiStore | None = None  # results pass its MODEL surface before the model sees them
     effects: EffectRunner | None = None  # side-effecting calls run through it, at most once
     after_call: AfterCall | None = None  # the host's look at each executed call's result
-    extras: dict[str, Any] = field(default_factory=dict)
+    services: Services = field(default_factory=Services)
+    call: Invocation = NO_CALL  # the call being executed (set on the per-call copy only)
+
+    def for_call(self, call: Invocation) -> ToolContext:
+        """This run's context as one call's executor sees it (services shared, `call` its own)."""
+        return replace(self, call=call)
 
 
 def parse_arguments(raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
@@ -243,9 +253,6 @@ class Adapter:
             ]
             msg = f"invalid arguments for {call.tool}: " + "; ".join(errors)
             return ToolResult(call.call_id, call.tool, False, failure_content(kind, msg), kind)
-        # The call being executed, for executors that attribute their own sub-calls (run_program
-        # numbers its host calls `<id>#n`); exact for serial tools, which run alone.
-        self.ctx.extras["call_id"] = call.call_id
         limit = spec.execution_limit(call.args, time_limit)
         with anyio.move_on_after(limit):
             return await self._run(spec, executor, call, args)
@@ -256,10 +263,13 @@ class Adapter:
     async def _run(self, spec: Spec, executor: Executor, call: Call, args: Any) -> ToolResult:
         effects = self.ctx.effects
         found = effects.classify(spec, args) if effects is not None else None
+        ctx = self.ctx.for_call(
+            Invocation(call.call_id, call.tool, call.args, call.caller, call.depth)
+        )
         if effects is not None and found is not None:
-            return await effects.run(found, call, lambda: executor(self.ctx, args))
+            return await effects.run(found, call, lambda: executor(ctx, args))
         try:
-            data = await executor(self.ctx, args)
+            data = await executor(ctx, args)
         except Exception as exc:
             kind = toolfail.classify(exc)
             msg = f"{call.tool} failed: {type(exc).__name__}: {exc}"

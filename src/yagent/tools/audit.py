@@ -1,4 +1,4 @@
-"""The audit gate (`yagent.kernel.policy`) as a ring of the Surface's chain.
+"""The audit gate (`yagent.kernel.auditgate`) as a ring of the Surface's chain.
 
 Each call is judged as an operation whose risk and "mutating" flag come from the tool's declared
 facts, never its name: read-only, cognitive, flow, meta and delegation tools carry no risk and do
@@ -14,32 +14,32 @@ config and can only be lowered while yagent runs.
 
 from __future__ import annotations
 
-from yagent.kernel import policy
+from yagent.kernel import auditgate
 from yagent.kernel.invoke import Call, Decision, Verdict
 from yagent.tools.toolview import ToolView
 from yagent.toolspec import Effect, Spec
 
 # A delegation carries none itself: the delegated agent's every call passes its own ring.
 _NO_RISK = frozenset({Effect.READ, Effect.COGNITIVE, Effect.FLOW, Effect.META, Effect.DELEGATE})
-LOW = policy.Level.LOW.value
-HIGH = policy.Level.HIGH.value
+LOW = auditgate.Level.LOW.value
+HIGH = auditgate.Level.HIGH.value
 
 
-def operation(spec: Spec) -> policy.Op:
+def operation(spec: Spec) -> auditgate.Op:
     """The operation the gate judges for a call to `spec`."""
     if spec.effect in _NO_RISK:
-        return policy.Op(spec.name, 0.0, False)
+        return auditgate.Op(spec.name, 0.0, False)
     if not spec.external:
-        return policy.Op(spec.name, LOW, True)
+        return auditgate.Op(spec.name, LOW, True)
     if "read-only" in spec.tags:
-        return policy.Op(spec.name, LOW, False)
-    return policy.Op(spec.name, HIGH if "destructive" in spec.tags else LOW, True)
+        return auditgate.Op(spec.name, LOW, False)
+    return auditgate.Op(spec.name, HIGH if "destructive" in spec.tags else LOW, True)
 
 
 class AuditStage:
     name = "audit"
 
-    def __init__(self, surface: ToolView, gate: policy.AuditGate) -> None:
+    def __init__(self, surface: ToolView, gate: auditgate.AuditGate) -> None:
         self._surface = surface
         self.gate = gate
 
@@ -47,7 +47,7 @@ class AuditStage:
         spec = self._surface.spec(call.tool)
         if spec is None:  # not in the surface: the disclosure gate before us refuses it
             return Verdict.allow(self.name)
-        verdict = await policy.stage(self.gate, lambda c: operation(spec), name=self.name).judge(
+        verdict = await auditgate.stage(self.gate, lambda c: operation(spec), name=self.name).judge(
             call
         )
         if verdict.decision is Decision.PROMPT and self._surface.guard.standing(spec):

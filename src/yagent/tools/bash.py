@@ -23,10 +23,10 @@ Without a session sandbox (host presets, an egress proxy, a worker confined to a
 run is a process of its own as before, and list_jobs says so.
 
 Behind the egress proxy (`[sandbox] allow_hosts`), a foreground run gets its own tag
-(`egressproxy.watch`): when the proxy decided anything for it, the text ends with one
+(`proxyserver.watch`): when the proxy decided anything for it, the text ends with one
 `[egress: …]` line (what was allowed, what was refused and why, what was not kept), the payload
 carries the same under "egress", and an `egress` event goes to the host's publisher
-(`PUBLISH_KEY` in the context's extras, when the host put one there). A background run is not
+(`invocation.PUBLISH` in the context's services, when the host set one). A background run is not
 attributed (it outlives the call that could report it); its text says so.
 """
 
@@ -42,11 +42,13 @@ import anyio
 
 from yagent.kernel import toolfail
 from yagent.kernel.sandbox import Supervision
-from yagent.tools import egressproxy, shell
+from yagent.tools import shell
 from yagent.tools.adapter import ToolContext
 from yagent.tools.commands import Confinement
-from yagent.tools.egresslog import Report
+from yagent.tools.egress import proxyserver
+from yagent.tools.egress.attribution import Report
 from yagent.tools.files import shellwatch
+from yagent.tools.invocation import PUBLISH
 from yagent.tools.jobs import JobError, SessionSandbox, jobs_view
 from yagent.toolspec import params as p
 
@@ -58,8 +60,6 @@ UNATTRIBUTED_BACKGROUND_NOTE = (
     " Its requests through the egress proxy are judged as usual but not reported here: only a "
     "foreground run's result lists what the proxy allowed and refused for it."
 )
-PUBLISH_KEY = "publish"
-"""Host seam in `ToolContext.extras`: `(kind, payload) -> None`, the session's event publisher."""
 
 
 def _log_path(ctx: ToolContext) -> Path:
@@ -84,7 +84,7 @@ async def run_bash(ctx: ToolContext, args: p.RunBashArgs) -> dict[str, Any]:
         return await _run_bash(ctx, args)
     finally:
         with anyio.CancelScope(shield=True):  # a stopped command's changes are recorded too
-            call_id = str(ctx.extras.get("call_id", ""))
+            call_id = ctx.call.call_id
             await anyio.to_thread.run_sync(
                 shellwatch.settle, ctx.state_dir, call_id, "run_bash", before, ctx.workspace, home
             )
@@ -106,10 +106,10 @@ async def _run_bash(ctx: ToolContext, args: p.RunBashArgs) -> dict[str, Any]:
         payload = handle.to_payload()
         if where is not None and where.sandboxed:
             payload["text"] += SANDBOXED_BACKGROUND_NOTE
-        if isinstance(launcher, egressproxy.Bridged):
+        if isinstance(launcher, proxyserver.Bridged):
             payload["text"] += UNATTRIBUTED_BACKGROUND_NOTE
     else:
-        with egressproxy.watch(launcher) as watch:
+        with proxyserver.watch(launcher) as watch:
             result = await shell.run_foreground(
                 args.command,
                 cwd=ctx.workspace,
@@ -131,9 +131,9 @@ def _tell(ctx: ToolContext, payload: dict[str, Any], report: Report | None) -> N
     text = payload["text"]
     payload["text"] = text + ("" if text.endswith("\n") else "\n") + report.note()
     payload["egress"] = report.to_payload()
-    publish = ctx.extras.get(PUBLISH_KEY)
-    if callable(publish):
-        event = {"delegation_id": ctx.delegation_id, "call_id": ctx.extras.get("call_id", "")}
+    publish = ctx.services.get(PUBLISH)
+    if publish is not None:
+        event = {"delegation_id": ctx.delegation_id, "call_id": ctx.call.call_id}
         publish("egress", {**event, "name": "run_bash", **payload["egress"]})
 
 

@@ -21,8 +21,8 @@ Guarantees:
   writable; under an IN_PROCESS preset it refuses to run commands at all (the host cannot
   confine them), and an area bwrap refuses (missing, a symbolic link on the way) leaves no
   sandbox, so commands are denied. Under a PROXY egress preset with an egress proxy, the
-  command runs behind `egressbridge` inside the sandbox, its proxy variables naming the bridge
-  (`egressproxy.route`); the network stays unshared, so the proxy (allow-list × netguard) is the
+  command runs behind `sandboxbridge` inside the sandbox, its proxy variables naming the bridge
+  (`proxyserver.route`); the network stays unshared, so the proxy (allow-list × netguard) is the
   only way out. A proxy that is not running refuses the run.
 - Every sandboxed command runs under the gate's resource `limits` (default `sandbox.Limits()`):
   memory, CPU time, file size and open files per process, and processes per sandbox — the gate's
@@ -56,7 +56,7 @@ import anyio.to_thread
 from yagent.kernel import cmdpolicy, invoke, netguard, sandbox, toolfail
 from yagent.kernel.gatecheck import Action, Judgement
 from yagent.kernel.preset import Preset
-from yagent.tools import egressproxy
+from yagent.tools.egress import proxyserver
 from yagent.tools.guard import PROTECTED_PATHS
 from yagent.tools.jobs import SessionSandbox
 from yagent.tools.readmask import ReadMask, tool_paths_under
@@ -141,7 +141,7 @@ class CommandGate:
         rules: RuleFile | None = None,
         providers: ProviderFactory | None = None,
         areas: Sequence[str] | None = None,
-        egress_proxy: egressproxy.EgressProxy | None = None,
+        egress_proxy: proxyserver.EgressProxy | None = None,
         keep_background: bool = False,
         limits: sandbox.Limits | None = None,
         reads: ReadMask | None = None,
@@ -230,10 +230,10 @@ class CommandGate:
             launcher: Launcher = functools.partial(provider.wrap, egress=egress)
             if egress is sandbox.EgressMode.PROXY and self.egress_proxy is not None:
                 try:  # the bridge inside, the proxy variables naming it, the proxy's socket bound
-                    env, launcher = egressproxy.route(
+                    env, launcher = proxyserver.route(
                         self.egress_proxy, self.preset.egress, env, launcher
                     )
-                except egressproxy.ProxyError as exc:
+                except proxyserver.ProxyError as exc:
                     raise toolfail.ToolFailure(toolfail.Kind.PERMISSION, str(exc)) from exc
                 return Confinement(
                     provider.name, provider.level, launcher, env, None, provider.supervision()
@@ -289,7 +289,7 @@ class CommandGate:
         try:
             proxy = self.egress_proxy
             hidden = self.reads.hidden()
-            bridge = egressproxy.bridge_paths()  # the egress bridge and the job host run from there
+            bridge = proxyserver.bridge_paths()  # the egress bridge and the job host run from there
             bwrap = sandbox.BwrapProvider(
                 self.workspace,
                 protected=PROTECTED,

@@ -1,16 +1,15 @@
 """The `delegate` executor: one task handed to another agent through the host's runner.
 
 Contract:
-- The executor only forwards: the host puts a `Delegator` in the run's tool context under
+- The executor only forwards: the host puts a `Delegator` in the run's tool services under
   `RUNNER_KEY` (`app.delegation` does, for every run); it decides topology, pools, worktree
   claims, timeouts and the board, and returns the text the delegating model reads
   (`format_for_director`). A refusal (topology, overlap, an unknown agent) comes back as that
   text — a result, never an exception.
 - Without a runner the call is refused as NOT WIRED (kind FORBIDDEN): a host that offers the tool
   but cannot run delegations says so instead of pretending the work was done.
-- The call id is read before the executor's first await: the adapter sets it just before it
-  starts this coroutine (`ToolContext.extras["call_id"]`), so concurrent delegate calls of one
-  step each see their own.
+- The call id is the executor's own `Invocation`'s (`ToolContext.call`), so concurrent delegate
+  calls of one step each see their own.
 """
 
 from __future__ import annotations
@@ -20,10 +19,8 @@ from typing import Protocol
 
 from yagent.kernel import toolfail
 from yagent.tools.adapter import ToolContext
+from yagent.tools.invocation import Slot
 from yagent.toolspec.delegate import DelegateArgs
-
-RUNNER_KEY = "delegator"
-_CALL_ID_KEY = "call_id"  # where the adapter puts the call being executed
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +38,9 @@ class Delegator(Protocol):
     async def delegate(self, request: Request) -> str: ...
 
 
+RUNNER_KEY: Slot[Delegator] = Slot("delegator")
+
+
 class NotWiredError(toolfail.ToolFailure):
     def __init__(self) -> None:
         super().__init__(
@@ -51,8 +51,8 @@ class NotWiredError(toolfail.ToolFailure):
 
 
 async def delegate(ctx: ToolContext, args: DelegateArgs) -> str:
-    call_id = str(ctx.extras.get(_CALL_ID_KEY) or "")
-    runner = ctx.extras.get(RUNNER_KEY)
+    call_id = ctx.call.call_id
+    runner = ctx.services.get(RUNNER_KEY)
     if runner is None:
         raise NotWiredError()
     request = Request(call_id, args.agent, args.task, tuple(args.write), tuple(args.read))

@@ -29,7 +29,7 @@ import dataclasses
 import json
 import os
 import socket
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,13 +40,13 @@ import anyio
 from yagent.kernel import sideeffect, toolfail
 from yagent.kernel.invoke import Call
 from yagent.tools.effects import EffectTable, Found
+from yagent.tools.invocation import Publish
 from yagent.tools.toolresult import ToolResult, failure_content, serialise
 from yagent.toolspec import Spec
 
 DEFAULT_LEASE = 30.0
 """Seconds a side-effecting call's lease lasts between renewals (config `[agent] effect_lease`)."""
 
-Publish = Callable[[str, Mapping[str, Any]], None]
 Outcome = sideeffect.Outcome
 
 

@@ -8,9 +8,9 @@ Contract:
   without a person attached it says so instead of waiting forever.
 - `load_tool` loads catalog tools by name or by query through the Surface's `Disclosure`, within
   the load budget, and reports what was added, already there, trimmed or unknown. When the host
-  binds a blueprint view (`extras[BLUEPRINT_KEY]`, a callable read on every call), a non-empty
-  view comes with the result under `blueprint` (Director constraint C6: the cold-tool loader
-  sees it).
+  binds a blueprint view (services slot `BLUEPRINT_KEY`, a callable read on every call), a
+  non-empty view comes with the result under `blueprint` (Director constraint C6: the cold-tool
+  loader sees it).
 """
 
 from __future__ import annotations
@@ -20,11 +20,12 @@ from typing import Any
 
 from yagent.kernel import tooldisclose
 from yagent.tools.adapter import ToolContext
+from yagent.tools.invocation import Slot
 from yagent.toolspec import params as p
 
 LOAD_BUDGET = tooldisclose.Budget(max_schemas=8)
 SEARCH_K = 5
-BLUEPRINT_KEY = "blueprint_view"
+BLUEPRINT_KEY: Slot[Callable[[], str]] = Slot("blueprint_view")
 
 
 async def think(ctx: ToolContext, args: p.ThinkArgs) -> dict[str, Any]:
@@ -76,7 +77,7 @@ async def load_tool(ctx: ToolContext, args: p.LoadToolArgs) -> dict[str, Any]:
         )
     if args.query and not found and not wanted:
         out["note"] = f"no catalog tool matches {args.query!r}"
-    blueprint: Callable[[], str] | None = ctx.extras.get(BLUEPRINT_KEY)
+    blueprint = ctx.services.get(BLUEPRINT_KEY)
     if blueprint is not None and (shown := blueprint()):
         out["blueprint"] = shown
     return out

@@ -51,7 +51,7 @@ import anyio
 import anyio.to_thread
 
 from yagent.tools import jobhost
-from yagent.tools.egressproxy import runtime_base
+from yagent.tools.egress.proxyserver import runtime_base
 from yagent.tools.jobhost import wire
 
 TAIL_LINES = 5

@@ -34,7 +34,7 @@ from ipaddress import ip_address
 from yagent.kernel import netguard
 from yagent.kernel.netguard import AddrClass
 from yagent.kernel.netguard.names import canonical_host
-from yagent.tools.egresshosts import AllowList, AllowListError
+from yagent.tools.egress.allowlist import AllowList, AllowListError
 
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 """The hosts a bare `PORT` entry opens."""

@@ -16,10 +16,10 @@ Contract:
   did not catch stays a `permission`; a program that does not compile is `invalid_args`); a
   budget abort is a `budget` failure naming the budget. A failure's text ends with the same
   budget line, so the model sees what was spent either way.
-Host seams in `ToolContext.extras`: `ADAPTER_KEY` (the running adapter, so programs reach the same
-executors — MCP included; otherwise the built-in ones the registry hands in), `OBSERVER_KEY`
-(called per host call, for the trajectory), `PARENT_KEY` (the program call's id: host calls are
-`<id>#<n>`).
+Host seams in `ToolContext.services`: `ADAPTER_KEY` (the running adapter, so programs reach the
+same executors — MCP included; otherwise the built-in ones the registry hands in), `OBSERVER_KEY`
+(called per host call, for the trajectory). Host calls are numbered `<id>#<n>` after the program
+call's own id (`ToolContext.call`).
 `USE_SUBPROCESS` (module seam) runs programs in the worker process form instead of in-process.
 """
 
@@ -32,13 +32,13 @@ from typing import Any
 from yagent.kernel import ptc, toolfail
 from yagent.kernel.invoke import Call, Chain
 from yagent.tools.adapter import Adapter, Executor, ToolContext
+from yagent.tools.invocation import Slot
 from yagent.tools.surface import Surface
 from yagent.toolspec import Effect
 from yagent.toolspec.program import DEFAULT_TIMEOUT, NAME, RunProgramArgs
 
-ADAPTER_KEY = "adapter"
-OBSERVER_KEY = "ptc_observer"
-PARENT_KEY = "call_id"
+ADAPTER_KEY: Slot[Adapter] = Slot("adapter")
+OBSERVER_KEY: Slot[ptc.Observer] = Slot("ptc_observer")
 USE_SUBPROCESS = False
 EXCLUDED_EFFECTS = frozenset({Effect.FLOW, Effect.META, Effect.DELEGATE})
 
@@ -115,8 +115,8 @@ def _failure_body(content: str) -> dict[str, Any]:
 
 
 def _adapter(ctx: ToolContext, builtin: Mapping[str, Executor] | None) -> Adapter:
-    running = ctx.extras.get(ADAPTER_KEY)
-    if isinstance(running, Adapter):
+    running = ctx.services.get(ADAPTER_KEY)
+    if running is not None:
         return running
     if builtin is None:
         raise toolfail.ToolFailure(
@@ -134,8 +134,8 @@ async def run_program(
     bindings = bindings_for(ctx.surface)
     dispatcher = AdapterDispatcher(_adapter(ctx, builtin))
     budget = ptc.Budget(wall=args.timeout or DEFAULT_TIMEOUT)
-    scope = ptc.Scope(parent_id=str(ctx.extras.get(PARENT_KEY) or NAME), caller=NAME)
-    observer = ctx.extras.get(OBSERVER_KEY)
+    scope = ptc.Scope(parent_id=ctx.call.call_id or NAME, caller=NAME)
+    observer = ctx.services.get(OBSERVER_KEY)
     try:
         if USE_SUBPROCESS:
             result = await ptc.run_subprocess(

@@ -1,10 +1,10 @@
 """The `list_sessions` / `read_session` executors: the Meta agent's window on past runs.
 
 Contract:
-- The executors only ask the run's `SessionReader` (put in `ToolContext.extras[READER_KEY]` by
-  the host, `app.sessionread`); the tools layer never opens a store itself. A run without one
-  gets a `not_found` failure saying the session store is not wired — never an empty list that
-  reads as "there are no sessions".
+- The executors only ask the run's `SessionReader` (the host puts it in `ToolContext.services`
+  under `READER_KEY`, `app.sessionread`); the tools layer never opens a store itself. A run
+  without one gets a `not_found` failure saying the session store is not wired — never an empty
+  list that reads as "there are no sessions".
 - A session the reader cannot find (no match, an ambiguous prefix, no earlier session for
   'last') is a `not_found` failure with the reader's words; nothing is guessed.
 - Reads run in a worker thread (the stores are synchronous).
@@ -20,9 +20,8 @@ import anyio
 
 from yagent.kernel import toolfail
 from yagent.tools.adapter import ToolContext
+from yagent.tools.invocation import Slot
 from yagent.toolspec.sessions import ListSessionsArgs, ReadSessionArgs
-
-READER_KEY = "session_reader"
 
 
 class SessionReader(Protocol):
@@ -33,8 +32,11 @@ class SessionReader(Protocol):
     def read_session(self, session: str, part: str, offset: int, limit: int) -> dict[str, Any]: ...
 
 
+READER_KEY: Slot[SessionReader] = Slot("session_reader")
+
+
 def _reader(ctx: ToolContext) -> SessionReader:
-    reader = ctx.extras.get(READER_KEY)
+    reader = ctx.services.get(READER_KEY)
     if reader is None:
         raise toolfail.ToolFailure(
             toolfail.Kind.NOT_FOUND,

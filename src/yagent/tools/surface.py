@@ -17,7 +17,7 @@ Contract:
   the agents that have it), the tooldisclose gate, the guard ring (`tools.guardring`: the next
   rings judged together, so several refusals reach the model as one result naming each), the
   worktree ring (when `options.confine` holds a declaration: a confined worker's calls stay in
-  its areas, `tools.worktree`), the audit gate, the command policy (when `options.commands` is
+  its areas, `tools.areastage`), the audit gate, the command policy (when `options.commands` is
   set: cmdpolicy × gatecheck for specs with a `command_arg`), the workspace boundary and the
   authorization stage.
 - `tool_defs()` is name-sorted and `tool_defs_hash()` hashes exactly that list.
@@ -35,8 +35,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from yagent.kernel import policy, tooldisclose, worktree
+from yagent.kernel import areas, auditgate, tooldisclose
 from yagent.kernel.invoke import Chain, Stage
+from yagent.tools.areastage import WorktreeStage
 from yagent.tools.audit import AuditStage
 from yagent.tools.commands import CommandGate
 from yagent.tools.guard import WorkspaceGuard, Yolo
@@ -48,7 +49,6 @@ from yagent.tools.stages import (
     CommandPolicyStage,
     GrantStage,
 )
-from yagent.tools.worktree import WorktreeStage
 from yagent.toolspec import (
     ASKS_USER,
     LOADS_TOOLS,
@@ -67,10 +67,10 @@ class SurfaceOptions:
     schema_budget: int | None = None  # estimated tokens for the visible schemas
     yolo: Yolo = Yolo.OFF
     host_stages: tuple[Stage, ...] = ()
-    audit: policy.AuditGate | None = None  # the audit gate, judged right after disclosure
+    audit: auditgate.AuditGate | None = None  # the audit gate, judged right after disclosure
     commands: CommandGate | None = None  # command lines judged by cmdpolicy × gatecheck
     briefs: Mapping[str, str] = field(default_factory=dict)  # adapter-provided briefs
-    confine: worktree.Declaration | None = None  # a confined worker: its declared areas only
+    confine: areas.Declaration | None = None  # a confined worker: its declared areas only
     openings: Openings | None = None  # local services: asked once before they open (localask)
 
 

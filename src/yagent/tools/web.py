@@ -24,11 +24,11 @@ import httpx
 
 from yagent.kernel import netguard, toolfail
 from yagent.tools.adapter import ToolContext
+from yagent.tools.invocation import Slot
 from yagent.tools.localnet import refusal
 from yagent.tools.webtext import html_to_text
 from yagent.toolspec import params as p
 
-CONFIG_KEY = "web_fetch.config"
 MAX_BYTES = 2 * 1024 * 1024
 """Body bytes read at most (a seam); the rest of a larger body is never downloaded."""
 TIMEOUT = 30.0
@@ -43,13 +43,15 @@ class WebConfig:
     resolver: netguard.Resolver | None = None
 
 
+CONFIG_KEY: Slot[WebConfig] = Slot("web_fetch.config")
+
+
 def configure(ctx: ToolContext, config: WebConfig) -> None:
-    ctx.extras[CONFIG_KEY] = config
+    ctx.services.put(CONFIG_KEY, config)
 
 
 def _config(ctx: ToolContext) -> WebConfig:
-    config = ctx.extras.get(CONFIG_KEY)
-    return config if isinstance(config, WebConfig) else WebConfig()
+    return ctx.services.get(CONFIG_KEY) or WebConfig()
 
 
 def _is_text(content_type: str) -> bool:

@@ -259,7 +259,7 @@ def test_run_case_by_name_gives_each_case_its_own_scratch_and_closes_the_store(
     sidetest.run_case("only_once", factory)
     sidetest.run_case(sidetest.CASES[0], factory, tmp_path)
     assert len(opened) == 2
-    assert all(store._conn is None for store in opened)  # closed after the case
+    assert all(store._db._conn is None for store in opened)  # closed after the case
 
 
 def test_unknown_case_name_is_an_error() -> None:

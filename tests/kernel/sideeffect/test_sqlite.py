@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import pytest
 
-from yagent.kernel import sidetest
+from yagent.kernel import sidetest, sqlitefile
 from yagent.kernel.sideeffect import (
     Action,
     InvalidArgumentError,
@@ -49,14 +49,14 @@ async def test_records_survive_reopening(tmp_path: Path) -> None:
 def test_runs_in_wal_mode_with_the_chosen_sync_level(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
     with SqliteStore(path, synchronous="normal") as store:
-        assert store._conn is not None
-        assert store._conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+        assert store._db._conn is not None
+        assert store._db._conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
     conn = _raw(path)
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     conn.close()
     with SqliteStore(path) as store:
-        assert store._conn is not None
-        assert store._conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+        assert store._db._conn is not None
+        assert store._db._conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
 
 
 def test_schema_creation_is_idempotent_and_shares_the_file(tmp_path: Path) -> None:
@@ -251,3 +251,12 @@ async def test_operations_validate_their_arguments(tmp_path: Path) -> None:
                 await call
         with pytest.raises(InvalidArgumentError):
             store.set_clock(object())  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("content", [b"", b"not a database at all, just text" * 200])
+def test_an_empty_or_damaged_file_is_refused_and_left_alone(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "s.db"
+    path.write_bytes(content)
+    with pytest.raises(sqlitefile.UnusableFileError, match=r"s\.db"):
+        SqliteStore(path)
+    assert path.read_bytes() == content, "never written over"

@@ -170,10 +170,11 @@ async def test_screenshot_lands_in_the_session_directory(shared: ToolContext, si
 
 
 async def test_screenshot_is_an_image_part_when_the_model_takes_images(
-    shared: ToolContext, site: Site, monkeypatch: pytest.MonkeyPatch
+    shared: ToolContext, site: Site, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
     await call(shared, "browser_navigate", url=site.url("/"))
-    monkeypatch.setitem(shared.extras, VISION_KEY, True)
+    shared.services.put(VISION_KEY, True)
+    request.addfinalizer(lambda: shared.services.put(VISION_KEY, False))  # the module's browser
     result = await adapter_for(shared).call("browser_screenshot", '{"path": "seen.png"}', "c")
     assert result.ok, result.content
     out = json.loads(result.content)
@@ -196,11 +197,9 @@ async def test_screenshot_is_an_image_part_when_the_model_takes_images(
     assert (await anyio.Path(over["path"]).stat()).st_size == over["bytes"]
 
 
-async def test_screenshot_without_vision_has_no_image_part(
-    shared: ToolContext, site: Site, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_screenshot_without_vision_has_no_image_part(shared: ToolContext, site: Site) -> None:
     await call(shared, "browser_navigate", url=site.url("/"))
-    monkeypatch.setitem(shared.extras, VISION_KEY, False)
+    shared.services.put(VISION_KEY, False)
     result = await adapter_for(shared).call("browser_screenshot", "{}", "c")
     assert result.ok
     assert result.images == ()

@@ -119,7 +119,7 @@ async def test_unapproved_eval_never_reaches_the_browser(tmp_path: Path) -> None
     result = await adapter_for(ctx).call("browser_eval", {"expression": "1+1"}, "c1")
     assert not result.ok
     assert result.judgement is not None
-    assert SESSION_KEY not in ctx.extras, "the executor ran (a browser session was made)"
+    assert SESSION_KEY not in ctx.services, "the executor ran (a browser session was made)"
 
 
 def test_always_authorize_is_a_general_spec_fact(tmp_path: Path) -> None:

@@ -15,33 +15,31 @@ Contract:
   does not know is refused rather than misread; so is a row whose state it does not know.
 - One connection per store object, used from worker threads (`anyio.to_thread`) behind a lock;
   do not share a store object across `fork()`: open one per process.
+- The file handling is `kernel.sqlitedb`'s (the one SQLite wrapper of the kernel): a new file is
+  created whole; an empty or damaged file is refused (`sqlitefile.UnusableFileError`) and never
+  written over.
 Not offered: safety across machines (SQLite locking is only as good as the filesystem's; use a
 networked store for that) and protection against wall-clock jumps (leases expire by `time.time`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sqlite3
-import threading
 from collections.abc import Callable, Sequence
-from types import TracebackType
 from typing import Any, TypeVar
-
-import anyio.to_thread
 
 from yagent.kernel.sideeffect import rules
 from yagent.kernel.sideeffect.errors import InvalidArgumentError, StoreError
 from yagent.kernel.sideeffect.store import RowStore, Tx
 from yagent.kernel.sideeffect.types import Clock, RetrySafety, State
+from yagent.kernel.sqlitedb import Database, DatabaseStore
 
 T = TypeVar("T")
 
 SCHEMA_VERSION = 1
 
 _SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS sideeffect_schema (version INTEGER NOT NULL)",
     """CREATE TABLE IF NOT EXISTS sideeffect_keys (
         key TEXT PRIMARY KEY,
         state TEXT NOT NULL,
@@ -67,7 +65,6 @@ _SCHEMA = (
 _KEY_COLUMNS = (
     "key, state, resource, fence, holder, expires_at, retry_safety, released, result, reason"
 )
-_SYNC_MODES = frozenset({"FULL", "EXTRA", "NORMAL"})
 
 
 def _key_row(values: Sequence[Any]) -> rules.KeyRow:
@@ -148,7 +145,7 @@ class _SqliteTx:
         return [_key_row(row) for row in rows]
 
 
-class SqliteStore(RowStore):
+class SqliteStore(RowStore, DatabaseStore):
     """A `ClockedStore` in one SQLite file (see the module docstring for the guarantees)."""
 
     def __init__(
@@ -160,106 +157,19 @@ class SqliteStore(RowStore):
         synchronous: str = "FULL",
     ) -> None:
         super().__init__(clock)
-        mode = str(synchronous).upper()
-        if mode not in _SYNC_MODES:
-            raise InvalidArgumentError(
-                f"sideeffect: synchronous must be one of {sorted(_SYNC_MODES)}, got {synchronous!r}"
-            )
-        if isinstance(busy_timeout, bool) or not isinstance(busy_timeout, int | float):
-            raise InvalidArgumentError(
-                f"sideeffect: busy_timeout must be seconds, got {busy_timeout!r}"
-            )
-        if busy_timeout < 0:
-            raise InvalidArgumentError(
-                f"sideeffect: busy_timeout must be >= 0, got {busy_timeout!r}"
-            )
-        self.path = os.fspath(path)
-        self._lock = threading.Lock()
-        try:
-            self._conn: sqlite3.Connection | None = sqlite3.connect(
-                self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
-            )
-            self._setup(mode)
-        except sqlite3.Error as exc:
-            self.close()
-            raise StoreError(f"sideeffect: cannot open {self.path!r}: {exc}") from exc
-        except StoreError:
-            self.close()
-            raise
-
-    def _setup(self, mode: str) -> None:
-        conn = self._connection()
-        journal = str(conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]).lower()
-        if journal != "wal" and not (self.path == ":memory:" and journal == "memory"):
-            raise StoreError(f"sideeffect: {self.path!r} cannot run in WAL mode (got {journal})")
-        conn.execute(f"PRAGMA synchronous={mode}")
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            for statement in _SCHEMA:
-                conn.execute(statement)
-            row = conn.execute("SELECT version FROM sideeffect_schema").fetchone()
-            if row is None:
-                conn.execute(
-                    "INSERT INTO sideeffect_schema (version) VALUES (?)", (SCHEMA_VERSION,)
-                )
-            elif row[0] != SCHEMA_VERSION:
-                raise StoreError(
-                    f"sideeffect: {self.path!r} has schema version {row[0]}, "
-                    f"this code knows {SCHEMA_VERSION}"
-                )
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-
-    def _connection(self) -> sqlite3.Connection:
-        if self._conn is None:
-            raise StoreError(f"sideeffect: store {self.path!r} is closed")
-        return self._conn
-
-    def close(self) -> None:
-        """Close the connection; later operations raise `StoreError`. Idempotent."""
-        with self._lock:
-            conn, self._conn = getattr(self, "_conn", None), None
-        if conn is not None:
-            conn.close()
-
-    def __enter__(self) -> SqliteStore:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
+        self._db = Database(
+            path,
+            prefix="sideeffect",
+            version=SCHEMA_VERSION,
+            schema=_SCHEMA,
+            error=StoreError,
+            invalid=InvalidArgumentError,
+            busy_timeout=busy_timeout,
+            synchronous=synchronous,
+        )
 
     async def _transact(self, fn: Callable[[Tx, float], T], *, write: bool) -> T:
-        # The worker thread is never abandoned on cancellation: the caller learns the committed
-        # outcome (cancellation is delivered at its next checkpoint) instead of losing it.
-        return await anyio.to_thread.run_sync(self._run, fn, write)
-
-    def _run(self, fn: Callable[[Tx, float], T], write: bool) -> T:
-        with self._lock:
-            conn = self._connection()
-            try:
-                conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-            except sqlite3.Error as exc:
-                raise StoreError(f"sideeffect: cannot begin a transaction: {exc}") from exc
-            try:
-                result = fn(_SqliteTx(conn), self._clock.now())
-                conn.execute("COMMIT")
-            except sqlite3.Error as exc:
-                _rollback(conn)
-                raise StoreError(f"sideeffect: transaction failed: {exc}") from exc
-            except BaseException:
-                _rollback(conn)
-                raise
-            return result
-
-
-def _rollback(conn: sqlite3.Connection) -> None:
-    # A failed COMMIT may already have ended the transaction; the rollback is then a no-op error.
-    with contextlib.suppress(sqlite3.Error):
-        conn.execute("ROLLBACK")
+        # The clock is read inside the transaction, after the write lock is held.
+        return await self._db.transact(
+            lambda conn: fn(_SqliteTx(conn), self._clock.now()), write=write
+        )

@@ -75,7 +75,7 @@ async def screenshot(ctx: ToolContext, args: b.ScreenshotArgs) -> dict[str, Any]
     fmt: Literal["jpeg", "png"] = "jpeg" if target.suffix.lower() in (".jpg", ".jpeg") else "png"
     async with session.acting():
         data = await page.screenshot(path=target, full_page=args.full_page, type=fmt)
-    vision = ctx.extras.get(VISION_KEY) is True
+    vision = ctx.services.get(VISION_KEY) is True
     attach = vision and len(data) <= IMAGE_BYTES
     explain = (
         SHOWN_NOTE if attach else LARGE_NOTE.format(limit=IMAGE_BYTES) if vision else IMAGE_NOTE

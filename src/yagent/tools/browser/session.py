@@ -44,6 +44,7 @@ from yagent.tools.adapter import ToolContext
 from yagent.tools.browser.failures import clip, crashed, failure, is_playwright, tab_crashed
 from yagent.tools.browser.proxy import GuardedProxy
 from yagent.tools.browser.refusals import RefusalLog
+from yagent.tools.invocation import Slot
 from yagent.tools.localnet import refusal
 
 if TYPE_CHECKING:
@@ -76,8 +77,6 @@ BASE_FLAGS: tuple[str, ...] = (
     "--no-pings",
     "--disable-features=AutofillServerCommunication,OptimizationHints,MediaRouter,Translate",
 )
-SESSION_KEY = "yagent.browser.session"
-CONFIG_KEY = "yagent.browser.config"
 
 
 def chromium_args(proxy_port: int) -> list[str]:
@@ -365,27 +364,30 @@ class BrowserSession:
         self.console.append({"tab": tab, "type": kind, "text": clip(text), "url": page.url})
 
 
+SESSION_KEY: Slot[BrowserSession] = Slot("yagent.browser.session")
+CONFIG_KEY: Slot[BrowserConfig] = Slot("yagent.browser.config")
+
+
 def configure(ctx: ToolContext, config: BrowserConfig) -> None:
     """The host's browser settings (Allow, executable) for sessions created after this call."""
-    ctx.extras[CONFIG_KEY] = config
+    ctx.services.put(CONFIG_KEY, config)
 
 
 def session_for(ctx: ToolContext) -> BrowserSession:
     """The context's browser session, created (not started) on first request."""
-    session = ctx.extras.get(SESSION_KEY)
-    if isinstance(session, BrowserSession):
+    session = ctx.services.get(SESSION_KEY)
+    if session is not None:
         return session
     if ctx.state_dir is not None:
         root = ctx.state_dir / "browser"
     else:
         root = Path(tempfile.mkdtemp(prefix="yagent-browser-"))
-    config = ctx.extras.get(CONFIG_KEY)
-    session = BrowserSession(root, config if isinstance(config, BrowserConfig) else None)
-    ctx.extras[SESSION_KEY] = session
+    session = BrowserSession(root, ctx.services.get(CONFIG_KEY))
+    ctx.services.put(SESSION_KEY, session)
     return session
 
 
 async def close_session(ctx: ToolContext) -> bool:
     """Close the context's browser, if any (the host calls this when the run ends)."""
-    session = ctx.extras.get(SESSION_KEY)
-    return await session.close() if isinstance(session, BrowserSession) else False
+    session = ctx.services.get(SESSION_KEY)
+    return await session.close() if session is not None else False

@@ -63,7 +63,7 @@ def digest(data: bytes) -> str:
 def record(ctx: ToolContext, tool: str, path: str, before: bytes | None, after: bytes) -> None:
     """One edit of `path` by `tool`, appended to the session's journal (see the contract)."""
     if ctx.state_dir is not None:
-        change(ctx.state_dir, str(ctx.extras.get("call_id", "")), tool, path, before, after)
+        change(ctx.state_dir, ctx.call.call_id, tool, path, before, after)
 
 
 def change(

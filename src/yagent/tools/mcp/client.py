@@ -45,6 +45,7 @@ from mcp.shared.exceptions import MCPError
 
 from yagent.kernel import toolfail
 from yagent.tools.adapter import Executor, ToolContext, WithImages
+from yagent.tools.invocation import PUBLISH
 from yagent.tools.mcp import resources, specs
 from yagent.tools.mcp.config import ServerConfig
 from yagent.tools.mcp.content import VISION_KEY, render_content
@@ -54,7 +55,6 @@ from yagent.tools.mcp.status import ServerStatus
 from yagent.toolspec import Spec
 
 PROGRESS_FACTOR = 10
-PUBLISH_KEY = "publish"  # the host's event publisher in ToolContext.extras (as run_bash uses)
 _NOT_RUN = {-32602: toolfail.Kind.INVALID_ARGS, -32601: toolfail.Kind.NOT_FOUND}
 # How SDKs put a protocol error they raised before the tool ran into an `isError` result
 # (2025-11-25: input validation errors are tool execution errors): "MCP error -32602: …".
@@ -180,14 +180,14 @@ def _executor(link: Link, inbound: Inbound, tool: str, spec_name: str) -> Execut
         except ServerUnavailable as exc:
             raise _failure(toolfail.Kind.OVERLOADED, str(exc)) from None
         idle = link.config.tool_timeout
-        publish = ctx.extras.get(PUBLISH_KEY) if ctx is not None else None
-        call_id = ctx.extras.get("call_id", "") if ctx is not None else ""
+        publish = ctx.services.get(PUBLISH) if ctx is not None else None
+        call_id = ctx.call.call_id if ctx is not None else ""
         scope = anyio.CancelScope(deadline=anyio.current_time() + idle)
         cap = anyio.current_time() + idle * PROGRESS_FACTOR
 
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             scope.deadline = min(cap, anyio.current_time() + idle)
-            if callable(publish):
+            if publish is not None:
                 publish(
                     "tool_progress",
                     {"call_id": call_id, "name": spec_name, "progress": progress, "total": total}
@@ -232,7 +232,7 @@ def _executor(link: Link, inbound: Inbound, tool: str, spec_name: str) -> Execut
                 f"MCP server {server}: {tool} sent nothing for {idle:g} s (tool_timeout) and was "
                 "stopped; whether it took effect is unknown",
             )
-        vision = ctx is not None and ctx.extras.get(VISION_KEY) is True
+        vision = ctx is not None and ctx.services.get(VISION_KEY) is True
         images: list[tuple[str, str]] | None = [] if vision else None
         text = render_content(getattr(result, "content", ()), images)
         if getattr(result, "is_error", False):

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 from typing import Any
 
-VISION_KEY = "model_takes_images"  # ToolContext.extras: the host's model accepts images
+from yagent.tools.invocation import Slot
+
+VISION_KEY: Slot[bool] = Slot("model_takes_images")  # services: the model accepts images
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 IMAGE_BYTES = 3 * 1024 * 1024  # decoded, per image
 IMAGE_LIMIT = 4  # per tool result

@@ -36,9 +36,10 @@ from typing import Any
 import mcp_types as types
 from mcp import ClientSession
 
-from yagent.kernel import policy, reminder
+from yagent.kernel import auditgate, reminder
 from yagent.tools.adapter import ToolContext
 from yagent.tools.guard import Yolo
+from yagent.tools.invocation import PUBLISH
 from yagent.tools.mcp.config import ServerConfig
 from yagent.tools.mcp.content import render_block
 from yagent.tools.mcp.sampling import SAMPLER_KEY, Sampler, SampleReply, SampleRequest
@@ -46,7 +47,6 @@ from yagent.tools.mcp.specs import clean_text
 
 __all__ = ["SAMPLER_KEY", "Inbound", "SampleReply", "SampleRequest", "Sampler"]
 
-PUBLISH_KEY = "publish"
 MESSAGE_LIMIT = 2000
 SAMPLE_TOKENS_CAP = 4096
 
@@ -108,8 +108,8 @@ class Inbound:
     def _said(
         self, ctx: ToolContext | None, server: str, what: str, outcome: str, why: str
     ) -> None:
-        publish = ctx.extras.get(PUBLISH_KEY) if ctx is not None else None
-        if callable(publish):
+        publish = ctx.services.get(PUBLISH) if ctx is not None else None
+        if publish is not None:
             payload = {"server": server, "request": what, "outcome": outcome, "reason": why}
             publish("mcp_request", payload)
 
@@ -153,12 +153,12 @@ class Inbound:
 
         if ctx is None:
             return refuse("no tool call of this server is in flight")
-        sampler = ctx.extras.get(SAMPLER_KEY)
-        if not callable(sampler):
+        sampler = ctx.services.get(SAMPLER_KEY)
+        if sampler is None:
             return refuse("this host has no model to sample")
-        gate = ctx.surface.options.audit or policy.AuditGate()
-        audit = gate.decide(policy.Op(f"{server} sampling", policy.Level.LOW.value, True))
-        if audit.decision is policy.Decision.DENY:
+        gate = ctx.surface.options.audit or auditgate.AuditGate()
+        audit = gate.decide(auditgate.Op(f"{server} sampling", auditgate.Level.LOW.value, True))
+        if audit.decision is auditgate.Decision.DENY:
             return refuse(audit.reason)
         if ctx.surface.guard.yolo < Yolo.YOLO:  # like an open-world tool: a person answers
             if ctx.confirm is None:

@@ -1,6 +1,6 @@
 """What a host gives MCP servers' sampling requests, without the SDK.
 
-`SAMPLER_KEY` names the host's `Sampler` in `ToolContext.extras`; a `Sampler` turns one
+`SAMPLER_KEY` is the slot of the host's `Sampler` in `ToolContext.services`; a `Sampler` turns one
 `SampleRequest` (a server's system prompt and messages, already judged and approved by
 `tools.mcp.inbound`) into a `SampleReply`. Kept apart from `inbound` so that a host can wire its
 sampler on every run without loading the `mcp` SDK when no server is configured.
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-SAMPLER_KEY = "mcp_sampler"  # the host's Sampler in ToolContext.extras
+from yagent.tools.invocation import Slot
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,3 +31,4 @@ class SampleReply:
 
 
 Sampler = Callable[[SampleRequest], Awaitable[SampleReply]]
+SAMPLER_KEY: Slot[Sampler] = Slot("mcp_sampler")  # the host's Sampler in ToolContext.services

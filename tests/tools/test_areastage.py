@@ -1,4 +1,4 @@
-"""The worktree ring on a confined Surface, and the command gate confined to declared areas."""
+"""The areas ring (stage `worktree`) on a confined Surface; the command gate confined to areas."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from yagent.kernel import toolfail, worktree
+from yagent.kernel import areas, toolfail
 from yagent.kernel.invoke import Call, Decision
 from yagent.kernel.preset import BUILTIN as PRESETS
+from yagent.tools.areastage import STAGE, describe
 from yagent.tools.commands import CommandGate
 from yagent.tools.guard import WorkspaceGuard, Yolo
 from yagent.tools.shellrules import build_policy
 from yagent.tools.surface import Surface, SurfaceOptions
-from yagent.tools.worktree import STAGE, describe
 from yagent.toolspec import BUILTIN, Effect, Spec, Tier, make_spec, profile
 
 pytestmark = pytest.mark.anyio
@@ -39,7 +39,7 @@ def ws(tmp_path: Path) -> Path:
 
 
 def surface(ws: Path, *, gate: CommandGate | None = None) -> Surface:
-    decl = worktree.Declaration.of("docs", writable=["docs"], read_only=["src"])
+    decl = areas.Declaration.of("docs", writable=["docs"], read_only=["src"])
     options = SurfaceOptions(yolo=Yolo.YOLO, commands=gate, confine=decl, deferred=False)
     return Surface(
         [*BUILTIN, WRITES_SOMEWHERE],
@@ -132,6 +132,6 @@ def real(ws: Path) -> Path:
 
 
 def test_describe_names_every_area() -> None:
-    assert describe(worktree.Declaration.of("x")) == "write: nothing; read: nothing"
-    decl = worktree.Declaration.of("x", writable=["."], read_only=[])
+    assert describe(areas.Declaration.of("x")) == "write: nothing; read: nothing"
+    decl = areas.Declaration.of("x", writable=["."], read_only=[])
     assert describe(decl) == "write: .; read: nothing"

@@ -1,4 +1,4 @@
-"""worktree: isolation declarations for parallel workers, and the conflicts between them.
+"""areas: isolation declarations for parallel workers, and the conflicts between them.
 
 Guarantees (pure path logic; nothing here touches a file system):
 - A `Declaration` names an owner and the paths it may write and the paths it may only read, all

@@ -1,4 +1,4 @@
-"""worktree: self-consistency, write/write conflicts, fail-closed access, no wildcards."""
+"""areas: self-consistency, write/write conflicts, fail-closed access, no wildcards."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from yagent.kernel.worktree import (
+from yagent.kernel.areas import (
     Access,
     Board,
     ConflictError,

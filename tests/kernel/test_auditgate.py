@@ -1,4 +1,4 @@
-"""policy: thresholds only tighten, unreadable input is denied, unknown mutation is escalated."""
+"""auditgate: thresholds only tighten, unreadable input is denied, unknown mutation is escalated."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from yagent.kernel import invoke, policy, toolfail
-from yagent.kernel.policy import (
+from yagent.kernel import auditgate, invoke, toolfail
+from yagent.kernel.auditgate import (
     Audit,
     AuditDeniedError,
     AuditGate,
@@ -34,7 +34,7 @@ READABLE += [(" HIGH ", 0.75), ("low", 0.25), ("none", 0.0), ("critical", 1.0), 
 
 @pytest.mark.parametrize(("raw", "score"), READABLE)
 def test_parse_risk_reads_numbers_and_levels(raw: object, score: float) -> None:
-    assert policy.parse_risk(raw) == score
+    assert auditgate.parse_risk(raw) == score
 
 
 @pytest.mark.parametrize(
@@ -42,7 +42,7 @@ def test_parse_risk_reads_numbers_and_levels(raw: object, score: float) -> None:
 )
 def test_parse_risk_refuses_what_it_cannot_read(raw: object) -> None:
     with pytest.raises(MalformedOpError):
-        policy.parse_risk(raw)
+        auditgate.parse_risk(raw)
 
 
 @pytest.mark.parametrize(
@@ -50,13 +50,13 @@ def test_parse_risk_refuses_what_it_cannot_read(raw: object) -> None:
     [(None, None), (True, True), (False, False), ("true", True), (" No ", False), ("yes", True)],
 )
 def test_parse_mutating_keeps_three_states(raw: object, flag: bool | None) -> None:
-    assert policy.parse_mutating(raw) is flag
+    assert auditgate.parse_mutating(raw) is flag
 
 
 @pytest.mark.parametrize("raw", [0, 1, "maybe", "", 0.0, []])
 def test_parse_mutating_refuses_junk_rather_than_guessing(raw: object) -> None:
     with pytest.raises(MalformedOpError):
-        policy.parse_mutating(raw)
+        auditgate.parse_mutating(raw)
 
 
 def test_op_validates_when_built() -> None:
@@ -85,7 +85,7 @@ NOT_AN_ORDER += [{"prompt_at": 0.8, "deny_at": 0.7}]
 
 @pytest.mark.parametrize("fields", NOT_AN_ORDER)
 def test_thresholds_refuse_an_order_that_is_not_one(fields: dict[str, Any]) -> None:
-    with pytest.raises(policy.InvalidThresholdsError):
+    with pytest.raises(auditgate.InvalidThresholdsError):
         Thresholds(**fields)
 
 
@@ -182,7 +182,7 @@ def test_lowering_is_accepted_and_bumps_the_generation() -> None:
     gate = AuditGate(Thresholds(0.5, 0.9))
     assert gate.generation == 0
     snap = gate.lower(Thresholds(0.4, 0.9))
-    assert snap == policy.Snapshot(Thresholds(0.4, 0.9), 1)
+    assert snap == auditgate.Snapshot(Thresholds(0.4, 0.9), 1)
     assert gate.snapshot() == snap
     assert gate.thresholds.prompt_at == 0.4
     assert gate.decide(Op("x", 0.45, False)).generation == 1
@@ -229,15 +229,15 @@ def test_tighten_changes_named_fields_and_drags_prompt_down_with_deny() -> None:
     gate.tighten(deny_at=0.3)
     assert gate.thresholds == Thresholds(0.3, 0.3, True)
     gate.tighten(prompt_at=0.1)
-    assert gate.snapshot() == policy.Snapshot(Thresholds(0.1, 0.3, True), 3)
-    with pytest.raises(policy.InvalidThresholdsError):
+    assert gate.snapshot() == auditgate.Snapshot(Thresholds(0.1, 0.3, True), 3)
+    with pytest.raises(auditgate.InvalidThresholdsError):
         gate.tighten(prompt_at=0.2, deny_at=0.1)
     assert gate.generation == 3
 
 
 def test_lower_with_refuses_a_mutate_that_returns_junk() -> None:
     gate = AuditGate()
-    with pytest.raises(policy.InvalidThresholdsError):
+    with pytest.raises(auditgate.InvalidThresholdsError):
         gate.lower_with(lambda _t: "stricter")  # type: ignore[arg-type,return-value]
     assert gate.generation == 0
 
@@ -266,7 +266,7 @@ def test_concurrent_tighteners_do_not_lose_each_others_update() -> None:
     worker.start()
     gate.lower_with(mutate_a)
     worker.join()
-    assert gate.snapshot() == policy.Snapshot(Thresholds(0.2, 0.9, True), 2)
+    assert gate.snapshot() == auditgate.Snapshot(Thresholds(0.2, 0.9, True), 2)
 
 
 # --- entry point 1: one wrapped tool ------------------------------------------------------------
@@ -288,7 +288,7 @@ def op_of_args(path: str, risk: object = 0.0) -> Op:
 @pytest.mark.anyio
 async def test_wrapped_tool_runs_when_allowed() -> None:
     tool = Tool()
-    gated = policy.with_audit_gate(tool, AuditGate(Thresholds(0.5, 0.9)), op_of_args)
+    gated = auditgate.with_audit_gate(tool, AuditGate(Thresholds(0.5, 0.9)), op_of_args)
     assert await gated("a.txt", risk=0.1) == "done a.txt"
     assert tool.calls == [("a.txt", 0.1)]
 
@@ -296,7 +296,7 @@ async def test_wrapped_tool_runs_when_allowed() -> None:
 @pytest.mark.anyio
 async def test_wrapped_tool_is_not_called_when_denied() -> None:
     tool = Tool()
-    gated = policy.with_audit_gate(tool, AuditGate(Thresholds(0.5, 0.9)), op_of_args)
+    gated = auditgate.with_audit_gate(tool, AuditGate(Thresholds(0.5, 0.9)), op_of_args)
     with pytest.raises(AuditDeniedError) as err:
         await gated("a.txt", risk=0.95)
     assert err.value.audit.rule is Rule.DENY_THRESHOLD
@@ -320,16 +320,16 @@ async def test_wrapped_tool_on_prompt_needs_an_explicit_yes() -> None:
 
         return approve
 
-    no_one = policy.with_audit_gate(tool, gate, op_of_args)
+    no_one = auditgate.with_audit_gate(tool, gate, op_of_args)
     with pytest.raises(ReviewRequiredError) as err:
         await no_one("a.txt", risk=0.6)
     assert toolfail.classify(err.value) is toolfail.Kind.NEEDS_APPROVAL
     for answer in (False, "yes", 1):
-        refused = policy.with_audit_gate(tool, gate, op_of_args, approve=approver(answer))
+        refused = auditgate.with_audit_gate(tool, gate, op_of_args, approve=approver(answer))
         with pytest.raises(ReviewRequiredError):
             await refused("a.txt", risk=0.6)
     assert tool.calls == []
-    yes = policy.with_audit_gate(tool, gate, op_of_args, approve=approver(True))
+    yes = auditgate.with_audit_gate(tool, gate, op_of_args, approve=approver(True))
     assert await yes("b.txt", risk=0.6) == "done b.txt"
     assert tool.calls == [("b.txt", 0.6)]
     assert [a.rule for a in asked] == [Rule.PROMPT_THRESHOLD] * 4
@@ -339,7 +339,7 @@ async def test_wrapped_tool_on_prompt_needs_an_explicit_yes() -> None:
 async def test_wrapped_tool_sees_thresholds_lowered_after_wrapping() -> None:
     tool = Tool()
     gate = AuditGate(Thresholds(0.5, 0.9))
-    gated = policy.with_audit_gate(tool, gate, op_of_args)
+    gated = auditgate.with_audit_gate(tool, gate, op_of_args)
     await gated("a.txt", risk=0.3)
     gate.tighten(deny_at=0.2)
     with pytest.raises(AuditDeniedError):
@@ -361,7 +361,7 @@ async def execute(call: invoke.Call) -> str:
 @pytest.mark.anyio
 async def test_stage_judges_every_call_form_with_one_rule_set() -> None:
     gate = AuditGate(Thresholds(0.5, 0.9))
-    chain = invoke.Chain([policy.stage(gate, op_of_call)])
+    chain = invoke.Chain([auditgate.stage(gate, op_of_call)])
     forms = [
         invoke.Call("edit", meta={"risk": 0.1, "mutating": True, "via": "direct"}),
         invoke.Call("edit", meta={"risk": 0.1, "mutating": True, "via": "program"}),
@@ -382,7 +382,7 @@ async def test_stage_judges_every_call_form_with_one_rule_set() -> None:
 @pytest.mark.anyio
 async def test_stage_denies_unbuildable_ops_itself_and_allows_below_thresholds() -> None:
     gate = AuditGate(Thresholds(0.5, 0.9))
-    audit_stage = policy.stage(gate, op_of_call, name="audit")
+    audit_stage = auditgate.stage(gate, op_of_call, name="audit")
     assert isinstance(audit_stage, invoke.Stage)
     missing = await audit_stage.judge(invoke.Call("edit"))
     assert missing.decision is Decision.DENY

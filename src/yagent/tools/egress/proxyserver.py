@@ -5,7 +5,7 @@ Guarantees:
   local user could use). It lives under `/run/user/<uid>` (`XDG_RUNTIME_DIR`) or `/tmp`, which
   every sandbox masks: only a program the sandbox binds it into can reach it.
 - It serves `CONNECT host:port` (a tunnel, for https) and absolute-URI plain `http://` requests.
-  Every target must be on the allow-list (`egresshosts`) AND pass netguard: the name layer, ONE
+  Every target must be on the allow-list (`allowlist`) AND pass netguard: the name layer, ONE
   resolution, every address judged, the judged address itself dialled and the real peer checked
   (`netguard.GuardedBackend` — no second lookup an attacker's DNS could answer differently).
 - A refusal is a `403` (`400`/`408`/`431`/`503` for a bad, slow, oversized or excess request)
@@ -16,18 +16,18 @@ Guarantees:
   dropped, `Connection: close`, and only `Content-Length` bytes of body (no chunked uploads):
   nothing can be pipelined behind the judged request.
 - Bounded: at most `MAX_TUNNELS` connections (more get 503 at once), the request head within
-  `HEADER_TIMEOUT` and `egresswire.MAX_HEADER` bytes, a tunnel idle for
-  `egresswire.IDLE_TIMEOUT` closed (the wire details live in `egresswire`).
+  `HEADER_TIMEOUT` and `wire.MAX_HEADER` bytes, a tunnel idle for
+  `wire.IDLE_TIMEOUT` closed (the wire details live in `wire`).
 - `route` gives a sandboxed command its way here: the proxy variables `egress.env` writes for the
   bridge's address (`BRIDGE_PORT`, inside the sandbox), verified, and the bridge around it (a
   `Bridged` launcher).
 - Per command: `watch(launcher)` around one run of a `Bridged` launcher issues a tag
-  (`egresslog.Ledger`), runs the bridge with it and, when the block ends, puts the command's
-  `egresslog.Report` on the watch. A connection announcing a tag the proxy does not follow is a
+  (`attribution.Ledger`), runs the bridge with it and, when the block ends, puts the command's
+  `attribution.Report` on the watch. A connection announcing a tag the proxy does not follow is a
   400; an untagged one (a program reaching the socket itself) is served and filed under no
   command. Refused before its head is read (503 over the bound) means filed under no command.
 Leaves to others: what goes through a tunnel (TLS is not inspected: an allowed host receives
-whatever the program sends it), and routing programs here (`egressbridge`, proxy variables).
+whatever the program sends it), and routing programs here (`sandboxbridge`, proxy variables).
 """
 
 from __future__ import annotations
@@ -49,11 +49,27 @@ import anyio.abc
 import httpcore
 
 from yagent.kernel import egress, netguard
-from yagent.tools.egresshosts import AllowList
-from yagent.tools.egresslog import NOT_LISTED, Counts, Decision, Ledger, Report, unattributed
-from yagent.tools.egresswire import Refused, Request, closing, parse, read_head, refusal, tunnel
+from yagent.tools.egress.allowlist import AllowList
+from yagent.tools.egress.attribution import (
+    NOT_LISTED,
+    Counts,
+    EgressDecision,
+    Ledger,
+    Report,
+    unattributed,
+)
+from yagent.tools.egress.wire import Refused, Request, closing, parse, read_head, refusal, tunnel
 
-__all__ = ["Bridged", "Counts", "Decision", "EgressProxy", "ProxyError", "Watch", "route", "watch"]
+__all__ = [
+    "Bridged",
+    "Counts",
+    "EgressDecision",
+    "EgressProxy",
+    "ProxyError",
+    "Watch",
+    "route",
+    "watch",
+]
 
 HEADER_TIMEOUT = 30.0
 CONNECT_TIMEOUT = 30.0
@@ -82,14 +98,14 @@ class EgressProxy:
         directory: str | os.PathLike[str] | None = None,
         guard: netguard.Guard | None = None,
         opening: netguard.Allow = netguard.STRICT,
-        observer: Callable[[Decision], None] | None = None,
+        observer: Callable[[EgressDecision], None] | None = None,
     ) -> None:
         self.hosts = hosts
         self._given = Path(directory) if directory is not None else None
         self._directory: Path | None = None
         self._backend = netguard.GuardedBackend(guard or netguard.Guard(), opening)
         self._observer = observer
-        self._log: collections.deque[Decision] = collections.deque(maxlen=MAX_LOG)
+        self._log: collections.deque[EgressDecision] = collections.deque(maxlen=MAX_LOG)
         self.ledger = Ledger()
         self._allowed = self._refused = self._active = 0
         self._group: anyio.abc.TaskGroup | None = None
@@ -153,7 +169,7 @@ class EgressProxy:
 
     # -- what was decided ---------------------------------------------------------------------
     @property
-    def decisions(self) -> tuple[Decision, ...]:
+    def decisions(self) -> tuple[EgressDecision, ...]:
         return tuple(self._log)
 
     @property
@@ -161,7 +177,7 @@ class EgressProxy:
         dropped = self._allowed + self._refused - len(self._log)
         return Counts(self._allowed, self._refused, dropped)
 
-    def _record(self, decision: Decision) -> None:
+    def _record(self, decision: EgressDecision) -> None:
         if decision.allowed:
             self._allowed += 1
         else:
@@ -199,7 +215,7 @@ class EgressProxy:
             await self._refuse(client, method, refused, refused.tag or tag)
             return
         target = request.target
-        self._record(Decision(method, target.host, target.port, True, "allow-listed", tag))
+        self._record(EgressDecision(method, target.host, target.port, True, "allow-listed", tag))
         async with closing(upstream):
             if method == "CONNECT":
                 await client.send(b"HTTP/1.1 200 Connection established\r\n\r\n")
@@ -228,7 +244,7 @@ class EgressProxy:
         self, client: anyio.abc.SocketStream, method: str, why: Refused, tag: str | None = None
     ) -> None:
         tag = tag if self.ledger.knows(tag) else None
-        self._record(Decision(method, why.host, why.port, False, why.recorded, tag))
+        self._record(EgressDecision(method, why.host, why.port, False, why.recorded, tag))
         with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
             await client.send(refusal(why))
 
@@ -246,7 +262,7 @@ def route(
     names = {name.upper() for name in values}
     routed = {k: v for k, v in environ.items() if k.upper() not in names} | values
     egress.verify(spec, routed, url)
-    bridge: tuple[str, ...] = (sys.executable, "-I", "-m", "yagent.tools.egressbridge")
+    bridge: tuple[str, ...] = (sys.executable, "-I", "-m", "yagent.tools.egress.sandboxbridge")
     bridge += ("--socket", str(proxy.socket_path), "--port", str(BRIDGE_PORT))
     return routed, Bridged(proxy, bridge, launcher)
 
@@ -293,7 +309,7 @@ def watch(launcher: Launcher | None) -> Iterator[Watch]:
 def bridge_paths() -> tuple[str, ...]:
     """Where the bridge's code lives (the directory holding the `yagent` package), for a
     sandbox that masks it (a checkout under /tmp) to show it read-only."""
-    root = str(Path(__file__).resolve().parents[2])
+    root = str(Path(__file__).resolve().parents[3])  # egress, tools, yagent, its parent
     return (root,) if root.startswith(("/tmp/", "/run/")) else ()
 
 

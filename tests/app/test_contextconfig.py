@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from yagent.agents import catalog
-from yagent.app import economy
+from yagent.app import contextconfig
 from yagent.app.assemble import open_app
 from yagent.app.config import Config, load
 from yagent.app.memories import files
@@ -25,7 +25,7 @@ def test_context_settings_follow_the_config(tmp_path: Path) -> None:
     config = Config.model_validate(
         {"llm": {"max_tokens": 4000}, "agent": {"context_window": 8000, "max_tool_output": 5000}}
     )
-    settings = economy.context_settings(config, state_dir=tmp_path, session_id="s1")
+    settings = contextconfig.context_settings(config, state_dir=tmp_path, session_id="s1")
     assert settings.window == 8000
     assert settings.reserve_output == 2000, "at most a quarter of the window"
     assert settings.max_tool_output == 5000
@@ -33,22 +33,21 @@ def test_context_settings_follow_the_config(tmp_path: Path) -> None:
     assert settings.spill is not None
     assert settings.spill.root == tmp_path / "spill"
     assert settings.offload is not None
-    assert settings.offload.min_bytes == economy.OFFLOAD_MIN_BYTES
+    assert settings.offload.min_bytes == contextconfig.OFFLOAD_MIN_BYTES
     out = settings.spill.offer("s1", "z" * 12_000)
     assert out.text.startswith("z" * 4000)
     assert "read_spill(locator=" in out.text
     page = settings.spill.fetch("s1", str(out.locator), 3, 0)
     assert len(page.text) <= 5000
     assert page.count == 5000 // spill.MAX_LINE_CHARS
-    assert economy.context_settings(Config(), state_dir=tmp_path, session_id="").spill_session == (
-        "run"
-    )
+    unnamed = contextconfig.context_settings(Config(), state_dir=tmp_path, session_id="")
+    assert unnamed.spill_session == "run"
 
 
 def test_the_archiver_stores_whole_messages_and_returns_a_reference(tmp_path: Path) -> None:
     with SessionStore(tmp_path / "s.db") as store:
         sid = store.create_session(workspace="/w", title="t", model="m").id
-        archive = economy.archiver(store, sid, "coding")
+        archive = contextconfig.archiver(store, sid, "coding")
         ref = archive({"messages": [{"role": "user", "content": "hi"}], "step": 3})
         record = store.archived(sid, "compaction")[0]
     assert ref == f"archive:{record.seq}"

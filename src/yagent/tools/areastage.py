@@ -1,6 +1,6 @@
-"""The worktree ring: a confined worker's tool calls stay inside its declared areas.
+"""The areas ring (stage `worktree`): a confined worker's tool calls stay inside its declared areas.
 
-A worker running beside others (a parallel sub-agent) holds a `kernel.worktree.Declaration`:
+A worker running beside others (a parallel sub-agent) holds a `kernel.areas.Declaration`:
 the areas it may write and the ones it may only read, relative to the workspace. This stage —
 on the worker's own Surface, right after the tooldisclose gate — judges every call by the spec's
 declared facts, never by the tool's name:
@@ -31,7 +31,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from yagent.kernel import toolfail, worktree
+from yagent.kernel import areas, toolfail
 from yagent.kernel.invoke import Call, Verdict
 from yagent.tools.commands import CommandGate
 from yagent.tools.toolview import ToolView
@@ -40,10 +40,10 @@ from yagent.toolspec import Effect, Spec
 STAGE = "worktree"
 
 
-def describe(declaration: worktree.Declaration) -> str:
+def describe(declaration: areas.Declaration) -> str:
     """The areas of a declaration, as a person (and a model) reads them."""
 
-    def show(areas: tuple[worktree.Parts, ...]) -> str:
+    def show(areas: tuple[areas.Parts, ...]) -> str:
         return ", ".join("/".join(a) or "." for a in areas) or "nothing"
 
     return f"write: {show(declaration.writable)}; read: {show(declaration.read_only)}"
@@ -55,7 +55,7 @@ class WorktreeStage:
     def __init__(
         self,
         surface: ToolView,
-        declaration: worktree.Declaration,
+        declaration: areas.Declaration,
         commands: CommandGate | None = None,
     ) -> None:
         self._surface = surface
@@ -96,7 +96,7 @@ class WorktreeStage:
 
     def _paths(self, spec: Spec, paths: tuple[str, ...]) -> str | None:
         guard = self._surface.guard
-        need = worktree.Access.READ if spec.read_only else worktree.Access.WRITE
+        need = areas.Access.READ if spec.read_only else areas.Access.WRITE
         verb = "read" if spec.read_only else "write"
         for path in paths:
             resolved = guard.resolve(path)
@@ -105,9 +105,9 @@ class WorktreeStage:
                 return f"{spec.name} may not {verb} {path!r}: it resolves outside the workspace"
             try:
                 granted = self._declaration.access(rel)
-            except worktree.DeclarationError as exc:
+            except areas.DeclarationError as exc:
                 return f"{spec.name} may not {verb} {path!r}: {exc}"
             if granted < need:
-                where = "read-only" if granted is worktree.Access.READ else "outside its areas"
+                where = "read-only" if granted is areas.Access.READ else "outside its areas"
                 return f"{spec.name} may not {verb} {path!r} ({rel}): it is {where}"
         return None

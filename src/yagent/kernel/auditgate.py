@@ -1,4 +1,4 @@
-"""policy: the audit gate — one approval rule set for every way a tool can be called.
+"""auditgate: the audit gate — one approval rule set for every way a tool can be called.
 
 Contract:
 - An `Op` is what the gate judges: a name, a risk score in [0, 1] (`Level` names the usual

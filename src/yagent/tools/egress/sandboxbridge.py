@@ -1,17 +1,18 @@
 """The in-sandbox bridge: 127.0.0.1:<port> inside the sandbox → the egress proxy's unix socket.
 
-`python -I -m yagent.tools.egressbridge --socket PATH --port N [--tag TAG] -- COMMAND...` runs
-INSIDE the sandbox, whose network namespace has only `lo`: it listens on 127.0.0.1:N (the proxy URL
-the command's proxy variables name), forwards each connection byte for byte to the proxy's socket
-(bound into the sandbox) — with `--tag`, after announcing the command's tag as the first line
-(`tag_line`: `YAGENT-TAG <32 lowercase hex digits>\r\n`, the one definition of that wire form;
-the proxy attributes the connection's decisions to the command by it) — runs COMMAND as its child
-(stdin, stdout and stderr inherited), forwards SIGTERM, SIGINT and SIGHUP to it, and exits with
-its exit code (128 + N when a signal N killed it, as a shell reports it). The listener is bound
-before the command starts, so its first request finds it. The bridge judges nothing — the proxy
-does — and it is only the standard library: it runs on the host's interpreter, read-only, with
-`-I` so neither the environment nor the working directory (the workspace) can put modules in
-front of it.
+`python -I -m yagent.tools.egress.sandboxbridge --socket PATH --port N [--tag TAG] -- COMMAND...`
+runs INSIDE the sandbox, whose network namespace has only `lo`: it listens on 127.0.0.1:N (the
+proxy URL the command's proxy variables name), forwards each connection byte for byte to the
+proxy's socket (bound into the sandbox) — with `--tag`, after announcing the command's tag as the
+first line (`tag_line`: `YAGENT-TAG <32 lowercase hex digits>\r\n`, the one definition of that wire
+form; the proxy attributes the connection's decisions to the command by it) — runs COMMAND as its
+child (stdin, stdout and stderr inherited), forwards SIGTERM, SIGINT and SIGHUP to it, and exits
+with its exit code (128 + N when a signal N killed it, as a shell reports it). The listener is
+bound before the command starts, so its first request finds it. The bridge judges nothing — the
+proxy does — and it is only the standard library: it runs on the host's interpreter, read-only,
+with `-I` so neither the environment nor the working directory (the workspace) can put modules in
+front of it. Its package (`tools.egress`) imports nothing on load, so starting it loads no proxy.
+Its messages still name it `egressbridge` (what a person sees is unchanged).
 Exit 125 (with a line on stderr) when the bridge itself cannot start (bad arguments, port taken);
 127 when COMMAND cannot be started.
 """

@@ -1,7 +1,7 @@
 """What the egress proxy decided, per command: the tags it follows and the report each one gets.
 
 Guarantees:
-- `Ledger.issue()` hands out a fresh random tag (`egressbridge.TAG_DIGITS` hex digits from
+- `Ledger.issue()` hands out a fresh random tag (`sandboxbridge.TAG_DIGITS` hex digits from
   `secrets`) for one command; the bridge announces it on every connection it forwards and the
   proxy files that connection's decision under it. At most `MAX_TAGS` tags are followed at once:
   past that, `issue()` gives None and the command's report says it was not attributed (never a
@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from yagent.tools.egressbridge import TAG_DIGITS
+from yagent.tools.egress.sandboxbridge import TAG_DIGITS
 
 MAX_TAGS = 64
 MAX_PER_TAG = 32
@@ -32,7 +32,7 @@ NOT_LISTED = "not on [sandbox] allow_hosts"
 
 
 @dataclass(frozen=True, slots=True)
-class Decision:
+class EgressDecision:
     """One judged request: what was asked, whether it went out, why, and for which command."""
 
     method: str
@@ -136,7 +136,7 @@ class Ledger:
     def knows(self, tag: str | None) -> bool:
         return tag is not None and tag in self._followed
 
-    def record(self, decision: Decision) -> None:
+    def record(self, decision: EgressDecision) -> None:
         followed = self._followed.get(decision.tag) if decision.tag is not None else None
         if followed is None:
             return

@@ -8,7 +8,7 @@ origin (origin-form target, `Host` from the URL, proxy and hop-by-hop headers dr
 `Connection: close`, only `Content-Length` body bytes — chunked uploads are a 411) so nothing can
 ride behind it; the host is read by netguard's strict URL reader. `tunnel` copies both ways until
 the upstream ends or nothing moves for `IDLE_TIMEOUT`; a broken side ends it quietly.
-Tagged connections: the head may open with the bridge's tag line (`egressbridge.tag_line`,
+Tagged connections: the head may open with the bridge's tag line (`sandboxbridge.tag_line`,
 `YAGENT-TAG <32 lowercase hex>\r\n`, counted in `MAX_HEADER`); `read_head` splits it off and
 hands the tag beside the head (also on a refusal, once the line is complete), and a line that
 starts with `YAGENT-TAG` but is not exactly that form is a 400. No tag line: an untagged head.
@@ -27,7 +27,7 @@ import anyio.abc
 import httpcore
 
 from yagent.kernel import netguard
-from yagent.tools.egressbridge import TAG_WORD, valid_tag
+from yagent.tools.egress.sandboxbridge import TAG_WORD, valid_tag
 
 MAX_HEADER = 16 * 1024
 IDLE_TIMEOUT = 300.0
