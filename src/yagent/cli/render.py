@@ -22,6 +22,7 @@ from rich.markup import escape
 from yagent.agents.reports import looks_like_report
 from yagent.agents.results import AgentResult
 from yagent.cli import economy_lines
+from yagent.cli.safetext import visible, visible_event
 from yagent.cli.stream import StreamView
 from yagent.kernel.protocol import render_markdown
 from yagent.messaging import USER_HELP_NEEDED, USER_HELP_RESPONSE, DispatcherClosedError, Event
@@ -134,7 +135,7 @@ class Renderer:
                     app.confirm.consume(event)
                 continue
             if event.type == USER_HELP_NEEDED:
-                app.dispatcher.send(await self.answer(event))
+                app.dispatcher.send(await self.answer(visible_event(event)))
                 continue
             self.show(event)
 
@@ -173,7 +174,7 @@ class Renderer:
             self.out.write(json.dumps({"type": "notice", "text": text}, ensure_ascii=False) + "\n")
             self.out.flush()
             return
-        self.console.print(text, style="yellow", markup=False)
+        self.console.print(visible(text), style="yellow", markup=False)
 
     def show(self, event: Event) -> None:
         if self.json_mode:
@@ -181,6 +182,7 @@ class Renderer:
             self.out.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
             self.out.flush()
             return
+        event = visible_event(event)
         p = event.payload
         if event.delegation_id:  # a task of a parallel run: its lines carry its name
             self._show_lane(event.delegation_id.split("@", 1)[0], event)
@@ -249,11 +251,12 @@ class Renderer:
                 and not looks_like_report(result.deliverable)
             )
         ):
-            self.console.print(Markdown(result.deliverable))
+            self.console.print(Markdown(visible(result.deliverable)))
         if parsed is not None:
-            self.console.print(Markdown(render_markdown(parsed.report, repaired=parsed.repaired)))
+            shown = render_markdown(parsed.report, repaired=parsed.repaired)
+            self.console.print(Markdown(visible(shown)))
         if result.note:
-            self.console.print(f"[yellow]{result.note}[/]")
+            self.console.print(f"[yellow]{escape(visible(result.note))}[/]")
         u = result.usage
         self.console.print(
             f"[dim]{result.status.value} · {result.steps} steps · {u.input_tokens} in / "

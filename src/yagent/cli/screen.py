@@ -32,6 +32,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from yagent.cli.render import Renderer
+from yagent.cli.safetext import visible_event
 from yagent.cli.stream import StreamView
 from yagent.messaging import Event
 from yagent.tools.confirm import Scope, response
@@ -154,6 +155,7 @@ class Screen(Renderer):
 
     # -- events ------------------------------------------------------------------------
     def show(self, event: Event) -> None:
+        event = visible_event(event)
         p = event.payload
         if event.delegation_id:
             super().show(event)

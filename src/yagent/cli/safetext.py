@@ -1,0 +1,52 @@
+"""Text bound for the person's terminal, with its control codes made visible.
+
+Contract: whatever text nobody in yagent wrote — the model's streamed replies, tool results, file
+and directory names, command lines in an approval question, MCP servers' messages, a stored
+session's content — passes `visible` (or `visible_event` for a whole event) before the terminal
+renderer draws it. Guaranteed: the result holds no C0 control character other than newline and
+tab (so no ESC, no bell, no carriage return that would overwrite a line, no backspace), no DEL,
+no C1 control (U+0080–U+009F: the 8-bit CSI and OSC), and no bidirectional override or isolate
+(U+202A–U+202E, U+2066–U+2069) that would reorder what the person reads. Each one removed is
+replaced by its escape written out (`\\x1b`, `\\u202e`), so it is visible, never silently dropped.
+`visible` is idempotent. Left alone: every other character, so text in any script is shown as
+written. Not here: `--json` output, whose JSON encoding already escapes C0 controls, and the
+terminal styles yagent itself adds (rich markup applied after this).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from yagent.messaging import Event
+
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _written_out(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: str) -> str:
+    """`text` with every control code that could steer a terminal written out as its escape."""
+    if not _CONTROL.search(text):
+        return text
+    return _CONTROL.sub(_written_out, text.replace("\r\n", "\n"))
+
+
+def _value(value: Any) -> Any:
+    if isinstance(value, str):
+        return visible(value)
+    if isinstance(value, Mapping):
+        return {visible(str(k)) if isinstance(k, str) else k: _value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_value(v) for v in value]
+    return value
+
+
+def visible_event(event: Event) -> Event:
+    """The event with every string in its payload (at any depth) passed through `visible`."""
+    return dataclasses.replace(event, payload=_value(event.payload))
