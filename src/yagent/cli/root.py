@@ -217,8 +217,16 @@ def cli(
 
 
 def _stdin_task() -> str:
-    """The task read whole from standard input (`-`, or input that is not a terminal)."""
-    task = sys.stdin.buffer.read().decode("utf-8", errors="replace")
+    """The task read whole from standard input (`-`, or input that is not a terminal): UTF-8
+    text, never passed on with characters silently replaced."""
+    data = sys.stdin.buffer.read()
+    try:
+        task = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise click.UsageError(
+            f"standard input is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset "
+            f"{exc.start}); convert it first, e.g. with iconv"
+        ) from None
     if not task.strip():
         raise click.UsageError("no task: standard input was empty")
     return task
@@ -272,6 +280,8 @@ def run(
         task = _stdin_task()
     elif task is None:
         raise click.UsageError("missing TASK (or pipe it on standard input)")
+    elif not task.strip():
+        raise click.UsageError("no task: TASK is empty")
     ci = {"max_turns": max_turns, "model": model, "fail_on_no_submit": fail_on_no_submit}
     _start(workspace, yes, full, json_mode, agent, task, recording, allow_local, ci=ci)
 
