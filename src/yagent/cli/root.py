@@ -87,7 +87,8 @@ full_option = click.option(
     "-Y", "full", is_flag=True, help="Full autonomy: -y, and the agent never asks questions."
 )
 agent_option = click.option(
-    "--agent", help="Agent to run (director, coding, chat, repo, devops, browser, custom)."
+    "--agent",
+    help="Agent to run (coding, chat, repo, devops, browser, meta, director, or one of yours).",
 )
 plain_option = click.option(
     "--plain",
