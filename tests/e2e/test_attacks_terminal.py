@@ -126,3 +126,31 @@ def test_sessions_show_prints_stored_text_without_controls_or_markup(tmp_path: P
     _assert_neutral(shown.stdout)
     assert "[/bold] [red]x" in shown.stdout  # the model's text as written
     assert "\\x1b[2J" in shown.stdout  # the model's control codes written out
+
+
+def test_an_approval_question_shows_control_codes_in_a_command(tmp_path: Path) -> None:
+    """The interactive approval question (a real pty): a command carrying a window-title OSC and
+    an erase-line CSI is shown with them written out, so what you approve is what you read."""
+    from tests.cli.ptyterm import Term, configure
+    from tests.cli.test_robustness import tool_reply
+    from tests.e2e.conventions import EXIT
+
+    command = "rm -rf build && echo '\x1b]0;PWNED\x07\x1b[2Kfine'"
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    home = tmp_path / "home"
+    with WireServer([tool_reply("c1", "run_bash", {"command": command}), openai_reply(EXIT)]) as s:
+        configure(home, s.url)
+        term = Term(home, ws)
+        try:
+            term.wait_for("yagent>")
+            term.line("go")
+            term.wait_for("! run_bash needs your approval")
+            term.wait_for("allow?")
+            term.send("n")
+            term.wait_for("→ no")
+        finally:
+            term.close()
+    assert "\x1b]0;PWNED" not in term.raw
+    assert "\x1b[2Kfine" not in term.raw
+    assert "\\x1b]0;PWNED\\x07\\x1b[2Kfine" in term.text

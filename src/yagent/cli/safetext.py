@@ -2,15 +2,17 @@
 
 Contract: whatever text nobody in yagent wrote — the model's streamed replies, tool results, file
 and directory names, command lines in an approval question, MCP servers' messages, a stored
-session's content — passes `visible` (or `visible_event` for a whole event) before the terminal
-renderer draws it. Guaranteed: the result holds no C0 control character other than newline and
-tab (so no ESC, no bell, no carriage return that would overwrite a line, no backspace), no DEL,
-no C1 control (U+0080–U+009F: the 8-bit CSI and OSC), and no bidirectional override or isolate
-(U+202A–U+202E, U+2066–U+2069) that would reorder what the person reads. Each one removed is
-replaced by its escape written out (`\\x1b`, `\\u202e`), so it is visible, never silently dropped.
-`visible` is idempotent. Left alone: every other character, so text in any script is shown as
-written. Not here: `--json` output, whose JSON encoding already escapes C0 controls, and the
-terminal styles yagent itself adds (rich markup applied after this).
+session's content — passes `visible` (or `visible_event` for a whole event, `visible_value` for
+what a renderer decodes itself) before the terminal renderer draws it. Guaranteed: the result
+holds no C0 control character other than newline and tab (so no ESC, no bell, no carriage return
+that would overwrite a line, no backspace), no DEL, no C1 control (U+0080–U+009F: the 8-bit CSI
+and OSC), and no bidirectional override or isolate (U+202A–U+202E, U+2066–U+2069) that would
+reorder what the person reads. Each one removed is replaced by its escape written out (`\\x1b`,
+`\\u202e`), so it is visible, never silently dropped. `visible` is idempotent. Left alone: every
+other character, so text in any script is shown as written. JSON text inside a payload keeps its
+escapes (`\\u001b`) until decoded: whoever decodes it for display passes the result through
+`visible_value`. Not here: `--json` output, whose JSON encoding already escapes C0 controls, and
+the terminal styles yagent itself adds (rich markup applied after this).
 """
 
 from __future__ import annotations
@@ -37,16 +39,20 @@ def visible(text: str) -> str:
     return _CONTROL.sub(_written_out, text.replace("\r\n", "\n"))
 
 
-def _value(value: Any) -> Any:
+def visible_value(value: Any) -> Any:
+    """`value` with every string in it (at any depth: mappings, lists, tuples) made `visible`;
+    for what a renderer decodes itself (a call's JSON arguments, a JSON receipt)."""
     if isinstance(value, str):
         return visible(value)
     if isinstance(value, Mapping):
-        return {visible(str(k)) if isinstance(k, str) else k: _value(v) for k, v in value.items()}
+        return {
+            visible(str(k)) if isinstance(k, str) else k: visible_value(v) for k, v in value.items()
+        }
     if isinstance(value, list | tuple):
-        return [_value(v) for v in value]
+        return [visible_value(v) for v in value]
     return value
 
 
 def visible_event(event: Event) -> Event:
     """The event with every string in its payload (at any depth) passed through `visible`."""
-    return dataclasses.replace(event, payload=_value(event.payload))
+    return dataclasses.replace(event, payload=visible_value(event.payload))

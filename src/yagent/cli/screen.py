@@ -32,7 +32,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from yagent.cli.render import Renderer
-from yagent.cli.safetext import visible_event
+from yagent.cli.safetext import visible, visible_event, visible_value
 from yagent.cli.stream import StreamView
 from yagent.messaging import Event
 from yagent.tools.confirm import Scope, response
@@ -84,13 +84,16 @@ async def _no_watch() -> AsyncIterator[None]:
 
 
 def _arguments(raw: object) -> dict[str, Any]:
-    """A call's arguments as an object (the model sends them as JSON text)."""
+    """A call's arguments as an object (the model sends them as JSON text), shown `visible`."""
     if isinstance(raw, str):
         try:
             raw = json.loads(raw)
         except ValueError:
-            return {"arguments": raw}
-    return dict(raw) if isinstance(raw, dict) else {"arguments": str(raw)}
+            return {"arguments": visible(str(raw))}
+    shown: dict[str, Any] = visible_value(
+        dict(raw) if isinstance(raw, dict) else {"arguments": str(raw)}
+    )
+    return shown
 
 
 def _facts(receipt: Mapping[str, Any]) -> str:
@@ -107,12 +110,15 @@ def _facts(receipt: Mapping[str, Any]) -> str:
 
 
 def _receipt(content: str) -> dict[str, Any] | None:
-    """A tool's JSON receipt as the model read it; None when the result is not one."""
+    """A tool's JSON receipt as the model read it, shown `visible`; None when not one."""
     try:
         value = json.loads(content)
     except ValueError:
         return None
-    return value if isinstance(value, dict) else None
+    if not isinstance(value, dict):
+        return None
+    shown: dict[str, Any] = visible_value(value)
+    return shown
 
 
 def _one_line(text: str, width: int) -> str:
