@@ -154,3 +154,18 @@ def test_an_approval_question_shows_control_codes_in_a_command(tmp_path: Path) -
     assert "\x1b]0;PWNED" not in term.raw
     assert "\x1b[2Kfine" not in term.raw
     assert "\\x1b]0;PWNED\\x07\\x1b[2Kfine" in term.text
+
+
+def test_json_lines_escape_c1_and_bidi_controls_losslessly(tmp_path: Path) -> None:
+    """`--json` is read by CI logs and terminals too: JSON already escapes C0 controls; C1
+    controls and bidirectional overrides are escaped as `\\uXXXX` as well — the same strings
+    once decoded, never the raw characters on stdout."""
+    done = _run(tmp_path, _reads(), ["run", "-y", "--json", "read evil.txt"])
+    assert done.returncode == 0, done.stdout + done.stderr
+    _assert_neutral(done.stdout)
+    events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    texts = [e.get("text", "") for e in events if e["type"] == "assistant_turn"]
+    assert "model says \x1b[2J\x1b]0;title\x07 and \u202eevil" in texts
+    final = events[-1]
+    assert final["type"] == "result"
+    assert final["deliverable"] == "sum \x1b[31mred\x9b1m \u202e"

@@ -22,7 +22,7 @@ from rich.markup import escape
 from yagent.agents.reports import looks_like_report
 from yagent.agents.results import AgentResult
 from yagent.cli import economy_lines
-from yagent.cli.safetext import visible, visible_event
+from yagent.cli.safetext import json_line, visible, visible_event
 from yagent.cli.stream import StreamView
 from yagent.kernel.protocol import render_markdown
 from yagent.messaging import USER_HELP_NEEDED, USER_HELP_RESPONSE, DispatcherClosedError, Event
@@ -171,7 +171,7 @@ class Renderer:
         """A warning about the run's set-up: a JSON line of type "notice" in --json mode (stdout
         stays JSON lines), a yellow line otherwise."""
         if self.json_mode:
-            self.out.write(json.dumps({"type": "notice", "text": text}, ensure_ascii=False) + "\n")
+            self.out.write(json_line({"type": "notice", "text": text}) + "\n")
             self.out.flush()
             return
         self.console.print(visible(text), style="yellow", markup=False)
@@ -179,7 +179,7 @@ class Renderer:
     def show(self, event: Event) -> None:
         if self.json_mode:
             line = {"type": event.type, "delegation_id": event.delegation_id, **event.payload}
-            self.out.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
+            self.out.write(json_line(line) + "\n")
             self.out.flush()
             return
         event = visible_event(event)
@@ -241,7 +241,7 @@ class Renderer:
                 "report_note": result.report_note,
                 **(outcome or {}),
             }
-            self.out.write(json.dumps(line, ensure_ascii=False) + "\n")
+            self.out.write(json_line(line) + "\n")
             return
         parsed = result.report
         if result.deliverable and (

@@ -11,13 +11,15 @@ reorder what the person reads. Each one removed is replaced by its escape writte
 `\\u202e`), so it is visible, never silently dropped. `visible` is idempotent. Left alone: every
 other character, so text in any script is shown as written. JSON text inside a payload keeps its
 escapes (`\\u001b`) until decoded: whoever decodes it for display passes the result through
-`visible_value`. Not here: `--json` output, whose JSON encoding already escapes C0 controls, and
-the terminal styles yagent itself adds (rich markup applied after this).
+`visible_value`. `--json` lines are written by `json_line`: lossless, every control and override
+escaped in the JSON text itself. Not here: the terminal styles yagent itself adds (rich markup
+applied after this).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -56,3 +58,14 @@ def visible_value(value: Any) -> Any:
 def visible_event(event: Event) -> Event:
     """The event with every string in its payload (at any depth) passed through `visible`."""
     return dataclasses.replace(event, payload=visible_value(event.payload))
+
+
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def json_line(value: Any) -> str:
+    """`value` as one JSON line (non-ASCII text kept as UTF-8), with DEL, C1 controls and
+    bidirectional overrides escaped as `\\uXXXX` too (JSON escapes C0 controls itself): the same
+    strings once decoded, never the raw characters on the output."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
