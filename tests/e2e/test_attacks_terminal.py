@@ -169,3 +169,31 @@ def test_json_lines_escape_c1_and_bidi_controls_losslessly(tmp_path: Path) -> No
     final = events[-1]
     assert final["type"] == "result"
     assert final["deliverable"] == "sum \x1b[31mred\x9b1m \u202e"
+
+
+def test_memory_list_shows_a_repository_memory_file_without_controls(tmp_path: Path) -> None:
+    """`.yagent/memory.json` comes with the repository: `yagent memory list` prints its ids,
+    sources and texts with their control codes written out."""
+    work = tmp_path / "work"
+    (work / ".yagent").mkdir(parents=True)
+    hostile = {
+        "id": "mem-evil\x1b]0;T\x07",
+        "text": "evil \x1b[2J\x1b]0;PWNED\x07 \u202e done",
+        "source": "repo\x1b[31m",
+        "at": 1796168478.0,
+        "scope": "project",
+    }
+    memories = {"version": 1, "memories": [hostile]}
+    (work / ".yagent" / "memory.json").write_text(json.dumps(memories))
+    env = {**os.environ, "HOME": str(tmp_path), "YAGENT_HOME": str(tmp_path / "yhome")}
+    done = subprocess.run(
+        [sys.executable, "-m", "yagent.cli", "memory", "list"],
+        env=env,
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    _assert_neutral(done.stdout)
+    assert "\\x1b]0;PWNED\\x07" in done.stdout
