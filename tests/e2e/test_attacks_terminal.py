@@ -197,3 +197,28 @@ def test_memory_list_shows_a_repository_memory_file_without_controls(tmp_path: P
     assert done.returncode == 0, done.stderr
     _assert_neutral(done.stdout)
     assert "\\x1b]0;PWNED\\x07" in done.stdout
+
+
+def test_rules_import_and_mcp_list_show_repository_files_without_controls(tmp_path: Path) -> None:
+    """`.claude/settings.json` and `.mcp.json` come with the repository: `yagent rules import
+    --dry-run`, `yagent mcp list` and `yagent mcp get` print their entries with control codes
+    written out."""
+    work = tmp_path / "work"
+    (work / ".claude").mkdir(parents=True)
+    allow = ["Bash(npm test\x1b]0;X\x07:*)", "Read(./s\x1b[2Krc/**)"]
+    (work / ".claude" / "settings.json").write_text(json.dumps({"permissions": {"allow": allow}}))
+    server = {"command": "c\x1b]0;Y\x07", "args": ["\u202e"]}
+    (work / ".mcp.json").write_text(json.dumps({"mcpServers": {"a\x1b]0;X\x07": server}}))
+    env = {**os.environ, "HOME": str(tmp_path), "YAGENT_HOME": str(tmp_path / "yhome")}
+    for args in (["rules", "import", "--dry-run"], ["mcp", "list"], ["mcp", "get", "a"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "yagent.cli", *args],
+            env=env,
+            cwd=work,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert "Traceback" not in done.stderr, (args, done.stderr)
+        _assert_neutral(done.stdout)
+        _assert_neutral(done.stderr)

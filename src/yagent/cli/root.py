@@ -17,6 +17,7 @@ Contract:
 from __future__ import annotations
 
 import importlib
+import io
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -301,7 +302,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except click.exceptions.Exit as exc:
         return int(exc.exit_code or 0)
     except click.ClickException as exc:
-        exc.show()
+        from yagent.cli.safetext import visible  # errors quote names from untrusted files
+
+        said = io.StringIO()
+        exc.show(file=said)
+        sys.stderr.write(visible(said.getvalue()))
         return 2
     except click.exceptions.Abort:
         return 130
@@ -311,17 +316,24 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         leaves = _leaves(known)
         for line in dict.fromkeys(_refusal(exc) for exc in leaves):
-            click.echo(line, err=True)
+            _say(line)
         return max(code for exc in leaves if (code := _said(exc)) is not None)
     except Exception as exc:  # after the groups: an ExceptionGroup is an Exception too
         code = _said(exc)
         if code is None:
             raise
-        click.echo(_refusal(exc), err=True)
+        _say(_refusal(exc))
         return code
     except SystemExit as exc:
         return int(exc.code or 0) if not isinstance(exc.code, str) else 1
     return 0
+
+
+def _say(line: str) -> None:
+    """A refusal on standard error, its control codes written out (it may quote a file)."""
+    from yagent.cli.safetext import visible
+
+    click.echo(visible(line), err=True)
 
 
 def refusals() -> tuple[tuple[type[Exception], ...], tuple[type[Exception], ...]]:
