@@ -9,9 +9,10 @@ Contract:
   the tools it may use: read, write, exec, network, browser…); a preset whose commands run on the
   host (nothing could confine them); a declaration `kernel.areas` refuses (wildcards, `..`,
   absolute paths, one path both read and written); writable areas that overlap between tasks
-  (every conflict listed); a writable area with a symbolic link on the way or a file where a
-  directory must be. Only then is a missing writable area created, as an empty directory (so
-  declare the directory of a file that does not exist yet), and each task's confined sandbox
+  (every conflict listed); a writable area in a protected path (`.git`, `.yagent`, at any depth,
+  any case: only a person may write there); a writable area with a symbolic link on the way or a
+  file where a directory must be. Only then is a missing writable area created, as an empty
+  directory (so declare the directory of a file that does not exist yet), and each task's sandbox
   probed (one that cannot be built refuses the plan). No session exists before `run_parallel`.
 - Running a checked plan, and resuming one, is `app.fanrun`: each task its own agent run in ONE
   session with its own delegation id and `Lane` (the worktree ring on its Surface and a command
@@ -36,11 +37,13 @@ from yagent.app.delegationpool import Link
 from yagent.kernel import areas, delegate, sandbox, toolfail
 from yagent.tools.areastage import describe
 from yagent.tools.commands import CommandGate
+from yagent.tools.guard import PROTECTED_PATHS
 
 if TYPE_CHECKING:
     from yagent.app.assemble import App
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+_PROTECTED = frozenset(name.casefold() for name in PROTECTED_PATHS)
 
 
 class FanoutError(Exception):
@@ -247,7 +250,14 @@ def _declaration(a: Assignment) -> areas.Declaration:
 
 
 def check_area(root: Path, owner: str, area: areas.Parts) -> None:
-    """No symbolic link on the way (a bind or a mkdir would follow it), no file mid-path."""
+    """No protected name on the way (only a person may write there), no symbolic link on the
+    way (a bind or a mkdir would follow it), no file mid-path."""
+    for part in area:
+        if part.casefold() in _PROTECTED:
+            raise FanoutError(
+                f"task {owner!r}: writable area {'/'.join(area)!r} lies in {part!r}, which only a "
+                "person may write (file tools ask even under -y; commands see it read-only)"
+            )
     path = root
     for i, part in enumerate(area):
         path = path / part

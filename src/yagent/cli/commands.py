@@ -16,6 +16,7 @@ import anyio
 import click
 import httpx
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -31,6 +32,7 @@ from yagent.app.engines import (
 from yagent.app.recording import markers, parallel_recording, recording_of
 from yagent.app.sessionstore import sessions_here
 from yagent.cli.mcpdoctor import mcp_rows
+from yagent.cli.safetext import visible
 from yagent.cli.terminal import terminal_ask
 from yagent.kernel import sqlitefile
 from yagent.kernel.preset import BUILTIN as BUILTIN_PRESETS
@@ -64,7 +66,7 @@ def sessions(ctx: click.Context, show_all: bool, limit: int) -> None:
         rows = store.list_sessions(limit=limit, workspace=workspace)
     table = Table("id", "updated", "status", "title", "workspace")
     for info in rows:
-        plain = (Text(info.status), Text(info.title), Text(info.workspace))  # never markup
+        plain = (Text(info.status), Text(visible(info.title)), Text(visible(info.workspace)))
         table.add_row(info.id[:12], _when(info.updated_at), *plain)
     Console().print(table if rows else "no sessions yet" + ("" if show_all else " here (--all?)"))
 
@@ -81,11 +83,13 @@ def show(session: str, json_mode: bool) -> None:
         click.echo(json.dumps(data, ensure_ascii=False, default=str, indent=2))
         return
     console = Console()
-    console.print(f"[bold]{info.title}[/] · {info.status} · {info.workspace} · {info.id}")
-    for m in data.get("messages", []):
-        body = m.get("content", "")
-        calls = ", ".join(c["name"] for c in m.get("tool_calls", []) or [])
-        console.print(f"[cyan]{m.get('role')}[/] {body[:300]}" + (f" → {calls}" if calls else ""))
+    rest = f" · {info.status} · {info.workspace} · {info.id}"
+    console.print(f"[bold]{escape(visible(info.title))}[/]{escape(visible(rest))}")
+    for m in data.get("messages", []):  # stored text is untrusted: never markup, never controls
+        body = visible(str(m.get("content", ""))[:300])
+        calls = ", ".join(visible(c["name"]) for c in m.get("tool_calls", []) or [])
+        shown = f"{body} → {calls}" if calls else body
+        console.print(f"[cyan]{m.get('role')}[/] {escape(shown)}")
     usage = data.get("usage", {})
     console.print(f"[dim]usage: {json.dumps(usage, default=str)}[/]")
 

@@ -36,6 +36,7 @@ from yagent.cli.runner import (
     normalise,
     report_divergences,
 )
+from yagent.cli.safetext import json_line
 from yagent.cli.terminal import home_dir, terminal_ask
 from yagent.llm.replay import Recording, ReplayEngine
 from yagent.llm.scripted import ScriptedEngine
@@ -152,7 +153,7 @@ async def check_plan(
                 "tasks": tasks,
                 "created": list(plan.created),
             }
-            renderer.out.write(json.dumps(line, ensure_ascii=False) + "\n")
+            renderer.out.write(json_line(line) + "\n")
             return
         out = renderer.console
         out.print(
@@ -170,7 +171,7 @@ def summary(renderer: Renderer, outcome: ParallelRun) -> None:
     if renderer.json_mode:
         for task in outcome.tasks:
             line = {"type": "receipt", "session_id": outcome.session_id, **task.to_dict()}
-            renderer.out.write(json.dumps(line, ensure_ascii=False) + "\n")
+            renderer.out.write(json_line(line) + "\n")
         end = {"type": "fanout", "session_id": outcome.session_id, "ok": outcome.ok}
         renderer.out.write(json.dumps(end) + "\n")
         return

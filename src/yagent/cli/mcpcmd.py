@@ -29,6 +29,7 @@ import click
 from yagent.app import mcpfiles, mcpimport
 from yagent.app.mcpsources import name_problem
 from yagent.app.workspace import locate
+from yagent.cli.safetext import visible
 
 _SCOPE = click.Choice(mcpfiles.SCOPES)
 
@@ -129,11 +130,11 @@ def add(
     except mcpfiles.McpFileError as exc:
         raise _refuse(str(exc)) from None
     verb = "replaced" if replaced else "added"
-    click.echo(f"{verb} MCP server {name} ({scope}) in {where.path}")
+    _echo(f"{verb} MCP server {name} ({scope}) in {where.path}")
     if scope == "project":
         state = {r.name: r.state for r in mcpfiles.servers(where.home, where.workspace)}
         if state.get(name) != "loaded":
-            click.echo(f"{name}: {state.get(name, mcpfiles.NOT_TRUSTED)}")
+            _echo(f"{name}: {state.get(name, mcpfiles.NOT_TRUSTED)}")
 
 
 def _as_json(row: mcpfiles.Listed) -> dict[str, Any]:
@@ -181,30 +182,30 @@ def list_command(name: str | None, json_mode: bool) -> None:
     elif name is not None:
         _detail(rows)
     elif not rows:
-        click.echo("no MCP servers configured (add one: yagent mcp add NAME -- COMMAND)")
+        _echo("no MCP servers configured (add one: yagent mcp add NAME -- COMMAND)")
     else:
         width = max(len(r.name) for r in rows)
         for row in rows:
             kind = row.transport() if row.table else "-"
-            click.echo(f"{row.name:<{width}}  {row.scope:<9}  {kind:<5}  {_where(row)}")
+            _echo(f"{row.name:<{width}}  {row.scope:<9}  {kind:<5}  {_where(row)}")
             if row.state != "loaded":
-                click.echo(f"{'':<{width}}  {row.state}")
+                _echo(f"{'':<{width}}  {row.state}")
 
 
 def _detail(rows: list[mcpfiles.Listed]) -> None:
     for row in rows:
-        click.echo(f"{row.name}:")
-        click.echo(f"  scope: {row.scope} ({row.file})")
-        click.echo(f"  state: {row.state}")
+        _echo(f"{row.name}:")
+        _echo(f"  scope: {row.scope} ({row.file})")
+        _echo(f"  state: {row.state}")
         if row.table:
-            click.echo(f"  transport: {row.transport()}")
+            _echo(f"  transport: {row.transport()}")
         for key, value in mcpfiles.shown_table(row.table or {}).items():
             shown = (
                 ", ".join(f"{k}={v}" for k, v in value.items())
                 if isinstance(value, dict)
                 else value
             )
-            click.echo(f"  {key}: {shown}")
+            _echo(f"  {key}: {shown}")
 
 
 @mcp.command("get")
@@ -245,7 +246,7 @@ def remove(name: str, scope: mcpfiles.Scope | None) -> None:
         mcpfiles.remove(target, name)
     except mcpfiles.McpFileError as exc:
         raise _refuse(str(exc)) from None
-    click.echo(f"removed MCP server {name} ({owned[0]}) from {target.path}")
+    _echo(f"removed MCP server {name} ({owned[0]}) from {target.path}")
 
 
 @mcp.command("import")
@@ -272,17 +273,22 @@ def import_command(source: str, scope: mcpfiles.Scope | None, dry_run: bool, rep
         raise _refuse(str(exc)) from None
     origin = mcpimport.source_path(source, workspace, os.environ)
     if not rows:
-        click.echo(f"{origin}: no MCP servers to import")
+        _echo(f"{origin}: no MCP servers to import")
         return
     width = max(len(r.name) for r in rows)
     for row in rows:
         detail = f"  {row.detail}" if row.detail else ""
-        click.echo(f"{row.action:<12}  {row.name:<{width}}{detail}")
+        _echo(f"{row.action:<12}  {row.name:<{width}}{detail}")
     done = sum(r.action in ("imported", "would import") for r in rows)
     into = f"{target.path} ({chosen})"
     if dry_run:
-        click.echo(f"dry run: {done} of {len(rows)} would be imported into {into}; nothing written")
+        _echo(f"dry run: {done} of {len(rows)} would be imported into {into}; nothing written")
     else:
-        click.echo(f"imported {done} of {len(rows)} from {origin} into {into}")
+        _echo(f"imported {done} of {len(rows)} from {origin} into {into}")
     if done == 0:
         sys.exit(1)
+
+
+def _echo(text: str, *, err: bool = False) -> None:
+    """A line that may quote a repository's file: its control codes written out."""
+    click.echo(visible(text), err=err)

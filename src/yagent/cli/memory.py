@@ -15,6 +15,7 @@ from pathlib import Path
 import click
 
 from yagent.app.memories import MemoryFileError, files
+from yagent.cli.safetext import visible
 
 
 def _home() -> Path:
@@ -70,6 +71,7 @@ def list_memories(workspace: str | None) -> None:
             click.echo(f"{memory_file.scope}: {exc}")
             continue
         click.echo(f"{memory_file.scope}: {len(items) or 'no'} memories ({memory_file.path})")
-        for item in items:
+        for item in items:  # a project's file comes with the repository: shown, never obeyed
             text = " ".join(item.text.split())
-            click.echo(f"  {item.id}  {item.scope}  {item.source or '-'}  {_when(item.at)}  {text}")
+            row = f"  {item.id}  {item.scope}  {item.source or '-'}  {_when(item.at)}  {text}"
+            click.echo(visible(row))

@@ -34,8 +34,8 @@ Options:
                                 paths included.
   -Y                            Full autonomy: -y, and the agent never asks
                                 questions.
-  --agent TEXT                  Agent to run (director, coding, chat, repo,
-                                devops, browser, custom).
+  --agent TEXT                  Agent to run (coding, chat, repo, devops,
+                                browser, meta, director, or one of yours).
   --allow-local PORT|HOST:PORT  Let the browser and web_fetch reach this local
                                 service, for this run only (PORT: loopback;
                                 see [network] allow_local).

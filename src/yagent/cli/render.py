@@ -24,6 +24,7 @@ from rich.markup import escape
 from yagent.agents.reports import looks_like_report
 from yagent.agents.results import AgentResult
 from yagent.cli import economy_lines
+from yagent.cli.safetext import json_line, visible, visible_event
 from yagent.cli.stream import StreamView
 from yagent.cli.tree import LiveTree
 from yagent.kernel.protocol import render_markdown
@@ -141,7 +142,7 @@ class Renderer:
                     app.confirm.consume(event)
                 continue
             if event.type == USER_HELP_NEEDED:
-                app.dispatcher.send(await self.answer(event))
+                app.dispatcher.send(await self.answer(visible_event(event)))
                 continue
             self.show(event)
 
@@ -177,17 +178,18 @@ class Renderer:
         """A warning about the run's set-up: a JSON line of type "notice" in --json mode (stdout
         stays JSON lines), a yellow line otherwise."""
         if self.json_mode:
-            self.out.write(json.dumps({"type": "notice", "text": text}, ensure_ascii=False) + "\n")
+            self.out.write(json_line({"type": "notice", "text": text}) + "\n")
             self.out.flush()
             return
-        self.console.print(text, style="yellow", markup=False)
+        self.console.print(visible(text), style="yellow", markup=False)
 
     def show(self, event: Event) -> None:
         if self.json_mode:
             line = {"type": event.type, "delegation_id": event.delegation_id, **event.payload}
-            self.out.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
+            self.out.write(json_line(line) + "\n")
             self.out.flush()
             return
+        event = visible_event(event)
         p = event.payload
         if event.delegation_id:  # a task of a parallel run: its lines carry its name
             if self.tree is not None:
@@ -250,7 +252,7 @@ class Renderer:
                 "report_note": result.report_note,
                 **(outcome or {}),
             }
-            self.out.write(json.dumps(line, ensure_ascii=False) + "\n")
+            self.out.write(json_line(line) + "\n")
             return
         parsed = result.report
         if result.deliverable and (
@@ -260,11 +262,12 @@ class Renderer:
                 and not looks_like_report(result.deliverable)
             )
         ):
-            self.console.print(Markdown(result.deliverable))
+            self.console.print(Markdown(visible(result.deliverable)))
         if parsed is not None:
-            self.console.print(Markdown(render_markdown(parsed.report, repaired=parsed.repaired)))
+            shown = render_markdown(parsed.report, repaired=parsed.repaired)
+            self.console.print(Markdown(visible(shown)))
         if result.note:
-            self.console.print(f"[yellow]{result.note}[/]")
+            self.console.print(f"[yellow]{escape(visible(result.note))}[/]")
         u = result.usage
         self.console.print(
             f"[dim]{result.status.value} · {result.steps} steps · {u.input_tokens} in / "

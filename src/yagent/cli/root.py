@@ -17,6 +17,7 @@ Contract:
 from __future__ import annotations
 
 import importlib
+import io
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -87,7 +88,8 @@ full_option = click.option(
     "-Y", "full", is_flag=True, help="Full autonomy: -y, and the agent never asks questions."
 )
 agent_option = click.option(
-    "--agent", help="Agent to run (director, coding, chat, repo, devops, browser, custom)."
+    "--agent",
+    help="Agent to run (coding, chat, repo, devops, browser, meta, director, or one of yours).",
 )
 plain_option = click.option(
     "--plain",
@@ -219,8 +221,16 @@ def cli(
 
 
 def _stdin_task() -> str:
-    """The task read whole from standard input (`-`, or input that is not a terminal)."""
-    task = sys.stdin.buffer.read().decode("utf-8", errors="replace")
+    """The task read whole from standard input (`-`, or input that is not a terminal): UTF-8
+    text, never passed on with characters silently replaced."""
+    data = sys.stdin.buffer.read()
+    try:
+        task = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise click.UsageError(
+            f"standard input is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset "
+            f"{exc.start}); convert it first, e.g. with iconv"
+        ) from None
     if not task.strip():
         raise click.UsageError("no task: standard input was empty")
     return task
@@ -274,6 +284,8 @@ def run(
         task = _stdin_task()
     elif task is None:
         raise click.UsageError("missing TASK (or pipe it on standard input)")
+    elif not task.strip():
+        raise click.UsageError("no task: TASK is empty")
     ci = {"max_turns": max_turns, "model": model, "fail_on_no_submit": fail_on_no_submit}
     _start(workspace, yes, full, json_mode, agent, task, recording, allow_local, ci=ci)
 
@@ -292,7 +304,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except click.exceptions.Exit as exc:
         return int(exc.exit_code or 0)
     except click.ClickException as exc:
-        exc.show()
+        from yagent.cli.safetext import visible  # errors quote names from untrusted files
+
+        said = io.StringIO()
+        exc.show(file=said)
+        sys.stderr.write(visible(said.getvalue()))
         return 2
     except click.exceptions.Abort:
         return 130
@@ -302,17 +318,24 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         leaves = _leaves(known)
         for line in dict.fromkeys(_refusal(exc) for exc in leaves):
-            click.echo(line, err=True)
+            _say(line)
         return max(code for exc in leaves if (code := _said(exc)) is not None)
     except Exception as exc:  # after the groups: an ExceptionGroup is an Exception too
         code = _said(exc)
         if code is None:
             raise
-        click.echo(_refusal(exc), err=True)
+        _say(_refusal(exc))
         return code
     except SystemExit as exc:
         return int(exc.code or 0) if not isinstance(exc.code, str) else 1
     return 0
+
+
+def _say(line: str) -> None:
+    """A refusal on standard error, its control codes written out (it may quote a file)."""
+    from yagent.cli.safetext import visible
+
+    click.echo(visible(line), err=True)
 
 
 def refusals() -> tuple[tuple[type[Exception], ...], tuple[type[Exception], ...]]:

@@ -20,6 +20,7 @@ import click
 
 from yagent.app import rulesimport
 from yagent.app.workspace import locate
+from yagent.cli.safetext import visible
 
 
 def _home() -> Path:
@@ -75,7 +76,7 @@ def import_command(origin: str, scope: str, dry_run: bool, workspace: str | None
     paths = _paths(origin, scope, ws)
     if not paths:
         where = "this project" if scope == "project" else "your home"
-        click.echo(
+        _echo(
             f"no {origin if origin != 'both' else 'Claude or Codex'} rules found in "
             f"{where} (--from FILE names one)",
             err=True,
@@ -86,20 +87,25 @@ def import_command(origin: str, scope: str, dry_run: bool, workspace: str | None
         document, existing = rulesimport.load_destination(target)
         result = rulesimport.plan(paths, existing)
     except rulesimport.RulesImportError as exc:
-        click.echo(f"yagent: {exc}", err=True)
+        _echo(f"yagent: {exc}", err=True)
         raise SystemExit(2) from None
     for item in result.items:
         if item.imported:
             note = f" ({item.why})" if item.why else ""
-            click.echo(f"imported      {item.original} -> {item.target}{note}  [{item.source}]")
+            _echo(f"imported      {item.original} -> {item.target}{note}  [{item.source}]")
         else:
-            click.echo(f"not imported  {item.original}: {item.why}  [{item.source}]")
+            _echo(f"not imported  {item.original}: {item.why}  [{item.source}]")
     count = len(result.rules) + len(result.deny_read)
     if dry_run:
-        click.echo(f"dry run: {count} entr{'y' if count == 1 else 'ies'} would go to {target}")
+        _echo(f"dry run: {count} entr{'y' if count == 1 else 'ies'} would go to {target}")
         return
     if count:
         rulesimport.write(target, document, result)
-    click.echo(f"{count} entr{'y' if count == 1 else 'ies'} written to {target}")
+    _echo(f"{count} entr{'y' if count == 1 else 'ies'} written to {target}")
     if scope == "project" and any(r["verdict"] == "allow" for r in result.rules):
-        click.echo("the project file's allow rules apply once you trusted it: `yagent trust`")
+        _echo("the project file's allow rules apply once you trusted it: `yagent trust`")
+
+
+def _echo(text: str, *, err: bool = False) -> None:
+    """A line that may quote a repository's file: its control codes written out."""
+    click.echo(visible(text), err=err)

@@ -41,6 +41,7 @@ from yagent.app.fulldisk import EXIT_FULL
 from yagent.app.safety import with_allow_local
 from yagent.cli import outcome
 from yagent.cli.render import Ask, Renderer
+from yagent.cli.safetext import json_line
 from yagent.kernel import drain
 from yagent.llm.replay import Recording, ReplayEngine
 from yagent.llm.types import Engine
@@ -315,7 +316,7 @@ def report_divergences(renderer: Renderer, engine: ReplayEngine) -> None:
             ],
             "unverified": [list(u) for u in engine.unverified()],
         }
-        renderer.out.write(json.dumps(line, ensure_ascii=False) + "\n")
+        renderer.out.write(json_line(line) + "\n")
         return
     for d in engine.divergences:
         renderer.console.print(

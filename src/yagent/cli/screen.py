@@ -33,6 +33,7 @@ from rich.text import Text
 
 from yagent.cli.calls import arguments, key_argument
 from yagent.cli.render import Renderer
+from yagent.cli.safetext import visible_event, visible_value
 from yagent.cli.stream import StreamView
 from yagent.cli.tree import LiveTree
 from yagent.messaging import Event
@@ -89,12 +90,15 @@ def _facts(receipt: Mapping[str, Any]) -> str:
 
 
 def _receipt(content: str) -> dict[str, Any] | None:
-    """A tool's JSON receipt as the model read it; None when the result is not one."""
+    """A tool's JSON receipt as the model read it, shown `visible`; None when not one."""
     try:
         value = json.loads(content)
     except ValueError:
         return None
-    return value if isinstance(value, dict) else None
+    if not isinstance(value, dict):
+        return None
+    shown: dict[str, Any] = visible_value(value)
+    return shown
 
 
 def _one_line(text: str, width: int) -> str:
@@ -138,6 +142,7 @@ class Screen(Renderer):
 
     # -- events ------------------------------------------------------------------------
     def show(self, event: Event) -> None:
+        event = visible_event(event)
         p = event.payload
         if event.delegation_id:
             super().show(event)

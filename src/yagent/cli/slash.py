@@ -26,6 +26,7 @@ from yagent.app.engines import NoProviderError, build_engine
 from yagent.app.memories import MemoryFileError, files
 from yagent.cli import edits
 from yagent.cli.conversation import Conversation
+from yagent.cli.safetext import visible
 from yagent.memory import SessionStoreError
 
 COMMANDS = {
@@ -216,7 +217,7 @@ async def _memory(conv: Conversation, _: str) -> None:
             continue
         conv.say(f"{memory_file.scope}: {len(items) or 'no'} memories ({memory_file.path})")
         for item in items:
-            conv.say(f"  {item.id}  {escape(' '.join(item.text.split()))}")
+            conv.say(escape(visible(f"  {item.id}  {' '.join(item.text.split())}")))
     conv.say("[dim]add one: yagent memory add TEXT [--global][/]")
 
 

@@ -106,3 +106,25 @@ def test_a_writable_path_is_taken_literally(ws: Path, tmp_path: Path) -> None:
         confined(ws, "pipe")
     with pytest.raises(UnavailableError, match="root directory"):
         BwrapProvider(ws, writable=["/"])
+
+
+@pytest.mark.parametrize("area", [".git", ".git/hooks", "sub/.git/hooks", ".yagent", "x/.Yagent"])
+def test_a_writable_area_in_a_protected_path_is_refused(ws: Path, area: str) -> None:
+    """A protected path stays read-only whatever the host declares: a writable area at or below
+    one (by path, or by protected name at any depth, any case) would be the deeper bind and win."""
+    (ws / area).mkdir(parents=True, exist_ok=True)
+    with pytest.raises(UnavailableError, match="protected"):
+        BwrapProvider(
+            ws,
+            protected=[".git", ".yagent"],
+            protected_names=[".git", ".yagent"],
+            workspace_writable=False,
+            writable=[ws / area],
+        )
+
+
+async def test_a_writable_area_holding_a_protected_path_keeps_it_read_only(ws: Path) -> None:
+    box = confined(ws, ".")
+    code, text = await sh(box, "echo x > .git/config")
+    assert code != 0
+    assert "Read-only file system" in text

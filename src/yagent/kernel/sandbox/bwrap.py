@@ -26,8 +26,10 @@ Guarantees, for every run (`command` builds the argv; the order of mounts matter
 - `workspace_writable=False` binds the workspace read-only; only the `writable` paths, bound
   after it (still before the protected ones, which stay read-only), can then be written — how a
   host confines a worker to its declared areas. A writable path is taken literally: it must
-  exist, be a file or a directory, and have no symbolic link anywhere in it (refused:
-  `UnavailableError`). A missing protected path below a read-only workspace needs no mask.
+  exist, be a file or a directory, have no symbolic link anywhere in it, and not be or lie in a
+  protected path (nor, inside the workspace, in an entry with a protected name, any case) — it
+  would be the deeper bind and win (refused: `UnavailableError`). A missing protected path below
+  a read-only workspace needs no mask.
 - The program's process tree dies with the run: bwrap runs in its own process group, which is
   killed on timeout and cancellation; the sandbox's pid namespace dies with bwrap.
 - A sandbox bwrap could not build is a `SetupError`, never an exit code (told apart through
@@ -111,6 +113,8 @@ class BwrapProvider:
         self._shallow = tuple(shallow)
         self._proxy_dir = None if proxy_dir is None else bwrappaths.masked_directory(proxy_dir)
         self._protected = tuple(bwrappaths.relative(rel) for rel in protected)
+        for extra in self._writable:
+            bwrappaths.not_protected(extra, self._workspace, self._protected, self._names)
         self._bounds = Bounds.of(limits)
 
     @property

@@ -3,7 +3,8 @@
 Each function takes a path a host handed `BwrapProvider` and returns it in the form the provider
 binds, or raises `UnavailableError` naming the path and what is wrong with it: a directory that
 must exist (never `/`), a readable path, a proxy directory below the masked `/tmp` or `/run`, a
-writable area with no symbolic link anywhere in it, a protected path relative to the workspace.
+writable area with no symbolic link anywhere in it and in no protected path, a protected path
+relative to the workspace.
 `resolver_paths` names what name resolution needs back when `/etc/resolv.conf` lives under the
 masked `/run`.
 """
@@ -74,6 +75,26 @@ def area(value: str | os.PathLike[str]) -> Path:
     if path == Path("/"):
         raise UnavailableError("writable path cannot be the root directory")
     return path
+
+
+def not_protected(
+    path: Path, workspace: Path, protected: Iterable[PurePosixPath], names: Iterable[str]
+) -> None:
+    """Refuse a writable area that is, or lies in, a protected path of the workspace or (inside
+    the workspace) an entry named like a protected name, any case: as the deeper bind it would
+    make writable what must stay read-only."""
+    if not path.is_relative_to(workspace):
+        return
+    rel = PurePosixPath(path.relative_to(workspace).as_posix())
+    folded = {name.casefold() for name in names}
+    for root in protected:
+        if rel == root or rel.is_relative_to(root):
+            raise UnavailableError(
+                f"writable path {str(path)!r} lies in the protected {str(root)!r}"
+            )
+    for part in rel.parts:
+        if part.casefold() in folded:
+            raise UnavailableError(f"writable path {str(path)!r} lies in a protected {part!r}")
 
 
 def relative(value: str) -> PurePosixPath:
