@@ -11,7 +11,6 @@ import anyio
 import anyio.to_thread
 import pytest
 
-from yagent.app import lease
 from yagent.app.lease import Holder, LeaseKeeper, SessionBusyError, SessionLeases
 
 
@@ -71,23 +70,62 @@ async def test_a_holder_on_another_host_is_trusted_until_its_lease_expires(
     await leases.acquire("s2", me)
 
 
+class Ticks:
+    """Drives a keeper's renewal thread round by round: stands in for its stop event, whose
+    `wait(RENEW_EVERY)` is the thread's only clock. `step` lets one renewal round run and returns
+    when the thread is waiting again (the round is over); `set` stops the thread as `close` does."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._stopped = False
+        self._ticks = 0
+        self._rounds = 0  # times the thread came back to wait: one more than the rounds done
+
+    def wait(self, timeout: float | None = None) -> bool:
+        with self._cond:
+            self._rounds += 1
+            self._cond.notify_all()
+            self._cond.wait_for(lambda: self._stopped or self._ticks > 0)
+            if self._stopped:
+                return True
+            self._ticks -= 1
+            return False
+
+    def set(self) -> None:
+        with self._cond:
+            self._stopped = True
+            self._cond.notify_all()
+
+    def step(self) -> None:
+        with self._cond:
+            assert self._cond.wait_for(lambda: self._rounds > 0, 10), "the thread never waited"
+            rounds = self._rounds
+            self._ticks += 1
+            self._cond.notify_all()
+            assert self._cond.wait_for(lambda: self._rounds > rounds, 10), "the round never ended"
+
+
 @pytest.mark.anyio
-async def test_the_keeper_renews_reports_a_lost_lease_and_releases(
-    leases: SessionLeases, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(lease, "RENEW_EVERY", 0.01)
-    lost = threading.Event()
-    keeper = LeaseKeeper(leases, lambda session: lost.set())
+async def test_the_keeper_renews_reports_a_lost_lease_and_releases(leases: SessionLeases) -> None:
+    lost: list[str] = []
+    keeper = LeaseKeeper(leases, lost.append)
+    ticks = Ticks()
+    keeper._stop = ticks  # type: ignore[assignment]  # the renewal thread's clock, driven below
     await keeper.take("s1")
     await keeper.take("s1")  # held already: no-op
     await keeper.take("s2")
     other = Holder.this_process()
-    await leases.acquire("s1", keeper.holder, ttl=-1)  # as if frozen past its lease…
-    await leases.acquire("s1", other)  # …and taken over meanwhile
-    assert await anyio.to_thread.run_sync(lost.wait, 10)
+    for session in ("s1", "s2"):
+        await leases.acquire(session, keeper.holder, ttl=-1)  # as if frozen past its lease…
+    await leases.acquire("s1", other)  # …and s1 taken over meanwhile
+    assert lost == []
+    await anyio.to_thread.run_sync(ticks.step)  # one renewal round
+    assert lost == ["s1"]
     assert keeper.lost == {"s1"}
     assert keeper.held == {"s2"}
     with pytest.raises(SessionBusyError):
-        await leases.acquire("s2", other, ttl=-1)  # renewed: still held
+        await leases.acquire("s2", other)  # lapsed before the round, renewed by it: still held
+    await anyio.to_thread.run_sync(ticks.step)  # a lost lease is not renewed, nor reported again
+    assert lost == ["s1"]
     await keeper.close()
     await leases.acquire("s2", other)  # released

@@ -196,6 +196,11 @@ def test_sandbox_env_drops_secrets() -> None:
     assert sandbox_env(env) == {"PATH": "/bin", "LANG": "C"}
 
 
+def test_sandbox_env_drops_the_hosts_coverage_start_up() -> None:
+    env = {"PATH": "/bin", "COVERAGE_PROCESS_CONFIG": "{}", "COVERAGE_PROCESS_START": "x"}
+    assert sandbox_env(env) == {"PATH": "/bin"}
+
+
 # -- remembering ----------------------------------------------------------------------------
 
 

@@ -15,8 +15,8 @@ Guarantees:
   a command in it: bubblewrap for a NAMESPACES preset (workspace writable, every `.git` and
   `.yagent` at any depth read-only, what `tools.readmask` hides — yagent's home, credential
   stores, other homes, `[sandbox] deny_read` — invisible, private /tmp, network per the preset's
-  egress, secrets-looking variables dropped from the environment), the host itself for an
-  IN_PROCESS preset. A gate `confined(areas)` to
+  egress, secrets-looking variables and a measured test run's coverage start-up dropped from
+  the environment), the host itself for an IN_PROCESS preset. A gate `confined(areas)` to
   a worker's declared writable areas binds the workspace read-only and only those areas
   writable; under an IN_PROCESS preset it refuses to run commands at all (the host cannot
   confine them), and an area bwrap refuses (missing, a symbolic link on the way) leaves no
@@ -72,6 +72,11 @@ SHALLOW = ("node_modules", "__pycache__", ".venv", "venv", ".tox", ".nox", ".myp
 generated, rarely holding repositories — but never skipped)."""
 SECRET_ENV = ("*API_KEY*", "*APIKEY*", "*TOKEN*", "*SECRET*", "*PASSWORD*", "*PASSWD*", "AWS_*")
 """Variables not passed into the sandbox (a seam): a confined command needs no credentials."""
+HOST_TOOLING_ENV = ("COVERAGE_PROCESS_START", "COVERAGE_PROCESS_CONFIG")
+"""Not passed into the sandbox either: coverage.py's start-up in every Python child of a measured
+test run (`make cover`). Inside, it would measure the sandbox's own helpers (the job supervisor,
+the egress bridge) within the program's memory and process limits, and could not write its data
+through the read-only root (a traceback on the command's stderr)."""
 _URL = re.compile(r"https?://[^\s'\"<>|;&()]+", re.IGNORECASE)
 # Open the classes an Allow may open: what remains refused is never a legitimate shell target.
 _SCREEN = netguard.Allow(loopback=True, private=True)
@@ -121,11 +126,13 @@ class Remembered:
 
 
 def sandbox_env(env: Mapping[str, str]) -> dict[str, str]:
-    """`env` without the variables `SECRET_ENV` names (matched case-insensitively)."""
+    """`env` without the variables `SECRET_ENV` names (matched case-insensitively) and without
+    `HOST_TOOLING_ENV`."""
     return {
         k: v
         for k, v in env.items()
         if not any(fnmatch.fnmatchcase(k.upper(), p) for p in SECRET_ENV)
+        and k not in HOST_TOOLING_ENV
     }
 
 
