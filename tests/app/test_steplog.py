@@ -118,7 +118,7 @@ async def test_a_call_is_on_record_before_it_runs_and_its_result_before_the_next
 
 
 @pytest.mark.anyio
-async def test_streamed_text_is_shown_a_screened_line_at_a_time(dirs: tuple[Path, Path]) -> None:
+async def test_streamed_text_is_shown_in_screened_segments_never_a_raw_piece(dirs: tuple[Path, Path]) -> None:
     home, ws = dirs
     write(home / "config.toml", '[pii]\ndisplay = "mask"\n')
     text = f"Reach me at {MOBILE} today.\nThat is all.\n"  # the number spans two 16-char deltas
@@ -138,7 +138,11 @@ async def test_streamed_text_is_shown_a_screened_line_at_a_time(dirs: tuple[Path
             shown.append(event)
         stored = {e.type for e in app.store.events(session_id)}
     deltas = [e.payload["text"] for e in shown if e.type == "assistant_delta"]
-    assert deltas == ["Reach me at [MOBILE] today.\n", "That is all.\n"]
+    # segments cut where no match can span (app.segments): the number is never shown raw,
+    # not even in part, and the segments add up to the screened text
+    assert "".join(deltas) == "Reach me at [MOBILE] today.\nThat is all.\n"
+    assert len(deltas) > 1
+    assert not any(MOBILE[:4] in d for d in deltas)
     assert "assistant_delta" not in stored
     assert "assistant_delta" not in observed
     turn = next(e for e in shown if e.type == "assistant_turn")
