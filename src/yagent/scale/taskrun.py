@@ -10,9 +10,10 @@ Contract:
   digest is the base commit.
 - `run_agent` opens the app (`app.assemble.open_app`: whatever stores the home's configuration
   opens — nothing here assumes SQLite) on the checkout, unattended (`-y`, not interactive), and
-  runs the task in the task's session: the session whose meta carries the task's key — found on a
-  retry, created the first time — so an attempt after a crash or a lost worker finds the run's
-  checkpoint. Then `app.durable.decide` says what to do: an interrupted run CONTINUES from its
+  runs the task in the task's session: the session registered under the task's key
+  (`SessionStore.keyed_session`: created the first time, found by an indexed read on a retry, by
+  whichever worker shares the store) — so an attempt after a crash or a lost worker finds the
+  run's checkpoint. Then `app.durable.decide` says what to do: an interrupted run CONTINUES from its
   checkpoint (calls the dead attempt left open are settled first, a side effect whose outcome is
   unknown is reported uncertain and never repeated); a concluded run is NOT run again (its
   `run_end` is the outcome); no run yet starts one. `beat(kind)` is called on every event the run
@@ -161,12 +162,11 @@ def leaves(exc: BaseException) -> str:
 
 
 def task_session(app: App, key: str, spec: TaskSpec) -> str:
-    """The task's session: found by its key on a retry, else created."""
-    for info in app.store.list_sessions(limit=None):
-        if info.meta.get("batch_task") == key:
-            return info.id
+    """The task's session: registered under `batch:<key>` the first time, found by it (one
+    indexed read, atomic get-or-create) on a retry — by any worker on the same store."""
     agent = app.agent(spec.agent or app.config.agent.default)
-    info = app.store.create_session(
+    info, _ = app.store.keyed_session(
+        f"batch:{key}",
         workspace=str(app.workspace),
         title=spec.task[:80],
         model=agent.model or app.engine.model,
