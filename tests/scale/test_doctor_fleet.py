@@ -75,3 +75,20 @@ def test_doctor_checks_the_temporal_frontend_and_counts_its_workers(
     code, rows = _doctor(world, {"YAGENT_TEMPORAL_ADDRESS": nowhere})
     assert code == 1
     assert rows["temporal"].startswith(f"FAIL cannot reach Temporal at {nowhere}")
+
+
+def test_the_address_comes_from_the_environment_when_not_given(
+    temporal_server: DevServer, world: World
+) -> None:
+    env = world.env() | {"YAGENT_TEMPORAL_ADDRESS": temporal_server.address}
+    done = subprocess.run(
+        [sys.executable, "-m", "yagent.cli", "batch", "status", "b-none", "--engine", "temporal"],
+        env=env,
+        cwd=world.tmp,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip() == "yagent batch: no batch 'b-none' on the Temporal server"
