@@ -22,16 +22,16 @@ temporalio and the app load only when the command runs (`import yagent.cli` stay
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import anyio
 import click
 
+from yagent.cli.engineopt import leave as leave
 from yagent.cli.root import home_dir
 from yagent.scale import states as st
 from yagent.scale.tasks import Batch, BatchFileError, load
@@ -85,18 +85,6 @@ def batch(args: tuple[str, ...], **opts: Any) -> None:
         exc.show()
         code = exc.exit_code
     leave(code)
-
-
-def leave(code: int) -> NoReturn:
-    """Exit with `code`. After temporalio ran, without the interpreter's teardown: collecting
-    the SDK's native client there crashes the process (abort or segfault seen with temporalio
-    1.35), which would turn an exit status into a signal. Nothing of ours is left to flush but
-    standard output and error: the stores are closed by then."""
-    if "temporalio" not in sys.modules:
-        sys.exit(code)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
 
 
 def _exit_code(states: Sequence[st.TaskState]) -> int:

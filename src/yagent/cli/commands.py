@@ -31,7 +31,7 @@ from yagent.app.engines import (
 )
 from yagent.app.recording import markers, parallel_recording, recording_of
 from yagent.app.sessionstore import sessions_here
-from yagent.cli.batch import leave
+from yagent.cli.engineopt import leave
 from yagent.cli.mcpdoctor import mcp_rows
 from yagent.cli.scaledoctor import ADDRESS_ENV, database_rows, temporal_rows
 from yagent.cli.terminal import terminal_ask

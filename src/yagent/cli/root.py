@@ -27,6 +27,7 @@ import anyio
 import click
 
 from yagent import __version__
+from yagent.cli.engineopt import engine_options, on_engine
 from yagent.cli.terminal import HOME_ENV as HOME_ENV
 from yagent.cli.terminal import home_dir as home_dir
 from yagent.cli.terminal import run_interactive, terminal_ask
@@ -255,6 +256,7 @@ def _stdin_task() -> str:
     is_flag=True,
     help="Exit 1 unless the agent submitted through agent_exit (a chat reply too).",
 )
+@engine_options
 def run(
     task: str | None,
     workspace: str | None,
@@ -267,6 +269,7 @@ def run(
     max_turns: int | None,
     model: str | None,
     fail_on_no_submit: bool,
+    **engine: Any,
 ) -> None:
     """Run one TASK and exit (TASK `-`, or none with input that is not a terminal: read it
     from standard input)."""
@@ -275,7 +278,14 @@ def run(
     elif task is None:
         raise click.UsageError("missing TASK (or pipe it on standard input)")
     ci = {"max_turns": max_turns, "model": model, "fail_on_no_submit": fail_on_no_submit}
-    _start(workspace, yes, full, json_mode, agent, task, recording, allow_local, ci=ci)
+    where = Path(workspace or os.getcwd()).resolve()
+    on_engine(
+        "run",
+        engine,
+        home_dir(),
+        where,
+        lambda: _start(workspace, yes, full, json_mode, agent, task, recording, allow_local, ci=ci),
+    )
 
 
 def _named(value: str | None) -> str | None:

@@ -12,6 +12,8 @@ Contract:
   machine starts from a fresh checkout at the base: the session and checkpoint come from the
   shared store, work files the lost attempt wrote stay on its machine (`fresh_checkout` in the
   result says so; a run that concluded there is reported failed: its patch is not here).
+- `delegate` runs one lane of a delegator (a Director's delegation, a fan-out task:
+  `scale.lanejob`), heartbeating and reporting failures and cancellation as `run` does.
 - `run` heartbeats to Temporal on every event the agent run publishes and at least every
   `BEAT_EVERY` seconds while the process is alive (a tool call may be silent for minutes; only a
   dead or cut-off worker misses its heartbeat). Cancellation (a cancelled batch) reaches it at its
@@ -31,9 +33,9 @@ from typing import Any
 import anyio
 from temporalio import activity
 
-from yagent.scale import taskrun
+from yagent.scale import lanejob, taskrun
 from yagent.scale.tasks import TaskSpec
-from yagent.scale.temporal.workflows import CLEANUP, COLLECT, PREPARE, RUN
+from yagent.scale.temporal.workflows import CLEANUP, COLLECT, DELEGATE, PREPARE, RUN
 
 BEAT_EVERY = 2.0
 
@@ -93,5 +95,27 @@ class Activities:
         outcome = await anyio.to_thread.run_sync(taskrun.cleanup, self.work, str(job["key"]))
         return taskrun.outcome_dict(outcome)
 
+    @activity.defn(name=DELEGATE)
+    async def delegate(self, job: dict[str, Any]) -> dict[str, Any]:
+        """One lane of a delegator (`scale.lanejob.run_job`), heartbeating as `run` does."""
+        result: list[dict[str, Any]] = []
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_ticker)
+                result.append(await lanejob.run_job(self.home, job, activity.heartbeat))
+                tg.cancel_scope.cancel()
+        except Exception as exc:
+            if activity.is_cancelled():
+                raise asyncio.CancelledError from exc
+            activity.logger.exception("the lane %s raised", job.get("delegation_id"))
+            raise RuntimeError(taskrun.leaves(exc)) from exc
+        return result[0]
+
     def all(self) -> list[Any]:
-        return [self.prepare, self.run, self.collect, self.cleanup]
+        return [self.prepare, self.run, self.collect, self.cleanup, self.delegate]
+
+
+async def _ticker() -> None:
+    while True:
+        activity.heartbeat("alive")
+        await anyio.sleep(BEAT_EVERY)
