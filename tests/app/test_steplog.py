@@ -118,7 +118,9 @@ async def test_a_call_is_on_record_before_it_runs_and_its_result_before_the_next
 
 
 @pytest.mark.anyio
-async def test_streamed_text_is_shown_in_screened_segments_never_a_raw_piece(dirs: tuple[Path, Path]) -> None:
+async def test_streamed_text_is_shown_in_screened_segments_never_a_raw_piece(
+    dirs: tuple[Path, Path],
+) -> None:
     home, ws = dirs
     write(home / "config.toml", '[pii]\ndisplay = "mask"\n')
     text = f"Reach me at {MOBILE} today.\nThat is all.\n"  # the number spans two 16-char deltas

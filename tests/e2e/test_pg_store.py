@@ -70,7 +70,7 @@ def test_a_run_killed_on_one_machine_is_finished_on_another_and_its_push_never_r
         ("commitgate", 1),
         ("lease", 1),
         ("runs", 1),
-        ("sessions", 2),
+        ("sessions", 3),
         ("sideeffect", 1),
         ("taskboard", 1),  # the Director's delegations: on the same database
     ]

@@ -177,7 +177,7 @@ def test_export_session_has_everything_and_is_json(store: SessionStore, clock: F
     exported = store.export_session(sid)
     assert json.loads(json.dumps(exported)) == exported
     assert exported["format"] == "yagent.session"
-    assert exported["schema_version"] == latest_version() == 2
+    assert exported["schema_version"] == latest_version() == 3
     assert exported["session"]["id"] == sid
     assert exported["session"]["title"] == "t"
     assert exported["messages"] == store.messages(sid)

@@ -53,3 +53,28 @@ def test_a_database_from_a_newer_yagent_is_refused_untouched(pg_url: str) -> Non
         conn.execute("UPDATE schema_version SET version = 99 WHERE component = 'sessions'")
     with pytest.raises(SchemaError, match="schema version 99"):
         PgSessionStore(pg_url)
+
+
+def test_stores_racing_for_one_key_make_one_session(pg_url: str) -> None:
+    """Several machines (a store each) asking for the same key at once: one session is created,
+    every one of them gets it — the lookup and the insert are one transaction under the lock."""
+    import threading
+
+    stores = [PgSessionStore(pg_url) for _ in range(6)]
+    got: list[tuple[str, bool]] = []
+    gate = threading.Barrier(len(stores))
+
+    def ask(store: PgSessionStore) -> None:
+        gate.wait(30)
+        info, created = store.keyed_session("batch:b/t", workspace="/w")
+        got.append((info.id, created))
+
+    threads = [threading.Thread(target=ask, args=(s,)) for s in stores]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    for store in stores:
+        store.close()
+    assert len({sid for sid, _ in got}) == 1
+    assert sorted(created for _, created in got) == [False] * 5 + [True]

@@ -160,3 +160,33 @@ def test_default_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     assert default_path() == tmp_path / "user" / ".yagent" / "sessions.db"
     monkeypatch.delenv("YAGENT_HOME")
     assert default_path() == tmp_path / "user" / ".yagent" / "sessions.db"
+
+
+def test_a_keyed_session_is_created_once_and_found_by_its_key(store: SessionStore):
+    assert store.session_by_key("batch:b1/t1") is None
+    first, created = store.keyed_session("batch:b1/t1", workspace="/w", title="t", meta={"x": 1})
+    assert created is True
+    assert (first.workspace, first.title, first.meta, first.status) == (
+        "/w",
+        "t",
+        {"x": 1},
+        "active",
+    )
+    again, created_again = store.keyed_session("batch:b1/t1", workspace="/elsewhere")
+    assert (again, created_again) == (first, False)  # found, not re-created nor changed
+    assert store.session_by_key("batch:b1/t1") == first
+    other, _ = store.keyed_session("batch:b1/t2", workspace="/w")
+    assert other.id != first.id
+    assert store.session_by_key("batch:b1/t2") == other
+    assert len(store.list_sessions(limit=None)) == 2
+
+
+def test_a_keyed_session_refuses_a_bad_key_before_writing(store: SessionStore):
+    with pytest.raises(ValueError, match="key"):
+        store.keyed_session("", workspace="/w")
+    with pytest.raises(TypeError, match="key"):
+        store.keyed_session(None, workspace="/w")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="meta"):
+        store.keyed_session("k", workspace="/w", meta={"x": {1}})
+    assert store.list_sessions(limit=None) == []
+    assert store.session_by_key("k") is None

@@ -93,10 +93,10 @@ class World:
     procs: list[subprocess.Popen[str]] = field(default_factory=list)
     queue: str = ""
 
-    def env(self) -> dict[str, str]:
+    def env(self, home: Path | None = None) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("YAGENT_", "OTEL_"))}
         return env | {
-            "YAGENT_HOME": str(self.home),
+            "YAGENT_HOME": str(home or self.home),
             "HOME": str(self.tmp / "user"),
             "OPENAI_API_KEY": "sk-test-not-real",
             "PYTHONPATH": SRC,
@@ -114,13 +114,23 @@ class World:
             stdin=subprocess.DEVNULL,
         )
 
-    def worker(self, address: str, *, parallel: int = 4) -> subprocess.Popen[str]:
+    def machine(self, name: str, store_url: str) -> Path:
+        """Another host's yagent home: the same configuration, its state on `store_url`."""
+        home = self.tmp / name
+        home.mkdir()
+        config = (self.home / "config.toml").read_text()
+        (home / "config.toml").write_text(config + f'\n[store]\nurl = "{store_url}"\n')
+        return home
+
+    def worker(
+        self, address: str, *, parallel: int = 4, home: Path | None = None
+    ) -> subprocess.Popen[str]:
         proc = subprocess.Popen(
             [
                 *(sys.executable, "-m", "yagent.cli", "worker", "--address", address),
                 *("--task-queue", self.queue, "--max-parallel", str(parallel)),
             ],
-            env=self.env(),
+            env=self.env(home),
             cwd=self.tmp,
             stdout=subprocess.DEVNULL,
             stderr=open(self.tmp / f"worker{len(self.procs)}.log", "w"),  # noqa: SIM115

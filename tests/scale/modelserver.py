@@ -1,8 +1,10 @@
 """A scripted OpenAI-compatible model server for batch tests: each task carries its own script.
 
-The task text holds directives, one a line: `@write PATH CONTENT` (a whole-file write) and
-`@bash COMMAND`. The server answers request N of a run (N = the assistant messages already in
-it) with the run's N-th directive as a tool call (call id `cN`), and after the last one with the
+The task text holds directives, one a line: `@write PATH CONTENT` (a whole-file write),
+`@bash COMMAND`, and `@delegate AGENT:TASK || AGENT:TASK …` (one answer with a delegate call per
+part, ids `cN_i`; `\\n` in a TASK is a new line, so a child's task carries its own
+directives). The server answers request N of a run (N = the assistant messages already in it)
+with the run's N-th directive as a tool call (call id `cN`), and after the last one with the
 exit call. It keeps no state between requests — any run, resumed or not, on any worker, gets the
 step its history says is next. `delay` seconds pass before each answer (an I/O-bound model).
 """
@@ -16,9 +18,9 @@ from typing import Any
 
 from tests.e2e.test_providers import openai_reply
 from tests.llm.wire import Received, Reply, WireServer
-from yagent.llm.scripted import call
+from yagent.llm.scripted import call, calls
 
-_DIRECTIVE = re.compile(r"^@(write|bash) (.+)$", re.MULTILINE)
+_DIRECTIVE = re.compile(r"^@(write|bash|delegate) (.+)$", re.MULTILINE)
 
 
 def _content(message: dict[str, Any]) -> str:
@@ -49,6 +51,17 @@ class ModelServer(WireServer):
         step = sum(1 for m in messages if m.get("role") == "assistant")
         if step < len(script):
             kind, rest = script[step]
+            if kind == "delegate":
+                parts = [p.strip().partition(":") for p in rest.split("||")]
+                items = [
+                    (
+                        "delegate",
+                        json.dumps({"agent": a, "task": t.replace("\\n", "\n")}),
+                        f"c{step}_{i}",
+                    )
+                    for i, (a, _, t) in enumerate(parts)
+                ]
+                return openai_reply(calls(items))
             if kind == "write":
                 path, _, content = rest.partition(" ")
                 args = {"path": path, "content": content + "\n"}

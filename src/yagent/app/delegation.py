@@ -88,7 +88,7 @@ def after_child(app: App, session_id: str, outcome: Outcome, ran: LaneRun) -> Ou
     whatever goes wrong there is a line in the account, never a failed delegation."""
     if outcome.status == delegationview.PAUSED or ran.result is None:
         return outcome
-    did = outcome.delegation_id
+    did, session_id = outcome.delegation_id, ran.session_id or session_id  # where it ran
     evidence = evidence_for(app.store, session_id, did)
     account = ""
     offered = blueprint.exit_blueprint(app.store, session_id, did)

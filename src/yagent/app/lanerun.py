@@ -12,12 +12,17 @@ Contract:
 - When the run died before its loop could close its span, a `run_end` is published for it.
 - `LaneRun.result` is the agent's own result when its loop ended (None when it raised): callers
   read how it ended (paused, timed out, submitted or not) from it, never from the receipt's text.
+  `LaneRun.session_id` is where the run's records are when not in the caller's session.
+- The engine seam: when the context carries a remote lane runner (`remote`, set by a host that
+  runs lanes elsewhere — `scale.temporal.remote`), `run_lane` hands the lane to it with the same
+  arguments and returns its `LaneRun`; nothing here knows which engine it is.
 Leaves to the caller: the `delegation_receipt` event and whatever it keeps of the receipt.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +47,11 @@ class LaneRun:
     receipt: delegate.Receipt
     run_status: str  # how the agent run ended; "" when it never ended on its own
     result: AgentResult | None
+    session_id: str = ""  # the session holding the run's records, when not the caller's
+
+
+LaneRunner = Callable[..., Awaitable[LaneRun]]  # `run_lane`'s own signature
+remote: ContextVar[LaneRunner | None] = ContextVar("yagent_remote_lanes", default=None)
 
 
 async def run_lane(
@@ -58,6 +68,19 @@ async def run_lane(
 ) -> LaneRun:
     """Run `text` (the task, or its continuation when `resume`) as `lane` (module contract);
     `start`: the fields `delegation_start` carries beside the common ones."""
+    elsewhere = remote.get()
+    if elsewhere is not None:
+        return await elsewhere(
+            app,
+            session_id,
+            lane,
+            executor=executor,
+            required=required,
+            task=task,
+            text=text,
+            resume=resume,
+            start=start,
+        )
     publish = app.publish(session_id)
     base = {"agent": executor.name, "delegation_id": lane.delegation_id}
     publish(

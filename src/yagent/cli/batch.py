@@ -8,7 +8,7 @@ table on a terminal, one line per change otherwise, JSON lines with `--json` (`{
 names one; submitting a batch again re-runs nothing (it shows the batch as it stands).
 `--engine local` (the default) runs the tasks in this process, `--max-parallel` at once; `--engine
 temporal` hands them to the workers of `--task-queue` (`yagent worker`) and watches; `--detach`
-returns once submitted.
+returns once submitted. `--address` defaults to `$YAGENT_TEMPORAL_ADDRESS`, else 127.0.0.1:7233.
 `status` shows each task's state, `results` each final task's result (`--json`: one object per
 task; `--patches DIR` writes `<task>.patch` files), `cancel` cancels what is not final.
 
@@ -22,16 +22,16 @@ temporalio and the app load only when the command runs (`import yagent.cli` stay
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import anyio
 import click
 
+from yagent.cli.engineopt import leave as leave
 from yagent.cli.root import home_dir
 from yagent.scale import states as st
 from yagent.scale.tasks import Batch, BatchFileError, load
@@ -52,7 +52,13 @@ class Bad(click.ClickException):
 @click.command(context_settings={"ignore_unknown_options": False})
 @click.argument("args", nargs=-1, required=True, metavar="FILE | status|results|cancel BATCH")
 @click.option("--engine", type=click.Choice(["local", "temporal"]), default="local")
-@click.option("--address", default=DEFAULT_ADDRESS, show_default=True, help="Temporal frontend.")
+@click.option(
+    "--address",
+    default=DEFAULT_ADDRESS,
+    show_default=True,
+    envvar="YAGENT_TEMPORAL_ADDRESS",
+    help="Temporal frontend.",
+)
 @click.option("--task-queue", default="yagent", show_default=True)
 @click.option("--id", "batch_id", default=None, help="Name the batch (default: the file's hash).")
 @click.option("--max-parallel", type=click.IntRange(1), default=4, show_default=True)
@@ -79,18 +85,6 @@ def batch(args: tuple[str, ...], **opts: Any) -> None:
         exc.show()
         code = exc.exit_code
     leave(code)
-
-
-def leave(code: int) -> NoReturn:
-    """Exit with `code`. After temporalio ran, without the interpreter's teardown: collecting
-    the SDK's native client there crashes the process (abort or segfault seen with temporalio
-    1.35), which would turn an exit status into a signal. Nothing of ours is left to flush but
-    standard output and error: the stores are closed by then."""
-    if "temporalio" not in sys.modules:
-        sys.exit(code)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
 
 
 def _exit_code(states: Sequence[st.TaskState]) -> int:

@@ -1,6 +1,7 @@
 """`yagent sessions`, `resume` (from `cli.resume`), `replay`, `doctor` (the stores' integrity,
-with `--salvage` a copy of what a damaged one still holds; provider, tools, settings, egress and
-the workspace's project trust). Exit 1 when a required check fails."""
+with `--salvage` a copy of what a damaged one still holds; provider, tools, settings, egress, the
+workspace's project trust, the `[store] url` database and the Temporal frontend of
+`YAGENT_TEMPORAL_ADDRESS`: `cli.scaledoctor`). Exit 1 when a required check fails."""
 
 from __future__ import annotations
 
@@ -31,8 +32,10 @@ from yagent.app.engines import (
 )
 from yagent.app.recording import markers, parallel_recording, recording_of
 from yagent.app.sessionstore import sessions_here
+from yagent.cli.engineopt import leave
 from yagent.cli.mcpdoctor import mcp_rows
 from yagent.cli.safetext import visible
+from yagent.cli.scaledoctor import ADDRESS_ENV, database_rows, temporal_rows
 from yagent.cli.terminal import terminal_ask
 from yagent.kernel import sqlitefile
 from yagent.kernel.preset import BUILTIN as BUILTIN_PRESETS
@@ -179,6 +182,8 @@ def _checks(home: Path, workspace: Path) -> list[tuple[str, bool, str, bool]]:
     rows.append(_egress(config))
     rows.append(_trust(config))
     rows.extend(mcp_rows(config))
+    rows.extend(database_rows(config.store.url))
+    rows.extend(temporal_rows(os.environ.get(ADDRESS_ENV, "").strip()))
     return rows
 
 
@@ -287,4 +292,4 @@ def doctor(salvage: bool) -> None:
         mark = "[green]ok[/]" if ok else "[red]FAIL[/]" if required else "[yellow]missing[/]"
         table.add_row(name, mark, Text(detail))  # a detail's `[sandbox]` is text, not markup
     Console().print(table)
-    sys.exit(0 if all(ok for _, ok, _, required in rows if required) else 1)
+    leave(0 if all(ok for _, ok, _, required in rows if required) else 1)

@@ -20,6 +20,7 @@ import sys
 import tomllib
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
+from typing import Any, NoReturn
 
 import anyio
 import click
@@ -28,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from yagent.app.assemble import App
 from yagent.app.fanout import Assignment, FanoutError, ParallelRun, marker, prepare
 from yagent.app.fanrun import resume_parallel, resume_plan
+from yagent.cli.engineopt import engine_options, on_engine
 from yagent.cli.render import Ask, Renderer
 from yagent.cli.runner import (
     Options,
@@ -215,6 +217,7 @@ def summary(renderer: Renderer, outcome: ParallelRun) -> None:
     is_flag=True,
     help="Check the plan and show who runs what where; run nothing (no model needed).",
 )
+@engine_options
 def fanout(
     plan: str,
     workspace: str | None,
@@ -223,6 +226,7 @@ def fanout(
     recording: str | None,
     max_parallel: int | None,
     check: bool,
+    **engine_opts: Any,
 ) -> None:
     """Run PLAN's tasks as parallel sub-agents, each confined to its declared worktree."""
 
@@ -240,10 +244,16 @@ def fanout(
         markers = {a.name: marker(a.name) for a in assignments}
         engine = ReplayEngine(Recording.load(recording), markers=markers, normalise=normalise)
     ask = None if json_mode else terminal_ask()
-    try:
-        outcome = anyio.run(
-            lambda: run_plan(opts, assignments, ask=ask, engine=engine, max_parallel=max_parallel)
-        )
-    except FanoutError as exc:
-        raise click.ClickException(f"parallel plan refused: {exc}") from None
-    sys.exit(0 if outcome.ok else 1)
+
+    def start() -> NoReturn:
+        try:
+            outcome = anyio.run(
+                lambda: run_plan(
+                    opts, assignments, ask=ask, engine=engine, max_parallel=max_parallel
+                )
+            )
+        except FanoutError as exc:
+            raise click.ClickException(f"parallel plan refused: {exc}") from None
+        sys.exit(0 if outcome.ok else 1)
+
+    on_engine("fanout", engine_opts, opts.home, ws, start)

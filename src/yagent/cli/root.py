@@ -28,6 +28,8 @@ import anyio
 import click
 
 from yagent import __version__
+from yagent.cli.engineopt import engine_options, on_engine
+from yagent.cli.taskinput import stdin_task
 from yagent.cli.terminal import HOME_ENV as HOME_ENV
 from yagent.cli.terminal import home_dir as home_dir
 from yagent.cli.terminal import run_interactive, terminal_ask
@@ -216,24 +218,8 @@ def cli(
     """yagent: a multi-agent coding agent for the terminal."""
     if ctx.invoked_subcommand is None:
         # `yagent < task.txt`: the task is the input, run once; on a terminal, the session
-        task = None if sys.stdin.isatty() else _stdin_task()
+        task = None if sys.stdin.isatty() else stdin_task()
         _start(workspace, yes, full, False, agent, task, allow_local=allow_local, plain=plain)
-
-
-def _stdin_task() -> str:
-    """The task read whole from standard input (`-`, or input that is not a terminal): UTF-8
-    text, never passed on with characters silently replaced."""
-    data = sys.stdin.buffer.read()
-    try:
-        task = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise click.UsageError(
-            f"standard input is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset "
-            f"{exc.start}); convert it first, e.g. with iconv"
-        ) from None
-    if not task.strip():
-        raise click.UsageError("no task: standard input was empty")
-    return task
 
 
 @cli.command()
@@ -265,6 +251,7 @@ def _stdin_task() -> str:
     is_flag=True,
     help="Exit 1 unless the agent submitted through agent_exit (a chat reply too).",
 )
+@engine_options
 def run(
     task: str | None,
     workspace: str | None,
@@ -277,17 +264,25 @@ def run(
     max_turns: int | None,
     model: str | None,
     fail_on_no_submit: bool,
+    **engine: Any,
 ) -> None:
     """Run one TASK and exit (TASK `-`, or none with input that is not a terminal: read it
     from standard input)."""
     if task == "-" or (task is None and not sys.stdin.isatty()):
-        task = _stdin_task()
+        task = stdin_task()
     elif task is None:
         raise click.UsageError("missing TASK (or pipe it on standard input)")
     elif not task.strip():
         raise click.UsageError("no task: TASK is empty")
     ci = {"max_turns": max_turns, "model": model, "fail_on_no_submit": fail_on_no_submit}
-    _start(workspace, yes, full, json_mode, agent, task, recording, allow_local, ci=ci)
+    where = Path(workspace or os.getcwd()).resolve()
+    on_engine(
+        "run",
+        engine,
+        home_dir(),
+        where,
+        lambda: _start(workspace, yes, full, json_mode, agent, task, recording, allow_local, ci=ci),
+    )
 
 
 def _named(value: str | None) -> str | None:

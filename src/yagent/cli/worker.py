@@ -5,7 +5,8 @@ It runs batch tasks (`scale.temporal`) with the stores of this yagent home, in c
 `--work-dir` (default `<home>/work`), until SIGINT/SIGTERM (it stops polling; activities in flight
 get a grace period, then Temporal retries them on another worker). An unreachable address is one
 line and exit 2 within the connect timeout; `--engine local` is refused (exit 2): the local engine
-runs inside `yagent batch` itself.
+runs inside `yagent batch` itself. `--address` defaults to `$YAGENT_TEMPORAL_ADDRESS`, else
+127.0.0.1:7233.
 """
 
 from __future__ import annotations
@@ -24,7 +25,13 @@ from yagent.cli.root import home_dir
 
 @click.command()
 @click.option("--engine", type=click.Choice(["temporal", "local"]), default="temporal")
-@click.option("--address", default="127.0.0.1:7233", show_default=True, help="Temporal frontend.")
+@click.option(
+    "--address",
+    default="127.0.0.1:7233",
+    show_default=True,
+    envvar="YAGENT_TEMPORAL_ADDRESS",
+    help="Temporal frontend.",
+)
 @click.option("--task-queue", default="yagent", show_default=True)
 @click.option("--max-parallel", type=click.IntRange(1), default=4, show_default=True)
 @click.option("--work-dir", type=click.Path(file_okay=False, path_type=Path), default=None)

@@ -81,6 +81,17 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
     # 2: a tool call's result may live in its tool message only (`content_message` = that
     # message's seq, `content` NULL) instead of a second copy; rows of version 1 keep theirs.
     (2, ("ALTER TABLE tool_calls ADD COLUMN content_message INTEGER",)),
+    # 3: a session registered under a caller's key (a batch task's `<batch>/<task>`), found by it
+    # in one indexed read from any process or machine on the same store (`keyed_session`).
+    (
+        3,
+        (
+            """CREATE TABLE session_keys (
+                name TEXT PRIMARY KEY,
+                session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE)
+                WITHOUT ROWID""",
+        ),
+    ),
 )
 
 

@@ -4,6 +4,9 @@ A session id is 26 lowercase hex digits: 12 of milliseconds since the epoch, the
 ids sort by creation time and need no coordination between processes. Within one process ids are
 strictly increasing even when the clock stands still or steps back (the random part is bumped).
 `get_session` accepts any unique prefix (case-insensitive); every other method takes the full id.
+A session may also be registered under a caller's key (`keyed_session`: get-or-create, atomic
+across processes sharing the store) and found by it in one indexed read (`session_by_key`); the key
+is gone with its session.
 """
 
 from __future__ import annotations
@@ -70,6 +73,22 @@ def load_session(conn: sqlite3.Connection, session_id: str) -> SessionInfo:
     return session_from_row(row)
 
 
+def _key(key: object) -> str:
+    name = text_arg(key, "key")
+    if not name:
+        raise ValueError("a session key must not be empty")
+    return name
+
+
+def _keyed(conn: sqlite3.Connection, name: str) -> SessionInfo | None:
+    row = conn.execute(
+        f"SELECT {', '.join('s.' + c for c in _COLUMNS.split(', '))} FROM session_keys k"
+        " JOIN sessions s ON s.id = k.session_id WHERE k.name = ?",
+        (name,),
+    ).fetchone()
+    return None if row is None else session_from_row(row)
+
+
 class SessionsPart(StoreBase):
     def create_session(
         self,
@@ -93,6 +112,45 @@ class SessionsPart(StoreBase):
                 (session_id, now, now, fields[0], fields[1], fields[2], fields[3]),
             )
             return load_session(conn, session_id)
+
+    def keyed_session(
+        self,
+        key: str,
+        *,
+        workspace: str,
+        title: str = "",
+        model: str = "",
+        meta: Mapping[str, Any] | None = None,
+    ) -> tuple[SessionInfo, bool]:
+        """The session registered under `key`, created (`active`, with these fields) when there
+        is none: `(session, created)`. The lookup and the insert are one write transaction, so
+        processes (or machines, on PostgreSQL) racing for one key get one session."""
+        name = _key(key)
+        fields = (
+            text_arg(workspace, "workspace"),
+            text_arg(title, "title"),
+            text_arg(model, "model"),
+            codec.encode_object({} if meta is None else meta, "meta"),
+        )
+        with self._write() as (conn, now):
+            found = _keyed(conn, name)
+            if found is not None:
+                return found, False
+            session_id = new_session_id(now)
+            conn.execute(
+                f"INSERT INTO sessions ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, 'active', ?)",
+                (session_id, now, now, fields[0], fields[1], fields[2], fields[3]),
+            )
+            conn.execute(
+                "INSERT INTO session_keys (name, session_id) VALUES (?, ?)", (name, session_id)
+            )
+            return load_session(conn, session_id), True
+
+    def session_by_key(self, key: str) -> SessionInfo | None:
+        """The session `keyed_session` registered under `key`, or None (one indexed read)."""
+        name = _key(key)
+        with self._read() as (conn, _):
+            return _keyed(conn, name)
 
     def get_session(self, id_or_prefix: str) -> SessionInfo:
         """The session with this id, or the only one whose id starts with it.

@@ -10,9 +10,10 @@ Contract:
   digest is the base commit.
 - `run_agent` opens the app (`app.assemble.open_app`: whatever stores the home's configuration
   opens — nothing here assumes SQLite) on the checkout, unattended (`-y`, not interactive), and
-  runs the task in the task's session: the session whose meta carries the task's key — found on a
-  retry, created the first time — so an attempt after a crash or a lost worker finds the run's
-  checkpoint. Then `app.durable.decide` says what to do: an interrupted run CONTINUES from its
+  runs the task in the task's session: the session registered under the task's key
+  (`SessionStore.keyed_session`: created the first time, found by an indexed read on a retry, by
+  whichever worker shares the store) — so an attempt after a crash or a lost worker finds the
+  run's checkpoint. Then `app.durable.decide` says what to do: an interrupted run CONTINUES from its
   checkpoint (calls the dead attempt left open are settled first, a side effect whose outcome is
   unknown is reported uncertain and never repeated); a concluded run is NOT run again (its
   `run_end` is the outcome); no run yet starts one. `beat(kind)` is called on every event the run
@@ -21,8 +22,15 @@ Contract:
 - The run step's detail carries, read from the app's store while it is open: the session id,
   the resume decision, the report (the deliverable, else the last text), the trace (the session's
   events, compact, the last `TRACE_LIMIT`), usage, and every call settled uncertain.
+- The run step's detail also carries the checkout's base commit and `fresh_checkout` (this attempt
+  made the checkout: work an earlier attempt left on another machine is not in it).
+  `with_patch` puts the checkout's patch into it, where the run ran (for engines whose steps may
+  land on different machines).
 - `collect` adds the patch (`git diff` against the base, at most `PATCH_LIMIT` characters, cut
-  visibly) and the task's status: `completed` when the loop finished or answered, else `failed`.
+  visibly; read from the checkout unless the run's detail carries it) and the task's status:
+  `completed` when the loop finished or answered, else `failed` — also when the run had
+  concluded in an earlier attempt and this attempt's checkout is fresh (its changes, and so its
+  patch, stayed on the lost machine: said in `error`, never an empty patch passed off as done).
 - `cleanup` removes the checkout.
 Leaves to the engines: retries, timeouts, parallelism, where results are kept.
 """
@@ -84,7 +92,8 @@ async def run_agent(
 ) -> StepOutcome:
     """The agent run (see the module contract); `detail` is a JSON object about it."""
     dest = checkout_dir(work, key)
-    await anyio.to_thread.run_sync(checkout.prepare, spec.repo, spec.ref, dest)
+    fresh = not dest.exists()
+    base = await anyio.to_thread.run_sync(checkout.prepare, spec.repo, spec.ref, dest)
     config = load(home=home, workspace=dest)
     async with open_app(
         config, home=home, workspace=dest, yolo=Yolo.YOLO, interactive=False
@@ -98,7 +107,7 @@ async def run_agent(
             return StepOutcome(key, "run", REFUSED, detail=json.dumps(refused))
         delegation = lane.delegation_id if lane else ""
         decision = await app.durable.decide(sid, delegation)
-        about: dict[str, Any] = {"session_id": sid}
+        about: dict[str, Any] = {"session_id": sid, "base": base, "fresh_checkout": fresh}
         if decision.run is not None:
             about["decision"] = decision.describe()
         if decision.action is Action.CONTINUE and decision.run is not None:
@@ -161,12 +170,11 @@ def leaves(exc: BaseException) -> str:
 
 
 def task_session(app: App, key: str, spec: TaskSpec) -> str:
-    """The task's session: found by its key on a retry, else created."""
-    for info in app.store.list_sessions(limit=None):
-        if info.meta.get("batch_task") == key:
-            return info.id
+    """The task's session: registered under `batch:<key>` the first time, found by it (one
+    indexed read, atomic get-or-create) on a retry — by any worker on the same store."""
     agent = app.agent(spec.agent or app.config.agent.default)
-    info = app.store.create_session(
+    info, _ = app.store.keyed_session(
+        f"batch:{key}",
         workspace=str(app.workspace),
         title=spec.task[:80],
         model=agent.model or app.engine.model,
@@ -183,19 +191,45 @@ async def _lane(app: App, spec: TaskSpec, session_id: str) -> Lane | None:
     return Lane(spec.id, f"{spec.id}@{session_id[:8]}", task.declaration, task.commands)
 
 
+async def with_patch(work: Path, key: str, run: StepOutcome) -> StepOutcome:
+    """The run's outcome with its checkout's patch in its detail, taken where the run ran (an
+    engine whose steps may land on other machines calls this in the run's own step)."""
+    about = json.loads(run.detail) if run.detail.startswith("{") else {}
+    base = str(about.get("base", ""))
+    if not base:  # refused before a checkout: no patch
+        return run
+    text = await anyio.to_thread.run_sync(checkout.patch, checkout_dir(work, key), base)
+    about |= _patch_fields(text)
+    return dataclasses.replace(run, detail=json.dumps(about))
+
+
+def _patch_fields(text: str) -> dict[str, Any]:
+    return {
+        "patch": text[:PATCH_LIMIT],
+        "patch_truncated": len(text) > PATCH_LIMIT,
+        "patch_sha256": hashlib.sha256(text.encode()).hexdigest(),
+    }
+
+
 async def collect(work: Path, key: str, base: str, run: StepOutcome) -> dict[str, Any]:
     """The task's result (see the module contract); JSON-ready."""
     about = json.loads(run.detail) if run.detail.startswith("{") else {}
-    text = await anyio.to_thread.run_sync(checkout.patch, checkout_dir(work, key), base)
-    cut = len(text) > PATCH_LIMIT
+    base = str(about.pop("base", "") or base)
+    if "patch_sha256" not in about:  # the checkout is here: read its patch now
+        text = await anyio.to_thread.run_sync(checkout.patch, checkout_dir(work, key), base)
+        about |= _patch_fields(text)
+    status = "completed" if run.status in COMPLETED else FAILED
+    if about.get("kept") and about.get("fresh_checkout"):  # its changes stayed where it ran
+        status = FAILED
+        about["error"] = (
+            "the run concluded on a worker lost before its result was collected; its checkout "
+            "(and its patch) stayed on that worker"
+        )
     return {
         "key": key,
-        "status": "completed" if run.status in COMPLETED else FAILED,
+        "status": status,
         "run_status": run.status,
         "base": base,
-        "patch": text[:PATCH_LIMIT],
-        "patch_truncated": cut,
-        "patch_sha256": hashlib.sha256(text.encode()).hexdigest(),
         "resumed": bool(about.pop("resumed", False)),
     } | about
 

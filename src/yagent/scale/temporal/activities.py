@@ -4,6 +4,16 @@ Contract:
 - One `Activities` per worker: its yagent home (the stores `open_app` opens) and its work folder
   (the checkouts). Each activity is one step of `scale.taskrun` and returns its
   `kernel.contract.StepOutcome` as a dict (`collect`: the task's result).
+- A task's steps may land on different workers (different machines): everything that needs the
+  checkout happens in `run`, on the worker that ran the agent — the checkout is made (or kept,
+  when an earlier attempt on this worker left it), the run's patch is taken into its outcome,
+  and the checkout is removed before the outcome is returned. `prepare` checks the repository
+  and ref (its base commit) and leaves no checkout; `collect` needs no disk. A retry on another
+  machine starts from a fresh checkout at the base: the session and checkpoint come from the
+  shared store, work files the lost attempt wrote stay on its machine (`fresh_checkout` in the
+  result says so; a run that concluded there is reported failed: its patch is not here).
+- `delegate` runs one lane of a delegator (a Director's delegation, a fan-out task:
+  `scale.lanejob`), heartbeating and reporting failures and cancellation as `run` does.
 - `run` heartbeats to Temporal on every event the agent run publishes and at least every
   `BEAT_EVERY` seconds while the process is alive (a tool call may be silent for minutes; only a
   dead or cut-off worker misses its heartbeat). Cancellation (a cancelled batch) reaches it at its
@@ -23,9 +33,9 @@ from typing import Any
 import anyio
 from temporalio import activity
 
-from yagent.scale import taskrun
+from yagent.scale import lanejob, taskrun
 from yagent.scale.tasks import TaskSpec
-from yagent.scale.temporal.workflows import CLEANUP, COLLECT, PREPARE, RUN
+from yagent.scale.temporal.workflows import CLEANUP, COLLECT, DELEGATE, PREPARE, RUN
 
 BEAT_EVERY = 2.0
 
@@ -38,7 +48,10 @@ class Activities:
     @activity.defn(name=PREPARE)
     async def prepare(self, job: dict[str, Any]) -> dict[str, str]:
         spec = TaskSpec.from_dict(job["task"])
-        outcome = await taskrun.prepare_step(self.work, str(job["key"]), spec)
+        key = str(job["key"])
+        outcome = await taskrun.prepare_step(self.work, key, spec)
+        # the run may land on another worker: this check leaves no checkout behind on this one
+        await anyio.to_thread.run_sync(taskrun.cleanup, self.work, key)
         return taskrun.outcome_dict(outcome)
 
     @activity.defn(name=RUN)
@@ -60,6 +73,8 @@ class Activities:
                 tg.start_soon(ticker)
                 key = str(job["key"])
                 outcome = await taskrun.run_agent(self.home, self.work, key, spec, beat)
+                outcome = await taskrun.with_patch(self.work, key, outcome)
+                await anyio.to_thread.run_sync(taskrun.cleanup, self.work, key)
                 result.append(taskrun.outcome_dict(outcome))
                 tg.cancel_scope.cancel()
         except Exception as exc:  # Temporal records the message: make it the leaves' own
@@ -80,5 +95,27 @@ class Activities:
         outcome = await anyio.to_thread.run_sync(taskrun.cleanup, self.work, str(job["key"]))
         return taskrun.outcome_dict(outcome)
 
+    @activity.defn(name=DELEGATE)
+    async def delegate(self, job: dict[str, Any]) -> dict[str, Any]:
+        """One lane of a delegator (`scale.lanejob.run_job`), heartbeating as `run` does."""
+        result: list[dict[str, Any]] = []
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_ticker)
+                result.append(await lanejob.run_job(self.home, job, activity.heartbeat))
+                tg.cancel_scope.cancel()
+        except Exception as exc:
+            if activity.is_cancelled():
+                raise asyncio.CancelledError from exc
+            activity.logger.exception("the lane %s raised", job.get("delegation_id"))
+            raise RuntimeError(taskrun.leaves(exc)) from exc
+        return result[0]
+
     def all(self) -> list[Any]:
-        return [self.prepare, self.run, self.collect, self.cleanup]
+        return [self.prepare, self.run, self.collect, self.cleanup, self.delegate]
+
+
+async def _ticker() -> None:
+    while True:
+        activity.heartbeat("alive")
+        await anyio.sleep(BEAT_EVERY)

@@ -3,10 +3,11 @@
 Contract:
 - `connect(address)` reaches the Temporal frontend within `CONNECT_TIMEOUT` seconds or raises
   `Unreachable` (one line, the CLI's exit 2); it never retries forever.
-- `serve(...)` runs both workflows and the four activities on `task_queue`, at most
-  `max_parallel` activities at once, until cancelled (SIGINT/SIGTERM: it stops polling and lets
-  the activities in flight end — or be cut at the grace period, after which Temporal retries them
-  elsewhere). A server that goes away while it runs is waited for: the SDK's pollers reconnect.
+- `serve(...)` runs the workflows (batch, task, delegation) and their activities on
+  `task_queue`, at most `max_parallel` activities at once, until cancelled (SIGINT/SIGTERM: it
+  stops polling and lets the activities in flight end — or be cut at the grace period, after
+  which Temporal retries them elsewhere). A server that goes away while it runs is waited for:
+  the SDK's pollers reconnect.
 Leaves to the host: how many workers, where (docs/scale-out.md).
 """
 
@@ -20,7 +21,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from yagent.scale.temporal.activities import Activities
-from yagent.scale.temporal.workflows import BatchWorkflow, TaskWorkflow
+from yagent.scale.temporal.workflows import BatchWorkflow, DelegationWorkflow, TaskWorkflow
 
 CONNECT_TIMEOUT = 5.0
 DEFAULT_QUEUE = "yagent"
@@ -49,7 +50,7 @@ async def serve(
     worker = Worker(
         client,
         task_queue=task_queue,
-        workflows=[BatchWorkflow, TaskWorkflow],
+        workflows=[BatchWorkflow, TaskWorkflow, DelegationWorkflow],
         activities=acts.all(),
         max_concurrent_activities=max_parallel,
         graceful_shutdown_timeout=timedelta(seconds=GRACE),

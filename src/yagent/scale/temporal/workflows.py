@@ -10,6 +10,10 @@ temporalio, the standard library and the names of activities):
 - `BatchWorkflow` starts every task workflow with the id-reuse policy REJECT_DUPLICATE (a task
   that ran under this batch id never runs again) and the parent-close policy REQUEST_CANCEL
   (cancelling the batch cancels its tasks), waits for all and returns a count per status.
+- `DelegationWorkflow` (`yagent.delegation`, one per delegation or fan-out task a host runs on
+  Temporal: `scale.temporal.remote`) runs the lane's one activity, `yagent.delegate`, retried
+  like a task's run (another worker after a missed heartbeat; it resumes from the checkpoint),
+  and returns its result; when every attempt failed, `{"error": why}`.
 - Timeouts and attempts come from the batch's input (`heartbeat`, `run_timeout`, `attempts`);
   the run's retries span longer than a session lease (`RUN_ATTEMPTS`).
 Leaves to the activities: everything that touches a disk, a network or a model.
@@ -26,6 +30,7 @@ from temporalio.common import RetryPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import ActivityError, ChildWorkflowError, is_cancelled_exception
 
 PREPARE, RUN, COLLECT, CLEANUP = "yagent.prepare", "yagent.run", "yagent.collect", "yagent.cleanup"
+DELEGATE = "yagent.delegate"
 _QUICK = timedelta(minutes=10)
 # 1+2+4+8 s, then every 10 s: the retries span more than a session lease's 30 s, so a retry
 # outlives the lease of a holder that died on another host (`app.lease`).
@@ -111,3 +116,26 @@ class BatchWorkflow:
         except ChildWorkflowError:
             return "error"
         return str(result["status"])
+
+
+@workflow.defn(name="yagent.delegation")
+class DelegationWorkflow:
+    @workflow.run
+    async def run(self, job: dict[str, Any]) -> dict[str, Any]:
+        try:
+            result: dict[str, Any] = await workflow.execute_activity(
+                DELEGATE,
+                job,
+                start_to_close_timeout=timedelta(seconds=float(job.get("run_timeout", 7200))),
+                heartbeat_timeout=timedelta(seconds=float(job.get("heartbeat", 30))),
+                retry_policy=RetryPolicy(
+                    initial_interval=timedelta(seconds=1),
+                    maximum_interval=timedelta(seconds=10),
+                    maximum_attempts=int(job.get("attempts", RUN_ATTEMPTS)),
+                ),
+            )
+        except ActivityError as exc:
+            if is_cancelled_exception(exc):
+                raise
+            return {"error": str(exc.cause if exc.cause is not None else exc)}
+        return result
