@@ -19,12 +19,11 @@ Contract:
   gate whose sandbox keeps the workspace read-only except the task's writable areas), each
   ending in a `kernel.delegate` receipt.
 - Each task's agent prompt carries `marker(name)` on its first line (scripted and replay engines
-  route each task's requests by it), followed by the task's areas.
+  route each task's requests by it), followed by the task's areas (`app.lane`, re-exported here).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,10 +31,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from yagent.agents import catalog
-from yagent.agents.catalog import AgentDef
-from yagent.app.delegationpool import Link
+from yagent.app.lane import Lane as Lane
+from yagent.app.lane import delegation_marker as delegation_marker
+from yagent.app.lane import framed as framed
+from yagent.app.lane import marker as marker
 from yagent.kernel import areas, delegate, sandbox, toolfail
-from yagent.tools.areastage import describe
 from yagent.tools.commands import CommandGate
 from yagent.tools.guard import PROTECTED_PATHS
 
@@ -61,49 +61,6 @@ class Assignment:
     capabilities: tuple[str, ...] = ()
     write: tuple[str, ...] = ()
     read: tuple[str, ...] = ()
-
-
-def marker(name: str) -> str:
-    """The text on a task's first system-prompt line that names it (engines route by it)."""
-    return f"[parallel task {name}]"
-
-
-def delegation_marker(name: str) -> str:
-    """The first-line text of a delegated run (`app.delegation`): engines route by it."""
-    return f"[delegation {name}]"
-
-
-@dataclass(frozen=True, slots=True)
-class Lane:
-    """What `App.run` needs to run one task confined: its delegation id, declaration, gate;
-    `link` for a delegation (`app.delegation`): its pool, depth and watchdog."""
-
-    name: str
-    delegation_id: str
-    declaration: areas.Declaration
-    commands: CommandGate
-    link: Link | None = None
-
-    def frame(self, agent: AgentDef) -> AgentDef:
-        """`agent` with this task's marker on its prompt's first line and its areas after it."""
-        first, newline, rest = agent.prompt.strip().partition("\n")
-        if self.link is None:
-            mark, role = marker(self.name), f"task {self.name!r} of a parallel run"
-        else:
-            mark, role = delegation_marker(self.name), f"delegation {self.name!r}"
-        prompt = (
-            f"{first} {mark}{newline}{rest}\n\n## Your worktree\n"
-            f"You are {role}: other agents work in this workspace "
-            f"at the same time. Your declared areas ({describe(self.declaration)}) are the only "
-            "paths your tools may reach; you may read what you may write. Every other path is "
-            "refused, and shell commands see the workspace read-only except your writable "
-            "areas. If the task needs more, say so in your final report."
-        )
-        return dataclasses.replace(agent, prompt=prompt)
-
-
-def framed(lane: Lane | None, agent: AgentDef) -> AgentDef:
-    return agent if lane is None else lane.frame(agent)
 
 
 @dataclass(frozen=True, slots=True)
