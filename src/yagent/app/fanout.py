@@ -28,19 +28,17 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from yagent.agents import catalog
 from yagent.app.lane import Lane as Lane
 from yagent.app.lane import delegation_marker as delegation_marker
 from yagent.app.lane import framed as framed
 from yagent.app.lane import marker as marker
+from yagent.app.services import RunServices
 from yagent.kernel import areas, delegate, sandbox, toolfail
 from yagent.tools.commands import CommandGate
 from yagent.tools.guard import PROTECTED_PATHS
-
-if TYPE_CHECKING:
-    from yagent.app.assemble import App
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _PROTECTED = frozenset(name.casefold() for name in PROTECTED_PATHS)
@@ -116,18 +114,18 @@ class ParallelRun:
 
 
 # -- checking -----------------------------------------------------------------------------------
-def executors(app: App) -> list[delegate.Executor]:
+def executors(app: RunServices) -> list[delegate.Executor]:
     """The catalog: every built-in and configured agent with the effects of its tools."""
     names = sorted({*catalog.BUILTIN_AGENTS, *app.config.agents})
     return [delegate.Executor.of(n, _capabilities(app, n)) for n in names]
 
 
-def _capabilities(app: App, name: str) -> set[str]:
+def _capabilities(app: RunServices, name: str) -> set[str]:
     return {spec.effect.value for spec in app.surface(app.agent(name)).specs()}
 
 
 async def prepare(
-    app: App,
+    app: RunServices,
     assignments: Sequence[Assignment],
     *,
     max_parallel: int | None = None,
@@ -232,7 +230,7 @@ def check_area(root: Path, owner: str, area: areas.Parts) -> None:
 
 
 def _executor(
-    app: App, a: Assignment, catalogue: list[delegate.Executor]
+    app: RunServices, a: Assignment, catalogue: list[delegate.Executor]
 ) -> tuple[delegate.Executor, frozenset[str]]:
     try:
         if a.agent:

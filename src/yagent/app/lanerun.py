@@ -19,18 +19,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from yagent.agents import untrusted
 from yagent.agents.results import AgentResult
 from yagent.app.durable import ResumeDecision
-from yagent.app.fanout import Lane
+from yagent.app.lane import Lane
+from yagent.app.services import RunServices
 from yagent.app.stopkind import stop_kind
 from yagent.kernel import delegate
 from yagent.tools.areastage import describe
-
-if TYPE_CHECKING:
-    from yagent.app.assemble import App
 
 
 class Unfinished(Exception):  # the receipt reads "Unfinished: <how the run ended>"
@@ -45,7 +43,7 @@ class LaneRun:
 
 
 async def run_lane(
-    app: App,
+    app: RunServices,
     session_id: str,
     lane: Lane,
     *,
