@@ -3,7 +3,8 @@
 `open_app()` builds, for a workspace: settings and the workspace guard (with the YOLO mode), the
 dispatcher and authorization loop, MCP servers (connected for the app's lifetime), hooks, the
 Surface per agent, the Adapter, the session store, and the engine. `App.run()` (`app.turn`) runs
-one task with one agent and records everything in the session: messages, the event rollout, tool
+one task with one agent — the run modules see the app as `app.services.RunServices`, which `App`
+satisfies and hands over — and records everything in the session: messages, the event rollout, tool
 calls and results, usage and cost — through the session's `app.steplog.StepLog`: a step's
 records are written in one transaction at each of its commit points (before a tool runs, at the
 step's end), any other event at once, always in publish order; each event is shown (dispatcher)

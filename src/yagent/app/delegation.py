@@ -31,7 +31,6 @@ import json
 import re
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from yagent.agents import catalog
 from yagent.agents.activity import Monitor
@@ -44,12 +43,10 @@ from yagent.app.fanout import FanoutError, Lane, check_area
 from yagent.app.lanerun import LaneRun, run_lane
 from yagent.app.localdocs import local_docs_for_task
 from yagent.app.runtrack import continuation_task
+from yagent.app.services import RunServices
 from yagent.kernel import areas, delegate, dispatch, sandbox, taskboard
 from yagent.tools.delegate import Request
 from yagent.toolspec import Effect
-
-if TYPE_CHECKING:
-    from yagent.app.assemble import App
 
 RECEIPT_EVENT = "delegation_receipt"
 clock: Callable[[], float] = time.monotonic  # the delegations' watchdogs' clock (a test seam)
@@ -71,7 +68,7 @@ def board_id(session_id: str, did: str) -> str:
     return f"{session_id}/{did}"
 
 
-def child_task(app: App, request: Request, declaration: areas.Declaration) -> str:
+def child_task(app: RunServices, request: Request, declaration: areas.Declaration) -> str:
     """The task text the child agent receives (Director constraint C19): the Director's words,
     then the instructions files of the directories it works in (`app.localdocs`: its write and
     read areas, never the root's, read fresh; what did not fit is named on a visible line)."""
@@ -80,7 +77,7 @@ def child_task(app: App, request: Request, declaration: areas.Declaration) -> st
     return f"{request.task}\n\n{docs.text}" if docs.text else request.task
 
 
-def after_child(app: App, session_id: str, outcome: Outcome, ran: LaneRun) -> Outcome:
+def after_child(app: RunServices, session_id: str, outcome: Outcome, ran: LaneRun) -> Outcome:
     """The outcome once the child finished, before it is recorded: with what its work proves
     (Director constraints C6, C7, C15, C16) — its evidence set (`app.evidence`: empty unless it
     submitted through `agent_exit`) and, for an analysis agent (its profile is read-only) or
@@ -97,7 +94,7 @@ def after_child(app: App, session_id: str, outcome: Outcome, ran: LaneRun) -> Ou
     return dataclasses.replace(outcome, evidence=evidence.files, blueprint=account)
 
 
-def _analysis(app: App, agent: str) -> bool:
+def _analysis(app: RunServices, agent: str) -> bool:
     """Whether the agent reads and changes nothing (Repo, Meta, a read-only custom agent): its
     findings are what a blueprint keeps."""
     try:
@@ -111,7 +108,7 @@ class Runner:
     """One agent run's delegations (implements `tools.delegate.Delegator`)."""
 
     def __init__(
-        self, app: App, session_id: str, caller: str, lane: Lane | None, monitor: Monitor
+        self, app: RunServices, session_id: str, caller: str, lane: Lane | None, monitor: Monitor
     ) -> None:
         link = lane.link if lane is not None else None
         self.app, self.session_id, self.caller, self.monitor = app, session_id, caller, monitor

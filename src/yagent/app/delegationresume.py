@@ -23,13 +23,13 @@ import contextlib
 import json
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from yagent.agents import untrusted
 from yagent.app import delegationview
 from yagent.app.delegation import Refused, Runner, board_id
 from yagent.app.delegationview import Outcome
 from yagent.app.durable import Action
+from yagent.app.services import RunServices
 from yagent.kernel import delegate, taskboard
 from yagent.llm import Message, ToolCall
 from yagent.memory import ToolCallNotFoundError
@@ -37,14 +37,11 @@ from yagent.tools.delegate import Request
 from yagent.tools.surface import Surface
 from yagent.toolspec import Effect, builtin_by_name
 
-if TYPE_CHECKING:
-    from yagent.app.assemble import App
-
 RECORDED = "[recorded before the interruption; not run again]\n"
 
 
 async def settle(
-    app: App, runner: Runner, surface: Surface, history: Sequence[Message]
+    app: RunServices, runner: Runner, surface: Surface, history: Sequence[Message]
 ) -> list[Message]:
     """`history` with a result for every open delegate call (see the module contract)."""
     answered = {m.tool_call_id for m in history if m.role == "tool"}
@@ -60,7 +57,7 @@ async def settle(
     return out
 
 
-async def _decide(app: App, runner: Runner, call: ToolCall) -> str:
+async def _decide(app: RunServices, runner: Runner, call: ToolCall) -> str:
     request = _request(call)
     task = await _find(app, runner.session_id, call.id)
     if task is None:  # never posted: it never started
@@ -101,7 +98,7 @@ def _request(call: ToolCall) -> Request:
     return Request(call.id, agent, task, words("write"), words("read"))
 
 
-async def _find(app: App, session_id: str, call_id: str) -> taskboard.Task | None:
+async def _find(app: RunServices, session_id: str, call_id: str) -> taskboard.Task | None:
     """The last delegation of this session posted for `call_id`."""
     prefix = board_id(session_id, "")
     found = None
@@ -117,7 +114,9 @@ async def _find(app: App, session_id: str, call_id: str) -> taskboard.Task | Non
     return found
 
 
-def _degraded(app: App, runner: Runner, did: str, call: ToolCall, why: list[str]) -> Outcome:
+def _degraded(
+    app: RunServices, runner: Runner, did: str, call: ToolCall, why: list[str]
+) -> Outcome:
     """A report of what the child did, from its records, and why nothing better could be given."""
     calls = app.store.tool_calls(runner.session_id, delegation_id=did)
     specs = builtin_by_name()
@@ -145,7 +144,7 @@ def _degraded(app: App, runner: Runner, did: str, call: ToolCall, why: list[str]
     return Outcome.of(receipt, delegation_id=did, call_id=call.id, notes=tuple(why))
 
 
-def _store(app: App, runner: Runner, call: ToolCall, text: str) -> Message:
+def _store(app: RunServices, runner: Runner, call: ToolCall, text: str) -> Message:
     """The call's result, stored as its tool message (the way `runtrack.settle` stores one)."""
     app.log(runner.session_id).flush()
     content = json.dumps(text, ensure_ascii=False)  # as the executor's result is serialised

@@ -19,28 +19,26 @@ Contract:
   gate whose sandbox keeps the workspace read-only except the task's writable areas), each
   ending in a `kernel.delegate` receipt.
 - Each task's agent prompt carries `marker(name)` on its first line (scripted and replay engines
-  route each task's requests by it), followed by the task's areas.
+  route each task's requests by it), followed by the task's areas (`app.lane`, re-exported here).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from yagent.agents import catalog
-from yagent.agents.catalog import AgentDef
-from yagent.app.delegationpool import Link
+from yagent.app.lane import Lane as Lane
+from yagent.app.lane import delegation_marker as delegation_marker
+from yagent.app.lane import framed as framed
+from yagent.app.lane import marker as marker
+from yagent.app.services import RunServices
 from yagent.kernel import areas, delegate, sandbox, toolfail
-from yagent.tools.areastage import describe
 from yagent.tools.commands import CommandGate
 from yagent.tools.guard import PROTECTED_PATHS
-
-if TYPE_CHECKING:
-    from yagent.app.assemble import App
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _PROTECTED = frozenset(name.casefold() for name in PROTECTED_PATHS)
@@ -61,49 +59,6 @@ class Assignment:
     capabilities: tuple[str, ...] = ()
     write: tuple[str, ...] = ()
     read: tuple[str, ...] = ()
-
-
-def marker(name: str) -> str:
-    """The text on a task's first system-prompt line that names it (engines route by it)."""
-    return f"[parallel task {name}]"
-
-
-def delegation_marker(name: str) -> str:
-    """The first-line text of a delegated run (`app.delegation`): engines route by it."""
-    return f"[delegation {name}]"
-
-
-@dataclass(frozen=True, slots=True)
-class Lane:
-    """What `App.run` needs to run one task confined: its delegation id, declaration, gate;
-    `link` for a delegation (`app.delegation`): its pool, depth and watchdog."""
-
-    name: str
-    delegation_id: str
-    declaration: areas.Declaration
-    commands: CommandGate
-    link: Link | None = None
-
-    def frame(self, agent: AgentDef) -> AgentDef:
-        """`agent` with this task's marker on its prompt's first line and its areas after it."""
-        first, newline, rest = agent.prompt.strip().partition("\n")
-        if self.link is None:
-            mark, role = marker(self.name), f"task {self.name!r} of a parallel run"
-        else:
-            mark, role = delegation_marker(self.name), f"delegation {self.name!r}"
-        prompt = (
-            f"{first} {mark}{newline}{rest}\n\n## Your worktree\n"
-            f"You are {role}: other agents work in this workspace "
-            f"at the same time. Your declared areas ({describe(self.declaration)}) are the only "
-            "paths your tools may reach; you may read what you may write. Every other path is "
-            "refused, and shell commands see the workspace read-only except your writable "
-            "areas. If the task needs more, say so in your final report."
-        )
-        return dataclasses.replace(agent, prompt=prompt)
-
-
-def framed(lane: Lane | None, agent: AgentDef) -> AgentDef:
-    return agent if lane is None else lane.frame(agent)
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,18 +114,18 @@ class ParallelRun:
 
 
 # -- checking -----------------------------------------------------------------------------------
-def executors(app: App) -> list[delegate.Executor]:
+def executors(app: RunServices) -> list[delegate.Executor]:
     """The catalog: every built-in and configured agent with the effects of its tools."""
     names = sorted({*catalog.BUILTIN_AGENTS, *app.config.agents})
     return [delegate.Executor.of(n, _capabilities(app, n)) for n in names]
 
 
-def _capabilities(app: App, name: str) -> set[str]:
+def _capabilities(app: RunServices, name: str) -> set[str]:
     return {spec.effect.value for spec in app.surface(app.agent(name)).specs()}
 
 
 async def prepare(
-    app: App,
+    app: RunServices,
     assignments: Sequence[Assignment],
     *,
     max_parallel: int | None = None,
@@ -275,7 +230,7 @@ def check_area(root: Path, owner: str, area: areas.Parts) -> None:
 
 
 def _executor(
-    app: App, a: Assignment, catalogue: list[delegate.Executor]
+    app: RunServices, a: Assignment, catalogue: list[delegate.Executor]
 ) -> tuple[delegate.Executor, frozenset[str]]:
     try:
         if a.agent:

@@ -28,7 +28,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import anyio
 
@@ -45,11 +44,9 @@ from yagent.app.fanout import (
 )
 from yagent.app.lanerun import run_lane
 from yagent.app.runtrack import continuation_task
+from yagent.app.services import RunServices
 from yagent.app.stopkind import StopKind, stop_kind_of
 from yagent.kernel import delegate
-
-if TYPE_CHECKING:
-    from yagent.app.assemble import App
 
 RECEIPT_EVENT = "delegation_receipt"
 
@@ -60,7 +57,9 @@ def delegation_id(name: str, session_id: str) -> str:
     return f"{name}@{session_id[:8]}"
 
 
-async def run_parallel(app: App, work: Work, *, max_parallel: int | None = None) -> ParallelRun:
+async def run_parallel(
+    app: RunServices, work: Work, *, max_parallel: int | None = None
+) -> ParallelRun:
     """Run the plan's tasks concurrently in one new session; one receipt per task, in order."""
     plan = work if isinstance(work, Plan) else await prepare(app, work, max_parallel=max_parallel)
     names = [t.assignment.name for t in plan.tasks]
@@ -78,7 +77,7 @@ async def run_parallel(app: App, work: Work, *, max_parallel: int | None = None)
 
 
 async def execute(
-    app: App,
+    app: RunServices,
     session_id: str,
     plan: Plan,
     *,
@@ -121,7 +120,7 @@ async def execute(
 
 
 async def _run_one(
-    app: App,
+    app: RunServices,
     session_id: str,
     task: Task,
     lane: Lane,
@@ -160,7 +159,9 @@ class ResumeWork:
     lines: tuple[str, ...]  # one per task, for the person
 
 
-async def resume_plan(app: App, session_id: str, *, max_parallel: int | None = None) -> ResumeWork:
+async def resume_plan(
+    app: RunServices, session_id: str, *, max_parallel: int | None = None
+) -> ResumeWork:
     """The stored plan re-checked, and each task's fate (see the module contract)."""
     try:
         info = app.store.get_session(session_id)
@@ -203,7 +204,7 @@ async def resume_plan(app: App, session_id: str, *, max_parallel: int | None = N
     return ResumeWork(info.id, plan, kept, resumes, tuple(lines))
 
 
-async def resume_parallel(app: App, work: ResumeWork) -> ParallelRun:
+async def resume_parallel(app: RunServices, work: ResumeWork) -> ParallelRun:
     return await execute(app, work.session_id, work.plan, kept=work.kept, resumes=work.resumes)
 
 
@@ -226,7 +227,7 @@ def assignment_of(raw: object) -> Assignment:
     )
 
 
-def _recorded_receipts(app: App, session_id: str) -> dict[str, TaskReceipt]:
+def _recorded_receipts(app: RunServices, session_id: str) -> dict[str, TaskReceipt]:
     found: dict[str, TaskReceipt] = {}
     for event in app.store.events(session_id, types=RECEIPT_EVENT):
         data = event.payload.get("receipt")
@@ -247,7 +248,7 @@ def _recorded_receipts(app: App, session_id: str) -> dict[str, TaskReceipt]:
     return found
 
 
-def _from_run_end(app: App, session_id: str, task: Task, did: str) -> TaskReceipt:
+def _from_run_end(app: RunServices, session_id: str, task: Task, did: str) -> TaskReceipt:
     ends = app.store.events(session_id, types="run_end", delegation_id=did)
     status = str(ends[-1].payload.get("status", "")) if ends else ""
     name, agent = task.assignment.name, task.executor.name

@@ -24,18 +24,16 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from yagent.agents import untrusted
 from yagent.agents.results import AgentResult
 from yagent.app.durable import ResumeDecision
-from yagent.app.fanout import Lane
+from yagent.app.lane import Lane
+from yagent.app.services import RunServices
 from yagent.app.stopkind import stop_kind
 from yagent.kernel import delegate
 from yagent.tools.areastage import describe
-
-if TYPE_CHECKING:
-    from yagent.app.assemble import App
 
 
 class Unfinished(Exception):  # the receipt reads "Unfinished: <how the run ended>"
@@ -55,7 +53,7 @@ remote: ContextVar[LaneRunner | None] = ContextVar("yagent_remote_lanes", defaul
 
 
 async def run_lane(
-    app: App,
+    app: RunServices,
     session_id: str,
     lane: Lane,
     *,

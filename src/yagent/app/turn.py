@@ -1,5 +1,6 @@
 """One agent run inside an `App` (`App.run` is this): the session it belongs to, its history,
 the surface and tool context, durability tracking, the loop, and what is recorded when it ends.
+It sees the app only as `app.services.RunServices` (the session layer), never `App` itself.
 
 Contract: see `App.run` in `app.assemble` — a new session unless `session_id` continues one (its
 messages as history, or the compacted context this process kept); `resume` continues an
@@ -25,7 +26,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 
@@ -40,7 +41,6 @@ from yagent.app import (
     blueprint,
     contextconfig,
     delegationresume,
-    fanout,
     hookrun,
     mcprefs,
     mcpsampling,
@@ -50,9 +50,11 @@ from yagent.app import (
 from yagent.app.delegation import Runner
 from yagent.app.durable import ResumeDecision
 from yagent.app.history import from_store
+from yagent.app.lane import Lane, framed
 from yagent.app.pastsessions import StoreReader
 from yagent.app.recorder import SessionObserver
 from yagent.app.runtrack import open_track
+from yagent.app.services import RunServices
 from yagent.app.stopkind import stop_kind
 from yagent.kernel import reminder
 from yagent.llm import Message, Usage
@@ -63,11 +65,8 @@ from yagent.tools.guard import Yolo
 from yagent.tools.mcp import content, sampling
 from yagent.tools.surface import Surface
 
-if TYPE_CHECKING:
-    from yagent.app.assemble import App
 
-
-def new_session(app: App, task: str, agent: str, model: str = "") -> str:
+def new_session(app: RunServices, task: str, agent: str, model: str = "") -> str:
     """A new session of this workspace for `task` (its title), run by `agent` (on `model`, else
     the engine's); its id."""
     info = app.store.create_session(
@@ -80,13 +79,13 @@ def new_session(app: App, task: str, agent: str, model: str = "") -> str:
 
 
 async def run_task(
-    app: App,
+    app: RunServices,
     task: str,
     *,
     agent_name: str | None = None,
     session_id: str | None = None,
     resume: ResumeDecision | None = None,
-    lane: fanout.Lane | None = None,
+    lane: Lane | None = None,
 ) -> tuple[str, AgentResult]:
     """Run `task`; a new session unless `session_id` continues one (its messages as history);
     `resume` (a CONTINUE decision for that session) continues its interrupted run instead;
@@ -94,7 +93,7 @@ async def run_task(
     delegation = lane.delegation_id if lane else ""
     if resume is not None and resume.run is not None:
         agent_name = resume.run.agent
-    agent = fanout.framed(lane, app.agent(agent_name or app.config.agent.default))
+    agent = framed(lane, app.agent(agent_name or app.config.agent.default))
     new = session_id is None
     if session_id is None:
         session_id = new_session(app, task, agent.name, agent.model)
@@ -111,13 +110,13 @@ async def run_task(
 
 
 async def _run(
-    app: App,
+    app: RunServices,
     task: str,
     agent: AgentDef,
     session_id: str,
     history: list[Message],
     resume: ResumeDecision | None,
-    lane: fanout.Lane | None,
+    lane: Lane | None,
 ) -> tuple[str, AgentResult]:
     delegation = lane.delegation_id if lane else ""
     publish = app.publish(session_id)
@@ -265,7 +264,7 @@ async def _run(
 
 
 def _refused(
-    app: App, session_id: str, agent: str, reason: str, publish: hookrun.Publish
+    app: RunServices, session_id: str, agent: str, reason: str, publish: hookrun.Publish
 ) -> AgentResult:
     """The result of a run a `user_prompt_submit` hook refused: the model was never asked."""
     publish("run_end", {"agent": agent, "status": "error", "steps": 0, "error": reason})
@@ -274,7 +273,10 @@ def _refused(
 
 
 def _learner(
-    app: App, surface: Surface, adapter: Adapter, publish: Callable[[str, Mapping[str, Any]], None]
+    app: RunServices,
+    surface: Surface,
+    adapter: Adapter,
+    publish: Callable[[str, Mapping[str, Any]], None],
 ) -> Callable[[], None]:
     """When an MCP server's tools change mid-run, this run's Surface and Adapter learn them."""
 
