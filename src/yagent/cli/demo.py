@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import anyio
@@ -169,16 +170,25 @@ def inspect_hint(home: Path, tmp: Path) -> str:
     )
 
 
-def main(argv: list[str]) -> int:
+def demo_main(
+    argv: list[str],
+    replay: Callable[[Path], int],
+    rerecord: Callable[[Path], Awaitable[Path]],
+) -> int:
+    """`[--record] [DEMO_DIR]`: replay the demo (exit status of the replay), or record it anew."""
     python_first_on_path()
     recording_mode = "--record" in argv
     rest = [a for a in argv if a != "--record"]
     demo_dir = Path(rest[0] if rest else "demo").resolve()
     if recording_mode:
-        out = anyio.run(record, demo_dir)
+        out = anyio.run(rerecord, demo_dir)
         print(f"recording written to {out}")
         return 0
-    return run(demo_dir)
+    return replay(demo_dir)
+
+
+def main(argv: list[str]) -> int:
+    return demo_main(argv, run, record)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -23,13 +23,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-import anyio
-
 from yagent.app.assemble import open_app
 from yagent.app.config import load
 from yagent.app.fanout import delegation_marker
 from yagent.app.recording import recording_of
-from yagent.cli.demo import inspect_hint, prepare, python_first_on_path
+from yagent.cli.demo import demo_main, inspect_hint, prepare
 from yagent.llm.replay import Recording
 from yagent.llm.scripted import ScriptedEngine, Step, call, calls
 from yagent.tools.guard import Yolo
@@ -158,15 +156,7 @@ def run(demo_dir: Path) -> int:
 
 
 def main(argv: list[str]) -> int:
-    python_first_on_path()
-    recording_mode = "--record" in argv
-    rest = [a for a in argv if a != "--record"]
-    demo_dir = Path(rest[0] if rest else "demo").resolve()
-    if recording_mode:
-        out = anyio.run(record, demo_dir)
-        print(f"recording written to {out}")
-        return 0
-    return run(demo_dir)
+    return demo_main(argv, run, record)
 
 
 if __name__ == "__main__":  # pragma: no cover
