@@ -232,3 +232,29 @@ def test_resume_continues_the_latest_session(
     assert main(["resume"]) == 0
     assert seen == [sid]
     assert "resuming" in capsys.readouterr().out
+
+
+def test_in_process_main_returns_the_status_even_after_temporalio_ran(
+    tmp_path: Path, home: Path
+) -> None:
+    """`main` is for in-process callers too: a command that ran after temporalio was imported
+    returns its status and leaves the caller's interpreter alone; only the process entry point
+    (`yagent.cli.entry`) skips the teardown that crashes temporalio's native client."""
+    probe = (
+        "import temporalio.client\n"
+        "from yagent.app import engines\n"
+        "engines.OLLAMA_URL = 'http://127.0.0.1:9'\n"
+        "from yagent.cli import main\n"
+        "status = main(['doctor'])\n"
+        "print('returned', status)\n"
+    )
+    env = {**os.environ, "YAGENT_HOME": str(home)}
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "returned 1" in done.stdout, done.stdout + done.stderr

@@ -35,7 +35,9 @@ Playwright and OpenTelemetry load at their own factories, when used (docs/perfor
 
 from __future__ import annotations
 
+import os
 import sys
+from typing import NoReturn
 
 from yagent.cli import quick
 
@@ -51,3 +53,18 @@ def main(argv: list[str] | None = None) -> int:
     from yagent.cli.root import main as run_command
 
     return run_command(args)
+
+
+def entry() -> NoReturn:
+    """The process entry point (the `yagent` console script, `python -m yagent.cli`): `main`,
+    then exit with its status. Once temporalio ran (batch, worker, doctor's Temporal row, the
+    Temporal engine), the process leaves without the interpreter's teardown — collecting the
+    SDK's native client there crashes (abort or segfault seen with temporalio 1.35), which would
+    turn the exit status into a signal; only standard output and error are left to flush. An
+    in-process caller of `main` gets the status back and keeps its interpreter."""
+    code = main()
+    if "temporalio" in sys.modules:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)

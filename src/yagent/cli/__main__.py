@@ -1,7 +1,5 @@
 """`python -m yagent.cli` runs the `yagent` command."""
 
-import sys
+from yagent.cli import entry
 
-from yagent.cli import main
-
-sys.exit(main())
+entry()

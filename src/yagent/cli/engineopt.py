@@ -17,7 +17,6 @@ Contract:
 
 from __future__ import annotations
 
-import os
 import socket
 import sys
 from collections.abc import Callable
@@ -61,15 +60,11 @@ def engine_options(f: F) -> F:
 
 
 def leave(code: int) -> NoReturn:
-    """Exit with `code`. After temporalio ran, without the interpreter's teardown: collecting
-    the SDK's native client there crashes the process (abort or segfault seen with temporalio
-    1.35), which would turn an exit status into a signal. Nothing of ours is left to flush but
-    standard output and error: the stores are closed by then."""
-    if "temporalio" not in sys.modules:
-        sys.exit(code)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
+    """Exit with `code` (a `SystemExit`, which `yagent.cli.main` turns into its return value, so
+    an in-process caller gets the status back). The process entry point, `yagent.cli.entry`,
+    then leaves without the interpreter's teardown once temporalio ran: collecting the SDK's
+    native client there crashes the process (abort or segfault seen with temporalio 1.35)."""
+    sys.exit(code)
 
 
 def _refuse(command: str, why: str) -> NoReturn:
