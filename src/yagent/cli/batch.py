@@ -223,11 +223,22 @@ def _show_results(found: list[dict[str, Any]], json_mode: bool, patches: Path | 
         if uncertain:
             line += f"\t{uncertain} side effect(s) uncertain"
         click.echo(line)
+        if "pushed" in result:
+            click.echo("  " + _push_line(result))
         report = str(result.get("report") or result.get("error") or "").strip()
         if report:
             click.echo("  " + report.splitlines()[0][:200])
     states = [st.TaskState(str(r["id"]), str(r.get("status"))) for r in found]
     return _exit_code(states)
+
+
+def _push_line(result: dict[str, Any]) -> str:
+    if result.get("pushed"):
+        commit = str(result.get("commit", ""))[:12]
+        return f"pushed {result.get('branch')} {commit} to {result.get('remote')}"
+    if result.get("push_error"):
+        return f"push failed: {result['push_error']}"
+    return f"nothing pushed: {result.get('push_note', '')}"
 
 
 class _View:

@@ -120,6 +120,7 @@ async def _steps(
             why = taskrun.leaves(exc)
             await records.put(StepOutcome(key, "run", "error", detail=why))
             return {"key": key, "status": st.FAILED, "error": why}
+        ran = await taskrun.with_push(work, key, spec, ran)
         await records.put(ran)
         result = await taskrun.collect(work, key, prepared.digest, ran)
         await records.put(StepOutcome(key, "collect", taskrun.DONE))

@@ -26,6 +26,10 @@ Contract:
   made the checkout: work an earlier attempt left on another machine is not in it).
   `with_patch` puts the checkout's patch into it, where the run ran (for engines whose steps may
   land on different machines).
+- `with_push` (a task with a push, `scale.push`) commits and pushes the checkout's changes after a
+  run that completed, in the batch's step, where the run ran — never from the sandbox — and puts
+  the push's fields (`pushed`, `branch`, `commit`, `remote`, `push_note` / `push_error`) into its
+  detail; a run that did not complete pushes nothing and says so.
 - `collect` adds the patch (`git diff` against the base, at most `PATCH_LIMIT` characters, cut
   visibly; read from the checkout unless the run's detail carries it) and the task's status:
   `completed` when the loop finished or answered, else `failed` — also when the run had
@@ -52,7 +56,7 @@ from yagent.app.durable import Action
 from yagent.app.fanout import Assignment, FanoutError, Lane, prepare
 from yagent.app.runtrack import continuation_task
 from yagent.kernel.contract import StepOutcome
-from yagent.scale import checkout
+from yagent.scale import checkout, push
 from yagent.scale.tasks import TaskSpec
 from yagent.tools.guard import Yolo
 
@@ -200,6 +204,33 @@ async def with_patch(work: Path, key: str, run: StepOutcome) -> StepOutcome:
         return run
     text = await anyio.to_thread.run_sync(checkout.patch, checkout_dir(work, key), base)
     about |= _patch_fields(text)
+    return dataclasses.replace(run, detail=json.dumps(about))
+
+
+async def with_push(work: Path, key: str, spec: TaskSpec, run: StepOutcome) -> StepOutcome:
+    """The run's outcome with its push's fields in its detail (see the module contract)."""
+    about = json.loads(run.detail) if run.detail.startswith("{") else {}
+    base = str(about.get("base", ""))
+    if not spec.push_branch or not base:  # no push asked, or refused before a checkout
+        return run
+    if run.status not in COMPLETED:
+        about |= {
+            "pushed": False,
+            "branch": spec.push_branch,
+            "push_note": f"the run did not complete ({run.status}): nothing pushed",
+        }
+    else:
+        about |= await anyio.to_thread.run_sync(
+            lambda: push.publish(
+                checkout_dir(work, key),
+                base,
+                remote=spec.push_remote,
+                branch=spec.push_branch,
+                repo=spec.repo,
+                title=spec.task,
+                key=key,
+            )
+        )
     return dataclasses.replace(run, detail=json.dumps(about))
 
 

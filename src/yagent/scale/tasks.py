@@ -5,11 +5,15 @@ Contract:
   `[[task]]` table per task). A task has `task` (its text) and `repo` (a repository path, relative
   to the file's folder, or a git URL), and may have `id` (default `t<N>`, N its 1-based place),
   `ref` (default `HEAD`), `agent` (default: the configured default agent) and `write` (write areas,
-  repository-relative; empty: the whole checkout).
+  repository-relative; empty: the whole checkout) and `push` (`{remote, branch}`: the result is
+  also a pushed branch, `scale.push`; `false`: no push). In TOML a top-level `[push]` table is
+  every task's default. `branch` is a template: `{batch}` and `{task}` are the ids.
 - Refused with `BatchFileError` (the CLI's exit 2), naming the line (JSON lines) or the task
   number (TOML): unreadable text, a line that is not a JSON object, a missing or mistyped field,
   an unknown key (with the nearest known name), two tasks with one id, an id that is not
-  `[A-Za-z0-9._-]{1,64}`, an empty batch.
+  `[A-Za-z0-9._-]{1,64}`, an empty batch, a `push` that is not a table of a non-empty `remote`
+  and `branch` (unknown keys named with the nearest), a branch template whose branch
+  `git check-ref-format` refuses or that has an unknown placeholder.
 - The batch id is `b-` + the first 12 hex digits of the SHA-256 of the file's bytes, unless the
   caller names one: the same file is the same batch, so resubmitting it re-runs nothing.
   Each task's key is `<batch id>/<task id>` (the Temporal workflow id; the local engine's record).
@@ -18,6 +22,7 @@ Leaves to the engines: cloning, running, collecting.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import hashlib
 import json
@@ -28,8 +33,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from yagent.scale import push
+
 _ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
-_KEYS = ("id", "repo", "ref", "task", "agent", "write")
+_KEYS = ("id", "repo", "ref", "task", "agent", "write", "push")
+_PUSH_KEYS = ("remote", "branch")
 _URL = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|[\w.-]+@[\w.-]+:)", re.IGNORECASE)
 
 
@@ -47,6 +55,8 @@ class TaskSpec:
     ref: str = "HEAD"
     agent: str = ""
     write: tuple[str, ...] = ()
+    push_remote: str = ""  # where the result's branch is pushed ("": no push)
+    push_branch: str = ""  # the branch, its template filled in
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -56,6 +66,8 @@ class TaskSpec:
             "ref": self.ref,
             "agent": self.agent,
             "write": list(self.write),
+            "push_remote": self.push_remote,
+            "push_branch": self.push_branch,
         }
 
     @classmethod
@@ -67,6 +79,8 @@ class TaskSpec:
             str(raw.get("ref") or "HEAD"),
             str(raw.get("agent") or ""),
             tuple(str(w) for w in raw.get("write") or ()),
+            str(raw.get("push_remote") or ""),
+            str(raw.get("push_branch") or ""),
         )
 
 
@@ -100,8 +114,10 @@ def load(path: Path, *, batch_id: str | None = None) -> Batch:
         text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise BatchFileError(f"{path}: cannot read: {exc}") from None
+    bid = check_id(batch_id, "batch id") if batch_id else batch_id_of(data)
+    default: object = False
     if path.suffix == ".toml":
-        rows = _toml_rows(path, text)
+        rows, default = _toml_rows(path, text)
     elif path.suffix in (".jsonl", ".ndjson"):
         rows = _jsonl_rows(path, text)
     else:
@@ -112,11 +128,12 @@ def load(path: Path, *, batch_id: str | None = None) -> Batch:
     seen: set[str] = set()
     for number, (where, raw) in enumerate(rows, start=1):
         spec = _task(raw, f"{path}:{where}", number, path.parent)
+        pushed = raw.get("push", default) if isinstance(raw, dict) else default
+        spec = _with_push(spec, pushed, f"{path}:{where}", bid)
         if spec.id in seen:
             raise BatchFileError(f"{path}:{where}: task id {spec.id!r} is used twice")
         seen.add(spec.id)
         tasks.append(spec)
-    bid = check_id(batch_id, "batch id") if batch_id else batch_id_of(data)
     return Batch(bid, tuple(tasks))
 
 
@@ -132,18 +149,21 @@ def _jsonl_rows(path: Path, text: str) -> list[tuple[str, object]]:
     return rows
 
 
-def _toml_rows(path: Path, text: str) -> list[tuple[str, object]]:
+def _toml_rows(path: Path, text: str) -> tuple[list[tuple[str, object]], object]:
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise BatchFileError(f"{path}: not TOML: {exc}") from None
-    extra = sorted(set(doc) - {"task"})
+    extra = sorted(set(doc) - {"task", "push"})
     if extra:
-        raise BatchFileError(f"{path}: unknown table {extra[0]!r}{_nearest(extra[0], ('task',))}")
+        raise BatchFileError(
+            f"{path}: unknown table {extra[0]!r}{_nearest(extra[0], ('task', 'push'))}"
+        )
     tasks = doc.get("task", [])
     if not isinstance(tasks, list):
         raise BatchFileError(f"{path}: `task` must be an array of tables ([[task]])")
-    return [(f"task {n}", raw) for n, raw in enumerate(tasks, start=1)]
+    rows: list[tuple[str, object]] = [(f"task {n}", raw) for n, raw in enumerate(tasks, start=1)]
+    return rows, doc.get("push", False)
 
 
 def _nearest(name: str, known: Sequence[str]) -> str:
@@ -183,3 +203,29 @@ def _task(raw: object, where: str, number: int, base: Path) -> TaskSpec:
         agent,
         tuple(write),
     )
+
+
+def _with_push(spec: TaskSpec, raw: object, where: str, batch_id: str) -> TaskSpec:
+    """`spec` with its push (`raw`: the task's `push`, else the batch's default) checked."""
+    if raw is False:
+        return spec
+    if not isinstance(raw, dict):
+        raise BatchFileError(f"{where}: `push` must be a table {{remote, branch}} or false")
+    for key in raw:
+        if key not in _PUSH_KEYS:
+            raise BatchFileError(
+                f"{where}: `push`: unknown key {key!r}{_nearest(str(key), _PUSH_KEYS)}"
+            )
+    found: dict[str, str] = {}
+    for key in _PUSH_KEYS:
+        value = raw.get(key)
+        if value is None:
+            raise BatchFileError(f"{where}: `push.{key}` is missing")
+        if not isinstance(value, str) or not value.strip():
+            raise BatchFileError(f"{where}: `push.{key}` must be a non-empty string")
+        found[key] = value
+    try:
+        branch = push.check_template(found["branch"], batch_id, spec.id)
+    except push.PushRefused as exc:
+        raise BatchFileError(f"{where}: `push`: {exc}") from None
+    return dataclasses.replace(spec, push_remote=found["remote"], push_branch=branch)

@@ -7,7 +7,9 @@ Contract:
 - A task's steps may land on different workers (different machines): everything that needs the
   checkout happens in `run`, on the worker that ran the agent — the checkout is made (or kept,
   when an earlier attempt on this worker left it), the run's patch is taken into its outcome,
-  and the checkout is removed before the outcome is returned. `prepare` checks the repository
+  the task's branch is committed and pushed when it asks for one (`taskrun.with_push`: the
+  worker's git credentials, after the agent run), and the checkout is removed before the outcome
+  is returned. `prepare` checks the repository
   and ref (its base commit) and leaves no checkout; `collect` needs no disk. A retry on another
   machine starts from a fresh checkout at the base: the session and checkpoint come from the
   shared store, work files the lost attempt wrote stay on its machine (`fresh_checkout` in the
@@ -74,6 +76,7 @@ class Activities:
                 key = str(job["key"])
                 outcome = await taskrun.run_agent(self.home, self.work, key, spec, beat)
                 outcome = await taskrun.with_patch(self.work, key, outcome)
+                outcome = await taskrun.with_push(self.work, key, spec, outcome)
                 await anyio.to_thread.run_sync(taskrun.cleanup, self.work, key)
                 result.append(taskrun.outcome_dict(outcome))
                 tg.cancel_scope.cancel()
