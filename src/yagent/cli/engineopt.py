@@ -11,8 +11,8 @@ Contract:
   workers sharing this home on one machine: use the local engine), and an address nothing
   answers at within `CONNECT_TIMEOUT` seconds. Then every lane the run starts goes to Temporal
   (`scale.temporal.remote`), and the process exits without the interpreter's teardown
-  (`leave`: temporalio's native client crashes it).
-- `leave(code)` exits with `code`, without the interpreter's teardown once temporalio ran.
+  (`yagent.cli.entry`: temporalio's native client crashes it).
+- `leave(code)` exits with `code` as a `SystemExit`, which `yagent.cli.main` returns.
 """
 
 from __future__ import annotations
