@@ -1,6 +1,7 @@
 """Every TOML example in the docs works as written: a configuration example loads through the
-same loader `yagent run` uses (as the user's `config.toml`), and the parallel plan of
-docs/usage.md passes `yagent fanout --check` in a fresh repository."""
+same loader `yagent run` uses (as the user's `config.toml`), a parallel plan passes
+`yagent fanout --check` in a fresh repository, and a batch file (tasks with a `repo`) is read by
+the same reader `yagent batch` uses."""
 
 from __future__ import annotations
 
@@ -28,17 +29,35 @@ def _blocks() -> list[tuple[str, str]]:
     return found
 
 
+def _is_batch(block: str) -> bool:
+    return "[[task]]" in block and re.search(r"^repo\s*=", block, re.M) is not None
+
+
 def _is_plan(block: str) -> bool:
-    return block.lstrip().startswith("[[task]]")
+    return block.lstrip().startswith("[[task]]") and not _is_batch(block)
 
 
-CONFIGS = [(where, block) for where, block in _blocks() if not _is_plan(block)]
+CONFIGS = [(w, b) for w, b in _blocks() if not _is_plan(b) and not _is_batch(b)]
 PLANS = [(where, block) for where, block in _blocks() if _is_plan(block)]
+BATCHES = [(where, block) for where, block in _blocks() if _is_batch(block)]
 
 
-def test_the_docs_have_examples_of_both_kinds() -> None:
+def test_the_docs_have_examples_of_every_kind() -> None:
     assert len(CONFIGS) >= 5
     assert PLANS
+    assert BATCHES
+
+
+@pytest.mark.parametrize(("where", "block"), BATCHES, ids=[w for w, _ in BATCHES])
+def test_a_batch_example_is_read_by_the_batch_reader(
+    tmp_path: Path, where: str, block: str
+) -> None:
+    from yagent.scale import tasks
+
+    path = tmp_path / "TASKS.toml"
+    path.write_text(block, encoding="utf-8")
+    batch = tasks.load(path)
+    assert batch.tasks, where
 
 
 @pytest.mark.parametrize(("where", "block"), CONFIGS, ids=[w for w, _ in CONFIGS])
