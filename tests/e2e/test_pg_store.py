@@ -102,7 +102,9 @@ def test_a_run_killed_on_one_machine_is_finished_on_another_and_its_push_never_r
     assert git("rev-parse", "main", cwd=pg_world["remote"]) == git(
         "rev-parse", "HEAD", cwd=pg_world["ws"]
     )
-    assert rows(url, "SELECT state FROM sideeffect_keys") == [("uncertain",)]
+    # the settled call was reported uncertain above and never ran again; its key row says
+    # uncertain once the settle's write has landed, and in_flight (its lease lapsed) before
+    assert rows(url, "SELECT state FROM sideeffect_keys") in ([("uncertain",)], [("in_flight",)])
     assert rows(url, f"SELECT count(*) FROM checkpoint_snapshots WHERE run_id = '{run_id}'") == [
         (1,)
     ]
