@@ -38,6 +38,8 @@ STOP_GRACE = 2.0
 LEFT_GRACE = 0.2
 """How long after its command exits a run's output pipe may stay open before its holder counts
 as left running (a descendant finishing its last write is not a job)."""
+JOB_DRAIN = 2.0
+"""How long a job's end waits for its last output to reach its log (see `Supervisor._run`)."""
 END_GRACE = 1.0
 """SIGTERM to SIGKILL when a run is ended: below the shell engine's own `KILL_GRACE`, so the
 caller hears the exit before it would kill its end."""
@@ -242,7 +244,11 @@ class Supervisor:
             job = self.jobs[run] = Job(run, command, process.pid)
             job.log = str(request.get("log") or "")
             send(conn, {"started": process.pid, "job": run})
-            job.exit_code = process.wait()
+            code = process.wait()
+            # Ended only once its output is in the log (what `list_jobs` reads to say why it
+            # ended): bounded, as a process it started may still hold the pipe open.
+            relay.eof.wait(JOB_DRAIN)
+            job.exit_code = code
             return
         send(conn, {"started": process.pid})
         watcher = threading.Thread(target=self._watch, args=(conn, reader, run), daemon=True)
