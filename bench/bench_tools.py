@@ -42,9 +42,10 @@ from yagent.agents.toolbatch import Batch
 from yagent.kernel import toolfail
 from yagent.llm.types import ToolCall
 from yagent.tools import files
-from yagent.tools.adapter import Adapter, Executor, ToolContext, ToolResult
+from yagent.tools.adapter import Adapter, Executor, ToolContext
 from yagent.tools.guard import WorkspaceGuard
 from yagent.tools.surface import Surface, SurfaceOptions
+from yagent.tools.toolresult import ToolResult
 from yagent.toolspec import BUILTIN, Effect, Spec, Tier, profile
 
 CALLS = 8

@@ -17,7 +17,7 @@ from tests.app.test_fanout import GUARD, Gated, Hook, finish, rendezvous, tool
 from yagent.app import delegation, delegationpool
 from yagent.app.assemble import App, open_app
 from yagent.app.config import ConfigError, load
-from yagent.app.fanout import delegation_marker
+from yagent.app.lane import delegation_marker
 from yagent.kernel import taskboard
 from yagent.llm.scripted import ScriptedEngine, Step, say
 from yagent.llm.scripted import calls as many

@@ -14,10 +14,11 @@ import anyio
 import pytest
 
 from tests.projecttrust import trust_project
-from yagent.app import fanout, fanrun
+from yagent.app import fanrun, lane
 from yagent.app.assemble import App, open_app
 from yagent.app.config import load
-from yagent.app.fanout import Assignment, FanoutError, marker
+from yagent.app.fanout import Assignment, FanoutError
+from yagent.app.lane import marker
 from yagent.app.telemetry import project
 from yagent.kernel.delegate import Status
 from yagent.llm.scripted import ScriptedEngine, Step, call
@@ -375,10 +376,10 @@ async def test_the_lane_marks_the_first_prompt_line_and_states_the_areas() -> No
     agent = catalog.builtin("coding", 0)
     gate: CommandGate = object.__new__(CommandGate)  # the frame never touches the gate
     decl = areas.Declaration.of("docs", writable=["docs"], read_only=["src"])
-    framed = fanout.framed(fanout.Lane("docs", "docs@1", decl, gate), agent)
+    framed = lane.framed(lane.Lane("docs", "docs@1", decl, gate), agent)
     assert framed.marker == f"{agent.marker} {marker('docs')}"
     assert "write: docs; read: src" in framed.prompt
-    assert fanout.framed(None, agent) is agent
+    assert lane.framed(None, agent) is agent
 
 
 @pytest.fixture(autouse=True)

@@ -13,7 +13,8 @@ import pytest
 from yagent.app import fanrun
 from yagent.app.assemble import open_app
 from yagent.app.config import load
-from yagent.app.fanout import Assignment, marker
+from yagent.app.fanout import Assignment
+from yagent.app.lane import marker
 from yagent.llm.scripted import ScriptedEngine, call
 from yagent.tools.guard import Yolo
 

@@ -19,15 +19,8 @@ from yagent.agents import catalog
 from yagent.app import otelexport
 from yagent.app.assemble import open_app
 from yagent.app.config import load
-from yagent.app.telemetry import (
-    VOCABULARY,
-    Telemetry,
-    TelemetryUnavailableError,
-    enrich,
-    exporter_from_env,
-    project,
-    wants_export,
-)
+from yagent.app.otelenv import TelemetryUnavailableError, wants_export
+from yagent.app.telemetry import VOCABULARY, Telemetry, enrich, exporter_from_env, project
 from yagent.cli.demo import SCRIPT, TASK, prepare
 from yagent.kernel.trajectory import FORBIDDEN_LABELS, Pairing, label_violations
 from yagent.kernel.watchdog import FindingKind

@@ -20,12 +20,13 @@ from yagent.kernel import sandbox
 from yagent.kernel.preset import BUILTIN as PRESETS
 from yagent.kernel.sandbox.identity import SANDBOX_UID
 from yagent.tools import registry
-from yagent.tools.adapter import Adapter, ToolContext, ToolResult
+from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.commands import CommandGate
 from yagent.tools.guard import WorkspaceGuard, Yolo
 from yagent.tools.settings import Settings
 from yagent.tools.shellrules import build_policy
 from yagent.tools.surface import Surface, SurfaceOptions
+from yagent.tools.toolresult import ToolResult
 from yagent.toolspec import BUILTIN, profile
 
 SMALL = sandbox.Limits(

@@ -13,13 +13,14 @@ import pytest
 
 from yagent.kernel.preset import BUILTIN as PRESETS
 from yagent.tools import registry, shell
-from yagent.tools.adapter import Adapter, ToolContext, ToolResult
+from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.bash import SANDBOXED_BACKGROUND_NOTE
 from yagent.tools.commands import CommandGate
 from yagent.tools.guard import WorkspaceGuard, Yolo
 from yagent.tools.settings import Settings
 from yagent.tools.shellrules import build_policy
 from yagent.tools.surface import Surface, SurfaceOptions
+from yagent.tools.toolresult import ToolResult
 from yagent.toolspec import BUILTIN, profile
 
 

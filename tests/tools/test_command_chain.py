@@ -18,13 +18,14 @@ import pytest
 from yagent.kernel.preset import BUILTIN as PRESETS
 from yagent.messaging import USER_HELP_NEEDED, Dispatcher, Event
 from yagent.tools import registry
-from yagent.tools.adapter import Adapter, ToolContext, ToolResult
+from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.commands import CommandGate
 from yagent.tools.confirm import Scope, UserConfirm, response
 from yagent.tools.guard import WorkspaceGuard, Yolo
 from yagent.tools.settings import Settings
 from yagent.tools.shellrules import RuleFile, build_policy
 from yagent.tools.surface import Surface, SurfaceOptions
+from yagent.tools.toolresult import ToolResult
 from yagent.toolspec import BUILTIN, profile
 
 Person = Callable[[Event], Awaitable[Event | None]]

@@ -11,7 +11,8 @@ import pytest
 from tests.tools.conftest import make_surface
 from yagent.kernel import pii
 from yagent.tools import outbound, registry
-from yagent.tools.adapter import Adapter, ToolContext, ToolResult
+from yagent.tools.adapter import Adapter, ToolContext
+from yagent.tools.toolresult import ToolResult
 
 MOBILE = "13812345678"
 CARD = "4111111111111111"  # passes Luhn

@@ -11,10 +11,11 @@ import pytest
 from yagent.kernel import ptc, toolfail
 from yagent.kernel.invoke import Call, FuncStage, Verdict
 from yagent.tools import program, registry
-from yagent.tools.adapter import Adapter, ToolContext, ToolResult
+from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.guard import WorkspaceGuard
 from yagent.tools.settings import Settings
 from yagent.tools.surface import Surface, SurfaceOptions
+from yagent.tools.toolresult import ToolResult
 from yagent.toolspec import BUILTIN, Effect, Spec, Tier, profile
 from yagent.toolspec.program import RUN_PROGRAM, RunProgramArgs
 

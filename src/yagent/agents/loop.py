@@ -70,7 +70,7 @@ from yagent.llm import (
 )
 from yagent.llm.retry import complete_with_retries
 from yagent.llm.types import AssistantTurn, Engine
-from yagent.tools.adapter import ToolResult, failure_content
+from yagent.tools.toolresult import ToolResult, failure_content
 
 
 @dataclass

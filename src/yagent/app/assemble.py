@@ -55,6 +55,7 @@ from yagent.app.config import Config, ConfigError
 from yagent.app.durable import ResumeDecision, open_home
 from yagent.app.engines import build_engine
 from yagent.app.fulldisk import FullDisk
+from yagent.app.lane import Lane
 from yagent.app.lease import LeaseKeeper
 from yagent.app.recorder import Recorder
 from yagent.app.segments import Segments
@@ -196,7 +197,7 @@ class App:
     def surface(
         self,
         agent: AgentDef,
-        lane: fanout.Lane | None = None,
+        lane: Lane | None = None,
         run_hooks: hookrun.RunHooks | None = None,
     ) -> Surface:
         """The agent's tools and judgement ring; `run_hooks`: the run's `pre_tool_use` ring."""
@@ -290,7 +291,7 @@ class App:
         agent_name: str | None = None,
         session_id: str | None = None,
         resume: ResumeDecision | None = None,
-        lane: fanout.Lane | None = None,
+        lane: Lane | None = None,
     ) -> tuple[str, AgentResult]:
         """Run `task`; a new session unless `session_id` continues one (its messages as history);
         `resume` (a CONTINUE decision for that session) continues its interrupted run instead;

@@ -39,7 +39,8 @@ from yagent.app.delegationpool import Link, Pool
 from yagent.app.delegationview import Outcome
 from yagent.app.durable import ResumeDecision
 from yagent.app.evidence import evidence_for
-from yagent.app.fanout import FanoutError, Lane, check_area
+from yagent.app.fanout import FanoutError, check_area
+from yagent.app.lane import Lane
 from yagent.app.lanerun import LaneRun, run_lane
 from yagent.app.localdocs import local_docs_for_task
 from yagent.app.runtrack import continuation_task

@@ -31,10 +31,6 @@ from pathlib import Path
 from typing import Any
 
 from yagent.agents import catalog
-from yagent.app.lane import Lane as Lane
-from yagent.app.lane import delegation_marker as delegation_marker
-from yagent.app.lane import framed as framed
-from yagent.app.lane import marker as marker
 from yagent.app.services import RunServices
 from yagent.kernel import areas, delegate, sandbox, toolfail
 from yagent.tools.commands import CommandGate

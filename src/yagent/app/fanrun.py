@@ -32,16 +32,8 @@ from dataclasses import dataclass
 import anyio
 
 from yagent.app.durable import Action, ResumeDecision
-from yagent.app.fanout import (
-    Assignment,
-    FanoutError,
-    Lane,
-    ParallelRun,
-    Plan,
-    Task,
-    TaskReceipt,
-    prepare,
-)
+from yagent.app.fanout import Assignment, FanoutError, ParallelRun, Plan, Task, TaskReceipt, prepare
+from yagent.app.lane import Lane
 from yagent.app.lanerun import run_lane
 from yagent.app.runtrack import continuation_task
 from yagent.app.services import RunServices

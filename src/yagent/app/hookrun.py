@@ -32,7 +32,7 @@ from yagent.kernel import hookengine
 from yagent.kernel.invoke import Call, Decision
 from yagent.memory import SessionStore
 from yagent.tools import hooknames
-from yagent.tools.adapter import ToolResult
+from yagent.tools.toolresult import ToolResult
 
 Publish = Callable[[str, Mapping[str, Any]], None]
 

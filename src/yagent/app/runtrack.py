@@ -39,8 +39,8 @@ from yagent.kernel import checkpoint, commitgate, reminder, sideeffect, toolfail
 from yagent.kernel.invoke import Call
 from yagent.llm import Message
 from yagent.memory import SessionStore, ToolCallNotFoundError
-from yagent.tools.adapter import failure_content
 from yagent.tools.effectrun import decode, idempotency_key, uncertain_text
+from yagent.tools.toolresult import failure_content
 
 Publish = Callable[[str, Mapping[str, Any]], None]
 GATE_TTL = 30.0

@@ -24,8 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from yagent.agents.results import Status
-from yagent.app.otelenv import TelemetryUnavailableError as TelemetryUnavailableError
-from yagent.app.otelenv import wants_export as wants_export
+from yagent.app.otelenv import TelemetryUnavailableError, wants_export
 from yagent.kernel.trajectory import (
     Declares,
     Kind,
@@ -298,10 +297,8 @@ __all__ = [
     "WARNING_EVENT",
     "Projection",
     "Telemetry",
-    "TelemetryUnavailableError",
     "TurnSink",
     "enrich",
     "exporter_from_env",
     "project",
-    "wants_export",
 ]

@@ -31,8 +31,7 @@ from typing import Any
 import anyio
 import click
 
-from yagent.cli.engineopt import leave as leave
-from yagent.cli.root import home_dir
+from yagent.cli.terminal import home_dir
 from yagent.scale import states as st
 from yagent.scale.tasks import Batch, BatchFileError, load
 
@@ -84,7 +83,7 @@ def batch(args: tuple[str, ...], **opts: Any) -> None:
     except Bad as exc:
         exc.show()
         code = exc.exit_code
-    leave(code)
+    sys.exit(code)
 
 
 def _exit_code(states: Sequence[st.TaskState]) -> int:

@@ -32,7 +32,6 @@ from yagent.app.engines import (
 )
 from yagent.app.recording import markers, parallel_recording, recording_of
 from yagent.app.sessionstore import sessions_here
-from yagent.cli.engineopt import leave
 from yagent.cli.mcpdoctor import mcp_rows
 from yagent.cli.safetext import visible
 from yagent.cli.scaledoctor import ADDRESS_ENV, database_rows, temporal_rows
@@ -125,8 +124,9 @@ def replay(session: str, save: str | None, yes: bool) -> None:
 
 def _replay_parallel(recording: Recording, plan: list[Any], save: str | None, yes: bool) -> int:
     """A parallel session: saved per task, or its stored plan run again against the replay."""
-    from yagent.app.fanout import FanoutError, marker
+    from yagent.app.fanout import FanoutError
     from yagent.app.fanrun import assignment_of
+    from yagent.app.lane import marker
     from yagent.cli.fanout import run_plan
     from yagent.cli.runner import Options, normalise
 
@@ -292,4 +292,4 @@ def doctor(salvage: bool) -> None:
         mark = "[green]ok[/]" if ok else "[red]FAIL[/]" if required else "[yellow]missing[/]"
         table.add_row(name, mark, Text(detail))  # a detail's `[sandbox]` is text, not markup
     Console().print(table)
-    leave(0 if all(ok for _, ok, _, required in rows if required) else 1)
+    sys.exit(0 if all(ok for _, ok, _, required in rows if required) else 1)

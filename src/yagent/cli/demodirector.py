@@ -25,7 +25,7 @@ from pathlib import Path
 
 from yagent.app.assemble import open_app
 from yagent.app.config import load
-from yagent.app.fanout import delegation_marker
+from yagent.app.lane import delegation_marker
 from yagent.app.recording import recording_of
 from yagent.cli.demo import demo_main, inspect_hint, prepare
 from yagent.llm.replay import Recording

@@ -12,7 +12,7 @@ Contract:
   answers at within `CONNECT_TIMEOUT` seconds. Then every lane the run starts goes to Temporal
   (`scale.temporal.remote`), and the process exits without the interpreter's teardown
   (`yagent.cli.entry`: temporalio's native client crashes it).
-- `leave(code)` exits with `code` as a `SystemExit`, which `yagent.cli.main` returns.
+- `sys.exit(code)` exits with `code` as a `SystemExit`, which `yagent.cli.main` returns.
 """
 
 from __future__ import annotations
@@ -59,14 +59,6 @@ def engine_options(f: F) -> F:
     return f
 
 
-def leave(code: int) -> NoReturn:
-    """Exit with `code` (a `SystemExit`, which `yagent.cli.main` turns into its return value, so
-    an in-process caller gets the status back). The process entry point, `yagent.cli.entry`,
-    then leaves without the interpreter's teardown once temporalio ran: collecting the SDK's
-    native client there crashes the process (abort or segfault seen with temporalio 1.35)."""
-    sys.exit(code)
-
-
 def _refuse(command: str, why: str) -> NoReturn:
     click.echo(f"yagent {command}: {why}", err=True)
     sys.exit(2)
@@ -107,7 +99,7 @@ def on_engine(
         start()
     except click.ClickException as exc:
         exc.show()
-        leave(2)
+        sys.exit(2)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        leave(code)
+        sys.exit(code)

@@ -27,8 +27,9 @@ import click
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from yagent.app.assemble import App
-from yagent.app.fanout import Assignment, FanoutError, ParallelRun, marker, prepare
+from yagent.app.fanout import Assignment, FanoutError, ParallelRun, prepare
 from yagent.app.fanrun import resume_parallel, resume_plan
+from yagent.app.lane import marker
 from yagent.cli.engineopt import engine_options, on_engine
 from yagent.cli.render import Ask, Renderer
 from yagent.cli.runner import (

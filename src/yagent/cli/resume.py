@@ -118,7 +118,8 @@ def _resume_parallel(
 ) -> int:
     """A parallel session (`yagent fanout`): its tasks are resumed, each as the stored plan and
     its own record say (`app.fanrun`); exit 0 when every task has completed."""
-    from yagent.app.fanout import FanoutError, marker
+    from yagent.app.fanout import FanoutError
+    from yagent.app.lane import marker
     from yagent.cli.fanout import resume_session
     from yagent.cli.runner import Options, normalise
     from yagent.llm.replay import Recording, ReplayEngine

@@ -30,9 +30,7 @@ import click
 from yagent import __version__
 from yagent.cli.engineopt import engine_options, on_engine
 from yagent.cli.taskinput import stdin_task
-from yagent.cli.terminal import HOME_ENV as HOME_ENV
-from yagent.cli.terminal import home_dir as home_dir
-from yagent.cli.terminal import run_interactive, terminal_ask
+from yagent.cli.terminal import home_dir, run_interactive, terminal_ask
 
 
 def _start(

@@ -19,8 +19,7 @@ from typing import Any
 import anyio
 import click
 
-from yagent.cli.batch import leave
-from yagent.cli.root import home_dir
+from yagent.cli.terminal import home_dir
 
 
 @click.command()
@@ -40,7 +39,7 @@ def worker(**opts: Any) -> None:
     if opts["engine"] != "temporal":
         click.echo("yagent worker: the local engine runs inside `yagent batch`", err=True)
         sys.exit(2)
-    leave(anyio.run(_serve, opts))
+    sys.exit(anyio.run(_serve, opts))
 
 
 async def _serve(opts: dict[str, Any]) -> int:

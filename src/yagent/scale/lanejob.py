@@ -30,7 +30,7 @@ from yagent.agents.results import AgentResult, Status
 from yagent.app.config import load
 from yagent.app.delegationpool import Link, Pool, normalise
 from yagent.app.durable import Action
-from yagent.app.fanout import Lane
+from yagent.app.lane import Lane
 from yagent.app.lanerun import LaneRun, run_lane
 from yagent.app.runtrack import continuation_task
 from yagent.kernel import areas, delegate

@@ -53,7 +53,8 @@ import anyio.to_thread
 from yagent.app.assemble import App, open_app
 from yagent.app.config import load
 from yagent.app.durable import Action
-from yagent.app.fanout import Assignment, FanoutError, Lane, prepare
+from yagent.app.fanout import Assignment, FanoutError, prepare
+from yagent.app.lane import Lane
 from yagent.app.runtrack import continuation_task
 from yagent.kernel.contract import StepOutcome
 from yagent.scale import checkout, push

@@ -54,10 +54,7 @@ from yagent.tools.confirm import Scope, UserConfirm
 from yagent.tools.effectrun import EffectRunner
 from yagent.tools.invocation import NO_CALL, Invocation, Services
 from yagent.tools.surface import Surface
-from yagent.tools.toolresult import ToolResult as ToolResult
-from yagent.tools.toolresult import WithImages as WithImages
-from yagent.tools.toolresult import failure_content as failure_content
-from yagent.tools.toolresult import serialise as serialise
+from yagent.tools.toolresult import ToolResult, failure_content, serialise
 from yagent.toolspec import SkillSource, Spec
 
 log = logging.getLogger("yagent.tools.adapter")

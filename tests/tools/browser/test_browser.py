@@ -15,11 +15,12 @@ import pytest
 from tests.tools.browser.conftest import adapter_for
 from tests.tools.browser.site import Site
 from yagent.kernel.toolfail import Kind
-from yagent.tools.adapter import ToolContext, ToolResult
+from yagent.tools.adapter import ToolContext
 from yagent.tools.browser import observe, session_for
 from yagent.tools.browser.interact import report
 from yagent.tools.browser.observe import cut_snapshot
 from yagent.tools.mcp.content import VISION_KEY
+from yagent.tools.toolresult import ToolResult
 
 pytestmark = [pytest.mark.anyio, pytest.mark.browser]
 

@@ -18,8 +18,9 @@ import pytest
 
 from tests.tools.conftest import make_surface
 from yagent.kernel import beneath
-from yagent.tools.adapter import Adapter, Executor, ToolContext, ToolResult
+from yagent.tools.adapter import Adapter, Executor, ToolContext
 from yagent.tools.registry import executors
+from yagent.tools.toolresult import ToolResult
 
 pytestmark = pytest.mark.anyio
 

@@ -25,11 +25,12 @@ import json
 from typing import Any, Literal
 
 from yagent.kernel.toolfail import Kind, ToolFailure
-from yagent.tools.adapter import ToolContext, WithImages
+from yagent.tools.adapter import ToolContext
 from yagent.tools.browser.interact import report
 from yagent.tools.browser.session import session_for
 from yagent.tools.browser.shots import converge
 from yagent.tools.mcp.content import IMAGE_BYTES, VISION_KEY
+from yagent.tools.toolresult import WithImages
 from yagent.toolspec import browser as b
 
 EVAL_MAX_CHARS = 20_000  # seam: the serialised value returned to the model, at most

@@ -7,9 +7,10 @@ builds from `[mcp.<name>]`; `to_spec` / `Hints` (in `specs`) how a server's tool
 """
 
 from yagent.tools.mcp.config import McpConfigError, ServerConfig
-from yagent.tools.mcp.connect import NoServers, Servers, ServerStatus, connect
+from yagent.tools.mcp.connect import NoServers, Servers, connect
 from yagent.tools.mcp.content import render_content
 from yagent.tools.mcp.specs import Hints, spec_name, to_spec
+from yagent.tools.mcp.status import ServerStatus
 
 __all__ = [
     "Hints",

@@ -44,7 +44,7 @@ from mcp import ClientSession
 from mcp.shared.exceptions import MCPError
 
 from yagent.kernel import toolfail
-from yagent.tools.adapter import Executor, ToolContext, WithImages
+from yagent.tools.adapter import Executor, ToolContext
 from yagent.tools.invocation import PUBLISH
 from yagent.tools.mcp import resources, specs
 from yagent.tools.mcp.config import ServerConfig
@@ -52,6 +52,7 @@ from yagent.tools.mcp.content import VISION_KEY, render_content
 from yagent.tools.mcp.inbound import Inbound
 from yagent.tools.mcp.link import Link, ServerUnavailable, describe
 from yagent.tools.mcp.status import ServerStatus
+from yagent.tools.toolresult import WithImages
 from yagent.toolspec import Spec
 
 PROGRESS_FACTOR = 10

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from yagent.tools.adapter import Executor
 from yagent.tools.mcp.config import ServerConfig
-from yagent.tools.mcp.status import ServerStatus as ServerStatus
+from yagent.tools.mcp.status import ServerStatus
 from yagent.toolspec import Spec
 
 
