@@ -14,25 +14,33 @@ Contract:
     retryable only if each is, and which one really blocks.
   They are asked one at a time, in ring order (none of them waits on anything: a task per stage
   would cost more than the judgement).
+- Each stage judges a call once: `recalled()` gives the stages for their own places in the chain,
+  and each of them answers with the verdict the ring already holds for that very call object
+  (kept in a context variable, so calls judged in parallel tasks never see each other's), and
+  judges afresh only a call the ring did not judge.
 - A stage that raises is a denial of kind `internal` naming it (fail closed), as in the chain.
-Cost: on the common path (nothing denies) each of these stages judges twice, once here and once
-in its own ring (docs/architecture.md, "the path of one tool call").
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextvars import ContextVar
 
 from yagent.kernel import guardset
 from yagent.kernel.invoke import Call, Stage, Verdict
 
 STAGE = "guards"
 
+_JUDGED: ContextVar[tuple[Call, dict[str, Verdict]] | None] = ContextVar(
+    "yagent_guard_ring", default=None
+)
+
 
 class DenialRing:
     name = STAGE
 
     def __init__(self, stages: Sequence[Stage]) -> None:
+        self._stages = tuple(stages)
         self._set = guardset.Set(
             guardset.Guard(stage.name, rank, stage.judge) for rank, stage in enumerate(stages)
         )
@@ -41,10 +49,31 @@ class DenialRing:
     def guards(self) -> tuple[str, ...]:
         return self._set.names
 
+    def recalled(self) -> list[Stage]:
+        """The ring's stages for their own places in the chain (see the module contract)."""
+        return [Recalled(stage) for stage in self._stages]
+
     async def judge(self, call: Call) -> Verdict:
         outcome = await self._set.evaluate(call, concurrently=False)  # none of them waits
+        _JUDGED.set((call, dict(zip(self._set.names, outcome.verdicts, strict=True))))
         if not outcome.denials:
             return Verdict.allow(self.name)
         if len(outcome.denials) == 1:
             return outcome.denials[0]
         return outcome.verdict
+
+
+class Recalled:
+    """One stage of the ring in its own place in the chain: the ring's verdict for this call."""
+
+    def __init__(self, stage: Stage) -> None:
+        self.name = stage.name
+        self._stage = stage
+
+    async def judge(self, call: Call) -> Verdict:
+        held = _JUDGED.get()
+        if held is not None and held[0] is call:
+            verdict = held[1].get(self.name)
+            if verdict is not None:
+                return verdict
+        return await self._stage.judge(call)

@@ -149,8 +149,7 @@ class Surface:
                 *self.options.host_stages,
                 GrantStage(self),
                 tooldisclose.Stage(tooldisclose.Gate(self.disclosure)),
-                *([DenialRing(independent)] if len(independent) > 1 else []),
-                *independent,
+                *(_ringed(independent) if len(independent) > 1 else independent),
                 *(
                     [LocalOpeningStage(self, self.options.openings)]
                     if self.options.openings
@@ -265,3 +264,9 @@ class Surface:
 
     def restore_materialized(self, data: Mapping[str, Any]) -> tooldisclose.LoadResult:
         return self.disclosure.restore(tooldisclose.Snapshot.from_dict(data))
+
+
+def _ringed(stages: list[Stage]) -> list[Stage]:
+    """The guard ring, then its stages in their own places, each judging a call once."""
+    ring = DenialRing(stages)
+    return [ring, *ring.recalled()]
