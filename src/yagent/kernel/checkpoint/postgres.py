@@ -14,8 +14,14 @@ from collections.abc import Sequence
 
 from yagent.kernel import pgdb
 from yagent.kernel.checkpoint.errors import StoreError
-from yagent.kernel.checkpoint.resume import require_newer
-from yagent.kernel.checkpoint.store import _changes, _decode, _run_id, _snapshot
+from yagent.kernel.checkpoint.store import (
+    _changes,
+    _decode,
+    _run_id,
+    _snapshot,
+    write_changes,
+    write_snapshot,
+)
 from yagent.kernel.checkpoint.types import RunState, Snapshot, StepRecord, encode
 
 MIGRATIONS = (
@@ -69,20 +75,7 @@ class PgStore(pgdb.DatabaseStore):
         change = _changes(run_id, seq, state, steps)
 
         def op(conn: pgdb.Connection) -> None:
-            key = change.run_id
-            _require_newer(conn, key, change.seq)
-            conn.execute(
-                "INSERT INTO checkpoint_snapshots (run_id, seq, state, steps)"
-                " VALUES (?, ?, ?, '[]') ON CONFLICT (run_id)"
-                " DO UPDATE SET seq = excluded.seq, state = excluded.state",
-                (key, change.seq, change.state.value),
-            )
-            conn.executemany(
-                "INSERT INTO checkpoint_steps (run_id, step_id, status, digest, detail)"
-                " VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id, step_id) DO UPDATE SET"
-                " status = excluded.status, digest = excluded.digest, detail = excluded.detail",
-                [(key, s.id, s.status.value, s.digest, s.detail) for s in change.steps],
-            )
+            write_changes(conn, change)
 
         await self._db.transact(op, write=True)
 
@@ -91,20 +84,6 @@ class PgStore(pgdb.DatabaseStore):
         body = encode(snap)
 
         def op(conn: pgdb.Connection) -> None:
-            _require_newer(conn, snap.run_id, snap.seq)
-            conn.execute(
-                "INSERT INTO checkpoint_snapshots (run_id, seq, state, steps) VALUES (?, ?, ?, ?)"
-                " ON CONFLICT (run_id) DO UPDATE SET seq = excluded.seq,"
-                " state = excluded.state, steps = excluded.steps",
-                (snap.run_id, snap.seq, snap.state.value, body),
-            )
-            conn.execute("DELETE FROM checkpoint_steps WHERE run_id = ?", (snap.run_id,))
+            write_snapshot(conn, snap, body)
 
         await self._db.transact(op, write=True)
-
-
-def _require_newer(conn: pgdb.Connection, run_id: str, seq: int) -> None:
-    row = conn.execute(
-        "SELECT seq FROM checkpoint_snapshots WHERE run_id = ?", (run_id,)
-    ).fetchone()
-    require_newer(run_id, seq, None if row is None else int(row[0]))

@@ -25,7 +25,7 @@ import sqlite3
 import threading
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from yagent.kernel.checkpoint.errors import InvalidArgumentError, StoreError
 from yagent.kernel.checkpoint.resume import require_newer
@@ -179,23 +179,7 @@ class SqliteStore(DatabaseStore):
         change = _changes(run_id, seq, state, steps)
 
         def op(conn: sqlite3.Connection) -> None:
-            key = change.run_id
-            row = conn.execute(
-                "SELECT seq FROM checkpoint_snapshots WHERE run_id = ?", (key,)
-            ).fetchone()
-            require_newer(key, change.seq, None if row is None else int(row[0]))
-            conn.execute(
-                "INSERT INTO checkpoint_snapshots (run_id, seq, state, steps)"
-                " VALUES (?, ?, ?, '[]') ON CONFLICT (run_id)"
-                " DO UPDATE SET seq = excluded.seq, state = excluded.state",
-                (key, change.seq, change.state.value),
-            )
-            conn.executemany(
-                "INSERT INTO checkpoint_steps (run_id, step_id, status, digest, detail)"
-                " VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id, step_id) DO UPDATE SET"
-                " status = excluded.status, digest = excluded.digest, detail = excluded.detail",
-                [(key, s.id, s.status.value, s.digest, s.detail) for s in change.steps],
-            )
+            write_changes(conn, change)
 
         await self._db.transact(op, write=True)
 
@@ -204,18 +188,51 @@ class SqliteStore(DatabaseStore):
         body = encode(snap)
 
         def op(conn: sqlite3.Connection) -> None:
-            row = conn.execute(
-                "SELECT seq FROM checkpoint_snapshots WHERE run_id = ?", (snap.run_id,)
-            ).fetchone()
-            require_newer(snap.run_id, snap.seq, None if row is None else int(row[0]))
-            conn.execute(
-                "INSERT OR REPLACE INTO checkpoint_snapshots (run_id, seq, state, steps)"
-                " VALUES (?, ?, ?, ?)",
-                (snap.run_id, snap.seq, snap.state.value, body),
-            )
-            conn.execute("DELETE FROM checkpoint_steps WHERE run_id = ?", (snap.run_id,))
+            write_snapshot(conn, snap, body)
 
         await self._db.transact(op, write=True)
+
+
+# The writes below are the portable SQL both stores speak (`?` parameters, `ON CONFLICT`
+# upserts): the SQLite store here and `checkpoint.postgres` run them inside their own write
+# transactions, which hold the store's lock, so the seq read and the write are one step.
+
+
+def _stored_seq(conn: Any, run_id: str) -> int | None:
+    row = conn.execute(
+        "SELECT seq FROM checkpoint_snapshots WHERE run_id = ?", (run_id,)
+    ).fetchone()
+    return None if row is None else int(row[0])
+
+
+def write_changes(conn: Any, change: Snapshot) -> None:
+    """Save `change`'s steps beside its run's snapshot (see `save_steps_if_newer`)."""
+    key = change.run_id
+    require_newer(key, change.seq, _stored_seq(conn, key))
+    conn.execute(
+        "INSERT INTO checkpoint_snapshots (run_id, seq, state, steps)"
+        " VALUES (?, ?, ?, '[]') ON CONFLICT (run_id)"
+        " DO UPDATE SET seq = excluded.seq, state = excluded.state",
+        (key, change.seq, change.state.value),
+    )
+    conn.executemany(
+        "INSERT INTO checkpoint_steps (run_id, step_id, status, digest, detail)"
+        " VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id, step_id) DO UPDATE SET"
+        " status = excluded.status, digest = excluded.digest, detail = excluded.detail",
+        [(key, s.id, s.status.value, s.digest, s.detail) for s in change.steps],
+    )
+
+
+def write_snapshot(conn: Any, snap: Snapshot, body: str) -> None:
+    """Replace the run's whole snapshot (see `save_if_newer`): its saved step rows go."""
+    require_newer(snap.run_id, snap.seq, _stored_seq(conn, snap.run_id))
+    conn.execute(
+        "INSERT INTO checkpoint_snapshots (run_id, seq, state, steps) VALUES (?, ?, ?, ?)"
+        " ON CONFLICT (run_id) DO UPDATE SET seq = excluded.seq,"
+        " state = excluded.state, steps = excluded.steps",
+        (snap.run_id, snap.seq, snap.state.value, body),
+    )
+    conn.execute("DELETE FROM checkpoint_steps WHERE run_id = ?", (snap.run_id,))
 
 
 def _decode(
