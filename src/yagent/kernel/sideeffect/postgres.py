@@ -19,9 +19,8 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from yagent.kernel import pgdb
-from yagent.kernel.sideeffect import rules
 from yagent.kernel.sideeffect.errors import StoreError
-from yagent.kernel.sideeffect.sqlite import _KEY_COLUMNS, _SqliteTx
+from yagent.kernel.sideeffect.sqlite import _SqliteTx
 from yagent.kernel.sideeffect.store import RowStore, Tx
 from yagent.kernel.sideeffect.types import Clock
 
@@ -51,43 +50,6 @@ MIGRATIONS = (
         )""",
     ),
 )
-_UPDATE_KEY = ", ".join(f"{c} = excluded.{c}" for c in _KEY_COLUMNS.split(", ")[1:])
-
-
-class _PgTx(_SqliteTx):
-    """The SQLite transaction's reads (portable SQL), with upserts PostgreSQL speaks."""
-
-    __slots__ = ()
-
-    def put(self, write: rules.Write) -> None:
-        if write.key is not None:
-            k = write.key
-            self._conn.execute(
-                f"INSERT INTO sideeffect_keys ({_KEY_COLUMNS})"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                f" ON CONFLICT (key) DO UPDATE SET {_UPDATE_KEY}",
-                (
-                    k.key,
-                    k.state.value,
-                    k.resource,
-                    k.fence,
-                    k.holder,
-                    k.expires_at,
-                    k.retry_safety.value,
-                    int(k.released),
-                    k.result,
-                    k.reason,
-                ),
-            )
-        if write.gate is not None:
-            g = write.gate
-            self._conn.execute(
-                "INSERT INTO sideeffect_gates (resource, fence, key, holder, expires_at)"
-                " VALUES (?, ?, ?, ?, ?) ON CONFLICT (resource) DO UPDATE SET"
-                " fence = excluded.fence, key = excluded.key, holder = excluded.holder,"
-                " expires_at = excluded.expires_at",
-                (g.resource, g.fence, g.key, g.holder, g.expires_at),
-            )
 
 
 class PgStore(RowStore, pgdb.DatabaseStore):
@@ -105,6 +67,6 @@ class PgStore(RowStore, pgdb.DatabaseStore):
     async def _transact(self, fn: Callable[[Tx, float], T], *, write: bool) -> T:
         def body(conn: pgdb.Connection) -> T:
             now = conn.now if self._server_time else self._clock.now()
-            return fn(_PgTx(conn), now)  # type: ignore[arg-type]
+            return fn(_SqliteTx(conn), now)  # type: ignore[arg-type]
 
         return await self._db.transact(body, write=write)

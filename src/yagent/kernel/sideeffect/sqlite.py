@@ -65,6 +65,7 @@ _SCHEMA = (
 _KEY_COLUMNS = (
     "key, state, resource, fence, holder, expires_at, retry_safety, released, result, reason"
 )
+_UPDATE_KEY = ", ".join(f"{c} = excluded.{c}" for c in _KEY_COLUMNS.split(", ")[1:])
 
 
 def _key_row(values: Sequence[Any]) -> rules.KeyRow:
@@ -87,6 +88,8 @@ def _key_row(values: Sequence[Any]) -> rules.KeyRow:
 
 
 class _SqliteTx:
+    """One transaction's reads and writes, in the portable SQL `sideeffect.postgres` runs too."""
+
     __slots__ = ("_conn",)
 
     def __init__(self, conn: sqlite3.Connection) -> None:
@@ -112,8 +115,9 @@ class _SqliteTx:
         if write.key is not None:
             k = write.key
             self._conn.execute(
-                f"INSERT OR REPLACE INTO sideeffect_keys ({_KEY_COLUMNS})"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO sideeffect_keys ({_KEY_COLUMNS})"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                f" ON CONFLICT (key) DO UPDATE SET {_UPDATE_KEY}",
                 (
                     k.key,
                     k.state.value,
@@ -130,8 +134,10 @@ class _SqliteTx:
         if write.gate is not None:
             g = write.gate
             self._conn.execute(
-                "INSERT OR REPLACE INTO sideeffect_gates (resource, fence, key, holder, expires_at)"
-                " VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO sideeffect_gates (resource, fence, key, holder, expires_at)"
+                " VALUES (?, ?, ?, ?, ?) ON CONFLICT (resource) DO UPDATE SET"
+                " fence = excluded.fence, key = excluded.key, holder = excluded.holder,"
+                " expires_at = excluded.expires_at",
                 (g.resource, g.fence, g.key, g.holder, g.expires_at),
             )
 
