@@ -609,3 +609,17 @@ async def test_c9_a_delegation_is_not_bounded_by_the_loops_tool_timeout(
         got, texts = receipts(app, sid), results(app, sid)
     assert got["d1"]["status"] == "completed"
     assert "took a while" in texts["d1"]
+
+
+async def test_c4_only_an_agent_with_the_delegate_tool_gets_the_roster(
+    ws: Path, tmp_path: Path
+) -> None:
+    config = (
+        '[agents.planner]\nprompt = "Plan."\ntools = ["delegate", "read_file"]\n'
+        'delegates = ["repo"]\n'
+        '[agents.reader]\nprompt = "Read."\ntools = ["read_file"]\ndelegates = ["repo"]\n'
+    )
+    async with opened(ws, tmp_path / "home", engine({}), config) as app:
+        planner, reader = app.agent("planner"), app.agent("reader")
+    assert "Agents you may delegate to" in planner.prompt
+    assert "Agents you may delegate to" not in reader.prompt  # it could not call one

@@ -77,6 +77,7 @@ from yagent.tools.settings import Settings
 from yagent.tools.skills import FolderSkillSource
 from yagent.tools.surface import Surface, SurfaceOptions
 from yagent.toolspec import BUILTIN
+from yagent.toolspec.delegate import DELEGATE as DELEGATE_SPEC
 
 Observer = Callable[[Event], None]
 
@@ -156,13 +157,16 @@ class App:
         """`[agents.X]` first, then the built-in agents, then Claude Code's agent files — the
         project's only once the person trusted its `.claude/agents` (`app.projectfolders`).
         A refusal is an `AgentChoiceError`: a configuration error (exit 2, one line).
-        With `max_turns`, the agent's step limit is at most that. An agent that may delegate
-        gets the roster of those it may call at the end of its prompt."""
+        With `max_turns`, the agent's step limit is at most that. An agent that has the `delegate`
+        tool and may delegate gets the roster of those it may call at the end of its prompt."""
         try:
             agent = self._agent(name)
         except catalog.AgentConfigError as exc:
             raise AgentChoiceError(str(exc)) from None
-        callees = delegationpool.roster(self.topology, agent.name, self._agent)
+        may_delegate = agent.profile.grants(DELEGATE_SPEC)  # the roster is for the tool's user
+        callees = (
+            delegationpool.roster(self.topology, agent.name, self._agent) if may_delegate else ""
+        )
         if callees:
             agent = replace(agent, prompt=agent.prompt + callees)
         if self.max_turns is not None and agent.max_steps > self.max_turns:
