@@ -27,6 +27,7 @@ from yagent.app.memories import MemoryFileError, files
 from yagent.cli import edits
 from yagent.cli.conversation import Conversation
 from yagent.cli.safetext import visible
+from yagent.llm.pricing import Totals
 from yagent.memory import SessionStoreError
 
 COMMANDS = {
@@ -190,9 +191,8 @@ async def _cost(conv: Conversation, _: str) -> None:
         conv.say(f"  {escape(model)}: {_usage(totals)}")
 
 
-def _usage(totals: object) -> str:
-    u = getattr(totals, "usage")  # noqa: B009 - Totals, kept untyped to avoid an import cycle
-    cost = getattr(totals, "cost")  # noqa: B009
+def _usage(totals: Totals) -> str:
+    u, cost = totals.usage, totals.cost
     money = f"${cost:.4f}" if cost is not None else "cost unknown (unpriced steps)"
     return f"{u.input_tokens} in / {u.output_tokens} out tokens · {money}"
 
