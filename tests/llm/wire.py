@@ -24,6 +24,7 @@ class Reply:
     status: int = 200
     events: Sequence[str] = ()  # SSE frames, already formatted
     body: Any = None  # JSON body for a non-streaming (error) reply
+    raw: str | None = None  # a non-JSON body (sent as text/plain unless `headers` say otherwise)
     headers: Mapping[str, str] = field(default_factory=dict)
     hang_after: int | None = None  # send this many events, then hang
     drop_after: int | None = None  # send this many events, then break the connection
@@ -89,9 +90,11 @@ def _handler_for(server: WireServer) -> type[BaseHTTPRequestHandler]:
                 self._plain(reply)
 
         def _plain(self, reply: Reply) -> None:
-            data = json.dumps(reply.body).encode()
+            data = json.dumps(reply.body).encode() if reply.raw is None else reply.raw.encode()
             self.send_response(reply.status)
-            self.send_header("content-type", "application/json")
+            if "content-type" not in {key.lower() for key in reply.headers}:
+                plain = reply.raw is not None
+                self.send_header("content-type", "text/plain" if plain else "application/json")
             self.send_header("content-length", str(len(data)))
             self.send_header("connection", "close")
             for key, value in reply.headers.items():
