@@ -1,4 +1,4 @@
-"""OpenAIEngine through the real `openai` SDK against a local chat-completions server."""
+"""OpenAIEngine (its own httpx client) against a local chat-completions server."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ from tests.llm.wire import (
     usage_chunk,
 )
 from yagent.kernel.toolfail import Kind
-from yagent.llm.openai_engine import OpenAIEngine, normalise_usage
+from yagent.llm.openai_engine import OpenAIEngine
+from yagent.llm.openai_stream import normalise_usage
 from yagent.llm.types import (
     EngineError,
     Message,
@@ -276,20 +277,15 @@ def test_environment_key_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_usage_normalisation_handles_deepseek_cache_hits_and_never_goes_negative() -> None:
-    class Raw:
-        prompt_tokens = 100
-        completion_tokens = 7
-        prompt_tokens_details = None
-        prompt_cache_hit_tokens = 60
-
-    assert normalise_usage(Raw()) == Usage(40, 7, 60, 0)
-
-    class Odd:
-        prompt_tokens = 3
-        completion_tokens = 1
-        prompt_tokens_details = type("D", (), {"cached_tokens": 9})()
-
-    assert normalise_usage(Odd()) == Usage(0, 1, 3, 0)
+    deepseek = {"prompt_tokens": 100, "completion_tokens": 7, "prompt_cache_hit_tokens": 60}
+    assert normalise_usage(deepseek | {"prompt_tokens_details": None}) == Usage(40, 7, 60, 0)
+    odd = {
+        "prompt_tokens": 3,
+        "completion_tokens": 1,
+        "prompt_tokens_details": {"cached_tokens": 9},
+    }
+    assert normalise_usage(odd) == Usage(0, 1, 3, 0)
+    assert normalise_usage({"prompt_tokens": "many", "completion_tokens": True}) == Usage()
 
 
 def plain_completion(message: dict[str, Any], finish: str) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""OpenAIEngine failures through the real `openai` SDK: statuses, hangs, broken streams."""
+"""OpenAIEngine failures against a local server: statuses, hangs, broken streams."""
 
 from __future__ import annotations
 

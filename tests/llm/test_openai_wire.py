@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import anyio
 import pytest
 
 from tests.llm.wire import Reply, WireServer, oa_chunk, openai_frames, text_frames
@@ -112,12 +113,23 @@ async def test_base_url_organization_and_project_come_from_the_environment(
 
 
 @pytest.mark.anyio
-async def test_one_engine_serves_requests_one_after_another() -> None:
-    replies = [Reply(events=text_frames(word)) for word in ("one", "two", "three")]
+async def test_one_engine_reuses_its_connection_for_requests_one_after_another() -> None:
+    replies = [Reply(events=text_frames(word), keep_alive=True) for word in ("one", "two", "3")]
     with WireServer(replies) as srv:
         eng = engine(srv.url)
         texts = [(await complete(eng, REQ)).text for _ in range(3)]
-    assert texts == ["one", "two", "three"]
+    assert texts == ["one", "two", "3"]
+    assert len({r.peer for r in srv.received}) == 1  # one pooled keep-alive connection
+
+
+def test_an_engine_serves_successive_event_loops() -> None:
+    """A pooled connection belongs to the loop that opened it: the next loop opens its own."""
+    replies = [Reply(events=text_frames(word), keep_alive=True) for word in ("one", "two")]
+    with WireServer(replies) as srv:
+        eng = engine(srv.url)
+        texts = [anyio.run(complete, eng, REQ).text for _ in range(2)]
+    assert texts == ["one", "two"]
+    assert len({r.peer for r in srv.received}) == 2
 
 
 # -- reading the stream ------------------------------------------------------------------------

@@ -29,6 +29,7 @@ class Reply:
     hang_after: int | None = None  # send this many events, then hang
     drop_after: int | None = None  # send this many events, then break the connection
     end_after: int | None = None  # send this many events, then end the body cleanly
+    keep_alive: bool = False  # leave the connection open for the client's next request
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,7 @@ class Received:
     path: str
     headers: Mapping[str, str]
     body: Any
+    peer: tuple[str, int] = ("", 0)  # the client's address and port: which connection it used
 
 
 class WireServer:
@@ -83,7 +85,8 @@ def _handler_for(server: WireServer) -> type[BaseHTTPRequestHandler]:
             raw = self.rfile.read(length) if length else b""
             body = json.loads(raw) if raw else None
             headers = {k.lower(): v for k, v in self.headers.items()}
-            reply = server.next_reply(Received(self.path, headers, body))
+            peer = self.client_address[:2]
+            reply = server.next_reply(Received(self.path, headers, body, peer))
             if reply.events or reply.hang_after is not None:
                 self._stream(reply)
             else:
@@ -110,7 +113,8 @@ def _handler_for(server: WireServer) -> type[BaseHTTPRequestHandler]:
             self.send_header("content-type", "text/event-stream")
             self.send_header("cache-control", "no-cache")
             self.send_header("transfer-encoding", "chunked")
-            self.send_header("connection", "close")
+            if not reply.keep_alive:
+                self.send_header("connection", "close")
             for key, value in reply.headers.items():
                 self.send_header(key, value)
             self.end_headers()

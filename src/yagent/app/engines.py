@@ -7,14 +7,15 @@ naming the environment variable to set — unless `base_url` is on loopback (a l
 ignores keys): then the run goes keyless and `keyless_notice` says so (at start and in doctor).
 A `base_url` elsewhere never runs keyless.
 
-This module is the factory of the provider engines and the one place their SDKs load: each
-engine's module (and with it `openai` or `anthropic`, each heavier to import than the rest of a
-command) is imported when that engine is built — a run on one provider never loads the other's
-SDK, and commands that build no engine load neither. That is lazy loading of a heavy optional
-dependency at its factory, not an import loop hidden in a function (the engine modules import
-nothing from `app`). With a provider configured, `build_engine` makes every check (model, key)
-at once but returns a `Deferred` engine: the engine, and with it its SDK, is built at the first
-model request — the interactive prompt is drawn without waiting for it.
+This module is the factory of the provider engines: each engine's module is imported when that
+engine is built. The Anthropic engine loads the `anthropic` SDK (heavier to import than the rest
+of a command), so a run on another provider never loads it and commands that build no engine
+load no engine at all; the OpenAI-compatible engine speaks its protocol on httpx itself and
+loads no SDK (`yagent.llm.openai_engine`). That is lazy loading at the factory, not an import
+loop hidden in a function (the engine modules import nothing from `app`). With a provider
+configured, `build_engine` makes every check (model, key) at once but returns a `Deferred`
+engine: the engine is built at the first model request — the interactive prompt is drawn
+without waiting for it.
 """
 
 from __future__ import annotations
@@ -140,7 +141,7 @@ class Deferred:
 
 def _openai(model: str, **options: Any) -> Engine:
     def build() -> Engine:
-        from yagent.llm.openai_engine import OpenAIEngine  # the SDK loads here (docstring)
+        from yagent.llm.openai_engine import OpenAIEngine  # built at the first request
 
         return OpenAIEngine(model, **options)
 

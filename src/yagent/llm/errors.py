@@ -1,11 +1,12 @@
 """Provider errors → `EngineError(kind, message)`, classified with the `toolfail` table.
 
 Contract:
-- Every exception an SDK raises leaves an engine as an `EngineError` whose kind comes from
-  `toolfail`: an HTTP status through `classify_status` (429 rate_limited, 503/529 overloaded,
-  401 unauthorized, 400 invalid_args …), a timeout as `timeout`, a refused or broken connection as
-  `transient`. An error reported *inside* a 200 stream (Anthropic's `event: error`, an OpenAI-style
-  `{"error": …}` chunk) is classified from its error type or code, the same way.
+- Every exception an SDK or an engine's own HTTP client raises leaves an engine as an
+  `EngineError` whose kind comes from `toolfail`: an HTTP status through `classify_status` (429
+  rate_limited, 503/529 overloaded, 401 unauthorized, 400 invalid_args …), a timeout as
+  `timeout`, a refused or broken connection as `transient`. An error reported *inside* a 200
+  stream (Anthropic's `event: error`, an OpenAI-style `{"error": …}` chunk) is classified from
+  its error type or code, the same way.
 - The message names the provider, the model and the status; it never contains the API key (the key
   is redacted if a server echoes it) and the provider's detail is capped at `DETAIL_LIMIT`
   characters, marked when cut.

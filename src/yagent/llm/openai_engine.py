@@ -1,62 +1,69 @@
-"""OpenAIEngine: the OpenAI-compatible chat-completions engine (official `openai` SDK, streaming).
+"""OpenAIEngine: the OpenAI-compatible chat-completions engine (streaming, directly on httpx).
 
-One wire protocol covers OpenAI, Ollama, vLLM, the llama.cpp server, DeepSeek and OpenRouter.
+One wire protocol covers OpenAI, Ollama, vLLM, the llama.cpp server, DeepSeek and OpenRouter. The
+engine speaks it itself — a JSON POST and a server-sent-event stream — rather than through the
+`openai` SDK, which cost a run several times the rest of its start-up to import (see
+docs/performance.md, "Start-up"); httpx is already loaded by the time a run asks its model.
 
 Contract:
-- A `Request` becomes one streamed chat completion: the system prompt is the first message; our
-  messages map to OpenAI's (assistant messages carry `tool_calls`, tool results are `tool`
-  messages with `tool_call_id`; a tool result's images, which tool messages cannot carry, follow
-  the run of tool messages as one user message of labelled `image_url` data URLs); tool
-  definitions `{"name", "description", "parameters"}` become `{"type": "function",
-  "function": …}`; `stream_options.include_usage` asks for usage.
-- Answer text streams as `TextDelta`s; reasoning deltas (`reasoning_content` from DeepSeek / vLLM,
-  `reasoning` from OpenRouter / Ollama) stream as `TextDelta(channel="reasoning")` and are not part
-  of the turn's text. Parallel tool calls are assembled from their deltas by `index`; each is
-  announced once with `ToolCallStarted` when its name arrives. Empty argument text becomes `"{}"`.
-- Usage is normalised: `input_tokens` counts the *uncached* prompt tokens, `cache_read_tokens` the
-  cached ones (`prompt_tokens_details.cached_tokens`, or DeepSeek's `prompt_cache_hit_tokens`).
-- A stream that ends without a `finish_reason` is an error (`transient`), never a silently short
-  turn. A provider that answers the streamed request with one plain JSON chat completion
-  (`content-type: application/json`) is accepted: the completion is read whole and announced as
-  the same events; JSON that is not a chat completion is an error quoting its start. Every SDK
-  or transport exception leaves as an `EngineError` (see `yagent.llm.errors`).
-- The SDK never retries (`max_retries=0`): step retries belong to the loop. `timeout` bounds each
-  network wait (connect, every read); a stream that keeps producing is not cut off — bounding a
-  whole run is the activity monitor's job.
+- A `Request` becomes one POST to `<base_url>/chat/completions` (`base_url`, else
+  `OPENAI_BASE_URL`, else OpenAI's) with `Authorization: Bearer <key>`, `Accept` and
+  `Content-Type: application/json`, `OpenAI-Organization` / `OpenAI-Project` from
+  `OPENAI_ORG_ID` / `OPENAI_PROJECT_ID` when set, and the configured extra headers last. The body:
+  the system prompt as the first message; our messages in OpenAI's shape (assistant messages carry
+  `tool_calls`, tool results are `tool` messages with `tool_call_id`; a tool result's images,
+  which tool messages cannot carry, follow the run of tool messages as one user message of
+  labelled `image_url` data URLs); tool definitions as `{"type": "function", "function": …}`;
+  the token limit (the request's, else the engine's) under `max_tokens` or
+  `max_completion_tokens`; `temperature` when set; `stream: true` and
+  `stream_options.include_usage`. Nothing unset is sent.
+- The stream is read as SSE (`yagent.llm.sse`) up to `data: [DONE]` (or the end of the body) and
+  folded by `yagent.llm.openai_stream` (text, reasoning, tool calls by index, usage, the
+  finish_reason that must arrive). A provider that answers with one plain JSON chat completion
+  (`content-type: application/json`) is accepted and announced as the same events; JSON that is
+  not a chat completion is an error quoting its start.
+- Every failure leaves as an `EngineError` (`yagent.llm.errors`): an HTTP status ≥ 400 by its
+  status, with the provider's message; an `{"error": …}` object inside the stream by its type or
+  code; a wait longer than `timeout` (connecting, or between any two reads — a stream that keeps
+  producing is never cut off; bounding a whole run is the activity monitor's job) as `timeout`;
+  a refused, dropped or broken connection as `transient`; data that is not JSON as
+  `invalid_args`. The API key is redacted from every message.
+- The engine never retries (a 429's `Retry-After` included): step retries belong to the loop
+  (`yagent.llm.retry`). Redirects are followed (httpx drops the key on a cross-origin one).
+- One pooled HTTP client per engine and event loop (an `anyio.lowlevel.RunVar`), so sequential
+  and concurrent requests reuse connections and an engine may serve successive event loops (a
+  connection never crosses loops). After `[DONE]` the body's tail is read for at most
+  `DRAIN_LIMIT` seconds so its connection goes back to the pool. Clients are not closed
+  explicitly: they live as long as their loop.
 """
 
 from __future__ import annotations
 
+import json
 import os
-import uuid
-from collections.abc import AsyncIterator, Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, Literal
 
 import anyio
-import httpx2
-import openai
-import pydantic
-from openai.types.chat import ChatCompletion, ChatCompletionChunk
+import anyio.lowlevel
+import httpx
 
 from yagent.kernel import toolfail
+from yagent.llm import sse
 from yagent.llm.errors import to_engine_error
+from yagent.llm.openai_stream import PROVIDER, Assembler, is_completion
 from yagent.llm.types import (
-    AssistantTurn,
     EngineError,
     Image,
     Message,
     Request,
     StreamEvent,
-    TextDelta,
-    ToolCall,
-    ToolCallStarted,
     TurnDone,
-    Usage,
 )
 
 DEFAULT_TIMEOUT = 120.0
-PROVIDER = "openai-compatible"
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+DRAIN_LIMIT = 0.1  # seconds spent reading a body's tail after [DONE] to keep its connection
 _NO_KEY = "no-key"  # local OpenAI-compatible servers (Ollama, llama.cpp) ignore the key
 
 TokenLimitParam = Literal["max_tokens", "max_completion_tokens"]
@@ -121,101 +128,14 @@ def wire_messages(request: Request) -> list[dict[str, Any]]:
     return out
 
 
-def normalise_usage(usage: Any) -> Usage:
-    """OpenAI usage → ours: prompt tokens split into uncached input and cache reads."""
-    prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
-    output = int(getattr(usage, "completion_tokens", 0) or 0)
-    details = getattr(usage, "prompt_tokens_details", None)
-    cached = int(getattr(details, "cached_tokens", 0) or 0)
-    if not cached:
-        cached = int(getattr(usage, "prompt_cache_hit_tokens", 0) or 0)  # DeepSeek
-    cached = min(cached, prompt)
-    return Usage(input_tokens=prompt - cached, output_tokens=output, cache_read_tokens=cached)
+class ProviderFailure(Exception):
+    """An error status or an error object inside the stream, in the shape `to_engine_error` reads
+    (`status_code`, `body`)."""
 
-
-@dataclass
-class _PendingCall:
-    id: str = ""
-    name: str = ""
-    arguments: list[str] = field(default_factory=list)
-
-
-@dataclass
-class _Assembler:
-    """Folds a stream of chunks into events and, at the end, the complete turn."""
-
-    text: list[str] = field(default_factory=list)
-    calls: dict[int, _PendingCall] = field(default_factory=dict)
-    finish_reason: str | None = None
-    usage: Usage = field(default_factory=Usage)
-
-    def feed(self, chunk: ChatCompletionChunk) -> Iterator[StreamEvent]:
-        if chunk.usage is not None:
-            self.usage = normalise_usage(chunk.usage)
-        for choice in chunk.choices or ():
-            delta = choice.delta
-            if delta is not None:
-                yield from self._delta(delta)
-            if choice.finish_reason:
-                self.finish_reason = str(choice.finish_reason)
-
-    def whole(self, completion: ChatCompletion) -> Iterator[StreamEvent]:
-        """A non-streamed completion, announced as the events its stream would have carried."""
-        if completion.usage is not None:
-            self.usage = normalise_usage(completion.usage)
-        for choice in completion.choices[:1]:
-            yield from self._delta(choice.message)
-            if choice.finish_reason:
-                self.finish_reason = str(choice.finish_reason)
-
-    def _delta(self, delta: Any) -> Iterator[StreamEvent]:
-        reasoning = getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None)
-        if isinstance(reasoning, str) and reasoning:
-            yield TextDelta(reasoning, channel="reasoning")
-        if delta.content:
-            self.text.append(delta.content)
-            yield TextDelta(delta.content)
-        for part in delta.tool_calls or ():
-            yield from self._tool_part(part)
-
-    def _tool_part(self, part: Any) -> Iterator[StreamEvent]:
-        index = getattr(part, "index", None)
-        if not isinstance(index, int):
-            # Servers that omit the index send each call whole: a new id is a new call.
-            last = max(self.calls, default=-1)
-            index = last + 1 if part.id or last < 0 else last
-        pending = self.calls.setdefault(index, _PendingCall())
-        if part.id and not pending.id:
-            pending.id = part.id
-        function = part.function
-        if function is None:
-            return
-        if function.name and not pending.name:
-            pending.name = function.name
-            yield ToolCallStarted(index, pending.id, pending.name)
-        if function.arguments:
-            pending.arguments.append(function.arguments)
-
-    def finish(self, model: str) -> AssistantTurn:
-        if self.finish_reason is None:
-            raise EngineError(
-                toolfail.Kind.TRANSIENT,
-                f"{PROVIDER} model {model!r}: the stream ended before the model finished "
-                "(no finish_reason)",
-            )
-        calls: list[ToolCall] = []
-        for position, index in enumerate(sorted(self.calls)):
-            pending = self.calls[index]
-            if not pending.name:
-                raise EngineError(
-                    toolfail.Kind.UNKNOWN,
-                    f"{PROVIDER} model {model!r}: tool call #{position} arrived without a name",
-                )
-            call_id = pending.id or f"call_{uuid.uuid4().hex[:24]}"
-            calls.append(ToolCall(call_id, pending.name, "".join(pending.arguments) or "{}"))
-        return AssistantTurn(
-            "".join(self.text), tuple(calls), self.usage, self.finish_reason, model
-        )
+    def __init__(self, message: str, *, body: object, status_code: int | None = None) -> None:
+        super().__init__(message)
+        self.body = body
+        self.status_code = status_code
 
 
 class OpenAIEngine:
@@ -229,32 +149,40 @@ class OpenAIEngine:
         api_key: str | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         extra_headers: Mapping[str, str] | None = None,
-        client: openai.AsyncOpenAI | None = None,
         token_limit_param: TokenLimitParam = "max_tokens",
         max_tokens: int | None = None,
     ) -> None:
         self._model = model
         self._max_tokens = max_tokens  # sent when the request sets none ([llm] max_tokens)
         self._limit_param = token_limit_param
-        if client is None:
-            key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
-            if not key:
-                if base_url is None:
-                    raise EngineError(
-                        toolfail.Kind.UNAUTHORIZED,
-                        f"{PROVIDER} model {model!r}: no API key: set OPENAI_API_KEY or "
-                        "configure a base_url for a local server",
-                    )
-                key = _NO_KEY
-            client = openai.AsyncOpenAI(
-                api_key=key,
-                base_url=base_url,
-                timeout=timeout,
-                max_retries=0,
-                default_headers=dict(extra_headers) if extra_headers else None,
-            )
-        self._client = client
-        self._secret = client.api_key if isinstance(client.api_key, str) else None
+        key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+        if not key:
+            if base_url is None:
+                raise EngineError(
+                    toolfail.Kind.UNAUTHORIZED,
+                    f"{PROVIDER} model {model!r}: no API key: set OPENAI_API_KEY or "
+                    "configure a base_url for a local server",
+                )
+            key = _NO_KEY
+        self._secret = key
+        base = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+        self._url = base.rstrip("/") + "/chat/completions"
+        headers = {
+            "authorization": f"Bearer {key}",
+            "accept": "application/json",
+            "user-agent": "yagent",
+        }
+        for header, variable in (
+            ("openai-organization", "OPENAI_ORG_ID"),
+            ("openai-project", "OPENAI_PROJECT_ID"),
+        ):
+            if value := os.environ.get(variable):
+                headers[header] = value
+        self._headers = headers | dict(extra_headers or {})
+        self._timeout = timeout
+        self._clients: anyio.lowlevel.RunVar[httpx.AsyncClient] = anyio.lowlevel.RunVar(
+            f"openai-engine-{id(self)}"
+        )
 
     @property
     def model(self) -> str:
@@ -275,22 +203,33 @@ class OpenAIEngine:
             body["temperature"] = request.temperature
         return body
 
+    def _client(self) -> httpx.AsyncClient:
+        """This event loop's pooled client for this engine (see the module docstring)."""
+        try:
+            return self._clients.get()
+        except LookupError:
+            client = httpx.AsyncClient(
+                headers=self._headers, timeout=self._timeout, follow_redirects=True
+            )
+            self._clients.set(client)
+            return client
+
     async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
         await anyio.lowlevel.checkpoint()  # cancellation is honoured before answering
         body = self.params(request)
         model = str(body["model"])
-        assembler = _Assembler()
+        body |= {"stream": True, "stream_options": {"include_usage": True}}
+        assembler = Assembler()
         try:
-            chunks = await self._client.chat.completions.create(
-                **cast(Any, body), stream=True, stream_options={"include_usage": True}
-            )
-            async with chunks:
-                if _plain_json(chunks.response.headers.get("content-type")):
-                    completion = _completion(await chunks.response.aread(), model)
+            async with self._client().stream("POST", self._url, json=body) as response:
+                if response.status_code >= 400:
+                    raise _status_failure(response.status_code, await response.aread())
+                if _plain_json(response.headers.get("content-type")):
+                    completion = _completion(await response.aread(), model)
                     for event in assembler.whole(completion):
                         yield event
                 else:
-                    async for chunk in chunks:
+                    async for chunk in _chunks(response):
                         for event in assembler.feed(chunk):
                             yield event
             turn = assembler.finish(model)
@@ -301,25 +240,71 @@ class OpenAIEngine:
                 exc,
                 provider=PROVIDER,
                 model=model,
-                timeout_types=(openai.APITimeoutError, httpx2.TimeoutException),
-                connection_types=(openai.APIConnectionError, httpx2.TransportError),
+                timeout_types=(httpx.TimeoutException,),
+                connection_types=(httpx.TransportError,),
                 secret=self._secret,
             ) from exc
         yield TurnDone(turn)
+
+
+async def _chunks(response: httpx.Response) -> AsyncIterator[Mapping[str, Any]]:
+    """The JSON chunks of an SSE body, up to `[DONE]`; an error object raises."""
+    body = response.aiter_bytes()
+    async for event in sse.events(body):
+        if event.data.startswith("[DONE]"):
+            await _drain(body)
+            return
+        try:
+            chunk = json.loads(event.data)
+        except ValueError:
+            raise ValueError(f"stream data that is not JSON: {event.data[:200]!r}") from None
+        if not isinstance(chunk, Mapping):
+            continue
+        error = chunk.get("error")
+        if error:
+            message = error.get("message") if isinstance(error, Mapping) else None
+            text = message if isinstance(message, str) and message else "error in the stream"
+            raise ProviderFailure(text, body=error)
+        yield chunk
+
+
+async def _drain(body: AsyncIterator[bytes]) -> None:
+    """Read what follows `[DONE]` (the body's end) so the connection returns to the pool; a body
+    that does not end within `DRAIN_LIMIT` seconds, or fails, is closed instead."""
+    with anyio.move_on_after(DRAIN_LIMIT):
+        try:
+            async for _ in body:
+                pass
+        except (httpx.TransportError, httpx.StreamError):
+            pass  # the turn is complete: a failing tail only costs the connection
+
+
+def _status_failure(status: int, raw: bytes) -> ProviderFailure:
+    text = raw.decode("utf-8", "replace").strip()
+    try:
+        body: object = json.loads(text)
+    except ValueError:
+        body = None
+    return ProviderFailure(
+        text or f"HTTP {status} with an empty body", body=body, status_code=status
+    )
 
 
 def _plain_json(content_type: str | None) -> bool:
     return (content_type or "").split(";")[0].strip().lower() == "application/json"
 
 
-def _completion(raw: bytes, model: str) -> ChatCompletion:
+def _completion(raw: bytes, model: str) -> Mapping[str, Any]:
     """A whole chat completion sent in answer to a streamed request, or an error quoting it."""
     try:
-        return ChatCompletion.model_validate_json(raw)
-    except pydantic.ValidationError:
-        start = raw[:200].decode("utf-8", "replace")
-        raise EngineError(
-            toolfail.Kind.UNKNOWN,
-            f"{PROVIDER} model {model!r}: the server answered the streamed request with JSON "
-            f"that is not a chat completion: {start!r}",
-        ) from None
+        completion: object = json.loads(raw)
+    except ValueError:
+        completion = None
+    if is_completion(completion):
+        return completion
+    start = raw[:200].decode("utf-8", "replace")
+    raise EngineError(
+        toolfail.Kind.UNKNOWN,
+        f"{PROVIDER} model {model!r}: the server answered the streamed request with JSON "
+        f"that is not a chat completion: {start!r}",
+    )
