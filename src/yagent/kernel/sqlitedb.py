@@ -16,7 +16,8 @@ Guarantees:
   thread and waits there — the event loop is never blocked waiting for another writer. What an
   inline operation still does on the caller's thread: the operation itself, and the WAL
   checkpoint SQLite runs at a commit once the log passes its auto-checkpoint size (1 000
-  pages) — the same as the session store, which writes on the caller's thread throughout.
+  pages) — the same as the session store, which writes on the caller's thread throughout
+  (docs/adr/0023-sqlite-commits-that-cannot-wait-run-inline.md).
 - `synchronous` is FULL by default (a commit survives power loss); NORMAL is accepted (survives
   a killed process); OFF is refused, because a store that may lose what it reported as committed
   cannot back any of the kernel's promises.
