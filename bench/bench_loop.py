@@ -64,7 +64,9 @@ from benchlib import Report
 from yagent.agents import catalog
 from yagent.agents.activity import Monitor
 from yagent.agents.context import system_prompt
-from yagent.agents.loop import LoopConfig, run_agent_loop
+from yagent.agents.loop import run_agent_loop
+from yagent.agents.loopconfig import LoopConfig
+from yagent.agents.observer import QuietObserver
 from yagent.agents.pause import PauseGate
 from yagent.agents.results import Status
 from yagent.app.assemble import App, open_app
@@ -139,10 +141,22 @@ def yagent(workspace: Path, *, two_tools: bool) -> Prepare:
         events: list[Any] = []
         starts = _starts("yagent_two_tools" if two_tools else "yagent")
 
-        def publish(kind: str, payload: Any) -> None:
-            if kind == "model_request":
-                starts.append(clock())
-            events.append((kind, payload))
+        class Record(QuietObserver):
+            """Keeps what the app would store, in memory."""
+
+            def on_event(self, kind: str, payload: Any) -> None:
+                if kind == "model_request":
+                    starts.append(clock())
+                events.append((kind, payload))
+
+            def on_message(self, message: Any) -> None:
+                events.append(message)
+
+            def on_usage(self, turn: Any) -> None:
+                events.append(turn)
+
+            def on_activity(self, kind: str, payload: Any) -> None:
+                events.append((kind, payload))
 
         cfg = LoopConfig(
             name=agent.name,
@@ -155,13 +169,9 @@ def yagent(workspace: Path, *, two_tools: bool) -> Prepare:
             step_retries=agent.step_retries,
             no_action_reminder=agent.no_action_reminder,
             parallel_limit=settings.max_parallel_tools,
-            publish=publish,
-            rollout=lambda k, p: events.append((k, p)),
-            checkpoint=events.append,
+            observer=Record(),
             monitor=Monitor(idle=settings.idle_timeout, total=settings.total_timeout),
             pause=PauseGate(),
-            on_turn=events.append,
-            on_message=events.append,
         )
 
         async def run() -> None:

@@ -106,6 +106,7 @@ class Economy:
         self._quiet: str | None = None
         self._seen: frozenset[str] = frozenset()
         self._settled: set[str] = set()
+        self._settled_upto = 0  # every message before this index is settled: not looked at again
         self._last: budget.Usage | None = None
         self.compactions = 0
         self._failures = 0  # summaries failed in a row
@@ -116,6 +117,7 @@ class Economy:
         """Stable ids for the messages: the loop only appends between requests."""
         if len(self._ids) > len(messages):
             self._ids = []
+            self._settled_upto = 0
         while len(self._ids) < len(messages):
             self._serial += 1
             self._ids.append(f"m{self._serial}")
@@ -180,8 +182,9 @@ class Economy:
         seen = self._seen  # as of the last request: what the model has really been shown
         replaced: list[str] = []
         kept: list[str] = []
-        for index, message in enumerate(messages):
-            key = self._ids[index]
+        start = self._settled_upto
+        for index in range(start, len(messages)):
+            message, key = messages[index], self._ids[index]
             if key in self._settled:
                 continue
             outcome = offload.process(message.content, seen=seen)
@@ -192,6 +195,9 @@ class Economy:
             kept.extend(f"{found.digest}: {why}" for found, why in outcome.kept)
             if not outcome.marked and not outcome.kept:
                 self._settled.add(key)
+        while start < len(messages) and self._ids[start] in self._settled:
+            start += 1
+        self._settled_upto = start  # a run's step costs the same at step 1 000 as at step 1
         if replaced or kept:
             self._emit("offload", {"step": step, "replaced": replaced, "kept": kept})
         return messages
@@ -314,6 +320,7 @@ class Economy:
         self.compactions += 1
         self._quiet = None
         self._ids = [entry_id for entry_id, _ in applied.messages]
+        self._settled_upto = 0
         self._pinned &= set(self._ids)
         summary = applied.summary or ""
         self._emit(
@@ -347,6 +354,7 @@ class Economy:
         self.compactions += 1
         self._quiet = None
         self._ids = [entry_id for entry_id, _ in kept]
+        self._settled_upto = 0
         self._pinned &= set(self._ids)
         self._emit("compaction", {**payload, "compacted": True, "truncated": True, "error": why})
         return [message for _, message in kept]

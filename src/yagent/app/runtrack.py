@@ -70,6 +70,8 @@ class RunTrack:
         self._records = {int(r.id): r for r in prior}
         self._changed: set[int] = set()  # steps changed since the last save
         self._whole = bool(prior)  # a resumed run's first save rewrites the kept steps
+        # judged once: a runtime Protocol check walks the protocol's members on every call
+        self._by_changes = isinstance(durable.checkpoints, checkpoint.StepsCAS)
         self._facts: dict[int, list[Any]] = {}
         self._current = 0
         self._stopped = False
@@ -148,7 +150,7 @@ class RunTrack:
             self._full.skipped += 1
             return
         try:
-            if self._whole or not isinstance(self.durable.checkpoints, checkpoint.StepsCAS):
+            if self._whole or not self._by_changes:
                 await self._committer.commit(
                     state, [self._records[k] for k in sorted(self._records)]
                 )

@@ -7,7 +7,17 @@ Guarantees:
 - Every operation is one transaction: writes begin with `BEGIN IMMEDIATE`, so the write lock is
   held before anything is read and two processes can never both judge the same rows as free;
   reads begin deferred. When the operation raises, the transaction rolls back: nothing is
-  half-written. Operations run on a worker thread (`anyio.to_thread`) behind a per-object lock.
+  half-written. Operations run behind a per-object lock, on a worker thread (`anyio.to_thread`)
+  whenever they could wait: a commit at synchronous FULL or EXTRA waits for the disk, and a
+  writer may wait for another writer's lock. At synchronous NORMAL a commit does not wait for
+  the disk (a WAL commit there costs tens of µs; the hop to a worker thread costs more), so an
+  operation whose lock is free and whose write lock is free at once (`BEGIN IMMEDIATE` tried
+  with no busy wait) runs on the caller's thread; when either is taken it goes to the worker
+  thread and waits there — the event loop is never blocked waiting for another writer. What an
+  inline operation still does on the caller's thread: the operation itself, and the WAL
+  checkpoint SQLite runs at a commit once the log passes its auto-checkpoint size (1 000
+  pages) — the same as the session store, which writes on the caller's thread throughout
+  (docs/adr/0023-sqlite-commits-that-cannot-wait-run-inline.md).
 - `synchronous` is FULL by default (a commit survives power loss); NORMAL is accepted (survives
   a killed process); OFF is refused, because a store that may lose what it reported as committed
   cannot back any of the kernel's promises.
@@ -81,6 +91,8 @@ class Database:
         _check_schema(prefix, schema, invalid)
         self.prefix = prefix
         self.path = os.fspath(path)
+        self._inline = mode == "NORMAL"  # a commit does not wait for the disk
+        self._busy_ms = int(busy_timeout * 1000)
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         try:
@@ -160,7 +172,37 @@ class Database:
         The worker thread is never abandoned on cancellation: the caller learns the committed
         outcome (cancellation is delivered at its next checkpoint) instead of losing it.
         """
+        if self._inline and self._lock.acquire(blocking=False):
+            try:
+                if self._begin_at_once(write):
+                    return self._finish(self._connection(), fn)
+            finally:
+                self._lock.release()
         return await anyio.to_thread.run_sync(self.run, fn, write)
+
+    def _begin_at_once(self, write: bool) -> bool:
+        """Begin without waiting for another writer; False (nothing begun) when one holds the
+        write lock. The connection's busy timeout is restored either way."""
+        conn = self._connection()
+        try:
+            if not write:
+                conn.execute("BEGIN")  # a WAL reader takes no lock a writer holds
+                return True
+            conn.execute("PRAGMA busy_timeout = 0")
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            finally:
+                conn.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
+        except sqlite3.OperationalError as exc:
+            if getattr(exc, "sqlite_errorcode", None) in (
+                sqlite3.SQLITE_BUSY,
+                sqlite3.SQLITE_LOCKED,
+            ):
+                return False
+            raise self._error(f"{self.prefix}: cannot begin a transaction: {exc}") from exc
+        except sqlite3.Error as exc:
+            raise self._error(f"{self.prefix}: cannot begin a transaction: {exc}") from exc
+        return True
 
     def run(self, fn: Callable[[sqlite3.Connection], T], write: bool) -> T:
         """The blocking form of `transact`, for callers already on a thread of their own."""
@@ -170,18 +212,22 @@ class Database:
                 conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
             except sqlite3.Error as exc:
                 raise self._error(f"{self.prefix}: cannot begin a transaction: {exc}") from exc
-            try:
-                result = fn(conn)
-                conn.execute("COMMIT")
-            except sqlite3.Error as exc:
-                _rollback(conn)
-                if damaged(exc):
-                    raise sqlitefile.UnusableFileError(self.path, f"is damaged ({exc})") from exc
-                raise self._error(f"{self.prefix}: transaction failed: {exc}") from exc
-            except BaseException:
-                _rollback(conn)
-                raise
-            return result
+            return self._finish(conn, fn)
+
+    def _finish(self, conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run `fn` in the begun transaction and commit it; roll it back when anything raises."""
+        try:
+            result = fn(conn)
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            _rollback(conn)
+            if damaged(exc):
+                raise sqlitefile.UnusableFileError(self.path, f"is damaged ({exc})") from exc
+            raise self._error(f"{self.prefix}: transaction failed: {exc}") from exc
+        except BaseException:
+            _rollback(conn)
+            raise
+        return result
 
 
 class DatabaseStore:

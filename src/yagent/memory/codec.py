@@ -46,15 +46,46 @@ def _normal(value: Any, path: str) -> Any:
     raise TypeError(f"{path} is a {type(value).__name__}, which is not JSON-serialisable")
 
 
+class _NotPlain(Exception):
+    """Raised by `_plain` at the first value it does not copy as it is: `_normal` then walks
+    the value again to say where and why."""
+
+
+def _plain(value: Any) -> Any:
+    """`_normal` without the path of each value (built only when something is wrong): the copy
+    of an object whose every value is plain, the common case."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if kind is float:
+        if math.isfinite(value):
+            return value
+        raise _NotPlain
+    if kind is dict:
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if type(key) is not str:
+                raise _NotPlain
+            out[key] = _plain(item)
+        return out
+    if kind is list or kind is tuple:
+        return [_plain(item) for item in value]
+    raise _NotPlain
+
+
 def normalise_object(value: object, what: str) -> dict[str, Any]:
     """A plain-dict copy of a JSON object, or `TypeError` saying what is wrong and where."""
     if not isinstance(value, Mapping):
         raise TypeError(f"{what} must be a JSON object (a dict), got {type(value).__name__}")
     try:
-        result: dict[str, Any] = _normal(value, what)
+        try:
+            fast: dict[str, Any] = _plain(value) if type(value) is dict else _normal(value, what)
+            return fast
+        except _NotPlain:
+            result: dict[str, Any] = _normal(value, what)  # says where, or copies a subclass
+            return result
     except RecursionError:
         raise TypeError(f"{what} is circular or nested too deeply to store as JSON") from None
-    return result
 
 
 def dumps(value: dict[str, Any]) -> str:

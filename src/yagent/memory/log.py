@@ -267,11 +267,14 @@ class ConversationPart(StoreBase):
         extra, params = _delegation_filter(delegation_id)
         with self._write() as (conn, now):
             self._touch(conn, session_id, now)
+            # The call's rows are found through `tool_calls_by_id` first: asked for a column the
+            # index lacks, SQLite's planner would otherwise walk every call of the session.
             row = conn.execute(
-                f"SELECT seq FROM tool_calls WHERE session_id = ? AND call_id = ?{extra} "
+                "SELECT seq FROM tool_calls WHERE session_id = ? AND seq IN (SELECT seq FROM "
+                f"tool_calls WHERE session_id = ? AND call_id = ?){extra} "
                 "ORDER BY ended_at IS NOT NULL, CASE WHEN ended_at IS NULL THEN seq ELSE -seq END "
                 "LIMIT 1",
-                (session_id, text_arg(call_id, "call_id"), *params),
+                (session_id, session_id, text_arg(call_id, "call_id"), *params),
             ).fetchone()
             if row is None:
                 raise ToolCallNotFoundError(session_id, call_id)

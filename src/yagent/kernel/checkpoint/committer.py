@@ -36,6 +36,8 @@ class Committer:
                 f"checkpoint: last_seq must be an int >= 0, got {last_seq!r}"
             )
         self._store = store
+        # judged once: a runtime Protocol check walks the protocol's members on every call
+        self._steps_store = store if isinstance(store, StepsCAS) else None
         self.run_id = run_id
         self._last = last_seq
         self._lock = anyio.Lock()
@@ -63,10 +65,10 @@ class Committer:
     async def commit_steps(self, state: RunState, steps: Iterable[StepRecord]) -> int:
         """Save the run's next snapshot as the stored one with `steps` changed (a `StepsCAS`
         store only); its seq. On any failure nothing advances."""
-        store = self._store
-        if not isinstance(store, StepsCAS):
+        store = self._steps_store
+        if store is None:
             raise InvalidArgumentError(
-                f"checkpoint: {type(store).__name__} cannot save steps by their changes"
+                f"checkpoint: {type(self._store).__name__} cannot save steps by their changes"
             )
         async with self._lock:
             seq = self._last + 1

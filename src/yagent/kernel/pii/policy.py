@@ -54,6 +54,8 @@ class Action(enum.StrEnum):
 
 
 def _enum(kind: type[enum.StrEnum], value: object, what: str) -> enum.StrEnum:
+    if type(value) is kind:  # a member already: the common case, judged once per event
+        return value
     if not isinstance(value, str):
         raise PolicyError(f"{what} must be a {kind.__name__}, got {value!r}")
     try:
