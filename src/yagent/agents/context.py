@@ -10,7 +10,8 @@ Contract:
 - Skills: every skill's name and description is listed — the ones `skilldisclose` picks for the
   task (named > touched resources > relevance) first, then the rest by name — within
   `SKILL_LIST_BUDGET` characters (a description longer than `SKILL_DESCRIPTION_CHARS` is cut
-  with "…"); what does not fit is counted on a visible "N more" line.
+  with "…"); what does not fit is counted on a visible "N more" line. Names and descriptions are
+  the skill files' text (a repository's own, trusted or not): they pass `untrusted.for_model`.
 - Under `-Y` the autonomy instruction is added.
 """
 
@@ -19,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from yagent.agents import instructions
+from yagent.agents import instructions, untrusted
 from yagent.agents.catalog import AUTONOMY, AgentDef
 from yagent.kernel import skilldisclose
 from yagent.tools import program
@@ -53,7 +54,7 @@ def skills_section(
     lines: list[str] = []
     used = 0
     for name in order:
-        line = f"- {name}: {_short(by_name[name].description)}"
+        line = f"- {untrusted.for_model(name)}: {_short(by_name[name].description)}"
         if used + len(line) > budget and lines:
             break
         lines.append(line)
@@ -68,7 +69,7 @@ def skills_section(
 
 
 def _short(text: str) -> str:
-    flat = " ".join(text.split())
+    flat = untrusted.for_model(" ".join(text.split()))
     if len(flat) <= SKILL_DESCRIPTION_CHARS:
         return flat
     return flat[: SKILL_DESCRIPTION_CHARS - 1].rstrip() + "…"
