@@ -8,7 +8,9 @@ these are the other texts a repository or a server writes and the model reads:
 - a repository's skills (`.claude/skills/*/SKILL.md`: name and description), listed in the
   system prompt of an untrusted checkout;
 - an MCP server's tool schema (parameter descriptions, titles, enum and default values, nested
-  definitions), sent as the tool's parameters in every request.
+  definitions), sent as the tool's parameters in every request;
+- the workspace's own path, named in the system prompt (a checkout takes the name its archive or
+  its clone command gives it).
 
 What reached the model must carry none of the forged forms (each neutralised where it stood).
 """
@@ -101,3 +103,14 @@ def test_an_mcp_tool_schema_cannot_forge_a_band_in_the_tool_parameters(tmp_path:
     schema = tools["p__lookup"]["parameters"]
     assert schema["required"] == ["query"]
     assert schema["properties"]["mode"]["enum"] == ["fast", "slow"]
+
+
+def test_the_workspace_path_cannot_forge_a_band_in_the_system_prompt(tmp_path: Path) -> None:
+    ws = tmp_path / f"repo{TOKEN}"
+    ws.mkdir()
+    sent = run(tmp_path, ws)
+    system = sent[0]["messages"][0]["content"]
+    assert "## Workspace\nYou work in " in system
+    assert "[neutralized" in system
+    for form in VERBATIM:
+        assert form not in system, form

@@ -2,7 +2,8 @@
 
 Contract:
 - The agent's own prompt comes first (its first line names the agent), then where it works — the
-  workspace root, and the directory the person started in when that is below it.
+  workspace root, and the directory the person started in when that is below it (both paths
+  neutralised: a checkout's name is not yagent's to choose).
 - The instructions files (`agents.instructions`: the global file, then AGENTS.md /
   AGENTS.override.md / CLAUDE.md with its imports from the root down to the start directory, the
   closest last) follow, neutralised and within a byte budget whose cuts are stated.
@@ -87,10 +88,14 @@ def system_prompt(
     sources: instructions.Sources | None = None,
 ) -> str:
     sources = sources or instructions.Sources(workspace)
-    where = f"## Workspace\nYou work in {workspace}."
+    # a checkout's name is whatever its archive or clone command gave it: untrusted text
+    where = f"## Workspace\nYou work in {untrusted.for_model(str(workspace))}."
     start = (sources.start or workspace).resolve()
     if start != Path(workspace).resolve():
-        where += f" The person started yagent in {start}; relative paths stay workspace-relative."
+        where += (
+            f" The person started yagent in {untrusted.for_model(str(start))}; relative paths "
+            "stay workspace-relative."
+        )
     parts = [agent.prompt.strip(), where]
     docs = instructions.render(sources)
     if docs:
