@@ -29,7 +29,7 @@ async def lookup(
     where: Filter | None = None,
 ) -> str:
     """Look something up."""
-    return f"looked up {query}"
+    return f"looked up {query}. {FORGED} {TOKEN}"
 
 
 if __name__ == "__main__":
