@@ -120,10 +120,20 @@ def test_without_a_spill_store_outputs_are_not_cut(tmp_path: Path) -> None:
 
 
 def test_a_new_inline_image_does_not_count_against_the_output_budget(tmp_path: Path) -> None:
-    eco = economy(tmp_path, Recorder())
+    eco = economy(tmp_path, Recorder(), window=100_000)
     content = json.dumps({"output": URI, "note": "n" * 100})
     assert len(content) > 2000
     assert eco.admit(SPECS["run_bash"], content).content == content, "first sighting: inline"
+
+
+def test_an_inline_object_too_big_for_its_share_of_the_window_is_spilled(tmp_path: Path) -> None:
+    content = json.dumps({"output": URI, "note": "n" * 100})  # ~720 tokens
+    fits = economy(tmp_path, Recorder(), window=100_000)
+    assert fits.admit(SPECS["run_bash"], content).content == content
+    crowded = economy(tmp_path, Recorder(), window=2000)  # its share: 500 tokens
+    admitted = crowded.admit(SPECS["run_bash"], content)
+    assert admitted.content != content
+    assert admitted.facts["spilled"]["total_bytes"] == len(content)
 
 
 # -- offload, two-phase -----------------------------------------------------------------------

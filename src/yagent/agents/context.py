@@ -2,7 +2,8 @@
 
 Contract:
 - The agent's own prompt comes first (its first line names the agent), then where it works — the
-  workspace root, and the directory the person started in when that is below it.
+  workspace root, and the directory the person started in when that is below it (both paths
+  neutralised: a checkout's name is not yagent's to choose).
 - The instructions files (`agents.instructions`: the global file, then AGENTS.md /
   AGENTS.override.md / CLAUDE.md with its imports from the root down to the start directory, the
   closest last) follow, neutralised and within a byte budget whose cuts are stated.
@@ -10,7 +11,8 @@ Contract:
 - Skills: every skill's name and description is listed — the ones `skilldisclose` picks for the
   task (named > touched resources > relevance) first, then the rest by name — within
   `SKILL_LIST_BUDGET` characters (a description longer than `SKILL_DESCRIPTION_CHARS` is cut
-  with "…"); what does not fit is counted on a visible "N more" line.
+  with "…"); what does not fit is counted on a visible "N more" line. Names and descriptions are
+  the skill files' text (a repository's own, trusted or not): they pass `untrusted.for_model`.
 - Under `-Y` the autonomy instruction is added.
 """
 
@@ -19,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from yagent.agents import instructions
+from yagent.agents import instructions, untrusted
 from yagent.agents.catalog import AUTONOMY, AgentDef
 from yagent.kernel import skilldisclose
 from yagent.tools import program
@@ -53,7 +55,7 @@ def skills_section(
     lines: list[str] = []
     used = 0
     for name in order:
-        line = f"- {name}: {_short(by_name[name].description)}"
+        line = f"- {untrusted.for_model(name)}: {_short(by_name[name].description)}"
         if used + len(line) > budget and lines:
             break
         lines.append(line)
@@ -68,7 +70,7 @@ def skills_section(
 
 
 def _short(text: str) -> str:
-    flat = " ".join(text.split())
+    flat = untrusted.for_model(" ".join(text.split()))
     if len(flat) <= SKILL_DESCRIPTION_CHARS:
         return flat
     return flat[: SKILL_DESCRIPTION_CHARS - 1].rstrip() + "…"
@@ -86,10 +88,14 @@ def system_prompt(
     sources: instructions.Sources | None = None,
 ) -> str:
     sources = sources or instructions.Sources(workspace)
-    where = f"## Workspace\nYou work in {workspace}."
+    # a checkout's name is whatever its archive or clone command gave it: untrusted text
+    where = f"## Workspace\nYou work in {untrusted.for_model(str(workspace))}."
     start = (sources.start or workspace).resolve()
     if start != Path(workspace).resolve():
-        where += f" The person started yagent in {start}; relative paths stay workspace-relative."
+        where += (
+            f" The person started yagent in {untrusted.for_model(str(start))}; relative paths "
+            "stay workspace-relative."
+        )
     parts = [agent.prompt.strip(), where]
     docs = instructions.render(sources)
     if docs:

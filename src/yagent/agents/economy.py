@@ -24,8 +24,11 @@ Contract:
   `compaction_skipped` with the reason once, and the run goes on.
 - `admit` runs on every tool result before it joins the history: objects the model has already
   seen are replaced at once, and content above `max_tool_output` characters (not counting new
-  inline objects) goes through `spill` — head kept, the rest stored and named. Tools tagged
-  `pages-spill` are never cut (their pages are bounded by the spill's cap).
+  inline objects) goes through `spill` — head kept, the rest stored and named. New inline
+  objects go uncounted only while the whole output fits in `INLINE_SHARE` of the window (by the
+  run's counter): a bigger one — a 10 MB line of letters reads as a base64 run — is spilled like
+  any other output, never sent whole. Tools tagged `pages-spill` are never cut (their pages are
+  bounded by the spill's cap).
 `before_compact`, when given, is awaited once a compaction plan stands, before anything leaves.
 Leaves to the host: the window and ratios (settings), the spill and offload stores, the archive.
 """
@@ -49,6 +52,7 @@ Emit = Callable[[str, Mapping[str, Any]], None]
 Archive = Callable[[Mapping[str, Any]], str]  # stores compacted-away messages; returns a reference
 SYSTEM_FULL = "system_and_tools_fill_the_window"
 MAX_SUMMARY_PAUSE = 16  # compactions truncated without a summary after repeated failures
+INLINE_SHARE = 0.25  # of the window an output with new inline objects may fill before it is cut
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +148,8 @@ class Economy:
             inline = sum(4 * math.ceil(f.size / 3) for f in outcome.marked)
         store = self.settings.spill
         exempt = spec is not None and PAGES_SPILL in spec.tags
+        if inline and self.settings.counter(content) > self.window.limit * INLINE_SHARE:
+            inline = 0  # too big to show even once: counted like any other output
         if store is None or exempt or len(content) - inline <= self.settings.max_tool_output:
             return Admitted(content, facts)
         spilled = store.offer(self.settings.spill_session, content)

@@ -112,7 +112,7 @@ def replay(session: str, save: str | None, yes: bool) -> None:
     if parallel is not None:
         sys.exit(_replay_parallel(parallel[0], parallel[1], save, yes))
     if save:
-        recording.save(save)
+        _save(recording, save)
         click.echo(f"recording written to {save}")
         return
     marked = markers(recording, agent, catalog.builtin(agent, 0).marker)
@@ -120,6 +120,15 @@ def replay(session: str, save: str | None, yes: bool) -> None:
     opts = Options(Path.cwd().resolve(), _home(), Yolo.YOLO if yes else Yolo.OFF, agent=agent)
     _, result = anyio.run(lambda: run_once(opts, task, ask=terminal_ask(), engine=engine))
     sys.exit(0 if result is not None and not engine.divergences else 1)
+
+
+def _save(recording: Recording, path: str) -> None:
+    """`--save`: a FILE that cannot be written is a usage error (exit 2), not a traceback."""
+    try:
+        recording.save(path)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise click.BadParameter(f"cannot write {path}: {reason}", param_hint="'--save'") from exc
 
 
 def _replay_parallel(recording: Recording, plan: list[Any], save: str | None, yes: bool) -> int:
@@ -131,7 +140,7 @@ def _replay_parallel(recording: Recording, plan: list[Any], save: str | None, ye
     from yagent.cli.runner import Options, normalise
 
     if save:
-        recording.save(save)
+        _save(recording, save)
         click.echo(f"recording written to {save} (one identity per task)")
         return 0
     try:

@@ -3,7 +3,8 @@
 The terminal form prints each turn's rows (model calls, tool calls, delegations) with their
 measured durations and pairing states; `--html` writes one self-contained file with a timeline
 (no network needed to open it) — to FILE, or without one to `trace-<session id>.html` in the
-current directory — and prints where. Watchdog warnings recorded in the session are listed.
+current directory — and prints where (a FILE it cannot write is a usage error, exit 2).
+Watchdog warnings recorded in the session are listed.
 """
 
 from __future__ import annotations
@@ -44,9 +45,14 @@ def trace(session: str, html_out: str | None) -> None:
     if html_out is not None:
         if html_out == _DEFAULT:
             html_out = f"trace-{info.id[:12]}.html"
-        Path(html_out).write_text(
-            render_html(events, title=info.title or info.id), encoding="utf-8"
-        )
+        try:
+            Path(html_out).write_text(
+                render_html(events, title=info.title or info.id), encoding="utf-8"
+            )
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            hint = "'--html'"
+            raise click.BadParameter(f"cannot write {html_out}: {reason}", param_hint=hint) from exc
         click.echo(f"timeline written to {html_out}")
         return
     click.echo(render_text(events), nl=False)

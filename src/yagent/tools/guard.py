@@ -28,8 +28,9 @@ Contract:
   (`protected`): a model that could write its own rules or git hooks unasked would approve
   itself.
 - What the sandbox hides (`tools.readmask`: yagent's home, credential stores, other homes,
-  `[sandbox] deny_read`) no file tool reaches either: `unreadable` names such a path, and the
-  boundary ring refuses the call outright — no question, no standing permission, `-y` included.
+  `[sandbox] deny_read`) no file tool reaches either, nor any process's environment:
+  `unreadable` names such a path, and the boundary ring refuses the call outright — no
+  question, no standing permission, `-y` included.
 - Read roots (`add_read_roots`: the skill folders, `tools.skills`) are readable by tools whose
   effect is READ as if they were in the workspace, even where they lie under yagent's home — a
   path is judged after `realpath`, so a link inside such a folder pointing elsewhere is judged
@@ -47,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from yagent.tools import fsnames
-from yagent.tools.readmask import ReadMask
+from yagent.tools.readmask import PROC_ENVIRON, ReadMask
 from yagent.tools.settings import Settings, SettingsError
 from yagent.tools.shellpaths import outside_reasons
 from yagent.toolspec import Effect, Spec
@@ -233,6 +234,12 @@ class WorkspaceGuard:
         named = [f"{p} (in {entry})" for p, entry in hits if entry is not None]
         if not named:
             return None
+        if all(PROC_ENVIRON.fullmatch(str(entry)) for _, entry in hits if entry is not None):
+            return (
+                f"{spec.name} would read a process's environment, which holds credentials "
+                f"(yagent's own API keys among them) and is hidden from every tool: "
+                f"{', '.join(named)}"
+            )
         return (
             f"{spec.name} would reach a path hidden from every tool — yagent's state, a credential "
             f"store, another home or [sandbox] deny_read: {', '.join(named)}; [sandbox] allow_read "

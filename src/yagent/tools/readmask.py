@@ -9,6 +9,10 @@ Contract:
   home, and `/root` when it is not the user's home), plus `[sandbox] deny_read`; minus what
   `[sandbox] allow_read` re-opens (a hidden path at or under an `allow_read` entry is dropped; an
   `allow_read` entry under a hidden directory is `shown()` — bound back read-only).
+- `denies` also refuses every process's environment (`/proc/<pid>/environ`, a thread's too,
+  reached through `/proc/self` or `/proc/thread-self` alike): the file tools and `search` run in
+  yagent's own process, whose environment holds the API keys the sandbox keeps from commands.
+  Nothing re-opens it (the sandbox's own `/proc` is another namespace's).
 - `denies(path)` says whether a (resolved, absolute) path lies in what is hidden: the file tools'
   guard refuses such a path whatever stands (`-y` included), so what the sandbox hides no tool
   reads either.
@@ -24,6 +28,7 @@ Leaves to the host: which entries come from whom (a project's `allow_read` needs
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,6 +66,8 @@ CREDENTIAL_STORES: tuple[str, ...] = (
     ".viminfo",
 )
 """Credential stores and histories under the user's home that no sandboxed command may read."""
+# a process's or a thread's environment, as a resolved path names it
+PROC_ENVIRON = re.compile(r"/proc/[0-9]+(?:/task/[0-9]+)?/environ")
 HOMES = Path("/home")
 ROOT_HOME = Path("/root")
 
@@ -161,7 +168,10 @@ class ReadMask:
     def denies(self, resolved: str) -> Path | None:
         """The hidden entry `resolved` (absolute, links resolved) lies in, or None. As in the
         sandbox, the deepest rule wins: the workspace and `shown()` paths inside a hidden one
-        are readable, a hidden path inside the workspace is not."""
+        are readable, a hidden path inside the workspace is not. A process environment is never
+        readable."""
+        if PROC_ENVIRON.fullmatch(resolved):
+            return Path(resolved)
         if not self._rules:
             self._rules["open"] = tuple(
                 (str(r), len(r.parts)) for r in (_real(self.workspace), *self.shown())

@@ -15,10 +15,13 @@ Contract:
   lengths are capped with a visible '…', and forged reminder bands or chat-template tokens are
   neutralised (`reminder.neutralize`) before anything reaches the catalog or the model.
 - Input schemas are passed on with only what providers reject removed (`$schema`, `$id`, a
-  top-level `title`, `$comment`); a schema that is not an object schema becomes one wrapping
-  nothing, and the tool says so in its description. Top-level `anyOf` / `oneOf` / `allOf` /
-  `not` (refused by OpenAI and Anthropic alike) are folded into one object schema and the exact
-  rule is appended to the description; the server still validates each call.
+  top-level `title`, `$comment`) and every string in them — keys and values at any depth:
+  parameter descriptions, titles, enum and default values, definitions — neutralised like the
+  description (a poisoned schema reaches the model in every request; a name that had to change
+  makes the server refuse the call, never obey the band); a schema that is not an object schema
+  becomes one wrapping nothing, and the tool says so in its description. Top-level `anyOf` /
+  `oneOf` / `allOf` / `not` (refused by OpenAI and Anthropic alike) are folded into one object
+  schema and the exact rule is appended to the description; the server still validates each call.
 - The catalog line (`Spec.brief`) is the tool's title and the first sentence of its description
   ("Echo Tool — Echoes back the input string"), capped at `BRIEF_LIMIT`.
 - Tools whose execution requires task augmentation (`taskSupport: required`) are not offered:
@@ -124,6 +127,7 @@ def spec_name(server: str, tool: str) -> str:
 
 def sanitize_schema(schema: Any) -> tuple[dict[str, Any], str]:
     """The input schema as providers accept it, and a note when it had to be changed."""
+    schema = _neutral(schema)
     if not isinstance(schema, Mapping) or schema.get("type", "object") != "object":
         return {"type": "object", "properties": {}}, "its input schema was not an object schema"
     out = {k: v for k, v in schema.items() if k not in _DROPPED_KEYS and k != "title"}
@@ -134,6 +138,17 @@ def sanitize_schema(schema: Any) -> tuple[dict[str, Any], str]:
     if combined:
         out, note = _folded(out, combined)
     return out, note
+
+
+def _neutral(value: Any) -> Any:
+    """`value` (a JSON value) with every string in it, keys included, neutralised."""
+    if isinstance(value, str):
+        return reminder.neutralize(value)
+    if isinstance(value, Mapping):
+        return {_neutral(str(k)): _neutral(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_neutral(v) for v in value]
+    return value
 
 
 def _folded(schema: dict[str, Any], combined: list[str]) -> tuple[dict[str, Any], str]:

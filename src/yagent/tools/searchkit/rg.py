@@ -18,6 +18,10 @@ Contract:
   `timed_out`; the kept lines are then the first of the files read); on cancellation too.
 - A `--glob` only narrows: matches in files the ignore rules hide (rg lets a glob override
   them) are not counted (`Visibility`).
+- A JSON line longer than `MAX_RECORD_BYTES` (a match on a huge line: rg's record holds the whole
+  line and one entry per match, many times the line's size) is never held: its head (path) and
+  its line number are read as it streams past, the rest is dropped, and the match still counts,
+  shown as a hit whose text says the line was too long to show and how large its record was.
 - A pattern or glob rg refuses raises `ToolFailure(INVALID_ARGS)` with rg's own message; other
   rg complaints (unreadable files) are listed in the tally's errors.
 """
@@ -29,6 +33,7 @@ import bisect
 import contextlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -47,6 +52,9 @@ from yagent.tools.searchkit.results import Hit, Query, Tally
 
 # How rg's refusals of a pattern or glob begin (other stderr lines are per-file complaints).
 _REFUSALS = ("rg: regex", "rg: error parsing glob", "rg: compiled regex")
+MAX_RECORD_BYTES = 1024 * 1024  # a longer JSON line is read past, not held (see the contract)
+_HEAD_BYTES = 64 * 1024  # of an over-long record kept: its type and path come first
+_LINE_NUMBER = re.compile(rb'"line_number":(\d+)')
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,17 +158,8 @@ class _Reader:
     def feed(self, line: bytes) -> bool:
         """False once nothing further can change this pass's result."""
         if line.startswith(b'{"type":"match"'):
-            if not self.visible:
-                return True
-            if self.counts:
-                self.tally.count()
-                if self.tally.full:
-                    return False
-            if self.wanted:
-                self._offer(_hit(json.loads(line)["data"]))
-                if not self.counts and len(self.kept) >= self.tally.max_results:
-                    return False
-        elif line.startswith(b'{"type":"begin"'):
+            return self._match(lambda: _hit(json.loads(line)["data"]))
+        if line.startswith(b'{"type":"begin"'):
             path = _path(json.loads(line)["data"]["path"])
             self.visible = self.visibility is None or self.visibility.visible(path)
             if self.visible and self.hidden is not None and self.hidden(path):
@@ -170,6 +169,35 @@ class _Reader:
             self.key = path_key(path)
             full = len(self.kept) >= self.tally.max_results
             self.wanted = self.visible and not (full and self.key > self.kept[-1][0])
+        return True
+
+    def feed_overlong(self, head: bytes, line_number: int | None, size: int) -> bool:
+        """A record too long to hold: only a match matters, shown by its place and size."""
+        if not head.startswith(b'{"type":"match"'):
+            return True
+        cut = head.find(b',"lines":')
+        try:
+            path = _path(json.loads(head[:cut] + b"}}")["data"]["path"]) if cut > 0 else ""
+        except (ValueError, KeyError, TypeError):
+            path = ""
+        if not path or line_number is None:
+            self.tally.errors.append(f"a match record of {size} bytes could not be read")
+            return True
+        text = f"[line too long to show: its search record is {size} bytes]"
+        return self._match(lambda: Hit(path, line_number, text, []))
+
+    def _match(self, hit: Callable[[], Hit]) -> bool:
+        """One matching line (`hit` reads it, only when it may be kept)."""
+        if not self.visible:
+            return True
+        if self.counts:
+            self.tally.count()
+            if self.tally.full:
+                return False
+        if self.wanted:
+            self._offer(hit())
+            if not self.counts and len(self.kept) >= self.tally.max_results:
+                return False
         return True
 
     def _offer(self, hit: Hit) -> None:
@@ -188,20 +216,55 @@ class _Reader:
     async def consume(self, stream: AsyncIterable[bytes]) -> bool:
         """Read to the end of the stream; True when it stopped early."""
         pending: list[bytes] = []
+        held = 0  # bytes in `pending`
+        long: _Overlong | None = None  # the record being read past, once it grew too long
         async for chunk in stream:
             # A pipe that always has data never suspends the reader; without this checkpoint a
             # timeout or a cancellation could wait for rg to finish on its own.
             await anyio.lowlevel.checkpoint()
+            if long is not None:
+                end = chunk.find(b"\n")
+                long.see(chunk if end < 0 else chunk[:end])
+                if end < 0:
+                    continue
+                if not self.feed_overlong(long.head, long.line_number, long.size):
+                    return True
+                long, chunk = None, chunk[end + 1 :]
             if b"\n" not in chunk:
                 pending.append(chunk)  # a long line in pieces; joined once it ends
+                held += len(chunk)
+                if held > MAX_RECORD_BYTES:
+                    long = _Overlong(b"".join(pending))
+                    pending, held = [], 0
                 continue
             pending.append(chunk)
             lines = b"".join(pending).split(b"\n")
             pending = [lines.pop()]
+            held = len(pending[0])
             for line in lines:
                 if not self.feed(line):
                     return True
         return False
+
+
+class _Overlong:
+    """A JSON record read past as it streams: its head, its line number, its size."""
+
+    def __init__(self, start: bytes) -> None:
+        self.head = start[:_HEAD_BYTES]
+        self.size = 0
+        self.line_number: int | None = None
+        self._tail = b""
+        self.see(start)
+
+    def see(self, piece: bytes) -> None:
+        self.size += len(piece)
+        if self.line_number is None:
+            # the key can only stand unescaped between fields; a piece may split it
+            found = _LINE_NUMBER.search(self._tail + piece)
+            if found and found.end() < len(self._tail) + len(piece):
+                self.line_number = int(found.group(1))
+            self._tail = (self._tail + piece)[-64:]
 
 
 async def _drain(stream: AsyncIterable[bytes] | None, into: bytearray) -> None:

@@ -1,0 +1,81 @@
+"""Secrets in yagent's own process against the real product, under `-y` (outside paths approved):
+a `yagent run --json -y` process (real bubblewrap, default preset) against a scripted
+OpenAI-compatible server on loopback, with an API key, a token and a password in its environment.
+
+The sandbox gives commands a scrubbed environment and its own `/proc`; the file tools and
+`search` run in yagent's process, where `/proc/self/environ` holds the keys. No route — reading,
+searching the file or its directory, through `/proc/self`, `/proc/thread-self`, the pid, or a
+shell command — may bring a secret to the model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.e2e.test_providers import openai_reply
+from tests.llm.wire import WireServer
+from yagent.llm.scripted import call, calls
+
+SECRETS = {
+    "OPENAI_API_KEY": "sk-APIKEY-9d1e",
+    "GITHUB_TOKEN": "ghp-TOKEN-51c0",
+    "DB_PASSWORD": "PASSWORD-77aa",
+}
+
+
+def run(tmp_path: Path, batch: list[tuple[str, dict[str, Any]]]) -> Any:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    home = tmp_path / "home"
+    home.mkdir()
+    items = [(name, json.dumps(args), f"c{i}") for i, (name, args) in enumerate(batch)]
+    turns = [calls(items), call("agent_exit", json.dumps({"reason": "done"}), call_id="x")]
+    with WireServer([openai_reply(t) for t in turns]) as server:
+        (home / "config.toml").write_text(
+            f'[llm]\nprovider = "openai"\nmodel = "gpt-test"\nbase_url = "{server.url}/v1"\n'
+            "step_retries = 0\n"
+        )
+        env = {**os.environ, "YAGENT_HOME": str(home), "HOME": str(tmp_path), **SECRETS}
+        for name in ("YAGENT_PROVIDER", "YAGENT_MODEL", "YAGENT_BASE_URL"):
+            env.pop(name, None)
+        done = subprocess.run(
+            [sys.executable, "-m", "yagent.cli", "run", "--json", "-y", "-C", str(ws), "go"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=150,
+        )
+        sent = [r.body for r in server.received]
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    results = [json.loads(x) for x in done.stdout.splitlines() if '"tool_result"' in x]
+    assert len(results) == len(batch) + 1
+    return sent, results
+
+
+def test_no_route_brings_yagents_own_environment_to_the_model(tmp_path: Path) -> None:
+    pattern = "APIKEY|TOKEN|PASSWORD"
+    batch: list[tuple[str, dict[str, Any]]] = [
+        ("read_file", {"path": "/proc/self/environ"}),
+        ("read_file", {"path": "/proc/thread-self/environ"}),
+        ("search", {"pattern": pattern, "path": "/proc/self/environ"}),
+        ("search", {"pattern": pattern, "path": "/proc/thread-self/environ"}),
+        ("search", {"pattern": "TOKEN", "path": "/proc/self/environ", "fixed_strings": True}),
+        ("search", {"pattern": pattern, "path": "/proc/self/task"}),
+        ("search", {"pattern": pattern, "path": "/proc/self", "glob": "environ"}),
+        ("run_bash", {"command": "env; cat /proc/$PPID/environ /proc/1/environ | tr '\\0' '\\n'"}),
+    ]
+    sent, results = run(tmp_path, batch)
+    for result in results:
+        for value in SECRETS.values():
+            assert value not in result["content"], result
+    for result in results[:5]:  # the file itself, by any name: refused, saying why
+        assert "would read a process's environment" in result["content"], result
+    for body in sent:
+        text = json.dumps(body)
+        for value in SECRETS.values():
+            assert value not in text
