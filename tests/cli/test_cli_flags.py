@@ -160,6 +160,23 @@ def test_a_submitted_run_and_a_chat_answer_exit_0(tmp_path: Path) -> None:
         assert result["cost_note"]
 
 
+def test_a_chat_answer_is_shown_without_the_no_submission_warning(tmp_path: Path) -> None:
+    """The chat agent answers in plain text by design: its answer is not flagged as a missing
+    submission; a coding agent's plain reply still is (and `--json` keeps the note for both)."""
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    replies = [Reply(events=text_frames("it is 4")) for _ in range(8)]
+    with WireServer(replies) as server:
+        configure(home, server.url)
+        chat = yagent(["run", "-C", str(ws), "--agent", "chat", "2+2?"], home, ws)
+        coding = yagent(["run", "-C", str(ws), "--max-turns", "1", "fix it"], home, ws)
+    assert chat.returncode == 0, chat.stdout + chat.stderr
+    assert "it is 4" in chat.stdout
+    assert "no deliverable was submitted" not in chat.stdout + chat.stderr
+    assert coding.returncode == 1
+    assert "no deliverable was submitted" in coding.stdout
+
+
 # -- CI flags --------------------------------------------------------------------------------------
 
 

@@ -22,7 +22,7 @@ from rich.markdown import Markdown
 from rich.markup import escape
 
 from yagent.agents.reports import looks_like_report
-from yagent.agents.results import AgentResult
+from yagent.agents.results import AgentResult, Status
 from yagent.cli import economy_lines
 from yagent.cli.safetext import json_line, visible, visible_event
 from yagent.cli.stream import StreamView
@@ -233,9 +233,17 @@ class Renderer:
             self.console.print(f"[magenta]{escape(f'[{lane}]')}[/] {shown}")
 
     def final(
-        self, session_id: str, result: AgentResult, outcome: Mapping[str, Any] | None = None
+        self,
+        session_id: str,
+        result: AgentResult,
+        outcome: Mapping[str, Any] | None = None,
+        *,
+        reply_is_answer: bool = False,
     ) -> None:
-        """The run's result; `outcome` (`cli.outcome.summary`) joins the JSON line."""
+        """The run's result; `outcome` (`cli.outcome.summary`) joins the JSON line.
+
+        `reply_is_answer`: the agent answers in plain text by design (chat), so its `answered`
+        run is not flagged on screen as a missing submission (the JSON line keeps the note)."""
         if self.json_mode:
             line = {
                 "type": "result",
@@ -266,7 +274,8 @@ class Renderer:
         if parsed is not None:
             shown = render_markdown(parsed.report, repaired=parsed.repaired)
             self.console.print(Markdown(visible(shown)))
-        if result.note:
+        answered = reply_is_answer and result.status is Status.ANSWERED
+        if result.note and not answered:
             self.console.print(f"[yellow]{escape(visible(result.note))}[/]")
         u = result.usage
         self.console.print(

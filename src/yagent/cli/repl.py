@@ -137,7 +137,8 @@ async def _turn(conv: Conversation, line: str, resume: ResumeDecision | None = N
             "[yellow]turn stopped[/] — the conversation is kept; the next task continues it"
         )
     else:
-        screen.final(conv.session_id, result)
+        answers = app.agent(conv.agent or app.config.agent.default).no_action_retry_limit == 0
+        screen.final(conv.session_id, result, reply_is_answer=answers)
     stop_if_full(app, conv.session_id)  # a full disk halted the turn: one line, exit 75
 
 

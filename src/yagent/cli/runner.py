@@ -278,14 +278,14 @@ async def run_command(
         if result is not None:
             name = resume.run.agent if resume is not None and resume.run is not None else None
             agent = app.agent(name or opts.agent or app.config.agent.default)
+            answers = agent.no_action_retry_limit == 0
             status = outcome.exit_status(
-                result,
-                reply_is_answer=agent.no_action_retry_limit == 0,
-                fail_on_no_submit=opts.fail_on_no_submit,
+                result, reply_is_answer=answers, fail_on_no_submit=opts.fail_on_no_submit
             )
             totals = app.ledger.snapshot().session
             elapsed = time.monotonic() - started
-            renderer.final(session_id, result, outcome.summary(result, status, elapsed, totals))
+            summary = outcome.summary(result, status, elapsed, totals)
+            renderer.final(session_id, result, summary, reply_is_answer=answers)
         if isinstance(engine, ReplayEngine):
             report_divergences(renderer, engine)
         stop_if_full(app, session_id)
