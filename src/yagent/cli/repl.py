@@ -24,7 +24,7 @@ from rich.markup import escape
 
 from yagent.app.durable import ResumeDecision
 from yagent.app.runtrack import continuation_task
-from yagent.cli import prompt, slash
+from yagent.cli import early, prompt, slash
 from yagent.cli.conversation import Conversation
 from yagent.cli.runner import Options, cli_app, run_turn, stop_if_full
 from yagent.cli.screen import KeyAsk, Screen
@@ -108,6 +108,8 @@ def _terminal_reader(conv: Conversation, opts: Options, plain: bool) -> ReadLine
                 return None
             except KeyboardInterrupt:
                 continue  # Ctrl-C at the prompt clears the line
+            finally:
+                early.release()  # this prompt read the keys typed before it was drawn
 
     return read
 
