@@ -14,6 +14,8 @@
     yagent replay SESSION       replay a recorded session's model side with real tools
     yagent doctor               check provider, rg, chromium, bwrap, settings
     yagent reconcile [SESSION] [--applied|--not-applied KEY]   side effects of unknown outcome
+    yagent undo [SESSION]       revert the last turn's file changes (a one-shot run's too):
+                                exit 0 undone, 1 nothing to undo, 2 refused
     yagent trace SESSION [--html [FILE]]   rows per turn, or a self-contained HTML timeline
     yagent memory add TEXT [--global] | list   memories injected into every agent's context
     yagent trust [-C DIR] [--show|--revoke] [--yes]   review and trust the workspace's own
