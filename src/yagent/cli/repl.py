@@ -10,6 +10,8 @@ Contract:
 - Ctrl-D (or `/quit`) ends the session with one summary line — the session id, how many files its
   tools changed, the cost — and the command that resumes it.
 - Esc during a turn stops it as Ctrl-C does (the terminal is read for it between questions only).
+- A prompt painted before the app loaded (`cli.early`) is taken over by the first prompt, which
+  reads every key typed meanwhile; the terminal's own mode is given back when it returns.
 Left to `cli.runner`: how a turn runs and drains; to `cli.screen`: how it is shown.
 """
 
