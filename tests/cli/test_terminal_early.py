@@ -1,9 +1,10 @@
 """The prompt drawn before the app loads (`yagent.cli.early`), in a real pty: keys typed at once
 after the spawn all reach the submitted task; Ctrl-C and Ctrl-D typed early keep their meaning;
-a workspace waiting for trust, `NO_COLOR` and a narrow terminal get no early prompt (what the app
-says comes first); a configuration error is said on its own line with the terminal restored and
-the keys typed for yagent discarded (they never reach the shell); SIGTERM before the session took
-the prompt restores the terminal and exits 143."""
+a workspace waiting for trust, `--plain`, `NO_COLOR`, `TERM=dumb`, a narrow terminal and input
+that is not a terminal get no early prompt (what the app says comes first); a configuration
+error is said on its own line with the terminal restored and the keys typed for yagent discarded
+(they never reach the shell); SIGTERM before the session took the prompt restores the terminal
+and exits 143."""
 
 from __future__ import annotations
 
@@ -125,17 +126,41 @@ def test_a_workspace_waiting_for_trust_says_so_before_any_prompt(
         term.close()
 
 
-@pytest.mark.parametrize(("env", "cols"), [({"NO_COLOR": "1"}, 100), ({}, 15)])
-def test_no_color_and_a_narrow_terminal_get_no_early_prompt(
-    tmp_path: Path, server: WireServer, env: dict[str, str], cols: int
+@pytest.mark.parametrize(
+    ("args", "env", "cols"),
+    [
+        ((), {"NO_COLOR": "1"}, 100),
+        ((), {"TERM": "dumb"}, 100),
+        (("--plain",), {}, 100),
+        ((), {}, 15),
+    ],
+)
+def test_plain_no_color_dumb_and_narrow_terminals_get_no_early_prompt(
+    tmp_path: Path, server: WireServer, args: tuple[str, ...], env: dict[str, str], cols: int
 ) -> None:
     home, ws = _setup(tmp_path, server)
-    term = Term(home, ws, cols=cols, env=env)
+    term = Term(home, ws, args, cols=cols, env=env)
     try:
         before = term.wait_for("yagent>")
         assert "yagent in" in before  # the banner first, then prompt-toolkit's prompt
         term.send(CTRL_D)
         assert term.finish() == 0
+    finally:
+        term.close()
+
+
+def test_input_that_is_not_a_terminal_is_a_task_run_once_without_a_prompt(
+    tmp_path: Path, server: WireServer
+) -> None:
+    home, ws = _setup(tmp_path, server)
+    script = f'printf "piped task" | {sys.executable} -m yagent.cli; echo "status $?"'
+    term = Term(home, ws, argv=["sh", "-c", script])
+    try:
+        shown = term.wait_for("status ")
+        assert "all done" in shown
+        assert repl.PROMPT not in shown
+        assert user_texts(server)[0] == "piped task"
+        term.finish()
     finally:
         term.close()
 
