@@ -10,11 +10,14 @@ wait for an effect, never assert a duration.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sys
+import termios
 import time
 from pathlib import Path
+from typing import Any
 
 import pexpect
 
@@ -34,6 +37,7 @@ CTRL_R = "\x12"
 ESC = "\x1b"
 TAB = "\t"
 UP = "\x1b[A"
+BANNER_END = "Ctrl-D quits"  # the end of the session's first line, shown once the app is open
 CPR_QUERY = "\x1b[6n"  # prompt-toolkit asks where the cursor is (to size the status bar)
 
 
@@ -60,6 +64,7 @@ class Term:
         cols: int = 100,
         rows: int = 40,
         env: dict[str, str] | None = None,
+        argv: list[str] | None = None,
     ) -> None:
         base = {k: v for k, v in os.environ.items() if k not in ENV_DROP}
         base.update(
@@ -70,9 +75,10 @@ class Term:
             LINES=str(rows),
         )
         base.update(env or {})
+        command = argv or [sys.executable, "-m", "yagent.cli", *args]  # argv: a shell around it
         self.child = pexpect.spawn(
-            sys.executable,
-            ["-m", "yagent.cli", *args],
+            command[0],
+            command[1:],
             cwd=str(cwd),
             env=base,
             dimensions=(rows, cols),
@@ -81,7 +87,14 @@ class Term:
             timeout=WAIT,
         )
         self.raw = ""
+        self.mode_at_exit: list[Any] | None = None  # the terminal's mode once yagent ended
         self._seen = 0  # where the next wait_for starts looking
+
+    def ready(self) -> str:
+        """Wait for the session's own prompt, drawn once the app is open (after the banner) —
+        not the one painted before the app loads (`yagent.cli.early`); what showed before it."""
+        shown = self.wait_for(BANNER_END)
+        return shown + BANNER_END + self.wait_for("yagent>")
 
     def send(self, keys: str) -> None:
         self.child.send(keys)
@@ -133,6 +146,8 @@ class Term:
             if time.monotonic() > deadline:
                 self.child.kill(9)
                 raise AssertionError(f"yagent did not exit; the screen had:\n{self.text}")
+        with contextlib.suppress(termios.error):
+            self.mode_at_exit = termios.tcgetattr(self.child.child_fd)
         self.child.close()
         assert "Traceback" not in self.text, self.text
         return int(self.child.exitstatus if self.child.exitstatus is not None else -1)

@@ -31,7 +31,7 @@ def test_every_slash_command_answers(tmp_path: Path, server: WireServer) -> None
     configure(home, server.url)
     term = Term(home, ws)
     try:
-        term.wait_for("yagent>")
+        term.ready()
         term.line("/hepl")
         term.wait_for("unknown command /hepl")
         term.wait_for("did you mean /help")

@@ -32,7 +32,7 @@ def session(tmp_path: Path, server: WireServer, *args: str, cols: int = 60, **en
     ws.mkdir(exist_ok=True)
     configure(home, server.url)
     term = Term(home, ws, tuple(args), cols=cols, env=env)
-    term.wait_for("yagent>")
+    term.ready()
     term.line("read it")
     term.wait_for("done\n")
     term.wait_for("yagent>")
@@ -90,7 +90,7 @@ def test_a_second_ctrl_c_within_two_seconds_kills_the_command(tmp_path: Path) ->
         configure(home, server.url, "[agent]\ndrain_budget = 50\n")
         term = Term(home, ws, ("-y",))
         try:
-            term.wait_for("yagent>")
+            term.ready()
             term.line("wait")
             term.wait_for("● run_bash sleep 60")
             term.send(CTRL_C)

@@ -34,7 +34,7 @@ def start(tmp_path: Path, server: WireServer, ws: Path | None = None) -> Term:
     workspace = ws or tmp_path / "ws"
     workspace.mkdir(exist_ok=True)
     term = Term(home, workspace)
-    term.wait_for("yagent>")
+    term.ready()
     return term
 
 

@@ -41,7 +41,7 @@ def test_ctrl_c_in_the_first_model_call_stops_at_once_and_the_next_task_continue
     configure(home, hanging_then_answers.url)
     term = Term(home, ws)
     try:
-        term.wait_for("yagent>")
+        term.ready()
         term.line("first task")
         term.wait_for("zq")  # the model is streaming, then hangs
         term.send(CTRL_C)
@@ -72,7 +72,7 @@ def test_a_turn_force_stopped_in_a_long_command_keeps_its_session(tmp_path: Path
         configure(home, server.url, "[agent]\ndrain_budget = 0.5\n")
         term = Term(home, ws, ("-y",))
         try:
-            term.wait_for("yagent>")
+            term.ready()
             term.line("first task")
             term.wait_for("run_bash")
             term.send(CTRL_C)
@@ -100,7 +100,7 @@ def test_esc_stops_the_turn_like_ctrl_c(tmp_path: Path, ws: Path) -> None:
         configure(home, server.url)
         term = Term(home, ws)
         try:
-            term.wait_for("yagent>")
+            term.ready()
             term.line("first task")
             term.wait_for("zq")  # streamed, drawn live, then the model hangs
             term.send(ESC)

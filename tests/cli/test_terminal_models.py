@@ -22,7 +22,7 @@ def test_model_switches_to_another_provider_and_back(tmp_path: Path) -> None:
         configure(tmp_path / "home", first.url, extra)
         term = Term(tmp_path / "home", ws)
         try:
-            term.wait_for("yagent>")
+            term.ready()
             listed = term.answer("/model")
             assert "configured: m, anthropic/claude-test" in listed
             refused = term.answer("/model gpt-nothing")

@@ -55,7 +55,7 @@ def test_edits_show_as_diffs_and_undo_reverts_only_the_sessions_own(tmp_path: Pa
         configure(home, server.url)
         term = Term(home, ws)
         try:
-            term.wait_for("yagent>")
+            term.ready()
             term.line("edit them")
             term.wait_for("● search_replace_in_file a.txt")
             term.wait_for("✓ search_replace_in_file")
@@ -115,7 +115,7 @@ def test_approvals_show_what_will_happen_and_take_one_key(tmp_path: Path) -> Non
         configure(home, server.url)
         term = Term(home, ws)
         try:
-            term.wait_for("yagent>")
+            term.ready()
             term.line("go")
             term.wait_for("! write_file needs your approval")
             term.wait_for("outside the workspace")  # why it is a question

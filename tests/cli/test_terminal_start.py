@@ -32,7 +32,7 @@ def test_the_prompt_loads_no_provider_sdk_until_the_first_task(tmp_path: Path) -
         configure(tmp_path / "home", server.url)
         term = Term(tmp_path / "home", ws, env={"PYTHONPROFILEIMPORTTIME": "1"})
         try:
-            term.wait_for("yagent>")
+            term.ready()
             before = loaded(term.raw)
             assert "prompt_toolkit" in before  # the import log is read
             assert before & NOT_BEFORE_A_TASK == set()

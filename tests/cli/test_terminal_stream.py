@@ -25,7 +25,7 @@ def test_half_a_line_is_shown_while_the_stream_hangs(tmp_path: Path) -> None:
         configure(home, server.url)
         term = Term(home, ws)
         try:
-            term.wait_for("yagent>")
+            term.ready()
             term.line("go")
             term.wait_for("Here is the first half of a")  # while the server hangs
             assert "never ends" not in term.text
@@ -53,7 +53,7 @@ def test_personal_data_split_across_deltas_is_never_shown_unmasked(
         configure(home, server.url, MASK)
         term = Term(home, ws, ("--plain",))
         try:
-            term.wait_for("yagent>")
+            term.ready()
             term.line("who")
             term.wait_for("mail [EMAIL] or call")  # shown while the server hangs
             term.send(CTRL_C)
@@ -83,7 +83,7 @@ def test_markdown_is_rendered_while_it_streams(tmp_path: Path) -> None:
         configure(home, server.url)
         term = Term(home, ws)
         try:
-            term.wait_for("yagent>")
+            term.ready()
             term.line("plan")
             term.wait_for("print('hi')")  # inside the open fence, while the server hangs
             shown = term.text.split("plan", 1)[1]

@@ -35,7 +35,7 @@ def test_undo_reverts_a_commands_changes_after_resume_in_a_new_process(tmp_path:
         configure(home, server.url)
         first = Term(home, ws, ("-y",))
         try:
-            first.wait_for("yagent>")
+            first.ready()
             first.line("change things")
             first.wait_for("✓ run_bash")
             first.wait_for("yagent>")
@@ -54,7 +54,7 @@ def test_undo_reverts_a_commands_changes_after_resume_in_a_new_process(tmp_path:
         assert found, first.text
         second = Term(home, ws)  # a new process
         try:
-            second.wait_for("yagent>")
+            second.ready()
             assert "resumed" in second.answer(f"/resume {found.group(1)}")
             undo = second.answer("/undo")
             assert "restored a.txt (run_bash)" in undo

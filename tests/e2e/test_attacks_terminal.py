@@ -143,7 +143,7 @@ def test_an_approval_question_shows_control_codes_in_a_command(tmp_path: Path) -
         configure(home, s.url)
         term = Term(home, ws)
         try:
-            term.wait_for("yagent>")
+            term.ready()
             term.line("go")
             term.wait_for("! run_bash needs your approval")
             term.wait_for("allow?")

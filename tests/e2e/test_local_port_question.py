@@ -46,7 +46,7 @@ def _session(home: Path, ws: Path, keys: list[str], *args: str) -> str:
     """An interactive session: one task, `keys` pressed at each question in turn."""
     term = Term(home, ws, ("--agent", "browser", *args))
     try:
-        term.wait_for("yagent>")
+        term.ready()
         term.line("open the app")
         for key in keys:
             term.wait_for("needs your approval")

@@ -14,6 +14,8 @@
     yagent replay SESSION       replay a recorded session's model side with real tools
     yagent doctor               check provider, rg, chromium, bwrap, settings
     yagent reconcile [SESSION] [--applied|--not-applied KEY]   side effects of unknown outcome
+    yagent undo [SESSION]       revert the last turn's file changes (a one-shot run's too):
+                                exit 0 undone, 1 nothing to undo, 2 refused
     yagent trace SESSION [--html [FILE]]   rows per turn, or a self-contained HTML timeline
     yagent memory add TEXT [--global] | list   memories injected into every agent's context
     yagent trust [-C DIR] [--show|--revoke] [--yes]   review and trust the workspace's own
@@ -27,7 +29,8 @@ Exit status: 0 done, 1 the run did not finish (error, timeout, cancelled, nothin
 step boundary: free space and `yagent resume SID`), 130 cancelled, 143 shut down.
 
 Start-up: this package imports nothing but `yagent.cli.quick`. `--version` and `--help` are
-answered from there without loading click or the app (`quick` says when); every other command goes
+answered from there without loading click or the app (`quick` says when); the interactive session
+on a terminal shows its prompt before the app loads (`yagent.cli.early`); every other command goes
 through `yagent.cli.root`, which imports a command's module only when that command runs, and the
 runner (the whole app) only when a task runs. Provider SDKs, MCP, mini-racer, tree-sitter,
 Playwright and OpenTelemetry load at their own factories, when used (docs/performance.md).
@@ -49,10 +52,18 @@ def main(argv: list[str] | None = None) -> int:
     if page is not None:
         sys.stdout.write(page)
         return 0
-    # click and the commands load here, for every command but the two answered above.
-    from yagent.cli.root import main as run_command
+    # click and the commands load here, for every command but the two answered above; the
+    # interactive session's prompt is drawn first, on a terminal (`early`).
+    from yagent.cli import early
 
-    return run_command(args)
+    if not early.wanted(args):
+        from yagent.cli.root import main as run_command
+
+        return run_command(args)
+    with early.paint():
+        from yagent.cli.root import main as run_command
+
+        return run_command(args)
 
 
 def entry() -> NoReturn:

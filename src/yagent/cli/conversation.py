@@ -73,6 +73,7 @@ class EscapeKey:
 
     def _start(self) -> None:
         assert self._group is not None
+        self._saved = termios.tcgetattr(self._fd)  # the mode it found, restored by `_stop`
         tty.setcbreak(self._fd)  # keys one by one; Ctrl-C still signals
         self._scope = anyio.CancelScope()
         self._stopped = anyio.Event()

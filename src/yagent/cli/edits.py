@@ -33,6 +33,7 @@ from yagent.tools.files import journal
 TURN_KIND = "edit-turn"
 UNDO_KIND = "edit-undo"
 NOT_KEPT = "its earlier bytes were not kept (over the command watch's budget)"
+NOTHING = "nothing to undo: no turn of this session changed a file, or all are undone"
 
 
 @dataclass
@@ -101,8 +102,7 @@ def undo(store: SessionStore, session_id: str, state_dir: Path, workspace: Path)
         [(f"{bad} unreadable turn record(s) in the session store skipped", [])] if bad else []
     )
     if not spans:
-        nothing = "nothing to undo: no turn of this session changed a file, or all are undone"
-        return [(nothing, []), *skipped]
+        return [(NOTHING, []), *skipped]
     first, last = spans[-1]
     read = journal.entries(state_dir)
     said = [_revert(edit, workspace) for edit in reversed(read.edits) if first < edit.seq <= last]

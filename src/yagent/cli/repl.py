@@ -10,6 +10,8 @@ Contract:
 - Ctrl-D (or `/quit`) ends the session with one summary line — the session id, how many files its
   tools changed, the cost — and the command that resumes it.
 - Esc during a turn stops it as Ctrl-C does (the terminal is read for it between questions only).
+- A prompt painted before the app loaded (`cli.early`) is taken over by the first prompt, which
+  reads every key typed meanwhile; the terminal's own mode is given back when it returns.
 Left to `cli.runner`: how a turn runs and drains; to `cli.screen`: how it is shown.
 """
 
@@ -24,7 +26,7 @@ from rich.markup import escape
 
 from yagent.app.durable import ResumeDecision
 from yagent.app.runtrack import continuation_task
-from yagent.cli import prompt, slash
+from yagent.cli import early, prompt, slash
 from yagent.cli.conversation import Conversation
 from yagent.cli.runner import Options, cli_app, run_turn, stop_if_full
 from yagent.cli.screen import KeyAsk, Screen
@@ -108,6 +110,8 @@ def _terminal_reader(conv: Conversation, opts: Options, plain: bool) -> ReadLine
                 return None
             except KeyboardInterrupt:
                 continue  # Ctrl-C at the prompt clears the line
+            finally:
+                early.release()  # this prompt read the keys typed before it was drawn
 
     return read
 

@@ -120,6 +120,7 @@ LAZY = {
     "sessions": ("yagent.cli.commands", "sessions"),
     "trace": ("yagent.cli.trace", "trace"),
     "trust": ("yagent.cli.trust", "trust_command"),
+    "undo": ("yagent.cli.undocmd", "undo"),
     "worker": ("yagent.cli.worker", "worker"),
 }
 

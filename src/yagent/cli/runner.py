@@ -9,6 +9,9 @@ no side effect). A second one within `KILL_WINDOW` (2 s) kills every live foregr
 group and exits at once (status 130) — the only way out when a tool ignores cancellation; a
 later one says so and opens a new window.
 SIGTERM (shutdown) drains the same way, then exits with status 143.
+A one-shot run is a turn of its session like an interactive one: the journal range of its file
+changes is recorded (`cli.edits.Turns`), so `/undo` after `yagent resume` and `yagent undo` revert
+it.
 A turn stopped by a full disk under the home (`app.fulldisk`) ends the command: one line naming
 the file and `yagent resume SID`, exit status 75 — its record is sealed, no other turn may run.
 """
@@ -39,12 +42,13 @@ from yagent.app.durable import ResumeDecision
 from yagent.app.engines import keyless_notice
 from yagent.app.fulldisk import EXIT_FULL
 from yagent.app.safety import with_allow_local
-from yagent.cli import outcome
+from yagent.cli import edits, outcome
 from yagent.cli.render import Ask, Renderer
 from yagent.cli.safetext import json_line
 from yagent.kernel import drain
 from yagent.llm.replay import Recording, ReplayEngine
 from yagent.llm.types import Engine
+from yagent.memory import SessionStoreError
 from yagent.tools.guard import Yolo
 from yagent.tools.shell import kill_live_process_groups
 
@@ -271,9 +275,17 @@ async def run_command(
         renderer.out.write(json.dumps(outcome.HEADER) + "\n")
     async with cli_app(opts, renderer, engine) as app:
         started = time.monotonic()
+        if session_id is None:  # created first, so the turn's record (`/undo`) names it
+            session_id = app.new_session(task, opts.agent)
+        turns, state_dir = edits.Turns(), app.home / "state" / session_id
+        turns.begin(state_dir)
         session_id, result = await run_turn(
             app, renderer, task, session_id, opts.agent, resume=resume
         )
+        try:
+            turns.end(app.store, session_id, state_dir)  # a turn of its session, as interactively
+        except SessionStoreError as exc:
+            renderer.notice(f"this run's file changes were not recorded for undo: {exc}")
         status = 130
         if result is not None:
             name = resume.run.agent if resume is not None and resume.run is not None else None
