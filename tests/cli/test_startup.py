@@ -259,7 +259,8 @@ NOT_FOR_DOCTOR = frozenset(
         "yagent.tools.adapter",  # the tool-call path: Adapter, ToolContext
         "yagent.tools.surface",  # the judged tool surface and its rings
         "yagent.tools.guard",  # the workspace guard (`Yolo` is `tools.yolo`)
-        "yagent.tools.search",  # the search tool (ripgrep is found by `searchkit.rg`)
+        "yagent.tools.search",  # the search tool and its runner (ripgrep is found by
+        "yagent.tools.searchkit.rg",  # `searchkit.locate`)
         "yagent.tools.mcp.connect",  # the MCP client's factory
         "yagent.toolspec.builtin",  # the built-in tools' specs and their argument models
         "yagent.toolspec.params",
@@ -268,6 +269,24 @@ NOT_FOR_DOCTOR = frozenset(
         "yagent.messaging",  # the event dispatcher
     }
 )
+
+
+def test_reading_the_configuration_loads_no_tool_machinery(tmp_path: Path) -> None:
+    """`app.config` is what every command that reads the configuration imports (`sessions`,
+    `trust`, `mcp`, `rules`, `doctor`, `resume`): checking `[mcp.*]`, hooks, `.claude/agents`
+    and `[store]` needs none of the tool-call path, the built-in specs or the session store."""
+    probe = "import json, sys, yagent.app.config; print(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        env=env_for(tmp_path),
+        timeout=60,
+        check=True,
+    )
+    loaded = set(json.loads(done.stdout))
+    assert loaded & (NOT_FOR_DOCTOR | {"yagent.agents.imported", "yagent.app.lane"}) == set()
+    assert {"yagent.tools.mcp.config", "yagent.agents.agentfiles"} <= loaded  # the probe reads
 
 
 def test_a_configured_mcp_server_loads_the_mcp_sdk(tmp_path: Path) -> None:

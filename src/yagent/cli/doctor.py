@@ -39,7 +39,7 @@ from yagent.cli.scaledoctor import ADDRESS_ENV, database_rows, temporal_rows
 from yagent.kernel import sqlitefile
 from yagent.kernel.preset import BUILTIN as BUILTIN_PRESETS
 from yagent.kernel.sandbox import Level
-from yagent.tools.searchkit.rg import locate_rg
+from yagent.tools.searchkit.locate import locate_rg
 from yagent.tools.settings import Settings, SettingsError
 
 FULL_BELOW = 64 * 1024  # bytes free under which `yagent doctor` calls the home's disk full
