@@ -59,8 +59,8 @@ from yagent.app.lane import Lane
 from yagent.app.lease import LeaseKeeper
 from yagent.app.recorder import Recorder
 from yagent.app.segments import Segments
-from yagent.app.steplog import StepLog
 from yagent.app.sessionstore import open_sessions
+from yagent.app.steplog import StepLog
 from yagent.app.telemetry import WARNING_EVENT, Telemetry, exporter_from_env
 from yagent.app.trust import Status
 from yagent.kernel import auditgate, sessionref, spill
