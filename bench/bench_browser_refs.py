@@ -31,7 +31,8 @@ from yagent.tools.guard import WorkspaceGuard
 from yagent.tools.registry import executors
 from yagent.tools.settings import Settings
 from yagent.tools.surface import Surface, SurfaceOptions
-from yagent.toolspec import BUILTIN, profile
+from yagent.toolspec.builtin import BUILTIN
+from yagent.toolspec.profiles import profile
 
 RUNS = 5
 ACTION_TIMEOUT = 15.0

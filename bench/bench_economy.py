@@ -50,7 +50,7 @@ from yagent.tools import registry
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.guard import WorkspaceGuard
 from yagent.tools.surface import Surface, SurfaceOptions
-from yagent.toolspec import BUILTIN
+from yagent.toolspec.builtin import BUILTIN
 
 STEPS = 80
 OUTPUT_CHARS = 12_000

@@ -77,7 +77,8 @@ from yagent.tools import registry
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.guard import WorkspaceGuard
 from yagent.tools.surface import Surface, SurfaceOptions
-from yagent.toolspec import BUILTIN, Profile
+from yagent.toolspec.builtin import BUILTIN
+from yagent.toolspec.profiles import Profile
 
 STEP_COUNTS = {10: 15, 100: 7, 1000: 3}  # steps -> runs
 STEPS = 20  # set per measurement by `measure`

@@ -36,10 +36,12 @@ from yagent.tools import guard as guard_module
 from yagent.tools import registry
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.commands import PROTECTED, SHALLOW, masked_tool_paths
-from yagent.tools.guard import WorkspaceGuard, Yolo
+from yagent.tools.guard import WorkspaceGuard
 from yagent.tools.readmask import ReadMask
 from yagent.tools.surface import Surface, SurfaceOptions
-from yagent.toolspec import BUILTIN, profile
+from yagent.tools.yolo import Yolo
+from yagent.toolspec.builtin import BUILTIN
+from yagent.toolspec.profiles import profile
 
 RUNS = 15
 DIRS = 2000

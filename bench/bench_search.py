@@ -34,8 +34,9 @@ from yagent.tools.adapter import ToolContext
 from yagent.tools.guard import WorkspaceGuard
 from yagent.tools.search import search
 from yagent.tools.surface import Surface
-from yagent.toolspec import BUILTIN, profile
+from yagent.toolspec.builtin import BUILTIN
 from yagent.toolspec.params import SearchArgs
+from yagent.toolspec.profiles import profile
 
 FILES = int(os.environ.get("BENCH_SEARCH_FILES", "50000"))
 MEAN_KB = int(os.environ.get("BENCH_SEARCH_KB", "4"))

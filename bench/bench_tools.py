@@ -46,7 +46,9 @@ from yagent.tools.adapter import Adapter, Executor, ToolContext
 from yagent.tools.guard import WorkspaceGuard
 from yagent.tools.surface import Surface, SurfaceOptions
 from yagent.tools.toolresult import ToolResult
-from yagent.toolspec import BUILTIN, Effect, Spec, Tier, profile
+from yagent.toolspec import Effect, Spec, Tier
+from yagent.toolspec.builtin import BUILTIN
+from yagent.toolspec.profiles import profile
 
 CALLS = 8
 SLEEP = 0.05

@@ -9,11 +9,16 @@ Contract:
 - `interleaved(a, b, pairs)` measures two callables in alternating pairs (a, b, b, a, ...) and
   returns the medians and the median of the per-pair ratios b/a: on a noisy shared machine a drift
   hits both sides of a pair alike, so the ratio is meaningful where two separate medians are not.
+- `bytecode_cached(src)` writes the bytecode of every module under `src` before a start-up is
+  measured: an installed yagent runs from bytecode written at install, so a process that compiles
+  yagent's sources on each start (`PYTHONDONTWRITEBYTECODE=1`, a fresh checkout) measures the
+  compiler, not the start-up.
 `bench/run.py` reads these lines and prints one summary line per benchmark.
 """
 
 from __future__ import annotations
 
+import compileall
 import json
 import statistics
 from collections.abc import Callable
@@ -83,3 +88,10 @@ def interleaved(a: Callable[[], float], b: Callable[[], float], pairs: int) -> P
         pairs,
         tuple(ratios),
     )
+
+
+def bytecode_cached(src: str) -> None:
+    """Write the bytecode of every module under `src` (see the module contract); a module that
+    cannot be compiled is an error, not a start-up measured from source."""
+    if not compileall.compile_dir(src, quiet=1):
+        raise RuntimeError(f"compileall failed under {src}")

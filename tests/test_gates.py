@@ -11,7 +11,7 @@ import ast
 import re
 from pathlib import Path
 
-from yagent.toolspec import BUILTIN
+from yagent.toolspec.builtin import BUILTIN
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "yagent"
 ALLOWED = {SRC / "tools" / "registry.py"}

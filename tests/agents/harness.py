@@ -16,7 +16,9 @@ from yagent.tools import flow
 from yagent.tools.adapter import Adapter, Executor, ToolContext
 from yagent.tools.guard import WorkspaceGuard
 from yagent.tools.surface import Surface, SurfaceOptions
-from yagent.toolspec import BUILTIN, Effect, Spec, Tier, profile
+from yagent.toolspec import Effect, Spec, Tier
+from yagent.toolspec.builtin import BUILTIN
+from yagent.toolspec.profiles import profile
 
 SLOW = Spec("lab__slow_read", "Read slowly.", {"type": "object"}, Effect.READ, Tier.HOT)
 HANG = Spec("lab__hang", "Never returns.", {"type": "object"}, Effect.EXEC, Tier.HOT)

@@ -12,7 +12,8 @@ from yagent.agents.catalog import AgentConfigError, AgentDef, builtin, custom_ag
 from yagent.agents.context import system_prompt
 from yagent.tools.guard import WorkspaceGuard
 from yagent.tools.surface import Surface
-from yagent.toolspec import BUILTIN, Effect, SkillDoc, Spec, Tier
+from yagent.toolspec import Effect, SkillDoc, Spec, Tier
+from yagent.toolspec.builtin import BUILTIN
 
 EXPLICIT = (
     "stop_on_finish",

@@ -19,7 +19,7 @@ from yagent.kernel import budget, reminder
 from yagent.kernel.offload import FileStore, Offloader
 from yagent.kernel.spill import Spill
 from yagent.llm import Message, ToolCall
-from yagent.toolspec import builtin_by_name
+from yagent.toolspec.builtin import builtin_by_name
 
 SPECS = builtin_by_name()
 IMAGE = base64.b64encode(bytes(range(256)) * 8).decode()  # 2048 bytes

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from yagent.agents import exitpolicy
-from yagent.toolspec import builtin_by_name
+from yagent.toolspec.builtin import builtin_by_name
 
 SPECS = builtin_by_name()
 

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from yagent.agents.agentfiles import AgentFile, find
 from yagent.agents.catalog import AgentConfigError
-from yagent.agents.imported import AgentFile, find, load
-from yagent.toolspec import BUILTIN
+from yagent.agents.imported import load
+from yagent.toolspec.builtin import BUILTIN
 
 
 def agent_file(tmp_path: Path, front: str, body: str = "Instructions.") -> AgentFile:

@@ -25,8 +25,10 @@ from yagent.tools.adapter import Adapter, Executor, ToolContext
 from yagent.tools.confirm import Answer, Scope, UserConfirm
 from yagent.tools.guard import WorkspaceGuard
 from yagent.tools.surface import Surface, SurfaceOptions
-from yagent.toolspec import BUILTIN, Effect, Spec, Tier, profile
+from yagent.toolspec import Effect, Spec, Tier
+from yagent.toolspec.builtin import BUILTIN
 from yagent.toolspec.params import RUN_BASH_TIMEOUT
+from yagent.toolspec.profiles import profile
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 
 from yagent.agents import catalog
-from yagent.toolspec import BUILTIN
+from yagent.toolspec.builtin import BUILTIN
 
 GOLDEN = Path(__file__).parent / "golden" / "tool_surface.txt"
 

@@ -25,7 +25,9 @@ from yagent.tools import flow
 from yagent.tools.adapter import Adapter, Executor, ToolContext
 from yagent.tools.guard import WorkspaceGuard
 from yagent.tools.surface import Surface, SurfaceOptions
-from yagent.toolspec import BUILTIN, Effect, Spec, Tier, profile
+from yagent.toolspec import Effect, Spec, Tier
+from yagent.toolspec.builtin import BUILTIN
+from yagent.toolspec.profiles import profile
 
 SRC = Path(untrusted.__file__).resolve().parents[1]
 OWNER = "agents/untrusted.py"

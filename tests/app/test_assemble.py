@@ -16,7 +16,7 @@ from yagent.app.recording import recording_of
 from yagent.cli.demo import SCRIPT, TASK, prepare
 from yagent.llm.replay import ReplayEngine
 from yagent.llm.scripted import ScriptedEngine, call, say
-from yagent.tools.guard import Yolo
+from yagent.tools.yolo import Yolo
 
 DEMO = Path(__file__).resolve().parents[2] / "demo"
 MARKER = catalog.builtin("coding", 0).marker

@@ -17,14 +17,14 @@ from tests.app.test_fanout import GUARD, Gated, Hook, finish, rendezvous, tool
 from yagent.app import delegation, delegationpool
 from yagent.app.assemble import App, open_app
 from yagent.app.config import ConfigError, load
-from yagent.app.lane import delegation_marker
+from yagent.app.lanemarkers import delegation_marker
 from yagent.kernel import taskboard
 from yagent.llm.scripted import ScriptedEngine, Step, say
 from yagent.llm.scripted import calls as many
 from yagent.tools.adapter import ToolContext
 from yagent.tools.delegate import NotWiredError
 from yagent.tools.delegate import delegate as delegate_tool
-from yagent.tools.guard import Yolo
+from yagent.tools.yolo import Yolo
 from yagent.toolspec.delegate import DelegateArgs
 
 pytestmark = pytest.mark.anyio

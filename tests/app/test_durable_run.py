@@ -23,7 +23,7 @@ from yagent.cli.render import Renderer
 from yagent.kernel import sideeffect
 from yagent.llm.scripted import ScriptedEngine, call
 from yagent.llm.types import Request
-from yagent.tools.guard import Yolo
+from yagent.tools.yolo import Yolo
 
 MARKER = catalog.builtin("coding", 0).marker
 EFFECT = "./effect.sh"

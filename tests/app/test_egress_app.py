@@ -12,11 +12,11 @@ from yagent.agents import catalog
 from yagent.app import safety
 from yagent.app.assemble import open_app
 from yagent.app.config import ConfigError, load
-from yagent.cli.commands import _egress
+from yagent.cli.doctor import _egress
 from yagent.kernel.sandbox import EgressMode
 from yagent.llm.scripted import ScriptedEngine, call, say
 from yagent.tools.egress.proxyserver import LOOPBACK_BYPASS
-from yagent.tools.guard import Yolo
+from yagent.tools.yolo import Yolo
 
 from .files import write
 

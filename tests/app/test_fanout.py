@@ -18,13 +18,13 @@ from yagent.app import fanrun, lane
 from yagent.app.assemble import App, open_app
 from yagent.app.config import load
 from yagent.app.fanout import Assignment, FanoutError
-from yagent.app.lane import marker
+from yagent.app.lanemarkers import marker
 from yagent.app.telemetry import project
 from yagent.kernel.delegate import Status
 from yagent.llm.scripted import ScriptedEngine, Step, call
 from yagent.llm.types import Request, StreamEvent
 from yagent.messaging import Event
-from yagent.tools.guard import Yolo
+from yagent.tools.yolo import Yolo
 
 pytestmark = pytest.mark.anyio
 GUARD = 20.0  # seconds a rendezvous may take before the test fails (a hang guard, not a timing)

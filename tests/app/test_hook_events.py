@@ -14,9 +14,9 @@ from yagent.app import fanrun
 from yagent.app.assemble import open_app
 from yagent.app.config import load
 from yagent.app.fanout import Assignment
-from yagent.app.lane import marker
+from yagent.app.lanemarkers import marker
 from yagent.llm.scripted import ScriptedEngine, call
-from yagent.tools.guard import Yolo
+from yagent.tools.yolo import Yolo
 
 pytestmark = pytest.mark.anyio
 

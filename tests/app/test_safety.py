@@ -17,8 +17,8 @@ from yagent.kernel import pii
 from yagent.kernel.cmdpolicy import Decision, decide_command
 from yagent.kernel.sandbox import Level
 from yagent.llm.scripted import ScriptedEngine, call, say
-from yagent.tools.guard import Yolo
 from yagent.tools.shellrules import RuleFile, remembered_rule
+from yagent.tools.yolo import Yolo
 
 from .files import write
 

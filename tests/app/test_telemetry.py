@@ -26,7 +26,7 @@ from yagent.kernel.trajectory import FORBIDDEN_LABELS, Pairing, label_violations
 from yagent.kernel.watchdog import FindingKind
 from yagent.llm.pricing import DEFAULT_PRICES, PriceTable
 from yagent.llm.scripted import ScriptedEngine
-from yagent.tools.guard import Yolo
+from yagent.tools.yolo import Yolo
 
 from .trace_events import Recorder, troubled_session
 

@@ -23,7 +23,7 @@ from yagent.app.timeline import lines_of, render_html, render_text
 from yagent.cli.demo import SCRIPT, TASK, prepare
 from yagent.llm.scripted import ScriptedEngine
 from yagent.memory import EventRecord
-from yagent.tools.guard import Yolo
+from yagent.tools.yolo import Yolo
 
 from .trace_events import INJECTION, Recorder, troubled_session
 

@@ -92,9 +92,14 @@ def yagent(
         stdin=subprocess.DEVNULL,
         timeout=90,
     )
-    loaded = {m.group(1).split(".")[0] for m in map(_LINE.match, done.stderr.splitlines()) if m}
+    loaded = {name.split(".")[0] for name in modules_of(done)}
     assert "Traceback" not in done.stderr, done.stderr[-3000:]
     return done, loaded
+
+
+def modules_of(done: subprocess.CompletedProcess[str]) -> set[str]:
+    """Every module (full dotted name) a `yagent` process's import-time report lists."""
+    return {m.group(1) for m in map(_LINE.match, done.stderr.splitlines()) if m}
 
 
 def configure(home: Path, text: str) -> None:
@@ -245,6 +250,45 @@ def test_doctor_loads_the_configured_provider_only(tmp_path: Path) -> None:
     assert "provider" in done.stdout
     assert "m at" in done.stdout
     assert loaded & (UNUSED_IN_A_TEXT_RUN | {"anthropic", "openai", "tree_sitter"}) == set()
+    assert modules_of(done) & NOT_FOR_DOCTOR == set()
+
+
+# `doctor` reads the configuration and looks at the machine: it builds no tool surface, runs no
+# tool, judges no call, builds no agent and opens no session store, so none of that machinery is
+# imported — nor the MCP client when no server is configured.
+NOT_FOR_DOCTOR = frozenset(
+    {
+        "yagent.tools.adapter",  # the tool-call path: Adapter, ToolContext
+        "yagent.tools.surface",  # the judged tool surface and its rings
+        "yagent.tools.guard",  # the workspace guard (`Yolo` is `tools.yolo`)
+        "yagent.tools.search",  # the search tool and its runner (ripgrep is found by
+        "yagent.tools.searchkit.rg",  # `searchkit.locate`)
+        "yagent.tools.mcp.connect",  # the MCP client's factory
+        "yagent.toolspec.builtin",  # the built-in tools' specs and their argument models
+        "yagent.toolspec.params",
+        "yagent.agents.catalog",  # agents (`.claude/agents` files are listed by `agentfiles`)
+        "yagent.memory",  # the session store (`[store]` is read by `app.storeconfig` alone)
+        "yagent.messaging",  # the event dispatcher
+    }
+)
+
+
+def test_reading_the_configuration_loads_no_tool_machinery(tmp_path: Path) -> None:
+    """`app.config` is what every command that reads the configuration imports (`sessions`,
+    `trust`, `mcp`, `rules`, `doctor`, `resume`): checking `[mcp.*]`, hooks, `.claude/agents`
+    and `[store]` needs none of the tool-call path, the built-in specs or the session store."""
+    probe = "import json, sys, yagent.app.config; print(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        env=env_for(tmp_path),
+        timeout=60,
+        check=True,
+    )
+    loaded = set(json.loads(done.stdout))
+    assert loaded & (NOT_FOR_DOCTOR | {"yagent.agents.imported", "yagent.app.lane"}) == set()
+    assert {"yagent.tools.mcp.config", "yagent.agents.agentfiles"} <= loaded  # the probe reads
 
 
 def test_a_configured_mcp_server_loads_the_mcp_sdk(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from yagent.app import trust
 from yagent.app.config import load
-from yagent.cli import commands, main
+from yagent.cli import doctor, main
 from yagent.cli import trust as trust_cli
 from yagent.cli.demo import TASK, prepare
 
@@ -131,16 +131,16 @@ def test_a_run_says_what_was_withheld_in_json_mode(
 
 
 def test_doctor_shows_the_trust_state(home: Path, ws: Path, tmp_path: Path) -> None:
-    name, ok, detail, required = commands._trust(load(home=home, workspace=ws, env={}))
+    name, ok, detail, required = doctor._trust(load(home=home, workspace=ws, env={}))
     assert (name, ok, required) == ("project trust", False, False)
     assert ".yagent/config.toml: not trusted" in detail
     assert "agent.preset" in detail
     assert main(["trust", "--yes", "-C", str(ws)]) == 0
-    _, ok, detail, _ = commands._trust(load(home=home, workspace=ws, env={}))
+    _, ok, detail, _ = doctor._trust(load(home=home, workspace=ws, env={}))
     assert (ok, detail) == (True, ".yagent/config.toml: trusted")
     bare = tmp_path / "bare"
     bare.mkdir()
-    _, ok, detail, _ = commands._trust(load(home=home, workspace=bare, env={}))
+    _, ok, detail, _ = doctor._trust(load(home=home, workspace=bare, env={}))
     assert ok
     assert "no project files" in detail
 

@@ -16,7 +16,7 @@ from yagent.cli.repl import interactive
 from yagent.cli.runner import Options
 from yagent.kernel import reminder
 from yagent.llm.scripted import ScriptedEngine, call, say
-from yagent.tools.guard import Yolo
+from yagent.tools.yolo import Yolo
 
 DEMO = Path(__file__).resolve().parents[2] / "demo"
 REPO = catalog.builtin("repo", 0)

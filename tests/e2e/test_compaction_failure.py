@@ -20,7 +20,7 @@ from yagent.kernel import reminder
 from yagent.llm import AssistantTurn, Request
 from yagent.llm.scripted import ScriptedEngine, call
 from yagent.memory import message_body
-from yagent.tools.guard import Yolo
+from yagent.tools.yolo import Yolo
 
 STEPS = 150
 WINDOW = 4000

@@ -29,7 +29,7 @@ from yagent.kernel.budget import approx_tokens
 from yagent.llm import AssistantTurn, Message, Request, ToolCall, Usage
 from yagent.llm.scripted import ScriptedEngine, call, say
 from yagent.memory import message_body
-from yagent.tools.guard import Yolo
+from yagent.tools.yolo import Yolo
 
 STEPS = 60
 WINDOW = 6000

@@ -17,7 +17,7 @@ from yagent.app.telemetry import exporter_from_env, project
 from yagent.cli import main
 from yagent.cli.demo import prepare
 from yagent.llm.scripted import ScriptedEngine, call
-from yagent.tools.guard import Yolo
+from yagent.tools.yolo import Yolo
 
 DEMO = Path(__file__).resolve().parents[2] / "demo"
 PROGRAM = "const a = await host.list_dir('.'); const b = await host.read_file('calc.py'); return 2;"

@@ -7,10 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from yagent.tools.guard import WorkspaceGuard, Yolo
+from yagent.tools.guard import WorkspaceGuard
 from yagent.tools.settings import Settings
 from yagent.tools.surface import Surface, SurfaceOptions
-from yagent.toolspec import BUILTIN, profile
+from yagent.tools.yolo import Yolo
+from yagent.toolspec.builtin import BUILTIN
+from yagent.toolspec.profiles import profile
 
 from .egresskit import Servers, servers
 

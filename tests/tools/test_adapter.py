@@ -14,7 +14,9 @@ from yagent.tools import flow
 from yagent.tools.adapter import Adapter, ToolContext, parse_arguments
 from yagent.tools.guard import WorkspaceGuard
 from yagent.tools.surface import Surface, SurfaceOptions
-from yagent.toolspec import BUILTIN, Effect, Spec, Tier, params, profile
+from yagent.toolspec import Effect, Spec, Tier, params
+from yagent.toolspec.builtin import BUILTIN
+from yagent.toolspec.profiles import profile
 
 
 def test_parse_arguments_fallbacks() -> None:

@@ -13,10 +13,13 @@ from yagent.kernel.invoke import Call, Decision
 from yagent.kernel.preset import BUILTIN as PRESETS
 from yagent.tools.areastage import STAGE, describe
 from yagent.tools.commands import CommandGate
-from yagent.tools.guard import WorkspaceGuard, Yolo
+from yagent.tools.guard import WorkspaceGuard
 from yagent.tools.shellrules import build_policy
 from yagent.tools.surface import Surface, SurfaceOptions
-from yagent.toolspec import BUILTIN, Effect, Spec, Tier, make_spec, profile
+from yagent.tools.yolo import Yolo
+from yagent.toolspec import Effect, Spec, Tier, make_spec
+from yagent.toolspec.builtin import BUILTIN
+from yagent.toolspec.profiles import profile
 
 pytestmark = pytest.mark.anyio
 

@@ -13,9 +13,12 @@ from yagent.kernel import auditgate
 from yagent.tools import flow
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.audit import operation
-from yagent.tools.guard import WorkspaceGuard, Yolo
+from yagent.tools.guard import WorkspaceGuard
 from yagent.tools.surface import Surface, SurfaceOptions
-from yagent.toolspec import BUILTIN, Effect, Spec, Tier, builtin_by_name, profile
+from yagent.tools.yolo import Yolo
+from yagent.toolspec import Effect, Spec, Tier
+from yagent.toolspec.builtin import BUILTIN, builtin_by_name
+from yagent.toolspec.profiles import profile
 
 
 def ext(name: str, *tags: str) -> Spec:

@@ -22,12 +22,14 @@ from yagent.kernel.sandbox.identity import SANDBOX_UID
 from yagent.tools import registry
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.commands import CommandGate
-from yagent.tools.guard import WorkspaceGuard, Yolo
+from yagent.tools.guard import WorkspaceGuard
 from yagent.tools.settings import Settings
 from yagent.tools.shellrules import build_policy
 from yagent.tools.surface import Surface, SurfaceOptions
 from yagent.tools.toolresult import ToolResult
-from yagent.toolspec import BUILTIN, profile
+from yagent.tools.yolo import Yolo
+from yagent.toolspec.builtin import BUILTIN
+from yagent.toolspec.profiles import profile
 
 SMALL = sandbox.Limits(
     memory_mb=256, max_processes=64, cpu_seconds=2, file_size_mb=1, open_files=256

@@ -16,12 +16,14 @@ from yagent.tools import registry, shell
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.bash import SANDBOXED_BACKGROUND_NOTE
 from yagent.tools.commands import CommandGate
-from yagent.tools.guard import WorkspaceGuard, Yolo
+from yagent.tools.guard import WorkspaceGuard
 from yagent.tools.settings import Settings
 from yagent.tools.shellrules import build_policy
 from yagent.tools.surface import Surface, SurfaceOptions
 from yagent.tools.toolresult import ToolResult
-from yagent.toolspec import BUILTIN, profile
+from yagent.tools.yolo import Yolo
+from yagent.toolspec.builtin import BUILTIN
+from yagent.toolspec.profiles import profile
 
 
 def adapter(ws: Path, home: Path, preset: str = "workspace-write") -> Adapter:

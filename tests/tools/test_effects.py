@@ -13,8 +13,8 @@ from yagent.tools.effects import (
     EffectTable,
     shell_outcome_unknown,
 )
-from yagent.toolspec import BUILTIN as SPECS
 from yagent.toolspec import Effect, Spec, Tier
+from yagent.toolspec.builtin import BUILTIN as SPECS
 
 TABLE = EffectTable.build()
 SPEC = {s.name: s for s in SPECS}

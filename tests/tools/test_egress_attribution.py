@@ -23,12 +23,14 @@ from yagent.tools.bash import UNATTRIBUTED_BACKGROUND_NOTE
 from yagent.tools.commands import CommandGate
 from yagent.tools.egress import attribution, proxyserver
 from yagent.tools.egress.proxyserver import EgressProxy
-from yagent.tools.guard import WorkspaceGuard, Yolo
+from yagent.tools.guard import WorkspaceGuard
 from yagent.tools.invocation import PUBLISH
 from yagent.tools.settings import Settings
 from yagent.tools.shellrules import build_policy
 from yagent.tools.surface import Surface, SurfaceOptions
-from yagent.toolspec import BUILTIN, profile
+from yagent.tools.yolo import Yolo
+from yagent.toolspec.builtin import BUILTIN
+from yagent.toolspec.profiles import profile
 
 from .egresskit import FixedResolver, Servers, proxy_for, short_dir
 

@@ -12,7 +12,9 @@ from yagent.tools import flow
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.guard import WorkspaceGuard
 from yagent.tools.surface import Surface
-from yagent.toolspec import BUILTIN, Effect, Spec, Tier, builtin_by_name, params, profile
+from yagent.toolspec import Effect, Spec, Tier, params
+from yagent.toolspec.builtin import BUILTIN, builtin_by_name
+from yagent.toolspec.profiles import profile
 
 
 @pytest.mark.anyio

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from yagent.tools.guard import SAFE_SYSTEM_PATHS, WorkspaceGuard, Yolo, is_safe_system_path
+from yagent.tools.guard import SAFE_SYSTEM_PATHS, WorkspaceGuard, is_safe_system_path
 from yagent.tools.settings import Settings, SettingsError
-from yagent.toolspec import builtin_by_name
+from yagent.tools.yolo import Yolo
+from yagent.toolspec.builtin import builtin_by_name
 
 SPECS = builtin_by_name()
 READ, WRITE, BASH = SPECS["read_file"], SPECS["write_file"], SPECS["run_bash"]

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from yagent.tools.ignorewalk import Filter, GlobError, GlobList, IgnoreTree, parse_line, walk_files
-from yagent.tools.searchkit.rg import locate_rg
+from yagent.tools.searchkit.locate import locate_rg
 
 RG = locate_rg()
 assert RG is not None, "the ripgrep wheel is a dependency"

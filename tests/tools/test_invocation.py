@@ -11,7 +11,9 @@ import pytest
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.guard import WorkspaceGuard
 from yagent.tools.surface import Surface, SurfaceOptions
-from yagent.toolspec import BUILTIN, Effect, Spec, Tier, profile
+from yagent.toolspec import Effect, Spec, Tier
+from yagent.toolspec.builtin import BUILTIN
+from yagent.toolspec.profiles import profile
 
 
 def _surface(workspace: Path) -> Surface:

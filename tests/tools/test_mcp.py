@@ -22,10 +22,13 @@ from yagent.tools import effects
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.audit import HIGH, LOW, operation
 from yagent.tools.guard import WorkspaceGuard
-from yagent.tools.mcp import McpConfigError, ServerConfig, link
+from yagent.tools.mcp import link
 from yagent.tools.mcp.client import McpTools
+from yagent.tools.mcp.config import McpConfigError, ServerConfig
 from yagent.tools.surface import Surface
-from yagent.toolspec import BUILTIN, Effect, Spec, Tier, profile
+from yagent.toolspec import Effect, Spec, Tier
+from yagent.toolspec.builtin import BUILTIN
+from yagent.toolspec.profiles import profile
 
 TABLE = effects.EffectTable.build()
 
@@ -100,7 +103,7 @@ async def test_filesystem_and_memory_writers_are_writes(tmp_path: Path) -> None:
 def test_unannotated_tool_is_mutating_destructive_and_open_world() -> None:
     from mcp.types import Tool
 
-    from yagent.tools.mcp import to_spec
+    from yagent.tools.mcp.specs import to_spec
 
     spec = to_spec("srv", Tool(name="x", input_schema={"type": "object"}), 10.0)
     assert spec.effect is Effect.WRITE
@@ -124,7 +127,7 @@ def test_untrusted_catalog_text_is_cleaned() -> None:
         input_schema={"$schema": "http://json-schema.org/draft-07/schema#", "type": "object"},
         annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
     )
-    from yagent.tools.mcp import to_spec
+    from yagent.tools.mcp.specs import to_spec
 
     spec = to_spec("srv", tool, 10.0)
     assert spec.name == "srv__bad__31mname"

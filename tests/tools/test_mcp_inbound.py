@@ -16,13 +16,15 @@ from tests.mcpservers import everything_http, everything_stdio  # noqa: F401 - a
 from yagent.kernel import auditgate
 from yagent.tools.adapter import ToolContext
 from yagent.tools.confirm import Answer
-from yagent.tools.guard import WorkspaceGuard, Yolo
+from yagent.tools.guard import WorkspaceGuard
 from yagent.tools.invocation import PUBLISH
-from yagent.tools.mcp import ServerConfig
 from yagent.tools.mcp.client import McpTools
+from yagent.tools.mcp.config import ServerConfig
 from yagent.tools.mcp.inbound import SAMPLER_KEY, Inbound, SampleReply, SampleRequest
 from yagent.tools.surface import Surface, SurfaceOptions
-from yagent.toolspec import BUILTIN, profile
+from yagent.tools.yolo import Yolo
+from yagent.toolspec.builtin import BUILTIN
+from yagent.toolspec.profiles import profile
 
 
 class Person:

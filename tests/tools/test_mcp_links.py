@@ -21,10 +21,12 @@ from yagent.kernel import toolfail
 from yagent.tools.adapter import ToolContext
 from yagent.tools.guard import WorkspaceGuard
 from yagent.tools.invocation import PUBLISH, Invocation
-from yagent.tools.mcp import ServerConfig, link
+from yagent.tools.mcp import link
 from yagent.tools.mcp.client import McpTools
+from yagent.tools.mcp.config import ServerConfig
 from yagent.tools.surface import Surface
-from yagent.toolspec import BUILTIN, profile
+from yagent.toolspec.builtin import BUILTIN
+from yagent.toolspec.profiles import profile
 
 
 @pytest.fixture(autouse=True)

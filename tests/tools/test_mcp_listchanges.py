@@ -9,8 +9,9 @@ import anyio
 import pytest
 
 from tests.mcpservers import ROOT, HttpServer, free_port
-from yagent.tools.mcp import ServerConfig, link
+from yagent.tools.mcp import link
 from yagent.tools.mcp.client import McpTools
+from yagent.tools.mcp.config import ServerConfig
 
 
 def growing() -> ServerConfig:

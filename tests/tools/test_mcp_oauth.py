@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from tests.mcpservers import ROOT, free_port
-from yagent.tools.mcp import McpConfigError, ServerConfig
 from yagent.tools.mcp import oauth as oauth_module
 from yagent.tools.mcp.client import McpTools
+from yagent.tools.mcp.config import McpConfigError, ServerConfig
 
 
 @pytest.fixture

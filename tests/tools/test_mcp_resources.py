@@ -11,10 +11,11 @@ from tests.mcpservers import everything_stdio, filesystem, memory
 from yagent.kernel import toolfail
 from yagent.tools import effects
 from yagent.tools.audit import operation
-from yagent.tools.mcp import ServerConfig
 from yagent.tools.mcp.client import McpTools
+from yagent.tools.mcp.config import ServerConfig
 from yagent.tools.mcp.resources import get_prompt, run_bounded
-from yagent.toolspec import Effect, profile
+from yagent.toolspec import Effect
+from yagent.toolspec.profiles import profile
 
 NAMES = ("mcp_list_resources", "mcp_read_resource", "mcp_list_prompts", "mcp_get_prompt")
 

@@ -11,10 +11,12 @@ from mcp.types import Tool, ToolAnnotations
 
 from tests.mcpservers import everything_stdio
 from yagent.tools.guard import WorkspaceGuard
-from yagent.tools.mcp import ServerConfig, to_spec
 from yagent.tools.mcp.client import McpTools
+from yagent.tools.mcp.config import ServerConfig
+from yagent.tools.mcp.specs import to_spec
 from yagent.tools.surface import Surface, SurfaceOptions
-from yagent.toolspec import BUILTIN, profile
+from yagent.toolspec.builtin import BUILTIN
+from yagent.toolspec.profiles import profile
 
 READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 

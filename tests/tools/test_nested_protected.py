@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from yagent.tools.guard import Yolo
+from yagent.tools.yolo import Yolo
 
 from .test_command_chain import Harness, answering, bash, home, nobody, text, ws
 

@@ -16,7 +16,9 @@ from yagent.tools.guard import WorkspaceGuard
 from yagent.tools.settings import Settings
 from yagent.tools.surface import Surface, SurfaceOptions
 from yagent.tools.toolresult import ToolResult
-from yagent.toolspec import BUILTIN, Effect, Spec, Tier, profile
+from yagent.toolspec import Effect, Spec, Tier
+from yagent.toolspec.builtin import BUILTIN
+from yagent.toolspec.profiles import profile
 from yagent.toolspec.program import RUN_PROGRAM, RunProgramArgs
 
 pytestmark = pytest.mark.anyio

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from yagent.tools import registry
-from yagent.toolspec import BUILTIN
+from yagent.toolspec.builtin import BUILTIN
 
 
 def test_every_builtin_spec_has_an_executor_and_vice_versa() -> None:

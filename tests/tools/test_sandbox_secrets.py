@@ -22,12 +22,14 @@ from yagent.kernel.preset import BUILTIN as PRESETS
 from yagent.tools import readmask, registry
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.commands import CommandGate
-from yagent.tools.guard import WorkspaceGuard, Yolo
+from yagent.tools.guard import WorkspaceGuard
 from yagent.tools.readmask import ReadMask
 from yagent.tools.settings import Settings
 from yagent.tools.shellrules import build_policy
 from yagent.tools.surface import Surface, SurfaceOptions
-from yagent.toolspec import BUILTIN, profile
+from yagent.tools.yolo import Yolo
+from yagent.toolspec.builtin import BUILTIN
+from yagent.toolspec.profiles import profile
 
 pytestmark = pytest.mark.anyio
 STORES = {

@@ -19,8 +19,8 @@ from yagent.tools.adapter import ToolContext
 from yagent.tools.search import search
 from yagent.tools.searchkit import rg as rg_mod
 from yagent.tools.searchkit.fallback import fallback_search
+from yagent.tools.searchkit.locate import Rg, locate_rg
 from yagent.tools.searchkit.results import Query, Tally
-from yagent.tools.searchkit.rg import Rg, locate_rg
 from yagent.toolspec.params import SearchArgs
 
 MATCH = (

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from yagent.tools.guard import WorkspaceGuard
-from yagent.toolspec import builtin_by_name
+from yagent.toolspec.builtin import builtin_by_name
 
 BASH = builtin_by_name()["run_bash"]
 

@@ -7,9 +7,12 @@ from pathlib import Path
 import pytest
 
 from tests.tools.conftest import make_surface
-from yagent.tools.guard import WorkspaceGuard, Yolo
+from yagent.tools.guard import WorkspaceGuard
 from yagent.tools.surface import Surface, SurfaceOptions, schema_tokens
-from yagent.toolspec import BUILTIN, Effect, Spec, Tier, profile, tool_defs_hash
+from yagent.tools.yolo import Yolo
+from yagent.toolspec import Effect, Spec, Tier, tool_defs_hash
+from yagent.toolspec.builtin import BUILTIN
+from yagent.toolspec.profiles import profile
 
 
 def external(name: str, description: str = "An external tool. It does things.") -> Spec:

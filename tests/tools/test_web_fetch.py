@@ -221,7 +221,8 @@ async def test_too_many_redirects(
 
 
 def test_the_tool_is_network_effect_and_warm() -> None:
-    from yagent.toolspec import BUILTIN, Effect, Tier
+    from yagent.toolspec import Effect, Tier
+    from yagent.toolspec.builtin import BUILTIN
 
     [spec] = [s for s in BUILTIN if s.model is not None and s.model.__name__ == "WebFetchArgs"]
     assert (spec.effect, spec.tier) == (Effect.NETWORK, Tier.WARM)

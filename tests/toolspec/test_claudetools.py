@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from yagent.toolspec import BUILTIN
+from yagent.toolspec.builtin import BUILTIN
 from yagent.toolspec.claudetools import CLAUDE_TOOLS, ToolNameError, parse, split_names, to_yagent
 
 KNOWN = [s.name for s in BUILTIN]

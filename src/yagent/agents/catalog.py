@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from yagent.toolspec import BUILTIN, Effect, Profile, custom, profile
-from yagent.toolspec.profiles import FLOW_NAMES, SPILL_NAMES
+from yagent.toolspec import Effect
+from yagent.toolspec.builtin import BUILTIN
+from yagent.toolspec.profiles import FLOW_NAMES, SPILL_NAMES, Profile, custom, profile
 
 AUTONOMY = (
     "You run in full-autonomy mode: no person will answer questions. Make reasonable decisions "

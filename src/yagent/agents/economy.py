@@ -46,7 +46,8 @@ from yagent.kernel import budget
 from yagent.kernel.offload import Offloader
 from yagent.kernel.spill import Spill
 from yagent.llm import Message
-from yagent.toolspec import PAGES_SPILL, Spec
+from yagent.toolspec import Spec
+from yagent.toolspec.builtin import PAGES_SPILL
 
 Emit = Callable[[str, Mapping[str, Any]], None]
 Archive = Callable[[Mapping[str, Any]], str]  # stores compacted-away messages; returns a reference

@@ -14,7 +14,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from yagent.toolspec import FINISHES, Spec
+from yagent.toolspec import Spec
+from yagent.toolspec.builtin import FINISHES
 
 
 def ends_run(spec: Spec | None, *, ok: bool, stop_on_finish: bool) -> bool:

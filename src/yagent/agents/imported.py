@@ -21,71 +21,27 @@ Contract:
   other value is used as the model id.
 - The agent is stated like a `[agents.X]` agent: it exits on `agent_exit`, retries once on a
   turn without action, stops after `MAX_STEPS`; its prompt's first line names it.
-- `find` lists the files by agent name: the project's (`<workspace>/.claude/agents`) before the
-  person's (`~/.claude/agents`); a file whose front matter cannot be read is listed under its
-  file name so choosing it reports the problem instead of "unknown agent".
+- Finding the files and reading their front matter is `agents.agentfiles` (`find`, `AgentFile`);
+  `load` reports a file it cannot read as an `AgentConfigError` naming it.
 Leaves to the host: whether the project's folder is trusted, and which names win over these.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from yagent.agents import agentfiles
+from yagent.agents.agentfiles import AgentFile
 from yagent.agents.catalog import AgentConfigError, AgentDef
-from yagent.toolspec import BUILTIN, claudetools, custom
-from yagent.toolspec.profiles import CODING, Profile
+from yagent.toolspec import claudetools
+from yagent.toolspec.builtin import BUILTIN
+from yagent.toolspec.profiles import CODING, Profile, custom
 
 MAX_STEPS = 40
 CLAUDE_MODEL_ALIASES = frozenset({"inherit", "sonnet", "opus", "haiku"})
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
-
-
-@dataclass(frozen=True, slots=True)
-class AgentFile:
-    name: str
-    path: Path
-    project: bool  # from the workspace's .claude/agents (needs trust), not the person's own
-
-
-def _front_matter(path: Path) -> tuple[dict[str, Any], str]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise AgentConfigError(f"{path}: cannot be read: {exc}") from None
-    parts = text.split("---", 2)
-    if not text.startswith("---") or len(parts) < 3:
-        raise AgentConfigError(f"{path}: needs YAML front matter between --- lines")
-    try:
-        meta = yaml.safe_load(parts[1]) or {}
-    except yaml.YAMLError as exc:
-        raise AgentConfigError(f"{path}: front matter is not valid YAML: {exc}") from None
-    if not isinstance(meta, dict):
-        raise AgentConfigError(f"{path}: front matter must be a mapping")
-    return meta, parts[2].strip()
-
-
-def find(workspace: Path, user_home: Path | None) -> dict[str, AgentFile]:
-    """Agent name → its file (module contract: the project's first)."""
-    found: dict[str, AgentFile] = {}
-    folders = [(workspace / ".claude" / "agents", True)]
-    if user_home is not None:
-        folders.append((user_home / ".claude" / "agents", False))
-    for folder, project in folders:
-        if not folder.is_dir():
-            continue
-        for path in sorted(folder.glob("*.md")):
-            try:
-                name = str(_front_matter(path)[0].get("name") or path.stem)
-            except AgentConfigError:
-                name = path.stem
-            found.setdefault(name, AgentFile(name, path, project))
-    return found
 
 
 def _profile(name: str, tools: Any, path: Path) -> Profile:
@@ -108,7 +64,10 @@ def _profile(name: str, tools: Any, path: Path) -> Profile:
 
 def load(entry: AgentFile, step_retries: int) -> AgentDef:
     """The agent a Claude Code agent file describes (module contract)."""
-    meta, body = _front_matter(entry.path)
+    try:
+        meta, body = agentfiles.front_matter(entry.path)
+    except agentfiles.AgentFileError as exc:
+        raise AgentConfigError(str(exc)) from None
     name, description = meta.get("name"), meta.get("description")
     if not isinstance(name, str) or not _NAME.match(name):
         raise AgentConfigError(
@@ -133,7 +92,3 @@ def load(entry: AgentFile, step_retries: int) -> AgentDef:
         None,
         "" if model is None or model in CLAUDE_MODEL_ALIASES else model,
     )
-
-
-def names(files: Iterable[AgentFile]) -> str:
-    return ", ".join(sorted(f.name for f in files)) or "none"

@@ -37,7 +37,7 @@ from typing import Any
 
 import anyio
 
-from yagent.agents import catalog, imported
+from yagent.agents import agentfiles, catalog, imported
 from yagent.agents.catalog import AgentDef
 from yagent.agents.pause import PauseGate
 from yagent.agents.results import AgentResult
@@ -59,8 +59,8 @@ from yagent.app.lane import Lane
 from yagent.app.lease import LeaseKeeper
 from yagent.app.recorder import Recorder
 from yagent.app.segments import Segments
+from yagent.app.sessionstore import open_sessions
 from yagent.app.steplog import StepLog
-from yagent.app.storeconfig import open_sessions
 from yagent.app.telemetry import WARNING_EVENT, Telemetry, exporter_from_env
 from yagent.app.trust import Status
 from yagent.kernel import auditgate, sessionref, spill
@@ -71,12 +71,14 @@ from yagent.memory import SessionStore
 from yagent.messaging import Dispatcher, Event
 from yagent.tools import hooks
 from yagent.tools.confirm import UserConfirm
-from yagent.tools.guard import WorkspaceGuard, Yolo
-from yagent.tools.mcp import ServerConfig, Servers, connect
+from yagent.tools.guard import WorkspaceGuard
+from yagent.tools.mcp.config import ServerConfig
+from yagent.tools.mcp.connect import Servers, connect
 from yagent.tools.settings import Settings
 from yagent.tools.skills import FolderSkillSource
 from yagent.tools.surface import Surface, SurfaceOptions
-from yagent.toolspec import BUILTIN
+from yagent.tools.yolo import Yolo
+from yagent.toolspec.builtin import BUILTIN
 from yagent.toolspec.delegate import DELEGATE as DELEGATE_SPEC
 
 Observer = Callable[[Event], None]
@@ -134,7 +136,7 @@ class App:
         self.openings = safety.session_openings(
             self.safety.local_net, self.settings, self.workspace
         )
-        found = imported.find(self.workspace, Path.home())  # .claude/agents: delegatable too
+        found = agentfiles.find(self.workspace, Path.home())  # .claude/agents: delegatable too
         self.topology = delegationpool.topology(self.config, found)  # a cycle: exit 2
         self.durable = open_home(self.home, self.config)  # closed by open_app
         self.board = self.durable.board  # delegations' tasks, beside the runs (closed with them)
@@ -178,7 +180,7 @@ class App:
         custom = self.config.agents.get(name)
         if custom is not None and not catalog.topology_only(name, custom.model_dump()):
             return catalog.custom_agent(name, custom.model_dump(), retries)
-        files = imported.find(self.workspace, Path.home())
+        files = agentfiles.find(self.workspace, Path.home())
         entry = files.get(name)
         if name in catalog.BUILTIN_AGENTS or entry is None:
             try:
@@ -186,7 +188,7 @@ class App:
             except catalog.AgentConfigError as exc:
                 raise catalog.AgentConfigError(
                     f"{exc}; yours: {', '.join(sorted(self.config.agents)) or 'none'}; "
-                    f"from .claude/agents: {imported.names(files.values())}"
+                    f"from .claude/agents: {agentfiles.names(files.values())}"
                 ) from None
         status = self.config.project.status.get(projectfolders.AGENTS)
         if entry.project and status is not Status.TRUSTED:

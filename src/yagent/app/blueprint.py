@@ -40,7 +40,7 @@ from yagent.agents import untrusted
 from yagent.app.evidence import Evidence, evidence_for
 from yagent.memory import SessionStore
 from yagent.tools.atomicfile import atomic_write
-from yagent.toolspec import FINISHES, builtin_by_name
+from yagent.toolspec.builtin import FINISHES, builtin_by_name
 
 log = logging.getLogger("yagent.app.blueprint")
 

@@ -35,7 +35,8 @@ from yagent.llm import Message, ToolCall
 from yagent.memory import ToolCallNotFoundError
 from yagent.tools.delegate import Request
 from yagent.tools.surface import Surface
-from yagent.toolspec import Effect, builtin_by_name
+from yagent.toolspec import Effect
+from yagent.toolspec.builtin import builtin_by_name
 
 RECORDED = "[recorded before the interruption; not run again]\n"
 

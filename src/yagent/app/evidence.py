@@ -30,7 +30,7 @@ from typing import Any
 from yagent.agents.results import Status
 from yagent.memory import SessionStore
 from yagent.memory.records import ToolCallRecord
-from yagent.toolspec import builtin_by_name
+from yagent.toolspec.builtin import builtin_by_name
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,8 +6,8 @@ Contract:
   (`kernel.areas` declaration: the worktree ring on its Surface) and its confined command gate;
   `link` only for a delegation (`app.delegationpool.Link`: its pool, depth and watchdog).
 - `Lane.frame(agent)` puts the task's marker on the first line of the agent's prompt
-  (`marker(name)` for a parallel task, `delegation_marker(name)` for a delegation: scripted and
-  replay engines route each task's requests by it), followed by the task's areas.
+  (`lanemarkers.marker(name)` for a parallel task, `delegation_marker(name)` for a delegation:
+  scripted and replay engines route each task's requests by it), followed by the task's areas.
 - `framed(None, agent)` is the agent unchanged (a run outside any lane).
 It sits below the run modules and `app.services`, which all name it; `app.fanout` re-exports it.
 """
@@ -19,19 +19,10 @@ from dataclasses import dataclass
 
 from yagent.agents.catalog import AgentDef
 from yagent.app.delegationpool import Link
+from yagent.app.lanemarkers import delegation_marker, marker
 from yagent.kernel import areas
 from yagent.tools.areastage import describe
 from yagent.tools.commands import CommandGate
-
-
-def marker(name: str) -> str:
-    """The text on a task's first system-prompt line that names it (engines route by it)."""
-    return f"[parallel task {name}]"
-
-
-def delegation_marker(name: str) -> str:
-    """The first-line text of a delegated run (`app.delegation`): engines route by it."""
-    return f"[delegation {name}]"
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from yagent.tools.mcp import McpConfigError, ServerConfig
+from yagent.tools.mcp.config import McpConfigError, ServerConfig
 
 
 class McpServer(BaseModel):

@@ -32,7 +32,7 @@ from yagent.app import config as configuration
 from yagent.app import trust
 from yagent.app.mcpsources import McpSourceError, read_claude
 from yagent.tools.atomicfile import atomic_write
-from yagent.tools.mcp import ServerConfig
+from yagent.tools.mcp.config import ServerConfig
 
 Scope = Literal["user", "project"]
 SCOPES: tuple[Scope, ...] = ("user", "project")

@@ -17,7 +17,7 @@ import re
 from typing import Any
 
 from yagent.kernel import reminder, toolfail
-from yagent.tools.mcp import Servers
+from yagent.tools.mcp.connect import Servers
 
 REFERENCE = re.compile(
     r"(?<![\w@])@([A-Za-z0-9_-]+):([A-Za-z][A-Za-z0-9+.-]*://[^\s]*[^\s.,;:!?)\]}'\"])"

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from yagent.tools.mcp import McpConfigError, ServerConfig
+from yagent.tools.mcp.config import McpConfigError, ServerConfig
 
 NAME = re.compile(r"[A-Za-z0-9_-]+")
 _PLAIN_VAR = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}")

@@ -12,7 +12,7 @@ Contract:
 - A database that cannot be reached, refuses the connection, or holds a schema newer than this
   yagent knows is a `ConfigError` naming `[store] url` and where it points (never the password):
   the CLI says it in one line and exits 2, before any run starts.
-The session store on the same database is `memory.pgstore`, opened by `app.storeconfig`.
+The session store on the same database is `memory.pgstore`, opened by `app.sessionstore`.
 """
 
 from __future__ import annotations

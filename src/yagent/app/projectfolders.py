@@ -24,7 +24,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from yagent.agents import imported
+from yagent.agents import agentfiles
 
 AGENTS = ".claude/agents"
 CLAUDE_SKILLS = ".claude/skills"
@@ -67,7 +67,7 @@ def digests(workspace: Path) -> dict[str, str]:
 def withheld(workspace: Path, folder: str) -> list[tuple[str, Any]]:
     """What `folder` would apply once trusted, as (dotted name, value) pairs."""
     if folder == AGENTS:  # by the name an agent is chosen with (`--agent NAME`)
-        found = imported.find(workspace, None).values()
+        found = agentfiles.find(workspace, None).values()
         return [(f"agents.{f.name}", str(f.path.relative_to(workspace))) for f in found]
     out: list[tuple[str, Any]] = []
     for path in files_of(workspace, folder):

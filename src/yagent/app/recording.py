@@ -4,14 +4,14 @@ A parallel session (`yagent fanout`) is recorded per task: each task's messages 
 id) under the task's name, the identity `yagent fanout PLAN --replay` routes by. A Director
 session is recorded the same way: the Director's own messages under its agent, each
 delegation's under its name (`<agent>.<call id>`), which its prompt's first line carries
-(`lane.delegation_marker`) — so a replay routes every delegated run to its own recording.
+(`lanemarkers.delegation_marker`) — so a replay routes every delegated run to its own recording.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from yagent.app.lane import delegation_marker
+from yagent.app.lanemarkers import delegation_marker
 from yagent.llm import Message
 from yagent.llm.replay import Recording
 from yagent.memory import SessionStore, message_body

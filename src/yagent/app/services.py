@@ -43,12 +43,13 @@ from yagent.llm import Message
 from yagent.llm.types import Engine
 from yagent.memory import SessionStore
 from yagent.tools.confirm import UserConfirm
-from yagent.tools.guard import WorkspaceGuard, Yolo
+from yagent.tools.guard import WorkspaceGuard
 from yagent.tools.invocation import Publish
 from yagent.tools.localask import Openings
-from yagent.tools.mcp import Servers
+from yagent.tools.mcp.connect import Servers
 from yagent.tools.skills import FolderSkillSource
 from yagent.tools.surface import Surface
+from yagent.tools.yolo import Yolo
 
 
 class RunTask(Protocol):

@@ -5,17 +5,14 @@ before. `url = "postgresql://…"` (or the environment's `YAGENT_STORE_URL`, whi
 files) puts the durable run state — side effects, checkpoints, the commit gate, the run index
 and the session leases — in that PostgreSQL database (`app.pgstate`). Any other scheme is a
 configuration error, never a silent fallback to SQLite. The URL is checked here for its shape
-only; reaching the database is `app.pgstate`'s job, at start. `open_sessions` opens the session
-store the same switch chooses: `home/sessions.db`, or `memory.pgstore` on the database.
+only; reaching the database is `app.pgstate`'s job, at start. `app.sessionstore.open_sessions`
+opens the session store the same switch chooses. This module is the `[store]` table alone (it
+imports no store), so reading the configuration does not load the session store.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from pydantic import BaseModel, ConfigDict, field_validator
-
-from yagent.memory import DB_NAME, SessionStore, SessionStoreError
 
 ENV = "YAGENT_STORE_URL"
 
@@ -34,16 +31,3 @@ class StoreSettings(BaseModel):
                 f"got a {value.split(':', 1)[0]!r} URL"
             )
         return value
-
-
-def open_sessions(home: Path, url: str) -> SessionStore:
-    """The session store `[store] url` chooses (an unreachable database: `SessionStoreError`)."""
-    if not url:
-        return SessionStore(home / DB_NAME)
-    # Imported only when configured: psycopg is an optional extra (yagent[pg]).
-    from yagent.memory.pgstore import PgSessionStore
-
-    try:
-        return PgSessionStore(url)
-    except SessionStoreError as exc:
-        raise SessionStoreError(f"[store] url: {exc}") from None

@@ -61,9 +61,9 @@ from yagent.llm import Message, Usage
 from yagent.llm.types import with_model
 from yagent.tools import browser, delegate, flow, invocation, program, registry, sessionread, web
 from yagent.tools.adapter import Adapter, ToolContext
-from yagent.tools.guard import Yolo
 from yagent.tools.mcp import content, sampling
 from yagent.tools.surface import Surface
+from yagent.tools.yolo import Yolo
 
 
 def new_session(app: RunServices, task: str, agent: str, model: str = "") -> str:

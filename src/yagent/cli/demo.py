@@ -33,7 +33,7 @@ from yagent.app.recording import recording_of
 from yagent.llm.replay import Recording
 from yagent.llm.scripted import ScriptedEngine, Step, call, calls
 from yagent.memory import SessionStore
-from yagent.tools.guard import Yolo
+from yagent.tools.yolo import Yolo
 
 TASK = "The test suite fails. Find the bug, fix it, and make sure all tests pass."
 # Deterministic output whatever the terminal: fixed width, no width-dependent summary lines.

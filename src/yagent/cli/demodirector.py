@@ -25,12 +25,12 @@ from pathlib import Path
 
 from yagent.app.assemble import open_app
 from yagent.app.config import load
-from yagent.app.lane import delegation_marker
+from yagent.app.lanemarkers import delegation_marker
 from yagent.app.recording import recording_of
 from yagent.cli.demo import demo_main, inspect_hint, prepare
 from yagent.llm.replay import Recording
 from yagent.llm.scripted import ScriptedEngine, Step, call, calls
-from yagent.tools.guard import Yolo
+from yagent.tools.yolo import Yolo
 
 TASK = "Explain what calc.average computes and document the calc module's use in docs/USAGE.md."
 CONFIG = '[agents.director]\ndelegates = ["coding", "repo"]\n'

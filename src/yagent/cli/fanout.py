@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from yagent.app.assemble import App
 from yagent.app.fanout import Assignment, FanoutError, ParallelRun, prepare
 from yagent.app.fanrun import resume_parallel, resume_plan
-from yagent.app.lane import marker
+from yagent.app.lanemarkers import marker
 from yagent.cli.engineopt import engine_options, on_engine
 from yagent.cli.render import Ask, Renderer
 from yagent.cli.runner import (
@@ -45,7 +45,7 @@ from yagent.llm.replay import Recording, ReplayEngine
 from yagent.llm.scripted import ScriptedEngine
 from yagent.llm.types import Engine
 from yagent.tools.areastage import describe
-from yagent.tools.guard import Yolo
+from yagent.tools.yolo import Yolo
 
 
 class _Task(BaseModel):

@@ -27,11 +27,12 @@ import click
 
 from yagent.app.config import load
 from yagent.app.durable import Action, ResumeDecision, open_home
+from yagent.app.lanemarkers import marker
 from yagent.app.runtrack import continuation_task
-from yagent.app.storeconfig import open_sessions
+from yagent.app.sessionstore import open_sessions
 from yagent.app.workspace import locate
 from yagent.cli.terminal import run_interactive, terminal_ask
-from yagent.tools.guard import Yolo
+from yagent.tools.yolo import Yolo
 
 
 def _home() -> Path:
@@ -119,7 +120,6 @@ def _resume_parallel(
     """A parallel session (`yagent fanout`): its tasks are resumed, each as the stored plan and
     its own record say (`app.fanrun`); exit 0 when every task has completed."""
     from yagent.app.fanout import FanoutError
-    from yagent.app.lane import marker
     from yagent.cli.fanout import resume_session
     from yagent.cli.runner import Options, normalise
     from yagent.llm.replay import Recording, ReplayEngine

@@ -52,7 +52,7 @@ def _start(
     """
     from yagent.app.workspace import locate
     from yagent.cli import runner
-    from yagent.tools.guard import Yolo
+    from yagent.tools.yolo import Yolo
 
     yolo = Yolo.FULL if full else Yolo.YOLO if yes else Yolo.OFF
     place = locate(Path(workspace or os.getcwd()))  # the repository's root, from a subfolder too
@@ -109,7 +109,7 @@ allow_local_option = click.option(
 # Every command but `run`: name → (module, attribute), imported when the command is looked up.
 LAZY = {
     "batch": ("yagent.cli.batch", "batch"),
-    "doctor": ("yagent.cli.commands", "doctor"),
+    "doctor": ("yagent.cli.doctor", "doctor"),
     "fanout": ("yagent.cli.fanout", "fanout"),
     "mcp": ("yagent.cli.mcpcmd", "mcp"),
     "memory": ("yagent.cli.memory", "memory"),

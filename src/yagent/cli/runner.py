@@ -32,7 +32,7 @@ from pathlib import Path
 
 import anyio
 
-from yagent.agents import catalog, imported
+from yagent.agents import agentfiles, catalog
 from yagent.agents.pause import PauseGate
 from yagent.agents.results import AgentResult
 from yagent.app import projectkeys
@@ -49,8 +49,8 @@ from yagent.kernel import drain
 from yagent.llm.replay import Recording, ReplayEngine
 from yagent.llm.types import Engine
 from yagent.memory import SessionStoreError
-from yagent.tools.guard import Yolo
 from yagent.tools.shell import kill_live_process_groups
+from yagent.tools.yolo import Yolo
 
 KILL_WINDOW = 2.0
 """Seconds within which a second Ctrl-C kills the live process groups and exits (a seam)."""
@@ -235,13 +235,13 @@ def _known_agent(name: str | None, workspace: Path, custom: list[str]) -> None:
     """`--agent` names a built-in, configured or imported (`.claude/agents`) agent; anything else
     is a usage error (exit 2) naming every place agents come from. Whether an imported one may
     run (project trust) is the app's to say."""
-    files = imported.find(workspace, Path.home())
+    files = agentfiles.find(workspace, Path.home())
     if name is None or name in custom or name in catalog.BUILTIN_AGENTS or name in files:
         return
     raise ConfigError(
         f"unknown agent {name!r} (--agent); built in: {', '.join(catalog.BUILTIN_AGENTS)}; "
         f"yours: {', '.join(sorted(custom)) or 'none'}; "
-        f"from .claude/agents: {imported.names(files.values())}"
+        f"from .claude/agents: {agentfiles.names(files.values())}"
     )
 
 

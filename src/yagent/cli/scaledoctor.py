@@ -1,6 +1,6 @@
 """`yagent doctor`'s rows for a fleet: the configured database and the Temporal frontend.
 
-Contract (rows are `(check, ok, detail, required)`, as `cli.commands` prints them):
+Contract (rows are `(check, ok, detail, required)`, as `cli.doctor` prints them):
 - `database_rows(url)`: with `[store] url` empty, one informational row (SQLite in the home).
   Otherwise the database is connected once (`CONNECT_TIMEOUT` seconds, read-only: doctor changes
   nothing) and each component's schema version is read from `schema_version` against the version

@@ -26,7 +26,7 @@ import click
 from yagent.app.config import load
 from yagent.app.durable import open_home
 from yagent.app.lease import Holder
-from yagent.app.storeconfig import open_sessions
+from yagent.app.sessionstore import open_sessions
 from yagent.app.workspace import locate
 from yagent.cli import edits
 from yagent.cli.safetext import visible

@@ -35,7 +35,7 @@ from yagent.app.lanerun import LaneRun, run_lane
 from yagent.app.runtrack import continuation_task
 from yagent.kernel import areas, delegate
 from yagent.llm import Usage
-from yagent.tools.guard import Yolo
+from yagent.tools.yolo import Yolo
 
 if TYPE_CHECKING:
     from yagent.app.assemble import App

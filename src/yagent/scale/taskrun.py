@@ -59,7 +59,7 @@ from yagent.app.runtrack import continuation_task
 from yagent.kernel.contract import StepOutcome
 from yagent.scale import checkout, push
 from yagent.scale.tasks import TaskSpec
-from yagent.tools.guard import Yolo
+from yagent.tools.yolo import Yolo
 
 DONE = "done"
 FAILED = "failed"

@@ -40,7 +40,6 @@ Contract:
 from __future__ import annotations
 
 import contextlib
-import enum
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from contextvars import ContextVar
@@ -51,6 +50,7 @@ from yagent.tools import fsnames
 from yagent.tools.readmask import PROC_ENVIRON, ReadMask
 from yagent.tools.settings import Settings, SettingsError
 from yagent.tools.shellpaths import outside_reasons
+from yagent.tools.yolo import Yolo
 from yagent.toolspec import Effect, Spec
 
 # The one allow-list of system paths a command may name without asking. `/` is never safe.
@@ -92,12 +92,6 @@ _ASK_FOLDED = frozenset(name.casefold() for name in ASK_BEFORE_WRITING)
 _PINNED: ContextVar[tuple[WorkspaceGuard, Mapping[str, str]] | None] = ContextVar(
     "yagent_pinned_paths", default=None
 )
-
-
-class Yolo(enum.IntEnum):
-    OFF = 0
-    YOLO = 1  # -y: every authorization bypassed, outside-workspace paths included
-    FULL = 2  # -Y: implies -y; also removes ask_user_for_help and adds the autonomy instruction
 
 
 def _under(path: str, root: str) -> bool:

@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 
 from yagent.kernel import netguard
 from yagent.kernel.invoke import Call, Verdict
-from yagent.tools.guard import Yolo
 from yagent.tools.localnet import LOOPBACK_HOSTS, LocalNetError, parse_entry
 from yagent.tools.toolview import ToolView
+from yagent.tools.yolo import Yolo
 
 STAGE = "local_network"
 

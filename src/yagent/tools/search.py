@@ -35,8 +35,9 @@ from yagent.kernel.toolfail import Kind, ToolFailure
 from yagent.tools.adapter import ToolContext
 from yagent.tools.ignorewalk import Filter, GlobError, IgnoreTree, Visibility
 from yagent.tools.searchkit.fallback import fallback_search
+from yagent.tools.searchkit.locate import Rg, locate_rg
 from yagent.tools.searchkit.results import Query, Shown, Tally, shape
-from yagent.tools.searchkit.rg import Rg, locate_rg, run_rg
+from yagent.tools.searchkit.rg import run_rg
 from yagent.toolspec.params import SearchArgs
 
 # Test seams (module-level so tests can lower them).

@@ -39,8 +39,9 @@ import yaml
 
 from yagent.kernel import toolfail
 from yagent.tools.adapter import ToolContext
-from yagent.toolspec import BUILTIN, SkillDoc, claudetools
+from yagent.toolspec import SkillDoc, claudetools
 from yagent.toolspec import params as p
+from yagent.toolspec.builtin import BUILTIN
 
 MAX_FILES_LISTED = 50
 

@@ -40,7 +40,7 @@ from yagent.kernel.invoke import Chain, Stage
 from yagent.tools.areastage import WorktreeStage
 from yagent.tools.audit import AuditStage
 from yagent.tools.commands import CommandGate
-from yagent.tools.guard import WorkspaceGuard, Yolo
+from yagent.tools.guard import WorkspaceGuard
 from yagent.tools.guardring import DenialRing
 from yagent.tools.localask import LocalOpeningStage, Openings
 from yagent.tools.stages import (
@@ -49,16 +49,10 @@ from yagent.tools.stages import (
     CommandPolicyStage,
     GrantStage,
 )
-from yagent.toolspec import (
-    ASKS_USER,
-    LOADS_TOOLS,
-    Profile,
-    Spec,
-    Tier,
-    first_sentence,
-    sort_tool_defs,
-    tool_defs_hash,
-)
+from yagent.tools.yolo import Yolo
+from yagent.toolspec import Spec, Tier, first_sentence, sort_tool_defs, tool_defs_hash
+from yagent.toolspec.builtin import ASKS_USER, LOADS_TOOLS
+from yagent.toolspec.profiles import Profile
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Protocol
 
 from yagent.tools.guard import WorkspaceGuard
-from yagent.toolspec import Profile, Spec
+from yagent.toolspec import Spec
+from yagent.toolspec.profiles import Profile
 
 
 class ToolView(Protocol):

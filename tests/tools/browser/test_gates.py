@@ -13,13 +13,16 @@ from tests.tools.browser.conftest import adapter_for, make_context
 from yagent.kernel.invoke import Call, Decision
 from yagent.tools import browser
 from yagent.tools.browser.session import SESSION_KEY
-from yagent.tools.guard import WorkspaceGuard, Yolo
+from yagent.tools.guard import WorkspaceGuard
 from yagent.tools.registry import executors
 from yagent.tools.settings import Settings
 from yagent.tools.stages import AuthorizationStage
 from yagent.tools.surface import Surface, SurfaceOptions
-from yagent.toolspec import BROWSER, BUILTIN, Effect, Spec, Tier, profile
-from yagent.toolspec.browser import NoArgs
+from yagent.tools.yolo import Yolo
+from yagent.toolspec import Effect, Spec, Tier
+from yagent.toolspec.browser import BROWSER, NoArgs
+from yagent.toolspec.builtin import BUILTIN
+from yagent.toolspec.profiles import profile
 
 BROWSER_NAMES = {spec.name for spec in BROWSER}
 

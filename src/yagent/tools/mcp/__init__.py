@@ -1,26 +1,11 @@
 """External tools from MCP servers: configuration, specs, content, links and the client.
 
-`connect(servers)` (in `connect`) is what the host enters — `McpTools` (in `client`) when servers
-are configured, loading the `mcp` SDK then and only then; `ServerConfig` (in `config`) what it
-builds from `[mcp.<name>]`; `to_spec` / `Hints` (in `specs`) how a server's tool becomes a judged
-`Spec`. Importing this package does not import the SDK.
+`connect.connect(servers)` is what the host enters — `client.McpTools` when servers are
+configured, loading the `mcp` SDK then and only then; `config.ServerConfig` what it builds from
+`[mcp.<name>]`; `specs.to_spec` / `specs.Hints` how a server's tool becomes a judged `Spec`;
+`status.ServerStatus` what `yagent doctor` shows for one server.
+
+Importing this package imports nothing: each name is imported from the module that defines it,
+so reading an `[mcp.<name>]` table (`config`, standard library only) does not load the tool
+adapter, the Surface or the tool specs that `connect` and `specs` need.
 """
-
-from yagent.tools.mcp.config import McpConfigError, ServerConfig
-from yagent.tools.mcp.connect import NoServers, Servers, connect
-from yagent.tools.mcp.content import render_content
-from yagent.tools.mcp.specs import Hints, spec_name, to_spec
-from yagent.tools.mcp.status import ServerStatus
-
-__all__ = [
-    "Hints",
-    "McpConfigError",
-    "NoServers",
-    "ServerConfig",
-    "ServerStatus",
-    "Servers",
-    "connect",
-    "render_content",
-    "spec_name",
-    "to_spec",
-]

@@ -38,12 +38,12 @@ from mcp import ClientSession
 
 from yagent.kernel import auditgate, reminder
 from yagent.tools.adapter import ToolContext
-from yagent.tools.guard import Yolo
 from yagent.tools.invocation import PUBLISH
 from yagent.tools.mcp.config import ServerConfig
 from yagent.tools.mcp.content import render_block
 from yagent.tools.mcp.sampling import SAMPLER_KEY, Sampler, SampleReply, SampleRequest
 from yagent.tools.mcp.specs import clean_text
+from yagent.tools.yolo import Yolo
 
 __all__ = ["SAMPLER_KEY", "Inbound", "SampleReply", "SampleRequest", "Sampler"]
 

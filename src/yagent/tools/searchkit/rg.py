@@ -1,8 +1,6 @@
-"""searchkit.rg: find ripgrep, run it, read its `--json` stream into a `Tally`.
+"""searchkit.rg: run ripgrep (found by `searchkit.locate`), read its `--json` stream into a `Tally`.
 
 Contract:
-- `locate_rg()` looks, in order, for the `rg` the `ripgrep` wheel installs beside this
-  interpreter's scripts, then for `rg` on PATH; None when there is neither.
 - rg runs from an argv list, never a shell, with `--` before the pattern; `--no-config` and a
   scrubbed `RIPGREP_CONFIG_PATH` so a user's config cannot change results; `--no-ignore-global`
   (the fallback cannot read git's global excludes either); `--hidden` with `--glob !.git` last.
@@ -34,12 +32,8 @@ import contextlib
 import json
 import os
 import re
-import shutil
 import subprocess
-import sys
-import sysconfig
 from collections.abc import AsyncIterable, Callable
-from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -48,6 +42,7 @@ from anyio.abc import Process
 
 from yagent.kernel.toolfail import Kind, ToolFailure
 from yagent.tools.ignorewalk import Visibility
+from yagent.tools.searchkit.locate import Rg
 from yagent.tools.searchkit.results import Hit, Query, Tally
 
 # How rg's refusals of a pattern or glob begin (other stderr lines are per-file complaints).
@@ -55,29 +50,6 @@ _REFUSALS = ("rg: regex", "rg: error parsing glob", "rg: compiled regex")
 MAX_RECORD_BYTES = 1024 * 1024  # a longer JSON line is read past, not held (see the contract)
 _HEAD_BYTES = 64 * 1024  # of an over-long record kept: its type and path come first
 _LINE_NUMBER = re.compile(rb'"line_number":(\d+)')
-
-
-@dataclass(frozen=True, slots=True)
-class Rg:
-    path: str
-    source: str  # "ripgrep wheel" or "PATH"
-
-
-def _wheel_dirs() -> list[str]:
-    dirs = [sysconfig.get_path("scripts"), os.path.dirname(sys.executable)]
-    with contextlib.suppress(KeyError):
-        dirs.append(sysconfig.get_path("scripts", f"{os.name}_user"))
-    return [d for d in dirs if d]
-
-
-def locate_rg(wheel_dirs: list[str] | None = None, search_path: str | None = None) -> Rg | None:
-    """The wheel's `rg` first, then `rg` on PATH (`search_path` overrides `$PATH`)."""
-    for directory in wheel_dirs if wheel_dirs is not None else _wheel_dirs():
-        candidate = os.path.join(directory, "rg")
-        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return Rg(candidate, "ripgrep wheel")
-    found = shutil.which("rg", path=search_path)
-    return Rg(found, "PATH") if found else None
 
 
 def build_argv(rg: str, query: Query, *, sort: bool = False) -> list[str]:
