@@ -36,6 +36,7 @@ from yagent.agents import instructions
 from yagent.agents.activity import Monitor
 from yagent.agents.catalog import AgentDef
 from yagent.agents.context import system_prompt
+from yagent.agents.economy import ContextSettings
 from yagent.agents.loop import run_agent_loop
 from yagent.agents.loopconfig import LoopConfig
 from yagent.agents.results import AgentResult, Status
@@ -56,7 +57,7 @@ from yagent.app.lane import Lane, framed
 from yagent.app.opensession import OpenSession
 from yagent.app.pastsessions import StoreReader
 from yagent.app.recorder import SessionObserver
-from yagent.app.runtrack import open_track
+from yagent.app.runtrack import RunTrack, open_track
 from yagent.app.services import RunServices
 from yagent.app.stopkind import stop_kind
 from yagent.kernel import reminder
@@ -124,15 +125,7 @@ async def _run(
 ) -> tuple[str, AgentResult]:
     delegation = lane.delegation_id if lane else ""
     session_id, publish = session.id, session.publish
-    model_task, refs = sessionrefs.expand(
-        services.store, task, session_id=session_id, continued=bool(history), clock=services.clock
-    )
-    if refs:
-        publish("session_ref", {"references": refs})
-    resource_bands, resource_refs = await mcprefs.expand(services.mcp, task)
-    if resource_refs:
-        model_task += "\n\n" + resource_bands
-        publish("mcp_resource_ref", {"references": resource_refs})
+    model_task = await _model_task(services, session, task, continued=bool(history))
     remembered = memories.inject(services.home, services.workspace)
     if remembered.worth_reporting:
         publish("memory", remembered.event())
@@ -173,55 +166,11 @@ async def _run(
     delegations = Runner(services, session, agent.name, lane, monitor)
     history = await delegationresume.settle(services, delegations, surface, history)
     history = await track.settle(history)
-    ctx = ToolContext(
-        services.workspace,
-        surface,
-        session_id=session_id,
-        delegation_id=delegation,
-        confirm=services.confirm,
-        skills=services.skills,
-        state_dir=state_dir,
-        spill=context.spill,
-        pii=services.safety.pii,
-        effects=services.durable.runner(
-            session_id,
-            publish,
-            stopping=lambda: services.pause.abandoned,
-            delegation_id=delegation,
-            on_store_error=lambda exc: services.full.note(services.durable.path, exc),
-        ),
-        after_call=hooks.after_call if services.hook_engine.hooks else None,
-    )
-    adapter = Adapter(ctx, registry.executors(services.mcp.executors))
+    ctx, adapter = _tools(services, session, agent, lane, surface, hooks, context, delegations)
     record = session.recorder()
-    extras = ctx.services
-    extras.put(program.ADAPTER_KEY, adapter)  # programs reach MCP executors too
-    extras.put(program.OBSERVER_KEY, record.program_observer(agent.name))
-    extras.put(invocation.PUBLISH, publish)  # egress, progress, MCP requests reach the rollout
-    extras.put(delegate.RUNNER_KEY, delegations)
-    extras.put(content.VISION_KEY, services.config.llm.takes_images())
-    extras.put(sessionread.READER_KEY, StoreReader(services.store, services.workspace, session_id))
-    extras.put(flow.BLUEPRINT_KEY, lambda: blueprint.view(services.home, services.workspace))
-    extras.put(
-        sampling.SAMPLER_KEY,
-        mcpsampling.sampler(services.engine, agent.name, record.usage),
-    )
-    web.configure(ctx, web.WebConfig(allow=services.openings))  # allow_local + answers (localask)
-    browser.configure(ctx, browser.BrowserConfig(allow=services.openings))
     cfg = LoopConfig(
         name=agent.name,
-        system=system_prompt(
-            agent,
-            workspace=services.workspace,
-            surface=surface,
-            task=task,
-            skills=services.skills.list(),
-            autonomous=services.yolo >= Yolo.FULL,
-            memory=remembered.text,
-            sources=instructions.Sources(
-                services.workspace, services.start, services.home, Path.home(), services.guard.reads
-            ),
-        ),
+        system=_system(services, agent, surface, task, remembered.text),
         engine=with_model(services.engine, agent.model),  # [agents.X] model, an imported agent's
         adapter=adapter,
         max_steps=track.run.max_steps,
@@ -255,16 +204,115 @@ async def _run(
         session.close()  # what the run left pending, however it ended
         with anyio.CancelScope(shield=True):
             await browser.close_session(ctx)
-    if session_id in services.leases.lost:
+    await _ended(services, session, lane, hooks, track, result)
+    return session_id, result
+
+
+async def _model_task(
+    services: RunServices, session: OpenSession, task: str, *, continued: bool
+) -> str:
+    """The task as the model reads it: its session references and MCP resources expanded (each
+    expansion published)."""
+    model_task, refs = sessionrefs.expand(
+        services.store, task, session_id=session.id, continued=continued, clock=services.clock
+    )
+    if refs:
+        session.publish("session_ref", {"references": refs})
+    resource_bands, resource_refs = await mcprefs.expand(services.mcp, task)
+    if resource_refs:
+        model_task += "\n\n" + resource_bands
+        session.publish("mcp_resource_ref", {"references": resource_refs})
+    return model_task
+
+
+def _system(
+    services: RunServices, agent: AgentDef, surface: Surface, task: str, memory: str
+) -> str:
+    """The run's system prompt: the agent's, its tools, skills, memories and instructions."""
+    return system_prompt(
+        agent,
+        workspace=services.workspace,
+        surface=surface,
+        task=task,
+        skills=services.skills.list(),
+        autonomous=services.yolo >= Yolo.FULL,
+        memory=memory,
+        sources=instructions.Sources(
+            services.workspace, services.start, services.home, Path.home(), services.guard.reads
+        ),
+    )
+
+
+async def _ended(
+    services: RunServices,
+    session: OpenSession,
+    lane: Lane | None,
+    hooks: hookrun.RunHooks,
+    track: RunTrack,
+    result: AgentResult,
+) -> None:
+    """What follows the loop's end: a lost lease said, the stop hooks, the run's conclusion
+    committed, the session's status, and (a top-level run) the live context kept."""
+    if session.id in services.leases.lost:
         why = "another yagent process took this session over (this one stopped renewing its lease)"
-        publish("session_lease", {"lost": True, "reason": why + "; this run stopped"})
+        session.publish("session_lease", {"lost": True, "reason": why + "; this run stopped"})
     await hooks.stopped(result.status.value, sub_agent=lane is not None)
     await track.end(result.status.value, result.error)
     status = stop_kind(result.status).session_status
-    services.full.write(services.store.path, services.store.set_status, session_id, status)
+    services.full.write(services.store.path, services.store.set_status, session.id, status)
     if lane is None:
         session.live = result.messages
-    return session_id, result
+
+
+def _tools(
+    services: RunServices,
+    session: OpenSession,
+    agent: AgentDef,
+    lane: Lane | None,
+    surface: Surface,
+    hooks: hookrun.RunHooks,
+    context: ContextSettings,
+    delegations: Runner,
+) -> tuple[ToolContext, Adapter]:
+    """The run's tool context and the adapter its calls go through, with what executors reach."""
+    session_id, publish = session.id, session.publish
+    delegation = lane.delegation_id if lane else ""
+    ctx = ToolContext(
+        services.workspace,
+        surface,
+        session_id=session_id,
+        delegation_id=delegation,
+        confirm=services.confirm,
+        skills=services.skills,
+        state_dir=services.home / "state" / session_id,
+        spill=context.spill,
+        pii=services.safety.pii,
+        effects=services.durable.runner(
+            session_id,
+            publish,
+            stopping=lambda: services.pause.abandoned,
+            delegation_id=delegation,
+            on_store_error=lambda exc: services.full.note(services.durable.path, exc),
+        ),
+        after_call=hooks.after_call if services.hook_engine.hooks else None,
+    )
+    adapter = Adapter(ctx, registry.executors(services.mcp.executors))
+    record = session.recorder()
+    extras = ctx.services
+    extras.put(program.ADAPTER_KEY, adapter)  # programs reach MCP executors too
+    extras.put(program.OBSERVER_KEY, record.program_observer(agent.name))
+    extras.put(invocation.PUBLISH, publish)  # egress, progress, MCP requests reach the rollout
+    extras.put(delegate.RUNNER_KEY, delegations)
+    extras.put(content.VISION_KEY, services.config.llm.takes_images())
+    extras.put(sessionread.READER_KEY, StoreReader(services.store, services.workspace, session_id))
+    extras.put(flow.BLUEPRINT_KEY, lambda: blueprint.view(services.home, services.workspace))
+    extras.put(
+        sampling.SAMPLER_KEY,
+        mcpsampling.sampler(services.engine, agent.name, record.usage),
+    )
+    web.configure(ctx, web.WebConfig(allow=services.openings))  # allow_local + answers (localask)
+    browser.configure(ctx, browser.BrowserConfig(allow=services.openings))
+    return ctx, adapter
 
 
 def _refused(
