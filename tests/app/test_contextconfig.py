@@ -80,7 +80,9 @@ async def test_a_run_gets_memories_session_references_and_keeps_its_live_context
     ) as app:
         first, _ = await app.run("What is the answer?")
         second, _ = await app.run(f"Use what @session:{first} found.")
-        app.live[second] = (*app.live[second], Message("user", "only in the live context"))
+        session = app.sessions.open(second)
+        assert session.live is not None
+        session.live = (*session.live, Message("user", "only in the live context"))
         await app.run("and then?", session_id=second)
         kinds = [e.type for e in app.store.events(second)]
         refs = [e.payload for e in app.store.events(second) if e.type == "session_ref"]

@@ -151,7 +151,7 @@ async def test_display_and_log_policies_apply_separately(dirs: tuple[Path, Path]
         engine=engine,
     ) as app:
         session_id = app.store.create_session(workspace=str(ws), title="t").id
-        app.publish(session_id)("note", {"text": f"call {MOBILE}", "n": 1})
+        app.sessions.open(session_id).publish("note", {"text": f"call {MOBILE}", "n": 1})
         shown = []
         while (event := app.dispatcher.receive_nowait()) is not None:
             shown.append(event)
@@ -187,7 +187,7 @@ async def test_an_event_is_judged_for_each_surface_by_its_own_policy(
         session_id = app.store.create_session(workspace=str(ws), title="t").id
         traced: list[Any] = []
         app.observers.append(traced.append)
-        app.publish(session_id)("note", {"text": f"call {MOBILE}", "n": 1})
+        app.sessions.open(session_id).publish("note", {"text": f"call {MOBILE}", "n": 1})
         shown_events = []
         while (event := app.dispatcher.receive_nowait()) is not None:
             shown_events.append(event)

@@ -68,7 +68,7 @@ async def test_a_continued_sessions_stored_tool_results_are_neutralised(
             {"role": "tool", "content": forged, "tool_call_id": "old1", "name": "read_file"},
             agent="chat",
         )
-        app.live.clear()  # as in a new process: the history comes from the store
+        app.sessions.open(sid).live = None  # as in a new process: the history comes from the store
         await app.run("question two", agent_name="chat", session_id=sid)
     sent = engine.requests[-1][1].messages
     [tool] = [m for m in sent if m.role == "tool"]

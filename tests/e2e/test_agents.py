@@ -59,7 +59,7 @@ async def test_repo_handoff_after_the_one_time_nudge(workspace: Path, tmp_path: 
         engine=engine,
     ) as app:
         sid, result = await app.run("Where is the bug?", agent_name="repo")
-        marker = app.markers[sid]  # the session's own band marker
+        marker = app.sessions.open(sid).marker  # the session's own band marker
     assert result.status.value == "finished"
     assert result.deliverable == "## Report\nOff-by-one in average."
     assert result.exit_payload is not None

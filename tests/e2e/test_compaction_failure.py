@@ -81,7 +81,7 @@ async def test_a_failing_summariser_backs_off_and_the_store_grows_with_the_conte
         events = app.store.events(sid)
         stored = [message_body(m) for m in app.store.messages(sid)]
         archives = app.store.archived(sid, "compaction")
-        marker = app.markers[sid]
+        marker = app.sessions.open(sid).marker
     assert result.status.value == "finished", result.error
 
     compactions = [e.payload for e in events if e.type == "compaction"]

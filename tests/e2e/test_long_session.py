@@ -144,7 +144,9 @@ async def test_long_session_stays_in_the_window_and_loses_nothing(
         events = app.store.events(sid)
         stored = [message_body(m) for m in app.store.messages(sid)]
         archives = app.store.archived(sid, "compaction")
-        marker = app.markers[sid]  # the session's own band marker: summaries are judged under it
+        marker = app.sessions.open(
+            sid
+        ).marker  # the session's own band marker: summaries are judged under it
     assert result.status.value == "finished", result.error
     assert result.deliverable == "all steps ran"
 

@@ -2,15 +2,17 @@
 
 `open_app()` builds, for a workspace: settings and the workspace guard (with the YOLO mode), the
 dispatcher and authorization loop, MCP servers (connected for the app's lifetime), hooks, the
-Surface per agent, the Adapter, the session store, and the engine. `App.run()` (`app.turn`) runs
-one task with one agent — the run modules see the app as `app.services.RunServices`, which `App`
-satisfies and hands over — and records everything in the session: messages, the event rollout, tool
-calls and results, usage and cost — through the session's `app.steplog.StepLog`: a step's
-records are written in one transaction at each of its commit points (before a tool runs, at the
-step's end), any other event at once, always in publish order; each event is shown (dispatcher)
-as it is published. Streamed text is shown in segments (`app.segments`), each screened once
-for the display as a whole, never a piece unscreened; it is display-only (neither stored nor
-given to observers: the turn that ends it is).
+Surface per agent, the Adapter, the session store, and the engine — the long-lived services; a
+session's own state is not the app's: `App.sessions` (`app.opensession`) keeps one
+`OpenSession` per session this process runs. `App.run()` (`app.turn`) runs one task with one
+agent — the run modules see the app as `app.services.RunServices`, which `App` satisfies and
+hands over, and the session as its `OpenSession` — and records everything in the session:
+messages, the event rollout, tool calls and results, usage and cost — through the session's
+`app.steplog.StepLog`: a step's records are written in one transaction at each of its commit
+points (before a tool runs, at the step's end), any other event at once, always in publish
+order; each event is shown (dispatcher) as it is published. Streamed text is shown in segments
+(`app.segments`), each screened once for the display as a whole, never a piece unscreened; it
+is display-only (neither stored nor given to observers: the turn that ends it is).
 Each run also gets the context economy (`app.contextconfig`: window, spill, offload, compaction
 archive), the memories (`app.memories`) in its system prompt and the session references
 (`app.sessionrefs`) in its task; a session continued in the same process keeps its compacted
@@ -30,7 +32,7 @@ the first that finds the disk full seals the record and halts the run at its nex
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -57,18 +59,15 @@ from yagent.app.engines import build_engine
 from yagent.app.fulldisk import FullDisk
 from yagent.app.lane import Lane
 from yagent.app.lease import LeaseKeeper
-from yagent.app.recorder import Recorder
-from yagent.app.segments import Segments
+from yagent.app.opensession import Observer, OpenSession, OpenSessions
 from yagent.app.sessionstore import open_sessions
-from yagent.app.steplog import StepLog
 from yagent.app.telemetry import WARNING_EVENT, Telemetry, exporter_from_env
 from yagent.app.trust import Status
 from yagent.kernel import auditgate, sessionref, spill
-from yagent.llm import Message
 from yagent.llm.pricing import DEFAULT_PRICES, Ledger, PriceTable
 from yagent.llm.types import Engine
 from yagent.memory import SessionStore
-from yagent.messaging import Dispatcher, Event
+from yagent.messaging import Dispatcher
 from yagent.tools import hooks
 from yagent.tools.confirm import UserConfirm
 from yagent.tools.guard import WorkspaceGuard
@@ -80,8 +79,6 @@ from yagent.tools.surface import Surface, SurfaceOptions
 from yagent.tools.yolo import Yolo
 from yagent.toolspec.builtin import BUILTIN
 from yagent.toolspec.delegate import DELEGATE as DELEGATE_SPEC
-
-Observer = Callable[[Event], None]
 
 
 class AgentChoiceError(ConfigError, catalog.AgentConfigError):
@@ -142,11 +139,8 @@ class App:
         self.board = self.durable.board  # delegations' tasks, beside the runs (closed with them)
         self.leases = LeaseKeeper(self.durable.leases, self._lease_lost)  # one runner a session
         self.clock: sessionref.Clock = sessionref.SystemClock()
-        self.live: dict[str, tuple[Message, ...]] = {}  # compacted history of finished runs
-        self.markers: dict[str, str] = {}  # each session's reminder band marker (memory only)
         self.full = FullDisk(lambda reason: self.pause.halt(reason))  # seals the run's record
-        self.logs: dict[str, StepLog] = {}  # each session's pending records (`app.steplog`)
-        self.segments: dict[str, Segments] = {}  # each session's streamed text not yet shown
+        self.sessions = OpenSessions(self)  # each session's own state (`app.opensession`)
 
     async def end_jobs(self) -> str | None:
         """End the session's background jobs (or keep them, `[sandbox] keep_background`); the
@@ -221,54 +215,17 @@ class App:
         return Surface(BUILTIN, agent.profile, self.guard, external=self.mcp.specs, options=options)
 
     # -- sessions -----------------------------------------------------------------------------
-    def publish(self, session_id: str) -> Callable[[str, Mapping[str, Any]], None]:
-        log = self.log(session_id)
-        segments = self.segments.setdefault(session_id, Segments())
-
-        def publish(kind: str, payload: Mapping[str, Any]) -> None:
-            delegation = str(payload.get("delegation_id", ""))
-            if kind == "assistant_delta":  # display-only: shown a screened segment at a time
-                self._show(kind, segments.feed(payload), delegation)
-                return
-            self._show("assistant_delta", segments.flush(delegation), delegation)
-            # pii: what the rollout and traces keep, and what the terminal shows
-            logged, shown = self.safety.for_log_and_display(payload)
-            log.event(kind, logged, delegation)
-            for observer in self.observers:
-                observer(Event(kind, logged, delegation))
-            self.dispatcher.send(Event(kind, shown, delegation))
-
-        return publish
-
-    def _show(self, kind: str, payloads: list[dict[str, Any]], delegation: str) -> None:
-        for payload in payloads:
-            self.dispatcher.send(Event(kind, self.safety.for_display(payload), delegation))
-
-    def log(self, session_id: str) -> StepLog:
-        """The session's step log: every record of the session is written through it."""
-        log = self.logs.get(session_id)
-        if log is None:
-            log = self.logs[session_id] = StepLog(self.store, session_id, self.full)
-        return log
-
-    def recorder(self, session_id: str) -> Recorder:
-        """The session's writes besides its events (`app.recorder`): messages, usage, rollout."""
-        log = self.log(session_id)
-        return Recorder(
-            log, self.ledger, self.engine.model, self.safety.for_log, self.publish(session_id)
-        )
-
     def _lease_lost(self, session_id: str) -> None:
         """Another process took the session over (this one was frozen past the lease): the run
         stops at its next step boundary (`turn` says why). Called from the renewing thread."""
         self.pause.abandon()
 
     @contextlib.contextmanager
-    def observed(self, session_id: str) -> Iterator[None]:
+    def observed(self, session: OpenSession) -> Iterator[None]:
         """One turn's telemetry: it sees every event published until the turn is over."""
-        record = self.recorder(session_id)
+        record = session.recorder()
         telemetry = Telemetry(
-            session_id,
+            session.id,
             sink=self.otel_sink,
             prices=self.prices,
             on_warning=lambda f: record.rollout(WARNING_EVENT, f.to_dict()),

@@ -24,8 +24,8 @@ if TYPE_CHECKING:
 
 async def compact_now(app: App, session_id: str, agent_name: str | None = None) -> None:
     agent = app.agent(agent_name or app.config.agent.default)
-    publish = app.publish(session_id)
-    live = app.live.get(session_id)
+    session = app.sessions.open(session_id)
+    live = session.live
     history = list(live) if live is not None else from_store(app.store.messages(session_id))
     settings = contextconfig.context_settings(
         app.config, state_dir=app.home / "state" / session_id, session_id=session_id
@@ -36,14 +36,14 @@ async def compact_now(app: App, session_id: str, agent_name: str | None = None) 
         app.engine,
         step_retries=agent.step_retries,
         agent=agent.name,
-        on_turn=lambda turn: app.recorder(session_id).usage(agent.name, turn),
+        on_turn=lambda turn: session.recorder().usage(agent.name, turn),
     )
     engine_economy = Economy(
         settings,
-        emit=publish,
+        emit=session.publish,
         archive=contextconfig.archiver(app.store, session_id, agent.name),
         summarizer=summarizer,
     )
     engine_economy.start(history)
     compacted = await engine_economy.before_request(history, step=0, system="", tools=())
-    app.live[session_id] = tuple(compacted)
+    session.live = tuple(compacted)

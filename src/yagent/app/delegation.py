@@ -43,6 +43,7 @@ from yagent.app.fanout import FanoutError, check_area
 from yagent.app.lane import Lane
 from yagent.app.lanerun import LaneRun, run_lane
 from yagent.app.localdocs import local_docs_for_task
+from yagent.app.opensession import OpenSession
 from yagent.app.runtrack import continuation_task
 from yagent.app.services import RunServices
 from yagent.kernel import areas, delegate, dispatch, sandbox, taskboard
@@ -69,16 +70,16 @@ def board_id(session_id: str, did: str) -> str:
     return f"{session_id}/{did}"
 
 
-def child_task(app: RunServices, request: Request, declaration: areas.Declaration) -> str:
+def child_task(services: RunServices, request: Request, declaration: areas.Declaration) -> str:
     """The task text the child agent receives (Director constraint C19): the Director's words,
     then the instructions files of the directories it works in (`app.localdocs`: its write and
     read areas, never the root's, read fresh; what did not fit is named on a visible line)."""
     paths = ["/".join(a) or "." for a in (*declaration.writable, *declaration.read_only)]
-    docs = local_docs_for_task(app.workspace, paths)
+    docs = local_docs_for_task(services.workspace, paths)
     return f"{request.task}\n\n{docs.text}" if docs.text else request.task
 
 
-def after_child(app: RunServices, session_id: str, outcome: Outcome, ran: LaneRun) -> Outcome:
+def after_child(services: RunServices, session_id: str, outcome: Outcome, ran: LaneRun) -> Outcome:
     """The outcome once the child finished, before it is recorded: with what its work proves
     (Director constraints C6, C7, C15, C16) — its evidence set (`app.evidence`: empty unless it
     submitted through `agent_exit`) and, for an analysis agent (its profile is read-only) or
@@ -87,19 +88,19 @@ def after_child(app: RunServices, session_id: str, outcome: Outcome, ran: LaneRu
     if outcome.status == delegationview.PAUSED or ran.result is None:
         return outcome
     did, session_id = outcome.delegation_id, ran.session_id or session_id  # where it ran
-    evidence = evidence_for(app.store, session_id, did)
+    evidence = evidence_for(services.store, session_id, did)
     account = ""
-    offered = blueprint.exit_blueprint(app.store, session_id, did)
-    if offered is not None or _analysis(app, outcome.agent):
-        account = blueprint.fold_delegation(app.home, app.store, session_id, did).line()
+    offered = blueprint.exit_blueprint(services.store, session_id, did)
+    if offered is not None or _analysis(services, outcome.agent):
+        account = blueprint.fold_delegation(services.home, services.store, session_id, did).line()
     return dataclasses.replace(outcome, evidence=evidence.files, blueprint=account)
 
 
-def _analysis(app: RunServices, agent: str) -> bool:
+def _analysis(services: RunServices, agent: str) -> bool:
     """Whether the agent reads and changes nothing (Repo, Meta, a read-only custom agent): its
     findings are what a blueprint keeps."""
     try:
-        effects = app.agent(agent).profile.effects
+        effects = services.agent(agent).profile.effects
     except catalog.AgentConfigError:  # it ran moments ago; a config changed since folds nothing
         return False
     return Effect.READ in effects and effects <= ANALYSIS_EFFECTS
@@ -109,11 +110,17 @@ class Runner:
     """One agent run's delegations (implements `tools.delegate.Delegator`)."""
 
     def __init__(
-        self, app: RunServices, session_id: str, caller: str, lane: Lane | None, monitor: Monitor
+        self,
+        services: RunServices,
+        session: OpenSession,
+        caller: str,
+        lane: Lane | None,
+        monitor: Monitor,
     ) -> None:
         link = lane.link if lane is not None else None
-        self.app, self.session_id, self.caller, self.monitor = app, session_id, caller, monitor
-        size = delegationpool.normalise(app.config.agent.max_parallel_delegations)
+        self.services, self.session, self.caller, self.monitor = services, session, caller, monitor
+        self.session_id = session_id = session.id
+        size = delegationpool.normalise(services.config.agent.max_parallel_delegations)
         self.pool = link.pool if link is not None else Pool(size)
         self.depth = link.depth if link is not None else 0
         self.slot = link.slot if link is not None else None
@@ -139,17 +146,17 @@ class Runner:
         """The call's delegation id; a call id the model reused in this session gets `~n`."""
         base = did = delegation_id(request.agent, request.call_id, self.scope)
         n = 1
-        while await self.app.board.get(board_id(self.session_id, did)) is not None:
+        while await self.services.board.get(board_id(self.session_id, did)) is not None:
             n += 1
             did = f"{base.split('@', 1)[0]}~{n}@{self.scope}"
         return did
 
     def admit(self, did: str, request: Request) -> areas.Declaration:
         """The checks before anything is posted (module contract); `Refused` says which failed."""
-        app = self.app
+        services = self.services
         try:
-            app.topology.check(self.caller, request.agent, self.depth)
-            app.agent(request.agent)
+            services.topology.check(self.caller, request.agent, self.depth)
+            services.agent(request.agent)
         except dispatch.DenyError as exc:
             raise Refused(f"topology ({exc.rule.value}): {exc}") from None
         except catalog.AgentConfigError as exc:  # unknown or broken agent
@@ -159,7 +166,7 @@ class Runner:
             declaration = areas.Declaration.of(did, writable=request.write, read_only=read)
         except areas.DeclarationError as exc:
             raise Refused(f"areas: {exc}") from None
-        root = app.workspace.resolve()
+        root = services.workspace.resolve()
         for area in declaration.writable:
             shown = "/".join(area) or "."
             if self.areas is not None and not self.areas.can_write(shown):
@@ -187,7 +194,7 @@ class Runner:
         resume: ResumeDecision | None,
     ) -> Outcome:
         """Post, wait for a slot, run the child and record its outcome (module contract)."""
-        board, tid = self.app.board, board_id(self.session_id, did)
+        board, tid = self.services.board, board_id(self.session_id, did)
         payload = {"agent": request.agent, "task": request.task, "call_id": request.call_id}
         found = await board.get(tid)
         if found is None:
@@ -211,12 +218,13 @@ class Runner:
         resume: ResumeDecision | None,
         notes: list[str],
     ) -> Outcome:
-        sandboxed = self.app.safety.preset.level >= sandbox.Level.NAMESPACES
+        preset = self.services.safety.preset
+        sandboxed = preset.level >= sandbox.Level.NAMESPACES
         async with self.pool.slot() as slot:
             if declaration.writable and not sandboxed:
                 if self.pool.writers.locked():
                     notes.append(
-                        f"queued behind another writer: preset {self.app.safety.preset.name!r} "
+                        f"queued behind another writer: preset {preset.name!r} "
                         "cannot confine concurrent writers' commands (choose a sandboxed preset)"
                     )
                 async with self.pool.writers:
@@ -233,8 +241,8 @@ class Runner:
         slot: delegationpool.Slot,
         notes: list[str],
     ) -> Outcome:
-        app, settings = self.app, self.app.config.agent
-        claimed = await app.board.claim(tid, did, taskboard.ClaimRequest(CLAIM_TTL))
+        services, settings = self.services, self.services.config.agent
+        claimed = await services.board.claim(tid, did, taskboard.ClaimRequest(CLAIM_TTL))
         token = claimed.lease.token if claimed.lease is not None else ""
         monitor = Monitor(  # slot first, then the monitor: queueing is not idleness
             idle=settings.delegate_idle_timeout,
@@ -243,14 +251,14 @@ class Runner:
             clock=clock,
         )
         writable = ["/".join(w) or "." for w in declaration.writable]
-        gate = app.safety.commands.confined(writable)
+        gate = services.safety.commands.confined(writable)
         link = Link(self.pool, self.depth + 1, monitor, slot, self.scope, request.call_id)
         lane = Lane(did.split("@", 1)[0], did, declaration, gate, link)
         executor = delegate.Executor.of(request.agent, ())
-        text = child_task(app, request, declaration)
+        text = child_task(services, request, declaration)
         ran = await run_lane(
-            app,
-            self.session_id,
+            services,
+            self.session,
             lane,
             executor=executor,
             required=frozenset(),
@@ -260,7 +268,7 @@ class Runner:
             start={"parent_delegation_id": self.scope, "call_id": request.call_id},
         )
         outcome = self._outcome(did, request, ran, tuple(notes))
-        outcome = after_child(app, self.session_id, outcome, ran)
+        outcome = after_child(services, self.session_id, outcome, ran)
         return await self._record(tid, token, outcome)
 
     def _outcome(self, did: str, request: Request, ran: LaneRun, notes: tuple[str, ...]) -> Outcome:
@@ -287,7 +295,7 @@ class Runner:
         return outcome
 
     async def _record(self, tid: str, token: str, outcome: Outcome) -> Outcome:
-        board = self.app.board
+        board = self.services.board
         try:
             if outcome.status == delegationview.PAUSED:
                 await board.release(token)
@@ -307,6 +315,6 @@ class Runner:
         return recorded
 
     def _publish_receipt(self, outcome: Outcome) -> None:
-        publish = self.app.publish(self.session_id)
+        publish = self.session.publish
         base = {"agent": outcome.agent, "delegation_id": outcome.delegation_id}
         publish(RECEIPT_EVENT, {**base, "receipt": outcome.to_dict()})

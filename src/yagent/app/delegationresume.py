@@ -42,7 +42,7 @@ RECORDED = "[recorded before the interruption; not run again]\n"
 
 
 async def settle(
-    app: RunServices, runner: Runner, surface: Surface, history: Sequence[Message]
+    services: RunServices, runner: Runner, surface: Surface, history: Sequence[Message]
 ) -> list[Message]:
     """`history` with a result for every open delegate call (see the module contract)."""
     answered = {m.tool_call_id for m in history if m.role == "tool"}
@@ -53,26 +53,28 @@ async def settle(
             spec = surface.spec(call.name)
             if call.id in answered or spec is None or spec.effect is not Effect.DELEGATE:
                 continue
-            text = await _decide(app, runner, call)
-            out.append(_store(app, runner, call, text))
+            text = await _decide(services, runner, call)
+            out.append(_store(services, runner, call, text))
     return out
 
 
-async def _decide(app: RunServices, runner: Runner, call: ToolCall) -> str:
+async def _decide(services: RunServices, runner: Runner, call: ToolCall) -> str:
     request = _request(call)
-    task = await _find(app, runner.session_id, call.id)
+    task = await _find(services, runner.session_id, call.id)
     if task is None:  # never posted: it never started
         return await runner.delegate(request)
     did = task.id.split("/", 1)[1]
     recorded = delegationview.from_board(task)
     if recorded is not None:
         return RECORDED + delegationview.format_for_director(recorded)
-    decision = await app.durable.decide(runner.session_id, did)
+    decision = await services.durable.decide(runner.session_id, did)
     if decision.action is Action.CONTINUE or decision.run is None:
         try:
             declaration = runner.admit(did, request)
         except Refused as exc:
-            return delegationview.format_for_director(_degraded(app, runner, did, call, [str(exc)]))
+            return delegationview.format_for_director(
+                _degraded(services, runner, did, call, [str(exc)])
+            )
         try:
             outcome = await runner.run(
                 did, request, declaration, resume=decision if decision.run else None
@@ -81,7 +83,7 @@ async def _decide(app: RunServices, runner: Runner, call: ToolCall) -> str:
             runner.pool.claims.release(did)
         return delegationview.format_for_director(outcome)
     why = [f"its run concluded ({decision.describe()}) but its outcome was never recorded"]
-    return delegationview.format_for_director(_degraded(app, runner, did, call, why))
+    return delegationview.format_for_director(_degraded(services, runner, did, call, why))
 
 
 def _request(call: ToolCall) -> Request:
@@ -99,11 +101,11 @@ def _request(call: ToolCall) -> Request:
     return Request(call.id, agent, task, words("write"), words("read"))
 
 
-async def _find(app: RunServices, session_id: str, call_id: str) -> taskboard.Task | None:
+async def _find(services: RunServices, session_id: str, call_id: str) -> taskboard.Task | None:
     """The last delegation of this session posted for `call_id`."""
     prefix = board_id(session_id, "")
     found = None
-    for task in (await app.board.snapshot()).tasks:
+    for task in (await services.board.snapshot()).tasks:
         if not task.id.startswith(prefix):
             continue
         try:
@@ -116,10 +118,10 @@ async def _find(app: RunServices, session_id: str, call_id: str) -> taskboard.Ta
 
 
 def _degraded(
-    app: RunServices, runner: Runner, did: str, call: ToolCall, why: list[str]
+    services: RunServices, runner: Runner, did: str, call: ToolCall, why: list[str]
 ) -> Outcome:
     """A report of what the child did, from its records, and why nothing better could be given."""
-    calls = app.store.tool_calls(runner.session_id, delegation_id=did)
+    calls = services.store.tool_calls(runner.session_id, delegation_id=did)
     specs = builtin_by_name()
     written: list[str] = []
     lines = [f"degraded handoff for {did}: its work as recorded"]
@@ -134,7 +136,7 @@ def _degraded(
                 why.append(f"the arguments of call {record.call_id} could not be read")
     texts = [
         m.get("content")
-        for m in app.store.messages(runner.session_id, delegation_id=did)
+        for m in services.store.messages(runner.session_id, delegation_id=did)
         if m.get("role") == "assistant" and m.get("content")
     ]
     lines.append("files written: " + (", ".join(sorted(set(written))) or "none recorded"))
@@ -145,14 +147,14 @@ def _degraded(
     return Outcome.of(receipt, delegation_id=did, call_id=call.id, notes=tuple(why))
 
 
-def _store(app: RunServices, runner: Runner, call: ToolCall, text: str) -> Message:
+def _store(services: RunServices, runner: Runner, call: ToolCall, text: str) -> Message:
     """The call's result, stored as its tool message (the way `runtrack.settle` stores one)."""
-    app.log(runner.session_id).flush()
+    runner.session.log.flush()
     content = json.dumps(text, ensure_ascii=False)  # as the executor's result is serialised
     message = untrusted.tool_message(call.id, call.name, content)
-    app.store.append_message(runner.session_id, message.to_dict(), agent=runner.caller)
+    services.store.append_message(runner.session_id, message.to_dict(), agent=runner.caller)
     with contextlib.suppress(ToolCallNotFoundError):
-        app.store.record_tool_result(
+        services.store.record_tool_result(
             runner.session_id,
             call.id,
             content=message.content,

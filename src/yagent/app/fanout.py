@@ -1,7 +1,7 @@
 """Parallel sub-agents, each confined to a declared worktree: the plan, checked before it runs.
 
 Contract:
-- `prepare(app, assignments)` checks the whole plan before anything starts and raises
+- `prepare(services, assignments)` checks the whole plan before anything starts and raises
   `FanoutError` naming the tasks and paths: an empty plan; a name that is not a plain word
   (letters, digits, `.`, `_`, `-`) or is used twice; an empty task; neither or both of `agent` and
   `capabilities`; an unknown agent; capabilities no agent has (`kernel.delegate.choose`: the
@@ -110,18 +110,18 @@ class ParallelRun:
 
 
 # -- checking -----------------------------------------------------------------------------------
-def executors(app: RunServices) -> list[delegate.Executor]:
+def executors(services: RunServices) -> list[delegate.Executor]:
     """The catalog: every built-in and configured agent with the effects of its tools."""
-    names = sorted({*catalog.BUILTIN_AGENTS, *app.config.agents})
-    return [delegate.Executor.of(n, _capabilities(app, n)) for n in names]
+    names = sorted({*catalog.BUILTIN_AGENTS, *services.config.agents})
+    return [delegate.Executor.of(n, _capabilities(services, n)) for n in names]
 
 
-def _capabilities(app: RunServices, name: str) -> set[str]:
-    return {spec.effect.value for spec in app.surface(app.agent(name)).specs()}
+def _capabilities(services: RunServices, name: str) -> set[str]:
+    return {spec.effect.value for spec in services.surface(services.agent(name)).specs()}
 
 
 async def prepare(
-    app: RunServices,
+    services: RunServices,
     assignments: Sequence[Assignment],
     *,
     max_parallel: int | None = None,
@@ -133,14 +133,14 @@ async def prepare(
     listed = list(assignments)
     if not listed:
         raise FanoutError("a parallel run needs at least one task")
-    preset = app.safety.preset
+    preset = services.safety.preset
     if preset.level < sandbox.Level.NAMESPACES:
         raise FanoutError(
             f"preset {preset.name!r} runs shell commands on the host ({preset.level.name}): "
             "parallel tasks could not be confined to their declared areas; choose a sandboxed "
             "preset (workspace-write, full-auto, read-only)"
         )
-    limit = app.config.agent.max_parallel_agents if max_parallel is None else max_parallel
+    limit = services.config.agent.max_parallel_agents if max_parallel is None else max_parallel
     if limit < 1:
         raise FanoutError(f"max_parallel must be at least 1, not {limit}")
     seen: set[str] = set()
@@ -151,12 +151,12 @@ async def prepare(
         areas.check(declarations)
     except areas.ConflictError as exc:
         raise FanoutError(f"{exc}: two tasks may not write the same area") from None
-    root = app.workspace.resolve()
+    root = services.workspace.resolve()
     for d in declarations:
         for area in d.writable:
             check_area(root, d.owner, area)
-    catalogue = executors(app)
-    chosen = [_executor(app, a, catalogue) for a in listed]
+    catalogue = executors(services)
+    chosen = [_executor(services, a, catalogue) for a in listed]
     missing = tuple(
         "/".join(area)
         for d in declarations
@@ -167,7 +167,7 @@ async def prepare(
         root.joinpath(shown).mkdir(parents=True, exist_ok=True)
     tasks = []
     for a, d, (executor, required) in zip(listed, declarations, chosen, strict=True):
-        gate = app.safety.commands.confined(["/".join(w) or "." for w in d.writable])
+        gate = services.safety.commands.confined(["/".join(w) or "." for w in d.writable])
         if dry_run:
             tasks.append(Task(a, executor, required, d, gate))
             continue
@@ -226,12 +226,12 @@ def check_area(root: Path, owner: str, area: areas.Parts) -> None:
 
 
 def _executor(
-    app: RunServices, a: Assignment, catalogue: list[delegate.Executor]
+    services: RunServices, a: Assignment, catalogue: list[delegate.Executor]
 ) -> tuple[delegate.Executor, frozenset[str]]:
     try:
         if a.agent:
-            app.agent(a.agent)  # an unknown or broken agent is refused here, not mid-run
-            return delegate.Executor.of(a.agent, _capabilities(app, a.agent)), frozenset()
+            services.agent(a.agent)  # an unknown or broken agent is refused here, not mid-run
+            return delegate.Executor.of(a.agent, _capabilities(services, a.agent)), frozenset()
         required = delegate.capabilities(a.capabilities)
         return delegate.choose(required, catalogue), required
     except (delegate.DelegateError, catalog.AgentConfigError) as exc:

@@ -1,7 +1,7 @@
 """Running a checked parallel plan (`app.fanout`), and resuming one a crash or Ctrl-C cut short.
 
 Contract:
-- `run_parallel(app, plan)` creates ONE session (its meta keeps the plan, so the run can be
+- `run_parallel(services, plan)` creates ONE session (its meta keeps the plan, so the run can be
   resumed) and runs each task as its own agent run in it, at most `max_parallel` at once, each
   with its own delegation id (`<name>@<session prefix>`: on its events, messages, run record and
   side-effect keys) and its own `Lane`. Each run becomes a `kernel.delegate` receipt: completed
@@ -13,7 +13,7 @@ Contract:
   the run died before its loop could), a `delegation_receipt` once the task is decided (what a
   resume trusts), then one top-level `run_end` carrying every receipt (status finished when all
   completed, else error).
-- `resume_plan(app, session_id)` re-checks the stored plan exactly as a new one (`prepare`) and
+- `resume_plan(services, session_id)` re-checks the stored plan exactly as a new one (`prepare`) and
   says, per task, what `resume_parallel` will do: a completed (or refused) receipt is kept — the
   task is NOT run again; an interrupted run continues from its checkpoint (`app.durable.decide`:
   calls a dead process left open are settled first, never re-run) — also when its receipt says
@@ -35,6 +35,7 @@ from yagent.app.durable import Action, ResumeDecision
 from yagent.app.fanout import Assignment, FanoutError, ParallelRun, Plan, Task, TaskReceipt, prepare
 from yagent.app.lane import Lane
 from yagent.app.lanerun import run_lane
+from yagent.app.opensession import OpenSession
 from yagent.app.runtrack import continuation_task
 from yagent.app.services import RunServices
 from yagent.app.stopkind import StopKind, stop_kind_of
@@ -50,26 +51,28 @@ def delegation_id(name: str, session_id: str) -> str:
 
 
 async def run_parallel(
-    app: RunServices, work: Work, *, max_parallel: int | None = None
+    services: RunServices, work: Work, *, max_parallel: int | None = None
 ) -> ParallelRun:
     """Run the plan's tasks concurrently in one new session; one receipt per task, in order."""
-    plan = work if isinstance(work, Plan) else await prepare(app, work, max_parallel=max_parallel)
+    plan = (
+        work if isinstance(work, Plan) else await prepare(services, work, max_parallel=max_parallel)
+    )
     names = [t.assignment.name for t in plan.tasks]
-    info = app.store.create_session(
-        workspace=str(app.workspace),
+    info = services.store.create_session(
+        workspace=str(services.workspace),
         title=("parallel: " + ", ".join(names))[:80],
-        model=app.engine.model,
+        model=services.engine.model,
         meta={
             "parallel": names,
             "plan": [dataclasses.asdict(t.assignment) for t in plan.tasks],
             "max_parallel": plan.max_parallel,
         },
     )
-    return await execute(app, info.id, plan)
+    return await execute(services, info.id, plan)
 
 
 async def execute(
-    app: RunServices,
+    services: RunServices,
     session_id: str,
     plan: Plan,
     *,
@@ -81,8 +84,9 @@ async def execute(
     names = [t.assignment.name for t in plan.tasks]
     out: list[TaskReceipt] = [kept[n] for n in names if n in kept]
     limiter = anyio.CapacityLimiter(plan.max_parallel)
-    publish = app.publish(session_id)
-    with app.observed(session_id):
+    session = services.sessions.open(session_id)
+    publish = session.publish
+    with services.observed(session):
         async with anyio.create_task_group() as tg:
             for task in plan.tasks:
                 name = task.assignment.name
@@ -90,7 +94,7 @@ async def execute(
                     continue
                 lane = Lane(name, delegation_id(name, session_id), task.declaration, task.commands)
                 tg.start_soon(
-                    _run_one, app, session_id, task, lane, limiter, out, resumes.get(name)
+                    _run_one, services, session, task, lane, limiter, out, resumes.get(name)
                 )
         ordered = tuple(sorted(out, key=lambda r: names.index(r.name)))
         failed = [f"{r.name} ({r.receipt.status.value})" for r in ordered if not r.receipt.ok]
@@ -107,13 +111,13 @@ async def execute(
                 "receipts": [r.to_dict() for r in ordered],
             },
         )
-    app.store.set_status(session_id, "failed" if failed else "finished")
+    services.store.set_status(session_id, "failed" if failed else "finished")
     return ParallelRun(session_id, ordered)
 
 
 async def _run_one(
-    app: RunServices,
-    session_id: str,
+    services: RunServices,
+    session: OpenSession,
     task: Task,
     lane: Lane,
     limiter: anyio.CapacityLimiter,
@@ -123,8 +127,8 @@ async def _run_one(
     async with limiter:
         text = task.assignment.task if resume is None else continuation_task(resume)
         ran = await run_lane(
-            app,
-            session_id,
+            services,
+            session,
             lane,
             executor=task.executor,
             required=task.required,
@@ -135,7 +139,7 @@ async def _run_one(
         )
         done = TaskReceipt(lane.name, lane.delegation_id, ran.receipt, ran.run_status)
         base = {"agent": task.executor.name, "delegation_id": lane.delegation_id}
-        app.publish(session_id)(RECEIPT_EVENT, {**base, "receipt": done.to_dict()})
+        session.publish(RECEIPT_EVENT, {**base, "receipt": done.to_dict()})
         out.append(done)
 
 
@@ -152,11 +156,11 @@ class ResumeWork:
 
 
 async def resume_plan(
-    app: RunServices, session_id: str, *, max_parallel: int | None = None
+    services: RunServices, session_id: str, *, max_parallel: int | None = None
 ) -> ResumeWork:
     """The stored plan re-checked, and each task's fate (see the module contract)."""
     try:
-        info = app.store.get_session(session_id)
+        info = services.store.get_session(session_id)
     except LookupError as exc:  # no such session, or an ambiguous prefix
         raise FanoutError(str(exc)) from None
     stored = info.meta.get("plan")
@@ -167,8 +171,8 @@ async def resume_plan(
     except (TypeError, ValueError) as exc:
         raise FanoutError(f"session {info.id[:12]}: its stored plan is unreadable: {exc}") from None
     limit = max_parallel or int(info.meta.get("max_parallel") or 0) or None
-    plan = await prepare(app, assignments, max_parallel=limit)
-    recorded = _recorded_receipts(app, info.id)
+    plan = await prepare(services, assignments, max_parallel=limit)
+    recorded = _recorded_receipts(services, info.id)
     kept: dict[str, TaskReceipt] = {}
     resumes: dict[str, ResumeDecision] = {}
     lines = []
@@ -180,7 +184,7 @@ async def resume_plan(
             kept[name] = before
             lines.append(f"{name}: {before.receipt.status.value} before — kept, not run")
             continue
-        decision = await app.durable.decide(info.id, did)
+        decision = await services.durable.decide(info.id, did)
         if decision.action is Action.CONTINUE:  # also a failure that only interrupted the run
             resumes[name] = decision
             failed = "failed before; " if before is not None else ""
@@ -189,15 +193,15 @@ async def resume_plan(
             kept[name] = before
             lines.append(f"{name}: failed before, its run concluded — kept, not run")
         elif decision.run is not None:
-            kept[name] = _from_run_end(app, info.id, task, did)
+            kept[name] = _from_run_end(services, info.id, task, did)
             lines.append(f"{name}: concluded before ({kept[name].run_status}) — kept, not run")
         else:
             lines.append(f"{name}: never started — starts now")
     return ResumeWork(info.id, plan, kept, resumes, tuple(lines))
 
 
-async def resume_parallel(app: RunServices, work: ResumeWork) -> ParallelRun:
-    return await execute(app, work.session_id, work.plan, kept=work.kept, resumes=work.resumes)
+async def resume_parallel(services: RunServices, work: ResumeWork) -> ParallelRun:
+    return await execute(services, work.session_id, work.plan, kept=work.kept, resumes=work.resumes)
 
 
 def assignment_of(raw: object) -> Assignment:
@@ -219,9 +223,9 @@ def assignment_of(raw: object) -> Assignment:
     )
 
 
-def _recorded_receipts(app: RunServices, session_id: str) -> dict[str, TaskReceipt]:
+def _recorded_receipts(services: RunServices, session_id: str) -> dict[str, TaskReceipt]:
     found: dict[str, TaskReceipt] = {}
-    for event in app.store.events(session_id, types=RECEIPT_EVENT):
+    for event in services.store.events(session_id, types=RECEIPT_EVENT):
         data = event.payload.get("receipt")
         if not isinstance(data, dict):
             continue
@@ -240,8 +244,8 @@ def _recorded_receipts(app: RunServices, session_id: str) -> dict[str, TaskRecei
     return found
 
 
-def _from_run_end(app: RunServices, session_id: str, task: Task, did: str) -> TaskReceipt:
-    ends = app.store.events(session_id, types="run_end", delegation_id=did)
+def _from_run_end(services: RunServices, session_id: str, task: Task, did: str) -> TaskReceipt:
+    ends = services.store.events(session_id, types="run_end", delegation_id=did)
     status = str(ends[-1].payload.get("status", "")) if ends else ""
     name, agent = task.assignment.name, task.executor.name
     if stop_kind_of(status, unknown=StopKind.FAILED).delivered:

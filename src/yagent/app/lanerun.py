@@ -2,8 +2,9 @@
 delegation (`app.delegation`) share.
 
 Contract:
-- `run_lane(app, session_id, lane, ...)` publishes `delegation_start`, runs the task as its own
-  agent run in the session (`App.run` with the lane: its delegation id on everything it records,
+- `run_lane(services, session, lane, ...)` publishes `delegation_start` in the session (its
+  `app.opensession.OpenSession`), runs the task as its own agent run there (`services.run`, which
+  is `App.run`, with the lane: its delegation id on everything it records,
   its worktree ring and confined commands), and turns the end into a `kernel.delegate` receipt:
   completed when the run finished or answered (output = its deliverable, else its last text,
   neutralised by `untrusted.deliverable`: it was written from untrusted tool output), failed on
@@ -30,6 +31,7 @@ from yagent.agents import untrusted
 from yagent.agents.results import AgentResult
 from yagent.app.durable import ResumeDecision
 from yagent.app.lane import Lane
+from yagent.app.opensession import OpenSession
 from yagent.app.services import RunServices
 from yagent.app.stopkind import stop_kind
 from yagent.kernel import delegate
@@ -53,8 +55,8 @@ remote: ContextVar[LaneRunner | None] = ContextVar("yagent_remote_lanes", defaul
 
 
 async def run_lane(
-    app: RunServices,
-    session_id: str,
+    services: RunServices,
+    session: OpenSession,
     lane: Lane,
     *,
     executor: delegate.Executor,
@@ -69,8 +71,8 @@ async def run_lane(
     elsewhere = remote.get()
     if elsewhere is not None:
         return await elsewhere(
-            app,
-            session_id,
+            services,
+            session,
             lane,
             executor=executor,
             required=required,
@@ -79,7 +81,7 @@ async def run_lane(
             resume=resume,
             start=start,
         )
-    publish = app.publish(session_id)
+    publish = session.publish
     base = {"agent": executor.name, "delegation_id": lane.delegation_id}
     publish(
         "delegation_start",
@@ -96,8 +98,8 @@ async def run_lane(
 
     async def work(chosen: delegate.Executor) -> str:
         try:
-            _, result = await app.run(
-                text, agent_name=chosen.name, session_id=session_id, lane=lane, resume=resume
+            _, result = await services.run(
+                text, agent_name=chosen.name, session_id=session.id, lane=lane, resume=resume
             )
         except ExceptionGroup as group:  # the run's task groups wrap what went wrong
             raise Unfinished(f"the run raised {leaves(group)}") from group

@@ -4,19 +4,21 @@ Contract:
 - `RunServices` is every member the run modules use — `app.turn` (one agent run), `app.lanerun`
   (a confined sub-run), `app.fanout` / `app.fanrun` (a parallel plan, checked and run),
   `app.delegation` / `app.delegationresume` (the Director's delegations). They take a
-  `RunServices` (their parameter is still called `app`) and never import `app.assemble`, not
-  even for a type: the module graph runs one way, `assemble → run modules → services`, with no
-  loop (`kernel.archcheck`'s `import-loop` rule; `docs/architecture.md`).
+  `RunServices` (their parameter is `services`) and the session they run in as its
+  `app.opensession.OpenSession`, and never import `app.assemble`, not even for a type: the
+  module graph runs one way, `assemble → run modules → services → opensession`, with no loop
+  (`kernel.archcheck`'s `import-loop` rule; `docs/architecture.md`).
 - `App` (`app.assemble`) satisfies it structurally and hands itself over; any other host can
   hand anything that has these members (a test double, a narrower object).
 - Long-lived services are read, never reassigned, by a run: the configuration and the paths, the
   stores (`store`, `durable`, `board`, `leases`), the engine, MCP servers, the guard and the
-  safety settings, hooks, the pause gate, the full-disk seal. `live` and `markers` are the
-  per-session state a run reads and writes (a session's compacted context, its band marker).
+  safety settings, hooks, the pause gate, the full-disk seal. No per-session state is here: a
+  run opens its session from `sessions` (`app.opensession`: its record, band marker and live
+  context) and works on that.
 - A run calls back for the parts that need the app's wiring: `agent` (an agent definition as
-  configured), `surface` (its tools and judgement ring), `publish` / `log` / `recorder` (the
-  session's record), `observed` (one turn's telemetry) and `run` (a child run — `App.run`, which
-  is `turn.run_task` on these services): a `RunTask`, the one entry point a lane runs through.
+  configured), `surface` (its tools and judgement ring), `observed` (one turn's telemetry) and
+  `run` (a child run — `App.run`, which is `turn.run_task` on these services): a `RunTask`, the
+  one entry point a lane runs through.
 Refused: nothing here builds or owns a service; construction stays in `app.assemble`.
 """
 
@@ -35,16 +37,13 @@ from yagent.app.fulldisk import FullDisk
 from yagent.app.hookrun import AppHooks, RunHooks
 from yagent.app.lane import Lane
 from yagent.app.lease import LeaseKeeper
-from yagent.app.recorder import Recorder
+from yagent.app.opensession import OpenSession, OpenSessions
 from yagent.app.safety import Safety
-from yagent.app.steplog import StepLog
 from yagent.kernel import dispatch, hookengine, sessionref, taskboard
-from yagent.llm import Message
 from yagent.llm.types import Engine
 from yagent.memory import SessionStore
 from yagent.tools.confirm import UserConfirm
 from yagent.tools.guard import WorkspaceGuard
-from yagent.tools.invocation import Publish
 from yagent.tools.localask import Openings
 from yagent.tools.mcp.connect import Servers
 from yagent.tools.skills import FolderSkillSource
@@ -92,12 +91,11 @@ class RunServices(Protocol):
     topology: dispatch.Guard
     hooks: AppHooks
     hook_engine: hookengine.Engine
-    # run control and per-session state
+    # run control, and the sessions this process runs
     pause: PauseGate
     full: FullDisk
     clock: sessionref.Clock
-    live: dict[str, tuple[Message, ...]]
-    markers: dict[str, str]
+    sessions: OpenSessions
 
     def agent(self, name: str) -> AgentDef: ...
 
@@ -105,13 +103,7 @@ class RunServices(Protocol):
         self, agent: AgentDef, lane: Lane | None = None, run_hooks: RunHooks | None = None
     ) -> Surface: ...
 
-    def publish(self, session_id: str) -> Publish: ...
-
-    def log(self, session_id: str) -> StepLog: ...
-
-    def recorder(self, session_id: str) -> Recorder: ...
-
-    def observed(self, session_id: str) -> AbstractContextManager[None]: ...
+    def observed(self, session: OpenSession) -> AbstractContextManager[None]: ...
 
     @property
     def run(self) -> RunTask: ...

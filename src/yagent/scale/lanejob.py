@@ -129,7 +129,7 @@ async def _run(app: App, sid: str, job: Mapping[str, Any]) -> dict[str, Any]:
         lane = Lane(str(job["name"]), did, declaration, gate, link)
         ran = await run_lane(
             app,
-            sid,
+            app.sessions.open(sid),
             lane,
             executor=delegate.Executor.of(agent, ()),
             required=frozenset(),

@@ -36,6 +36,7 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 from yagent.app import lanerun
 from yagent.app.durable import ResumeDecision
 from yagent.app.lane import Lane
+from yagent.app.opensession import OpenSession
 from yagent.kernel import delegate
 from yagent.scale import lanejob
 from yagent.scale.temporal.workflows import DelegationWorkflow
@@ -67,7 +68,7 @@ class RemoteLanes:
     async def __call__(
         self,
         app: App,
-        session_id: str,
+        session: OpenSession,
         lane: Lane,
         *,
         executor: delegate.Executor,
@@ -78,10 +79,10 @@ class RemoteLanes:
         start: Mapping[str, Any],
     ) -> lanerun.LaneRun:
         job = lanejob.job_of(
-            app, session_id, lane, executor=executor, task=task, text=text, start=start
+            app, session.id, lane, executor=executor, task=task, text=text, start=start
         )
         job |= {"heartbeat": self.heartbeat}
-        publish = app.publish(session_id)
+        publish = session.publish
         base = {"agent": executor.name, "delegation_id": lane.delegation_id}
         publish(
             "delegation_start",

@@ -1,0 +1,120 @@
+"""The session layer's per-session state: one `OpenSession` per session this process runs.
+
+Contract:
+- `OpenSession` owns everything one session id holds in this process, apart from the app's
+  long-lived services: its step log (`app.steplog`: every record of the session is written
+  through it, one transaction per commit point), its streamed text not yet shown
+  (`app.segments`), its band marker (drawn when the session is opened, kept in memory only, never
+  written to a store or an event) and its live context (the compacted history its last finished
+  run left, which the next run of the session in this process continues instead of the stored
+  messages).
+- `publish` is the session's event outlet: an `assistant_delta` is display-only (shown a screened
+  segment at a time, neither stored nor observed); any other event first shows the lane's held
+  text, then is written to the step log and given to the observers as pii's LOG surface keeps it
+  and shown as its DISPLAY surface does. `recorder()` is the session's other writes
+  (`app.recorder`), priced by the app's ledger, for the engine's model at the time it is made.
+  `close()` writes what a run left pending; a run calls it at its end, however it ended, and the
+  session stays open for its next run.
+- Every run in one session shares its `OpenSession` — a turn, the lanes of a parallel run, the
+  Director's delegations (they run in the delegator's session) — as they share its records; two
+  sessions share none of it, even when they run at once through one app.
+- `OpenSessions` is the table the app keeps of the sessions it has opened: `open(id)` gives the
+  session's one `OpenSession`, made on first use; `get(id)` never makes one.
+- `Outlets` is what a session writes to and shows on; it is read at each use (the engine and the
+  configuration may be switched between turns: `/model`). `App` satisfies it.
+Refused: nothing here opens a store, a connection or a lease, nor decides how a run goes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from yagent.app.fulldisk import FullDisk
+from yagent.app.recorder import Recorder
+from yagent.app.safety import Safety
+from yagent.app.segments import Segments
+from yagent.app.steplog import StepLog
+from yagent.kernel import reminder
+from yagent.llm import Message
+from yagent.llm.pricing import Ledger
+from yagent.llm.types import Engine
+from yagent.memory import SessionStore
+from yagent.messaging import Dispatcher, Event
+
+Observer = Callable[[Event], None]
+
+
+class Outlets(Protocol):
+    """The long-lived services a session writes to and shows on (module contract)."""
+
+    store: SessionStore
+    full: FullDisk
+    safety: Safety
+    dispatcher: Dispatcher
+    observers: list[Observer]
+    ledger: Ledger
+    engine: Engine
+
+
+class OpenSession:
+    """One session's state in this process (module contract)."""
+
+    def __init__(self, session_id: str, outlets: Outlets) -> None:
+        self.id = session_id
+        self.log = StepLog(outlets.store, session_id, outlets.full)
+        self.marker = reminder.new_marker()
+        self.live: tuple[Message, ...] | None = None
+        self._segments = Segments()
+        self._outlets = outlets
+
+    def publish(self, kind: str, payload: Mapping[str, Any]) -> None:
+        delegation = str(payload.get("delegation_id", ""))
+        if kind == "assistant_delta":  # display-only: shown a screened segment at a time
+            self._show(kind, self._segments.feed(payload), delegation)
+            return
+        self._show("assistant_delta", self._segments.flush(delegation), delegation)
+        # pii: what the rollout and traces keep, and what the terminal shows
+        logged, shown = self._outlets.safety.for_log_and_display(payload)
+        self.log.event(kind, logged, delegation)
+        for observer in self._outlets.observers:
+            observer(Event(kind, logged, delegation))
+        self._outlets.dispatcher.send(Event(kind, shown, delegation))
+
+    def _show(self, kind: str, payloads: list[dict[str, Any]], delegation: str) -> None:
+        for payload in payloads:
+            shown = self._outlets.safety.for_display(payload)
+            self._outlets.dispatcher.send(Event(kind, shown, delegation))
+
+    def recorder(self) -> Recorder:
+        """The session's writes besides its events (`app.recorder`): messages, usage, rollout."""
+        outlets = self._outlets
+        return Recorder(
+            self.log, outlets.ledger, outlets.engine.model, outlets.safety.for_log, self.publish
+        )
+
+    def take_live(self) -> tuple[Message, ...] | None:
+        """The live context, handed to the run that continues it (None when there is none)."""
+        live, self.live = self.live, None
+        return live
+
+    def close(self) -> None:
+        """Write what the run left pending (the session stays open for its next run)."""
+        self.log.flush()
+
+
+class OpenSessions:
+    """The sessions this process has opened, one `OpenSession` each (module contract)."""
+
+    def __init__(self, outlets: Outlets) -> None:
+        self._outlets = outlets
+        self._open: dict[str, OpenSession] = {}
+
+    def open(self, session_id: str) -> OpenSession:
+        found = self._open.get(session_id)
+        if found is None:
+            found = self._open[session_id] = OpenSession(session_id, self._outlets)
+        return found
+
+    def get(self, session_id: str) -> OpenSession | None:
+        return self._open.get(session_id)
