@@ -121,6 +121,26 @@ def test_importing_the_command_loads_no_heavy_dependency(tmp_path: Path) -> None
     assert loaded & (HEAVY | FRAMEWORK) == set()
 
 
+def test_importing_the_command_loads_only_its_own_two_modules(tmp_path: Path) -> None:
+    """`--version` and `--help` are answered from `yagent.cli.quick`: importing the command adds
+    nothing to what the interpreter already loaded but yagent's own two modules — not even
+    `typing` or `re` (≈ 10 ms, most of the ≤ 2× `python -c pass` budget)."""
+    probe = (
+        "import json, sys; before = set(sys.modules); import yagent.cli; "
+        "print(json.dumps(sorted(set(sys.modules) - before)))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        env=env_for(tmp_path),
+        timeout=60,
+        check=True,
+    )
+    added = set(json.loads(done.stdout))
+    assert added <= {"yagent", "yagent.cli", "yagent.cli.quick", "__future__"}, added
+
+
 @pytest.mark.parametrize("args", [["--version"], ["--help"], ["-h"]])
 def test_version_and_help_answer_before_anything_heavy_loads(
     tmp_path: Path, args: list[str]

@@ -40,9 +40,12 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import NoReturn
 
 from yagent.cli import quick
+
+TYPE_CHECKING = False  # `typing` (and the `re` it imports) is most of a `--version`'s budget
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 
 def main(argv: list[str] | None = None) -> int:
