@@ -228,6 +228,7 @@ def test_resume_continues_the_latest_session(
         return 0
 
     monkeypatch.setattr("yagent.cli.repl.interactive", interactive)
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True)  # the prompt is for a terminal
     monkeypatch.chdir(ws)
     assert main(["resume"]) == 0
     assert seen == [sid]

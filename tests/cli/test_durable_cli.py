@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +89,7 @@ def test_interactive_resume_hands_the_decision_to_the_session(
         return 0
 
     monkeypatch.setattr("yagent.cli.repl.interactive", interactive)
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True)  # the prompt is for a terminal
     assert main(["resume"]) == 0
     assert seen[0]["resume"].action is Action.CONTINUE
     assert seen[0]["session_id"] == last_session(home)

@@ -54,3 +54,31 @@ def test_resume_that_submits_exits_0(tmp_path: Path) -> None:
     result = _result(done.stdout)
     assert result["status"] == "finished"
     assert result["is_error"] is False
+
+
+def test_resume_off_a_terminal_continues_once_and_exits_with_the_run_status(
+    tmp_path: Path,
+) -> None:
+    """Without a terminal (stdin not a tty, no `--json`) there is no prompt to continue into:
+    the interrupted run is continued once, shown as `yagent run` shows it, and the exit status
+    is the run's — not prompt-toolkit's "Input is not a terminal" and 0."""
+    ws, home, sid = _interrupted(tmp_path)
+    with WireServer([Reply(events=text_frames("all done")) for _ in range(3)]) as server:
+        configure(home, server.url)
+        answered = yagent(["resume", sid, "-y"], home, ws)
+    assert answered.returncode == 1, answered.stdout + answered.stderr
+    assert "all done" in answered.stdout
+    assert "not a terminal" not in answered.stdout + answered.stderr
+    with WireServer([tool_reply("x", "agent_exit", EXIT)]) as server:
+        configure(home, server.url)
+        (tmp_path / "second").mkdir()
+        ws2, home2, sid2 = _interrupted(tmp_path / "second")
+        configure(home2, server.url)
+        submitted = yagent(["resume", sid2, "-y"], home2, ws2)
+    assert submitted.returncode == 0, submitted.stdout + submitted.stderr
+    with WireServer([]) as server:
+        configure(home2, server.url)
+        nothing = yagent(["resume", sid2, "-y"], home2, ws2)
+    assert nothing.returncode == 0, nothing.stdout + nothing.stderr
+    assert "nothing to continue" in nothing.stderr
+    assert "not a terminal" not in nothing.stdout + nothing.stderr

@@ -10,7 +10,8 @@ Consults the pure resume decision (`app.durable.decide`) and prints it before do
   from its checkpoint: the same session history, its step count, its loaded tools, and the calls
   a dead process left open settled first (a side effect of unknown outcome is reported, never
   re-run); then, interactively, the prompt.
-`--json` / `--replay` run without a prompt: they continue an interrupted run and exit with the
+`--json` / `--replay`, or standard input that is not a terminal, run without a prompt: they
+continue an interrupted run (shown as `yagent run` shows it, or as JSON lines) and exit with the
 status `yagent run` gives (`cli.outcome`: 0 submitted through `agent_exit` — or the chat agent's
 plain reply —, 1 nothing submitted or not done, 75 stopped by a full disk, 130 stopped); with
 nothing to continue they say so and exit 0.
@@ -82,7 +83,7 @@ def resume(
     click.echo(f"resuming {info.id[:12]}: {info.title}", err=json_mode)
     click.echo(decision.describe(), err=json_mode)
     carry_on = decision if decision.action is Action.CONTINUE else None
-    if not (json_mode or recording):
+    if not (json_mode or recording) and sys.stdin.isatty():
         opts = Options(where, home, yolo)
 
         sys.exit(run_interactive(opts, False, session_id=info.id, resume=carry_on))
