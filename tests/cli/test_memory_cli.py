@@ -35,6 +35,8 @@ def test_add_and_list_project_and_global_memories(
     assert "tests run with make check" in out
     assert "prefer small diffs" in out
     assert project[0]["id"] in out
+    assert "project: 1 memory (" in out  # one memory, not "1 memories"
+    assert "global: 1 memory (" in out
 
 
 def test_list_says_when_a_file_is_empty_or_broken(

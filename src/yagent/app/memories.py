@@ -104,6 +104,12 @@ class MemoryFile:
         return item
 
 
+def heading(memory_file: MemoryFile, count: int) -> str:
+    """The line above a file's memories: `project: 2 memories (PATH)`, `user: 1 memory (PATH)`."""
+    amount = "no memories" if count == 0 else "1 memory" if count == 1 else f"{count} memories"
+    return f"{memory_file.scope}: {amount} ({memory_file.path})"
+
+
 def files(home: Path, workspace: Path) -> tuple[MemoryFile, MemoryFile]:
     """(project file, global file)."""
     return (

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from yagent.app.memories import MemoryFileError, files
+from yagent.app.memories import MemoryFileError, files, heading
 from yagent.cli.safetext import visible
 
 
@@ -70,7 +70,7 @@ def list_memories(workspace: str | None) -> None:
         except MemoryFileError as exc:
             click.echo(f"{memory_file.scope}: {exc}")
             continue
-        click.echo(f"{memory_file.scope}: {len(items) or 'no'} memories ({memory_file.path})")
+        click.echo(heading(memory_file, len(items)))
         for item in items:  # a project's file comes with the repository: shown, never obeyed
             text = " ".join(item.text.split())
             row = f"  {item.id}  {item.scope}  {item.source or '-'}  {_when(item.at)}  {text}"

@@ -23,7 +23,7 @@ from yagent.app import llmproviders, projectkeys
 from yagent.app.compactnow import compact_now
 from yagent.app.config import ConfigError, LLMConfig
 from yagent.app.engines import NoProviderError, build_engine
-from yagent.app.memories import MemoryFileError, files
+from yagent.app.memories import MemoryFileError, files, heading
 from yagent.cli import edits
 from yagent.cli.conversation import Conversation
 from yagent.cli.safetext import visible
@@ -215,7 +215,7 @@ async def _memory(conv: Conversation, _: str) -> None:
         except MemoryFileError as exc:
             conv.say(f"{memory_file.scope}: {escape(str(exc))}")
             continue
-        conv.say(f"{memory_file.scope}: {len(items) or 'no'} memories ({memory_file.path})")
+        conv.say(heading(memory_file, len(items)))
         for item in items:
             conv.say(escape(visible(f"  {item.id}  {' '.join(item.text.split())}")))
     conv.say("[dim]add one: yagent memory add TEXT [--global][/]")
