@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from yagent.kernel import auditgate, invoke, toolfail
-from yagent.kernel.auditgate import (
+from yagent.kernel.judge import auditgate, invoke, toolfail
+from yagent.kernel.judge.auditgate import (
     Audit,
     AuditDeniedError,
     AuditGate,

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from yagent.kernel import dispatch, invoke, toolfail
-from yagent.kernel.dispatch import (
+from yagent.kernel.judge import dispatch, invoke, toolfail
+from yagent.kernel.judge.dispatch import (
     CycleError,
     DenyError,
     Guard,

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from yagent.kernel import reminder
-from yagent.kernel.sessionref import (
+from yagent.kernel.context import reminder
+from yagent.kernel.context.sessionref import (
     KIND,
     SessionRefError,
     Snapshot,

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from yagent.kernel import toolfail
-from yagent.kernel.invoke import Call, Chain, Decision, FuncStage, Verdict
-from yagent.kernel.tooldisclose import (
+from yagent.kernel.judge import toolfail
+from yagent.kernel.judge.invoke import Call, Chain, Decision, FuncStage, Verdict
+from yagent.kernel.judge.tooldisclose import (
     UNLIMITED,
     Budget,
     Catalog,

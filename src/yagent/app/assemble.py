@@ -63,7 +63,8 @@ from yagent.app.steplog import StepLog
 from yagent.app.storeconfig import open_sessions
 from yagent.app.telemetry import WARNING_EVENT, Telemetry, exporter_from_env
 from yagent.app.trust import Status
-from yagent.kernel import auditgate, sessionref, spill
+from yagent.kernel.context import sessionref, spill
+from yagent.kernel.judge import auditgate
 from yagent.llm import Message
 from yagent.llm.pricing import DEFAULT_PRICES, Ledger, PriceTable
 from yagent.llm.types import Engine

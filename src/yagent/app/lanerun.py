@@ -4,7 +4,8 @@ delegation (`app.delegation`) share.
 Contract:
 - `run_lane(app, session_id, lane, ...)` publishes `delegation_start`, runs the task as its own
   agent run in the session (`App.run` with the lane: its delegation id on everything it records,
-  its worktree ring and confined commands), and turns the end into a `kernel.delegate` receipt:
+  its worktree ring and confined commands), and turns the end into a `kernel.judge.delegate`
+  receipt:
   completed when the run finished or answered (output = its deliverable, else its last text,
   neutralised by `untrusted.deliverable`: it was written from untrusted tool output), failed on
   any other end or an exception (which never reaches the caller's other work), refused when no
@@ -32,7 +33,7 @@ from yagent.app.durable import ResumeDecision
 from yagent.app.lane import Lane
 from yagent.app.services import RunServices
 from yagent.app.stopkind import stop_kind
-from yagent.kernel import delegate
+from yagent.kernel.judge import delegate
 from yagent.tools.areastage import describe
 
 

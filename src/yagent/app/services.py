@@ -38,7 +38,9 @@ from yagent.app.lease import LeaseKeeper
 from yagent.app.recorder import Recorder
 from yagent.app.safety import Safety
 from yagent.app.steplog import StepLog
-from yagent.kernel import dispatch, hookengine, sessionref, taskboard
+from yagent.kernel.context import sessionref
+from yagent.kernel.durable import taskboard
+from yagent.kernel.judge import dispatch, hookengine
 from yagent.llm import Message
 from yagent.llm.types import Engine
 from yagent.memory import SessionStore

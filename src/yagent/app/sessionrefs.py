@@ -23,7 +23,7 @@ from dataclasses import asdict
 from typing import Any
 
 from yagent.agents import exitpolicy
-from yagent.kernel import reminder, sessionref
+from yagent.kernel.context import reminder, sessionref
 from yagent.memory import (
     AmbiguousSessionError,
     SessionNotFoundError,

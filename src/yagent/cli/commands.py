@@ -36,9 +36,9 @@ from yagent.cli.mcpdoctor import mcp_rows
 from yagent.cli.safetext import visible
 from yagent.cli.scaledoctor import ADDRESS_ENV, database_rows, temporal_rows
 from yagent.cli.terminal import terminal_ask
-from yagent.kernel import sqlitefile
-from yagent.kernel.preset import BUILTIN as BUILTIN_PRESETS
-from yagent.kernel.sandbox import Level
+from yagent.kernel.confine.sandbox import Level
+from yagent.kernel.durable import sqlitefile
+from yagent.kernel.judge.preset import BUILTIN as BUILTIN_PRESETS
 from yagent.llm.replay import Recording, ReplayEngine
 from yagent.tools.guard import Yolo
 from yagent.tools.search import find_rg

@@ -39,7 +39,7 @@ import openai
 import pydantic
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-from yagent.kernel import toolfail
+from yagent.kernel.judge import toolfail
 from yagent.llm.errors import to_engine_error
 from yagent.llm.types import (
     AssistantTurn,

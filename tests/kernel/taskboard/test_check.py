@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from yagent.kernel.taskboard import Lease, Rule, Snapshot, Status, Task, Violation, check
+from yagent.kernel.durable.taskboard import Lease, Rule, Snapshot, Status, Task, Violation, check
 
 
 def snap(*tasks: Task) -> Snapshot:

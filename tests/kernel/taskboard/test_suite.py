@@ -11,8 +11,7 @@ from typing import Any
 
 import pytest
 
-from yagent.kernel import boardtest
-from yagent.kernel.taskboard import (
+from yagent.kernel.durable.taskboard import (
     ClaimRequest,
     Clock,
     MemoryBoard,
@@ -22,7 +21,8 @@ from yagent.kernel.taskboard import (
     Task,
     rules,
 )
-from yagent.kernel.taskboard import store as store_module
+from yagent.kernel.durable.taskboard import store as store_module
+from yagent.kernel.testing import boardtest
 
 
 class TwoConnections:
