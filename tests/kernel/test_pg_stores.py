@@ -11,14 +11,14 @@ import pytest
 
 from tests.pg import database
 from yagent.kernel.durable import sideeffect
-from yagent.kernel.durable.checkpoint import suite as checkpoint_suite
 from yagent.kernel.durable.checkpoint.postgres import PgStore as PgCheckpoints
-from yagent.kernel.durable.commitgate import suite as commitgate_suite
 from yagent.kernel.durable.commitgate.postgres import PgGate
 from yagent.kernel.durable.sideeffect.postgres import PgStore as PgEffects
 from yagent.kernel.durable.taskboard import ClaimError, ClaimRequest
 from yagent.kernel.durable.taskboard.postgres import PgBoard
 from yagent.kernel.testing import boardtest, sidetest
+from yagent.kernel.testing import checkpointsuite as checkpoint_suite
+from yagent.kernel.testing import commitgatesuite as commitgate_suite
 
 
 def _effects(_: Path) -> PgEffects:

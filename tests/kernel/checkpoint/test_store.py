@@ -32,9 +32,9 @@ from yagent.kernel.durable.checkpoint import (
     StoreCAS,
     StoreError,
     decide,
-    suite,
 )
-from yagent.kernel.durable.checkpoint.suite import CASES, ContractViolation, run_case
+from yagent.kernel.testing import checkpointsuite as suite
+from yagent.kernel.testing.checkpointsuite import CASES, ContractViolation, run_case
 
 
 class TwoConnections:

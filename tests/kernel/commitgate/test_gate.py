@@ -28,9 +28,9 @@ from yagent.kernel.durable.commitgate import (
     StoreError,
     mint_token,
     rules,
-    suite,
 )
-from yagent.kernel.durable.commitgate.suite import CASES, ContractViolation, FakeClock, run_case
+from yagent.kernel.testing import commitgatesuite as suite
+from yagent.kernel.testing.commitgatesuite import CASES, ContractViolation, FakeClock, run_case
 
 TERMINAL = {"succeeded", "failed"}
 

@@ -1,5 +1,5 @@
 """contractsuite: the runner every kernel contract suite shares (boardtest, sidetest, the
-commitgate and checkpoint suites) — so a host's store is judged the same way by each.
+commitgatesuite and checkpointsuite) — so a host's store is judged the same way by each.
 
 Guarantees:
 - A `Case` is one named clause (`fn` is awaited with what the suite's `start` hands it; `family`

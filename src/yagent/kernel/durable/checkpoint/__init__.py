@@ -14,8 +14,8 @@ Guarantees:
 Refuses: malformed plans (duplicates, dependencies not listed earlier, isolated with
 dependencies), completions without a result digest, unreadable stored rows.
 Leaves to the host: what a step's result is (only its digest is kept here), the storage medium
-beyond memory and SQLite (a host store runs `checkpoint.suite`), and the decision to reopen a
-terminal run or to take over a run another writer is ahead on (`Committer.resync`).
+beyond memory and SQLite (a host store runs `kernel.testing.checkpointsuite`), and the decision
+to reopen a terminal run or to take over a run another writer is ahead on (`Committer.resync`).
 """
 
 from yagent.kernel.durable.checkpoint.committer import Committer

@@ -8,7 +8,8 @@ Contract of a `StoreCAS` (each operation atomic, also across processes for a sha
   and nothing was written. Gaps are allowed: a committer may have lost a seq to a failure.
 - A backend failure is a `StoreError` and changed nothing.
 Both stores judge with the one function `resume.require_newer`. Snapshot storage medium beyond
-these two (PostgreSQL, files) is the host's; it passes the same suite (`checkpoint.suite`).
+these two (PostgreSQL, files) is the host's; it passes the same suite
+(`kernel.testing.checkpointsuite`).
 
 A `StepsCAS` (both stores here) also saves a snapshot by its changes:
 `save_steps_if_newer(run_id, seq, state, steps)` under the same seq rule stores the run's last

@@ -12,7 +12,7 @@ vocabulary. Leaves to the host: the terminal vocabulary itself, what to do when 
 (HELD / COMMITTED are outcomes, not errors), and conflicts between branches' *results* — the
 gate decides who commits, not which result is right.
 Backends: `MemoryGate` (one process) and `SqliteGate` (across processes on one machine); any
-other backend runs `commitgate.suite`.
+other backend runs `kernel.testing.commitgatesuite`.
 """
 
 from yagent.kernel.durable.commitgate.sqlite import SqliteGate
