@@ -263,7 +263,7 @@ class Surface:
         return self.disclosure.snapshot().to_dict()
 
     def restore_materialized(self, data: Mapping[str, Any]) -> tooldisclose.LoadResult:
-        return self.disclosure.restore(tooldisclose.Snapshot.from_dict(data))
+        return self.disclosure.restore(tooldisclose.LoadedSet.from_dict(data))
 
 
 def _ringed(stages: list[Stage]) -> list[Stage]:

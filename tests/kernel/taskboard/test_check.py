@@ -5,14 +5,14 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from yagent.kernel.durable.taskboard import Lease, Rule, Snapshot, Status, Task, Violation, check
+from yagent.kernel.durable.taskboard import BoardState, Lease, Rule, Status, Task, Violation, check
 
 
-def snap(*tasks: Task) -> Snapshot:
-    return Snapshot(tasks, 0.0)
+def snap(*tasks: Task) -> BoardState:
+    return BoardState(tasks, 0.0)
 
 
-def rules_of(snapshot: Snapshot) -> list[tuple[str, Rule]]:
+def rules_of(snapshot: BoardState) -> list[tuple[str, Rule]]:
     return [(v.task_id, v.rule) for v in check(snapshot)]
 
 

@@ -45,7 +45,7 @@ Version = str | int
 
 
 @dataclass(frozen=True, slots=True)
-class Snapshot:
+class Conclusion:
     """What was captured, from where, when, until when, and whether it was cut."""
 
     source: str
@@ -78,7 +78,7 @@ def capture(
     max_bytes: int,
     ttl: float,
     clock: Clock | None = None,
-) -> Snapshot:
+) -> Conclusion:
     """A snapshot of `text` from `source` at `source_version`, at most `max_bytes` long."""
     if not isinstance(source, str) or not source.strip():
         raise SessionRefError("sessionref: a snapshot needs its source")
@@ -91,10 +91,10 @@ def capture(
     now = (clock or SystemClock()).now()
     original = len(text.encode("utf-8", "surrogatepass"))
     shown = _cut(text, max_bytes)
-    return Snapshot(source, source_version, shown, shown != text, original, now, now + ttl)
+    return Conclusion(source, source_version, shown, shown != text, original, now, now + ttl)
 
 
-def state(snapshot: Snapshot, current_version: Version, now: float) -> State:
+def state(snapshot: Conclusion, current_version: Version, now: float) -> State:
     """fresh, expired (past expires_at, whatever the version) or stale (version moved)."""
     if now >= snapshot.expires_at:
         return State.EXPIRED
@@ -120,7 +120,7 @@ def _one_line(value: object) -> str:
     return " ".join(str(value).split())
 
 
-def render(snapshot: Snapshot, current_version: Version, now: float) -> str:
+def render(snapshot: Conclusion, current_version: Version, now: float) -> str:
     """The snapshot as a trusted band with its state, provenance and truncation stated."""
     label = state(snapshot, current_version, now)
     header = (

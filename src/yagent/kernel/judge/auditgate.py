@@ -197,7 +197,7 @@ class Rule(enum.StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class Snapshot:
+class VersionedThresholds:
     """The thresholds in force and the generation they belong to (0 = as constructed)."""
 
     thresholds: Thresholds
@@ -230,9 +230,9 @@ class AuditGate:
     def __init__(self, thresholds: Thresholds | None = None) -> None:
         self._lock = threading.Lock()
         # One reference holds thresholds and generation together, so readers never see a mix.
-        self._state = Snapshot(thresholds or Thresholds(), 0)
+        self._state = VersionedThresholds(thresholds or Thresholds(), 0)
 
-    def snapshot(self) -> Snapshot:
+    def snapshot(self) -> VersionedThresholds:
         return self._state
 
     @property
@@ -243,7 +243,7 @@ class AuditGate:
     def generation(self) -> int:
         return self._state.generation
 
-    def lower_with(self, mutate: Callable[[Thresholds], Thresholds]) -> Snapshot:
+    def lower_with(self, mutate: Callable[[Thresholds], Thresholds]) -> VersionedThresholds:
         """Read-modify-write under the lock: `mutate(current)` proposes; looser ⇒ LoosenError.
 
         `mutate` runs while the lock is held, so concurrent tighteners never lose an update.
@@ -258,10 +258,10 @@ class AuditGate:
                 raise LoosenError(current.thresholds, proposed, loose)
             if proposed == current.thresholds:
                 return current
-            self._state = Snapshot(proposed, current.generation + 1)
+            self._state = VersionedThresholds(proposed, current.generation + 1)
             return self._state
 
-    def lower(self, proposed: Thresholds) -> Snapshot:
+    def lower(self, proposed: Thresholds) -> VersionedThresholds:
         """Replace the thresholds with `proposed`, which must be at least as strict."""
         return self.lower_with(lambda _current: proposed)
 
@@ -271,7 +271,7 @@ class AuditGate:
         prompt_at: float | None = None,
         deny_at: float | None = None,
         review_mutating: bool | None = None,
-    ) -> Snapshot:
+    ) -> VersionedThresholds:
         """Change the named fields, based on the thresholds current at the time of the change."""
 
         def mutate(current: Thresholds) -> Thresholds:

@@ -52,7 +52,7 @@ from yagent.kernel.confine.netguard.policy import (
     Allow,
     Policy,
     PolicyStore,
-    Snapshot,
+    VersionedPolicy,
 )
 from yagent.kernel.confine.netguard.transport import GuardedBackend, GuardedTransport, new_client
 
@@ -82,11 +82,11 @@ __all__ = [
     "ResolveBlockedError",
     "Resolver",
     "SchemeBlockedError",
-    "Snapshot",
     "StaleGenerationError",
     "SystemResolver",
     "Target",
     "URLBlockedError",
+    "VersionedPolicy",
     "check",
     "check_chain",
     "classify",

@@ -140,7 +140,7 @@ class Policy:
 
 
 @dataclass(frozen=True, slots=True)
-class Snapshot:
+class VersionedPolicy:
     policy: Policy
     generation: int
 
@@ -149,10 +149,10 @@ class PolicyStore:
     """One Policy behind one reference; every swap gets a new, unique, larger generation."""
 
     def __init__(self, policy: Policy | None = None) -> None:
-        self._current = Snapshot(policy or Policy(), 0)
+        self._current = VersionedPolicy(policy or Policy(), 0)
         self._lock = threading.Lock()
 
-    def snapshot(self) -> Snapshot:
+    def snapshot(self) -> VersionedPolicy:
         """Policy and generation read together (one reference read, never torn)."""
         return self._current
 
@@ -160,28 +160,28 @@ class PolicyStore:
     def generation(self) -> int:
         return self._current.generation
 
-    def swap(self, policy: Policy) -> Snapshot:
+    def swap(self, policy: Policy) -> VersionedPolicy:
         """Replace the whole policy (not based on the current one)."""
         with self._lock:
-            self._current = Snapshot(policy, self._current.generation + 1)
+            self._current = VersionedPolicy(policy, self._current.generation + 1)
             return self._current
 
-    def compare_and_swap(self, expected_generation: int, policy: Policy) -> Snapshot:
+    def compare_and_swap(self, expected_generation: int, policy: Policy) -> VersionedPolicy:
         """Replace only if the generation is still `expected_generation`."""
         with self._lock:
             if self._current.generation != expected_generation:
                 raise StaleGenerationError(expected_generation, self._current.generation)
-            self._current = Snapshot(policy, expected_generation + 1)
+            self._current = VersionedPolicy(policy, expected_generation + 1)
             return self._current
 
-    def swap_func(self, mutate: Callable[[Policy], Policy]) -> Snapshot:
+    def swap_func(self, mutate: Callable[[Policy], Policy]) -> VersionedPolicy:
         """Read-modify-write: `mutate(current)` is retried until it lands on an unchanged base."""
         while True:
             base = self._current
             proposed = mutate(base.policy)
             with self._lock:
                 if self._current is base:
-                    self._current = Snapshot(proposed, base.generation + 1)
+                    self._current = VersionedPolicy(proposed, base.generation + 1)
                     return self._current
 
 

@@ -17,7 +17,7 @@ import enum
 from collections import Counter
 from dataclasses import dataclass
 
-from yagent.kernel.durable.taskboard.types import Snapshot, Status, Task
+from yagent.kernel.durable.taskboard.types import BoardState, Status, Task
 
 
 class Rule(enum.StrEnum):
@@ -38,7 +38,7 @@ class Violation:
     detail: str
 
 
-def check(snapshot: Snapshot) -> tuple[Violation, ...]:
+def check(snapshot: BoardState) -> tuple[Violation, ...]:
     """Every invariant the snapshot breaks, grouped by task in snapshot order."""
     found: list[Violation] = []
     counts = Counter(t.id for t in snapshot.tasks)

@@ -25,13 +25,13 @@ from typing import Protocol, TypeVar, runtime_checkable
 from yagent.kernel.durable.taskboard import rules
 from yagent.kernel.durable.taskboard.check import check
 from yagent.kernel.durable.taskboard.types import (
+    BoardState,
     ClaimRequest,
     Clock,
     DuplicateTaskError,
     InvalidArgumentError,
     InvariantError,
     NotFoundError,
-    Snapshot,
     Status,
     SystemClock,
     Task,
@@ -65,7 +65,7 @@ class Board(Protocol):
 
     async def get(self, task_id: str) -> Task | None: ...
 
-    async def snapshot(self) -> Snapshot: ...
+    async def snapshot(self) -> BoardState: ...
 
 
 @runtime_checkable
@@ -209,15 +209,15 @@ class RowBoard(abc.ABC):
         tid = require_text("task id", task_id)
         return await self._transact(lambda tx, now: tx.task(tid), write=False)
 
-    async def snapshot(self) -> Snapshot:
-        return await self._transact(lambda tx, now: Snapshot(tuple(tx.tasks()), now), write=False)
+    async def snapshot(self) -> BoardState:
+        return await self._transact(lambda tx, now: BoardState(tuple(tx.tasks()), now), write=False)
 
     async def seed(self, tasks: Iterable[Task]) -> None:
         """Replace the whole board with `tasks` (in order); refuses a snapshot `check` rejects."""
         given = tuple(tasks)
         if not all(isinstance(t, Task) for t in given):
             raise InvalidArgumentError("taskboard: seed takes Task values")
-        violations = check(Snapshot(given, 0.0))
+        violations = check(BoardState(given, 0.0))
         if violations:
             raise InvariantError(f"taskboard: seed breaks invariants: {list(violations)}")
 

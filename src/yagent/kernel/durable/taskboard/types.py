@@ -176,7 +176,7 @@ class Task:
 
 
 @dataclass(frozen=True, slots=True)
-class Snapshot:
+class BoardState:
     """Every task on the board at `taken_at`, in the order they were posted."""
 
     tasks: tuple[Task, ...]

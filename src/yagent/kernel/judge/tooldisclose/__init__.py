@@ -37,8 +37,8 @@ from yagent.kernel.judge.tooldisclose.disclosure import (
     UNLIMITED,
     Budget,
     Disclosure,
+    LoadedSet,
     LoadResult,
-    Snapshot,
 )
 from yagent.kernel.judge.tooldisclose.errors import (
     CallFormError,
@@ -64,9 +64,9 @@ __all__ = [
     "IdentCollisionError",
     "InvalidEntryError",
     "LoadResult",
+    "LoadedSet",
     "Param",
     "SearchResult",
-    "Snapshot",
     "SnapshotError",
     "Stage",
     "ToolEntry",

@@ -64,7 +64,7 @@ class LoadResult:
 
 
 @dataclass(frozen=True, slots=True)
-class Snapshot:
+class LoadedSet:
     """The loaded set (hot tools are configuration, not state, so they are not in it)."""
 
     loaded: tuple[str, ...]
@@ -73,7 +73,7 @@ class Snapshot:
         return {"version": SNAPSHOT_VERSION, "loaded": list(self.loaded)}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Snapshot:
+    def from_dict(cls, data: Mapping[str, Any]) -> LoadedSet:
         if not isinstance(data, Mapping) or data.get("version") != SNAPSHOT_VERSION:
             raise SnapshotError(f"unreadable disclosure snapshot (version): {data!r}")
         loaded = data.get("loaded")
@@ -156,11 +156,11 @@ class Disclosure:
                 size += cost
         return LoadResult(tuple(added), tuple(already), tuple(trimmed), tuple(unknown), size)
 
-    def snapshot(self) -> Snapshot:
-        return Snapshot(self.loaded())
+    def snapshot(self) -> LoadedSet:
+        return LoadedSet(self.loaded())
 
-    def restore(self, snapshot: Snapshot) -> LoadResult:
+    def restore(self, snapshot: LoadedSet) -> LoadResult:
         """Bring back a snapshot's loaded set (no budget: the model already paid for it)."""
-        if not isinstance(snapshot, Snapshot):
-            raise SnapshotError(f"restore needs a Snapshot, got {type(snapshot).__name__}")
+        if not isinstance(snapshot, LoadedSet):
+            raise SnapshotError(f"restore needs a LoadedSet, got {type(snapshot).__name__}")
         return self.load(snapshot.loaded)
