@@ -61,7 +61,7 @@ class UnknownSlugError(TopologyError):
         self.target = target
 
 
-class Rule(enum.StrEnum):
+class Refusal(enum.StrEnum):
     """Which rule refused a delegation."""
 
     SELF_DISPATCH = "self_dispatch"
@@ -75,7 +75,7 @@ class DenyError(DispatchError, toolfail.ToolFailure):
     """A refused delegation: which rule, which edge, at which depth."""
 
     def __init__(
-        self, rule: Rule, caller: str, callee: str, depth: object, max_depth: int, detail: str
+        self, rule: Refusal, caller: str, callee: str, depth: object, max_depth: int, detail: str
     ) -> None:
         toolfail.ToolFailure.__init__(self, toolfail.Kind.PERMISSION, detail)
         self.rule = rule
@@ -175,27 +175,27 @@ class Guard:
         """Raise `DenyError` unless `caller` (at `depth`) may dispatch to `callee`."""
         limit = self._max_depth
 
-        def deny(rule: Rule, detail: str) -> DenyError:
+        def deny(rule: Refusal, detail: str) -> DenyError:
             return DenyError(rule, caller, callee, depth, limit, detail)
 
         if caller == callee:
-            raise deny(Rule.SELF_DISPATCH, f"{caller!r} may not dispatch to itself")
+            raise deny(Refusal.SELF_DISPATCH, f"{caller!r} may not dispatch to itself")
         if not isinstance(caller, str) or caller not in self._matrix:
-            raise deny(Rule.UNKNOWN_CALLER, f"caller {caller!r} is not in the dispatch topology")
+            raise deny(Refusal.UNKNOWN_CALLER, f"caller {caller!r} is not in the dispatch topology")
         if not isinstance(callee, str) or callee not in self._matrix:
-            raise deny(Rule.UNKNOWN_CALLEE, f"{callee!r} is not in the dispatch topology")
+            raise deny(Refusal.UNKNOWN_CALLEE, f"{callee!r} is not in the dispatch topology")
         if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:
-            raise deny(Rule.DEPTH, f"delegation depth {depth!r} cannot be judged")
+            raise deny(Refusal.DEPTH, f"delegation depth {depth!r} cannot be judged")
         if depth + 1 > limit:
             raise deny(
-                Rule.DEPTH,
+                Refusal.DEPTH,
                 f"{caller!r} at depth {depth} may not delegate further "
                 f"(maximum delegation depth is {limit})",
             )
         if callee not in self._matrix[caller]:
             allowed = ", ".join(sorted(self._matrix[caller])) or "nobody"
             raise deny(
-                Rule.NOT_ALLOWED,
+                Refusal.NOT_ALLOWED,
                 f"{caller!r} may not dispatch to {callee!r} (it may dispatch to: {allowed})",
             )
 

@@ -16,7 +16,7 @@ Leaves to the host: what a task's payload and result mean, who may post or cance
 storage beyond the memory and SQLite boards (a host board runs the `boardtest` suite).
 """
 
-from yagent.kernel.durable.taskboard.check import Rule, Violation, check
+from yagent.kernel.durable.taskboard.check import Invariant, Violation, check
 from yagent.kernel.durable.taskboard.race import Race, concurrent_claim
 from yagent.kernel.durable.taskboard.sqlite import SqliteBoard
 from yagent.kernel.durable.taskboard.store import (
@@ -62,6 +62,7 @@ __all__ = [
     "DuplicateTaskError",
     "FinishedError",
     "InvalidArgumentError",
+    "Invariant",
     "InvariantError",
     "Lease",
     "LeaseExpiredError",
@@ -69,7 +70,6 @@ __all__ = [
     "NotFoundError",
     "Race",
     "RowBoard",
-    "Rule",
     "SqliteBoard",
     "StaleTokenError",
     "Status",

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from yagent.kernel.durable.taskboard.types import BoardState, Status, Task
 
 
-class Rule(enum.StrEnum):
+class Invariant(enum.StrEnum):
     DUPLICATE_ID = "duplicate_id"
     MISSING_DEPENDENCY = "missing_dependency"
     DEPENDENCY_CYCLE = "dependency_cycle"
@@ -34,7 +34,7 @@ class Rule(enum.StrEnum):
 @dataclass(frozen=True, slots=True)
 class Violation:
     task_id: str
-    rule: Rule
+    rule: Invariant
     detail: str
 
 
@@ -44,7 +44,7 @@ def check(snapshot: BoardState) -> tuple[Violation, ...]:
     counts = Counter(t.id for t in snapshot.tasks)
     for task_id, n in counts.items():
         if n > 1:
-            found.append(Violation(task_id, Rule.DUPLICATE_ID, f"{n} tasks share the id"))
+            found.append(Violation(task_id, Invariant.DUPLICATE_ID, f"{n} tasks share the id"))
     by_id = {t.id: t for t in snapshot.tasks}
     for task in snapshot.tasks:
         found.extend(_task(task, by_id))
@@ -55,25 +55,27 @@ def check(snapshot: BoardState) -> tuple[Violation, ...]:
 def _task(task: Task, by_id: dict[str, Task]) -> list[Violation]:
     found: list[Violation] = []
 
-    def add(rule: Rule, detail: str) -> None:
+    def add(rule: Invariant, detail: str) -> None:
         found.append(Violation(task.id, rule, detail))
 
     missing = [d for d in task.depends_on if d not in by_id]
     if missing:
-        add(Rule.MISSING_DEPENDENCY, f"depends on unknown {missing}")
+        add(Invariant.MISSING_DEPENDENCY, f"depends on unknown {missing}")
     if task.status is Status.CLAIMED:
         if task.lease is None or not task.owner or task.lease.owner != task.owner:
-            add(Rule.CLAIM_WITHOUT_LEASE, f"claimed by {task.owner!r} with lease {task.lease}")
+            add(Invariant.CLAIM_WITHOUT_LEASE, f"claimed by {task.owner!r} with lease {task.lease}")
         unfinished = [
             d for d in task.depends_on if d in by_id and by_id[d].status is not Status.DONE
         ]
         if unfinished:
-            add(Rule.CLAIMED_WHILE_BLOCKED, f"claimed while {unfinished} are not done")
+            add(Invariant.CLAIMED_WHILE_BLOCKED, f"claimed while {unfinished} are not done")
         return found
     if task.lease is not None:
-        add(Rule.LEASE_WITHOUT_CLAIM, f"{task.status} but carries a lease")
+        add(Invariant.LEASE_WITHOUT_CLAIM, f"{task.status} but carries a lease")
     if task.owner:
-        rule = Rule.TERMINAL_WITH_OWNER if task.status.terminal else Rule.OWNER_WITHOUT_CLAIM
+        rule = (
+            Invariant.TERMINAL_WITH_OWNER if task.status.terminal else Invariant.OWNER_WITHOUT_CLAIM
+        )
         add(rule, f"{task.status} but owned by {task.owner!r}")
     return found
 
@@ -119,7 +121,7 @@ def _cycles(tasks: tuple[Task, ...], by_id: dict[str, Task]) -> list[Violation]:
                 if len(component) > 1 or node in graph[node]:
                     on_cycle.update(component)
     return [
-        Violation(t.id, Rule.DEPENDENCY_CYCLE, "lies on a dependency cycle")
+        Violation(t.id, Invariant.DEPENDENCY_CYCLE, "lies on a dependency cycle")
         for t in tasks
         if t.id in on_cycle and by_id[t.id] is t
     ]
