@@ -15,7 +15,7 @@ STAMP := $(VENV)/.installed
 # out of the sandbox) but made the CLI-heavy tests 1.5-3x slower on 2 cores: not worth the suite time.
 PKG_COV_EXEMPT := \
 	yagent.cli=run-mostly-in-child-processes:the-pty-REPL-and-CLI-subprocess-tests-are-not-measured \
-	yagent.kernel.sqlitefile=damaged-store-and-salvage-paths-run-in-CLI-subprocesses
+	yagent.kernel.durable.sqlitefile=damaged-store-and-salvage-paths-run-in-CLI-subprocesses
 COV_MIN_TOTAL := 85
 COV_MIN_PACKAGE := 75
 

@@ -24,7 +24,7 @@ from threading import Thread
 import anyio
 
 from benchlib import Report
-from yagent.kernel.netguard import Allow
+from yagent.kernel.confine.netguard import Allow
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.browser import BrowserConfig, close_session, configure
 from yagent.tools.guard import WorkspaceGuard

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 import tree_sitter_bash
 from tree_sitter import Language, Parser
 
-from yagent.kernel.cmdpolicy import (
+from yagent.kernel.confine.cmdpolicy import (
     Decision,
     Policy,
     Rule,

@@ -25,7 +25,7 @@ import anyio
 
 from yagent.app.durable import Durable
 from yagent.app.runtrack import open_track
-from yagent.kernel.invoke import Call
+from yagent.kernel.judge.invoke import Call
 from yagent.memory import SessionStore
 from yagent.tools.effects import Found
 

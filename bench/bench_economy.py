@@ -43,7 +43,7 @@ from yagent.agents.loop import LoopConfig, run_agent_loop
 from yagent.agents.results import Status
 from yagent.app import contextconfig
 from yagent.app.config import Config
-from yagent.kernel.budget import approx_tokens
+from yagent.kernel.context.budget import approx_tokens
 from yagent.llm import Message, Request
 from yagent.llm.scripted import ScriptedEngine, call, say
 from yagent.tools import registry

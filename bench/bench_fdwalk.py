@@ -1,8 +1,8 @@
 """The cost of acting on the judged path through descriptors (issue 13, item 1).
 
 `write_file` and `read_file` as they run now — the judged resolution opened beneath the workspace
-descriptor with no link followed (`kernel.beneath`: one `openat2`, or the portable walk), the
-atomic write's temporary file and rename inside the directory's descriptor — against today's
+descriptor with no link followed (`kernel.confine.beneath`: one `openat2`, or the portable walk),
+the atomic write's temporary file and rename inside the directory's descriptor — against today's
 path before the change: the same resolution used as a path string (`Path.stat`, `open(path)`,
 `mkdir(parents=True)`, `tempfile.mkstemp` + `os.replace`). Both sides resolve the path once with
 the guard and share the page reading, so the ratio is the price of the descriptors alone.
@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from yagent.kernel import beneath
+from yagent.kernel.confine import beneath
 from yagent.tools.atomicfile import atomic_write
 from yagent.tools.files import common, read, write
 from yagent.tools.files.judged import Judged

@@ -11,7 +11,7 @@ import json
 import statistics
 import time
 
-from yagent.kernel.invoke import Call, Chain, FuncStage, Verdict
+from yagent.kernel.judge.invoke import Call, Chain, FuncStage, Verdict
 
 CALLS = 20_000
 RUNS = 7

@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 import anyio
 
-from yagent.kernel.netguard import BlockedError, Guard
+from yagent.kernel.confine.netguard import BlockedError, Guard
 
 RUNS = 7
 N = 5000

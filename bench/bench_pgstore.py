@@ -34,10 +34,10 @@ sys.path.insert(0, str(ROOT))
 from tests.pg import Cluster  # noqa: E402
 
 from benchlib import Report, interleaved  # noqa: E402
-from yagent.kernel import checkpoint, sideeffect, taskboard  # noqa: E402
-from yagent.kernel.checkpoint.postgres import PgStore as PgCheckpoints  # noqa: E402
-from yagent.kernel.sideeffect.postgres import PgStore as PgEffects  # noqa: E402
-from yagent.kernel.taskboard.postgres import PgBoard  # noqa: E402
+from yagent.kernel.durable import checkpoint, sideeffect, taskboard  # noqa: E402
+from yagent.kernel.durable.checkpoint.postgres import PgStore as PgCheckpoints  # noqa: E402
+from yagent.kernel.durable.sideeffect.postgres import PgStore as PgEffects  # noqa: E402
+from yagent.kernel.durable.taskboard.postgres import PgBoard  # noqa: E402
 
 PAIRS = 5
 OPS = 300

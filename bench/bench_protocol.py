@@ -1,4 +1,4 @@
-"""Parse throughput of `yagent.kernel.protocol` on a corpus of messy model outputs.
+"""Parse throughput of `yagent.kernel.context.protocol` on a corpus of messy model outputs.
 
 The corpus (seeded, 270 texts) mixes the shapes models really produce: strict JSON, fenced blocks,
 JSON wrapped in prose, trailing commas, single quotes, truncated output, missing values, keys
@@ -21,7 +21,7 @@ from collections import Counter
 from typing import Any
 
 from benchlib import Report
-from yagent.kernel.protocol import Level, NotReportError, parse_report
+from yagent.kernel.context.protocol import Level, NotReportError, parse_report
 
 RUNS = 7
 PER_SHAPE = 30

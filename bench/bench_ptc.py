@@ -37,8 +37,8 @@ from bench_tooldisclose import tokenizer
 from benchlib import Report
 from ptc_tasks import Task, tasks
 from yagent.kernel import ptc
-from yagent.kernel.invoke import Call, Chain, FuncStage, Verdict
-from yagent.kernel.tooldisclose import Param, ToolEntry
+from yagent.kernel.judge.invoke import Call, Chain, FuncStage, Verdict
+from yagent.kernel.judge.tooldisclose import Param, ToolEntry
 
 PUBLISHED_SAVING = 0.37
 CACHE_RATE = 0.10  # a prompt-cache hit's price, as a share of the plain input price

@@ -20,8 +20,8 @@ from typing import Any
 
 import anyio
 
-from yagent.kernel.sandbox import BwrapProvider, Limits, Program
-from yagent.kernel.sandbox.identity import Identity
+from yagent.kernel.confine.sandbox import BwrapProvider, Limits, Program
+from yagent.kernel.confine.sandbox.identity import Identity
 
 RUNS = 41
 BOUND = 2.0

@@ -30,8 +30,8 @@ from pathlib import Path
 
 import anyio
 
-from yagent.kernel import sandbox
-from yagent.kernel.sandbox import Program, mounts
+from yagent.kernel.confine import sandbox
+from yagent.kernel.confine.sandbox import Program, mounts
 from yagent.tools import guard as guard_module
 from yagent.tools import registry
 from yagent.tools.adapter import Adapter, ToolContext

@@ -29,7 +29,7 @@ from pathlib import Path
 import anyio
 
 from benchlib import Report, interleaved
-from yagent.kernel.sideeffect import (
+from yagent.kernel.durable.sideeffect import (
     Action,
     Lease,
     MemoryStore,

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from benchlib import Report
-from yagent.kernel.tooldisclose import Catalog, Param, ToolEntry, render_catalog
+from yagent.kernel.judge.tooldisclose import Catalog, Param, ToolEntry, render_catalog
 
 DATA = Path(__file__).resolve().parent / "data"
 TOP_K = 5

@@ -39,7 +39,7 @@ from typing import Any
 import anyio
 
 from yagent.agents.toolbatch import Batch
-from yagent.kernel import toolfail
+from yagent.kernel.judge import toolfail
 from yagent.llm.types import ToolCall
 from yagent.tools import files
 from yagent.tools.adapter import Adapter, Executor, ToolContext

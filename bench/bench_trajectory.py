@@ -15,8 +15,8 @@ import time
 from typing import Any
 
 from yagent.app.telemetry import VOCABULARY, enrich
-from yagent.kernel.trajectory import Trajectory
-from yagent.kernel.watchdog import Watchdog
+from yagent.kernel.trace.trajectory import Trajectory
+from yagent.kernel.trace.watchdog import Watchdog
 from yagent.llm.pricing import DEFAULT_PRICES
 
 EVENTS = 100_000

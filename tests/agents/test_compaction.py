@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from yagent.agents import compaction
-from yagent.kernel import budget, reminder
+from yagent.kernel.context import budget, reminder
 from yagent.llm import AssistantTurn, Message, Request, ToolCall
 from yagent.llm.scripted import ScriptedEngine, say
 

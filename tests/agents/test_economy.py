@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from yagent.agents import compaction
 from yagent.agents.economy import ContextSettings, Economy
-from yagent.kernel import budget, reminder
-from yagent.kernel.offload import FileStore, Offloader
-from yagent.kernel.spill import Spill
+from yagent.kernel.context import budget, reminder
+from yagent.kernel.context.offload import FileStore, Offloader
+from yagent.kernel.context.spill import Spill
 from yagent.llm import Message, ToolCall
 from yagent.toolspec.builtin import builtin_by_name
 

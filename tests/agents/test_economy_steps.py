@@ -11,7 +11,7 @@ import pytest
 
 from yagent.agents import compaction
 from yagent.agents.economy import ContextSettings, Economy
-from yagent.kernel.offload import FileStore, Offloader
+from yagent.kernel.context.offload import FileStore, Offloader
 from yagent.llm import Message, ToolCall
 
 URI = "data:image/png;base64," + "QUFB" * 400

@@ -17,7 +17,7 @@ from yagent.agents.loop import run_agent_loop
 from yagent.agents.loopconfig import GENERIC_REMINDER
 from yagent.agents.pause import PauseGate
 from yagent.agents.results import Status
-from yagent.kernel import reminder
+from yagent.kernel.context import reminder
 from yagent.llm import AssistantTurn, EngineError, Request
 from yagent.llm.scripted import call, calls, say
 

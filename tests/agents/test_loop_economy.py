@@ -16,7 +16,7 @@ from yagent.agents.compaction import is_summary
 from yagent.agents.economy import ContextSettings
 from yagent.agents.loop import run_agent_loop
 from yagent.agents.loopconfig import LoopConfig
-from yagent.kernel.spill import Spill
+from yagent.kernel.context.spill import Spill
 from yagent.llm import AssistantTurn, Request, ToolCall, Usage
 from yagent.llm.scripted import call, say
 from yagent.tools import flow

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from yagent.agents.economy import ContextSettings, Economy
 from yagent.agents.requestmeter import RequestMeter
-from yagent.kernel import budget
+from yagent.kernel.context import budget
 from yagent.llm import Message, ToolCall
 
 from .test_economy import Recorder, Summaries

@@ -19,7 +19,7 @@ import pytest
 from tests.agents.harness import build
 from yagent.agents import untrusted
 from yagent.agents.loop import run_agent_loop
-from yagent.kernel import reminder
+from yagent.kernel.context import reminder
 from yagent.llm.scripted import call, say
 from yagent.tools import flow
 from yagent.tools.adapter import Adapter, Executor, ToolContext

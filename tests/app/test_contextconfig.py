@@ -12,7 +12,7 @@ from yagent.app import contextconfig
 from yagent.app.assemble import open_app
 from yagent.app.config import Config, load
 from yagent.app.memories import files
-from yagent.kernel import spill
+from yagent.kernel.context import spill
 from yagent.llm import Message
 from yagent.llm.scripted import ScriptedEngine, call
 from yagent.memory import SessionStore

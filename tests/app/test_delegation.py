@@ -18,7 +18,7 @@ from yagent.app import delegation, delegationpool
 from yagent.app.assemble import App, open_app
 from yagent.app.config import ConfigError, load
 from yagent.app.lanemarkers import delegation_marker
-from yagent.kernel import taskboard
+from yagent.kernel.durable import taskboard
 from yagent.llm.scripted import ScriptedEngine, Step, say
 from yagent.llm.scripted import calls as many
 from yagent.tools.adapter import ToolContext

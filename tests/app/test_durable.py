@@ -22,7 +22,7 @@ from yagent.app.durable import (
 )
 from yagent.app.fulldisk import FullDisk
 from yagent.app.runtrack import RunTrack, continuation_task, open_track
-from yagent.kernel import checkpoint, commitgate, sideeffect
+from yagent.kernel.durable import checkpoint, commitgate, sideeffect
 from yagent.llm import Message, ToolCall
 from yagent.memory import SessionStore
 from yagent.tools.effectrun import idempotency_key

@@ -20,7 +20,7 @@ from yagent.app.durable import Action
 from yagent.app.runtrack import continuation_task
 from yagent.cli import runner
 from yagent.cli.render import Renderer
-from yagent.kernel import sideeffect
+from yagent.kernel.durable import sideeffect
 from yagent.llm.scripted import ScriptedEngine, call
 from yagent.llm.types import Request
 from yagent.tools.yolo import Yolo

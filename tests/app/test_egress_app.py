@@ -13,7 +13,7 @@ from yagent.app import safety
 from yagent.app.assemble import open_app
 from yagent.app.config import ConfigError, load
 from yagent.cli.doctor import _egress
-from yagent.kernel.sandbox import EgressMode
+from yagent.kernel.confine.sandbox import EgressMode
 from yagent.llm.scripted import ScriptedEngine, call, say
 from yagent.tools.egress.proxyserver import LOOPBACK_BYPASS
 from yagent.tools.yolo import Yolo

@@ -20,7 +20,7 @@ from yagent.app.config import load
 from yagent.app.fanout import Assignment, FanoutError
 from yagent.app.lanemarkers import marker
 from yagent.app.telemetry import project
-from yagent.kernel.delegate import Status
+from yagent.kernel.judge.delegate import Status
 from yagent.llm.scripted import ScriptedEngine, Step, call
 from yagent.llm.types import Request, StreamEvent
 from yagent.messaging import Event
@@ -370,7 +370,7 @@ async def test_a_missing_writable_area_is_created_as_a_directory(ws: Path, tmp_p
 
 async def test_the_lane_marks_the_first_prompt_line_and_states_the_areas() -> None:
     from yagent.agents import catalog
-    from yagent.kernel import areas
+    from yagent.kernel.judge import areas
     from yagent.tools.commands import CommandGate
 
     agent = catalog.builtin("coding", 0)

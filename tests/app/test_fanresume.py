@@ -16,7 +16,7 @@ from tests.projecttrust import trust_project
 from yagent.app import fanrun
 from yagent.app.fanout import Assignment, FanoutError
 from yagent.cli import main
-from yagent.kernel.delegate import Status
+from yagent.kernel.judge.delegate import Status
 from yagent.llm.replay import Recording
 from yagent.llm.types import Request
 

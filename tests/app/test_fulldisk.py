@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from yagent.app.fulldisk import FullDisk
-from yagent.kernel import sqlitefile
-from yagent.kernel.sideeffect import StoreError
+from yagent.kernel.durable import sqlitefile
+from yagent.kernel.durable.sideeffect import StoreError
 from yagent.memory import StoreFullError
 
 

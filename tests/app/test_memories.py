@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from yagent.app.memories import GLOBAL, PROJECT, MemoryFileError, files, inject
-from yagent.kernel import reminder
+from yagent.kernel.context import reminder
 
 
 @pytest.fixture

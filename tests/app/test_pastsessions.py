@@ -10,7 +10,7 @@ import pytest
 
 from yagent.app import pastsessions
 from yagent.app.pastsessions import StoreReader
-from yagent.kernel import toolfail
+from yagent.kernel.judge import toolfail
 from yagent.memory import SessionStore
 from yagent.tools import sessionread
 from yagent.tools.adapter import ToolContext

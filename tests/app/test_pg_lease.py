@@ -14,7 +14,7 @@ import pytest
 
 from yagent.app.lease import Holder, LeaseError, SessionBusyError, SessionLeases
 from yagent.app.pgstate import LEASES
-from yagent.kernel import pgdb
+from yagent.kernel.durable import pgdb
 
 
 def leases(url: str) -> tuple[pgdb.Pool, SessionLeases]:

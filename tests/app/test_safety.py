@@ -13,9 +13,9 @@ from yagent.agents import catalog
 from yagent.app import safety
 from yagent.app.assemble import open_app
 from yagent.app.config import ConfigError, load
-from yagent.kernel import pii
-from yagent.kernel.cmdpolicy import Decision, decide_command
-from yagent.kernel.sandbox import Level
+from yagent.kernel.confine import pii
+from yagent.kernel.confine.cmdpolicy import Decision, decide_command
+from yagent.kernel.confine.sandbox import Level
 from yagent.llm.scripted import ScriptedEngine, call, say
 from yagent.tools.shellrules import RuleFile, remembered_rule
 from yagent.tools.yolo import Yolo

@@ -9,7 +9,7 @@ import pytest
 
 from yagent.app import safety
 from yagent.app.config import ConfigError, load
-from yagent.kernel.sandbox import Limits, default_memory_mb
+from yagent.kernel.confine.sandbox import Limits, default_memory_mb
 
 from .files import write
 

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from yagent.app.segments import Segments
-from yagent.kernel import pii
+from yagent.kernel.confine import pii
 from yagent.tools.outbound import policy_of
 
 STORE = pii.PolicyStore(policy_of("mask", "mask", "mask"))

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from yagent.app import sessionrefs
-from yagent.kernel import reminder
+from yagent.kernel.context import reminder
 from yagent.memory import SessionStore
 
 

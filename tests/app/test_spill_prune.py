@@ -12,7 +12,7 @@ from tests.projecttrust import trust_project
 from yagent.app.assemble import open_app
 from yagent.app.config import load
 from yagent.app.contextconfig import prune_spills
-from yagent.kernel.clock import FakeClock
+from yagent.kernel.durable.clock import FakeClock
 from yagent.llm.scripted import ScriptedEngine
 
 DAY = 86_400.0

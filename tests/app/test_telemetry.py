@@ -22,8 +22,8 @@ from yagent.app.config import load
 from yagent.app.otelenv import TelemetryUnavailableError, wants_export
 from yagent.app.telemetry import VOCABULARY, Telemetry, enrich, exporter_from_env, project
 from yagent.cli.demo import SCRIPT, TASK, prepare
-from yagent.kernel.trajectory import FORBIDDEN_LABELS, Pairing, label_violations
-from yagent.kernel.watchdog import FindingKind
+from yagent.kernel.trace.trajectory import FORBIDDEN_LABELS, Pairing, label_violations
+from yagent.kernel.trace.watchdog import FindingKind
 from yagent.llm.pricing import DEFAULT_PRICES, PriceTable
 from yagent.llm.scripted import ScriptedEngine
 from yagent.tools.yolo import Yolo
@@ -410,7 +410,7 @@ async def test_live_telemetry_on_a_real_app_run(tmp_path: Path) -> None:
 
 
 def test_the_tracing_docs_list_every_declared_attribute_and_its_label_rule() -> None:
-    from yagent.kernel.trajectory import ATTR_SPECS
+    from yagent.kernel.trace.trajectory import ATTR_SPECS
 
     doc = (Path(__file__).resolve().parents[2] / "docs" / "tracing.md").read_text("utf-8")
     rows = {

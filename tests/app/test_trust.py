@@ -17,7 +17,7 @@ from tests.projecttrust import trust_project
 from yagent.app import projectkeys, safety, trust
 from yagent.app.config import ConfigError, load
 from yagent.app.trust import Status
-from yagent.kernel.cmdpolicy import Decision, decide_command
+from yagent.kernel.confine.cmdpolicy import Decision, decide_command
 
 from .files import write
 

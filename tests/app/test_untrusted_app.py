@@ -12,7 +12,7 @@ import pytest
 from yagent.agents import catalog
 from yagent.app.assemble import open_app
 from yagent.app.config import load
-from yagent.kernel import reminder
+from yagent.kernel.context import reminder
 from yagent.llm import Request
 from yagent.llm.scripted import ScriptedEngine, call, say
 

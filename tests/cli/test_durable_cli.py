@@ -12,7 +12,7 @@ import pytest
 
 from yagent.app.durable import Action, Durable
 from yagent.cli import main
-from yagent.kernel import sideeffect
+from yagent.kernel.durable import sideeffect
 from yagent.llm.replay import Recording
 from yagent.llm.scripted import call
 from yagent.memory import SessionStore

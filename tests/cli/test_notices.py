@@ -10,7 +10,7 @@ from typing import Any
 from yagent.app.config import Config
 from yagent.cli.render import Renderer
 from yagent.cli.runner import start_notices
-from yagent.kernel.spill import Cleanup
+from yagent.kernel.context.spill import Cleanup
 
 
 def _app(problems: list[tuple[str, str]], failed: tuple[str, ...]) -> Any:

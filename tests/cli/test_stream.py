@@ -12,7 +12,7 @@ from yagent.agents.results import AgentResult, Status
 from yagent.cli import economy_lines
 from yagent.cli.render import Renderer
 from yagent.cli.stream import StreamView
-from yagent.kernel.protocol import parse_report
+from yagent.kernel.context.protocol import parse_report
 from yagent.llm import Usage
 from yagent.messaging import Dispatcher, Event
 

@@ -14,7 +14,7 @@ from yagent.app.config import load
 from yagent.cli.demo import prepare
 from yagent.cli.repl import interactive
 from yagent.cli.runner import Options
-from yagent.kernel import reminder
+from yagent.kernel.context import reminder
 from yagent.llm.scripted import ScriptedEngine, call, say
 from yagent.tools.yolo import Yolo
 

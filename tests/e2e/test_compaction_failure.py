@@ -16,7 +16,7 @@ from tests.projecttrust import trust_project
 from yagent.agents.compaction import is_summary
 from yagent.app.assemble import open_app
 from yagent.app.config import load
-from yagent.kernel import reminder
+from yagent.kernel.context import reminder
 from yagent.llm import AssistantTurn, Request
 from yagent.llm.scripted import ScriptedEngine, call
 from yagent.memory import message_body

@@ -24,7 +24,7 @@ import anyio
 import pytest
 
 from yagent.cli import main
-from yagent.kernel import sideeffect
+from yagent.kernel.durable import sideeffect
 from yagent.llm.replay import Recording
 from yagent.llm.scripted import call
 from yagent.memory import SessionStore

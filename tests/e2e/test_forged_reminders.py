@@ -22,7 +22,7 @@ import pytest
 
 from tests.e2e.test_providers import openai_reply
 from tests.llm.wire import WireServer
-from yagent.kernel import reminder
+from yagent.kernel.context import reminder
 from yagent.llm.scripted import call, say
 
 FORGED = (

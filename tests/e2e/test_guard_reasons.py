@@ -1,5 +1,5 @@
 """Every guard's reason at once: when several rings of the judgement chain refuse one call, the
-tool result the model reads names each of them (kernel.guardset's merged denial), through the
+tool result the model reads names each of them (kernel.judge.guardset's merged denial), through the
 `yagent` command with a recorded model side and everything else real."""
 
 from __future__ import annotations

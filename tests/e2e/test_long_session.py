@@ -24,8 +24,8 @@ from yagent.agents.compaction import is_summary
 from yagent.app import contextconfig as app_economy
 from yagent.app.assemble import open_app
 from yagent.app.config import load
-from yagent.kernel import reminder
-from yagent.kernel.budget import approx_tokens
+from yagent.kernel.context import reminder
+from yagent.kernel.context.budget import approx_tokens
 from yagent.llm import AssistantTurn, Message, Request, ToolCall, Usage
 from yagent.llm.scripted import ScriptedEngine, call, say
 from yagent.memory import message_body

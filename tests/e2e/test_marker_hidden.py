@@ -26,7 +26,7 @@ import pytest
 from yagent.app import safety
 from yagent.app.config import load
 from yagent.cli import main
-from yagent.kernel import reminder
+from yagent.kernel.context import reminder
 from yagent.llm.replay import Recording
 from yagent.llm.scripted import call, say
 

@@ -9,9 +9,9 @@ import sys
 
 import anyio
 
-from yagent.kernel import commitgate, sideeffect
-from yagent.kernel.commitgate.postgres import PgGate
-from yagent.kernel.sideeffect.postgres import PgStore
+from yagent.kernel.durable import commitgate, sideeffect
+from yagent.kernel.durable.commitgate.postgres import PgGate
+from yagent.kernel.durable.sideeffect.postgres import PgStore
 
 
 async def effect(url: str, ttl: float) -> dict[str, object]:

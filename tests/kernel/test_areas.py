@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from yagent.kernel.areas import (
+from yagent.kernel.judge.areas import (
     Access,
     Board,
     ConflictError,

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from yagent.kernel import auditgate, invoke, toolfail
-from yagent.kernel.auditgate import (
+from yagent.kernel.judge import auditgate, invoke, toolfail
+from yagent.kernel.judge.auditgate import (
     Audit,
     AuditDeniedError,
     AuditGate,
@@ -182,7 +182,7 @@ def test_lowering_is_accepted_and_bumps_the_generation() -> None:
     gate = AuditGate(Thresholds(0.5, 0.9))
     assert gate.generation == 0
     snap = gate.lower(Thresholds(0.4, 0.9))
-    assert snap == auditgate.Snapshot(Thresholds(0.4, 0.9), 1)
+    assert snap == auditgate.VersionedThresholds(Thresholds(0.4, 0.9), 1)
     assert gate.snapshot() == snap
     assert gate.thresholds.prompt_at == 0.4
     assert gate.decide(Op("x", 0.45, False)).generation == 1
@@ -229,7 +229,7 @@ def test_tighten_changes_named_fields_and_drags_prompt_down_with_deny() -> None:
     gate.tighten(deny_at=0.3)
     assert gate.thresholds == Thresholds(0.3, 0.3, True)
     gate.tighten(prompt_at=0.1)
-    assert gate.snapshot() == auditgate.Snapshot(Thresholds(0.1, 0.3, True), 3)
+    assert gate.snapshot() == auditgate.VersionedThresholds(Thresholds(0.1, 0.3, True), 3)
     with pytest.raises(auditgate.InvalidThresholdsError):
         gate.tighten(prompt_at=0.2, deny_at=0.1)
     assert gate.generation == 3
@@ -266,7 +266,7 @@ def test_concurrent_tighteners_do_not_lose_each_others_update() -> None:
     worker.start()
     gate.lower_with(mutate_a)
     worker.join()
-    assert gate.snapshot() == auditgate.Snapshot(Thresholds(0.2, 0.9, True), 2)
+    assert gate.snapshot() == auditgate.VersionedThresholds(Thresholds(0.2, 0.9, True), 2)
 
 
 # --- entry point 1: one wrapped tool ------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""kernel.beneath: paths opened beneath a directory descriptor, no symbolic link followed — by
-`openat2` and by the portable walk alike."""
+"""kernel.confine.beneath: paths opened beneath a directory descriptor, no symbolic link followed —
+by `openat2` and by the portable walk alike."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from yagent.kernel import beneath
+from yagent.kernel.confine import beneath
 
 
 @pytest.fixture(params=["openat2", "walk"])

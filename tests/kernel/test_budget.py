@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from yagent.kernel import budget
-from yagent.kernel.budget import (
+from yagent.kernel.context import budget
+from yagent.kernel.context.budget import (
     BudgetError,
     Item,
     Meter,
@@ -77,7 +77,7 @@ def test_default_counter_is_four_chars_per_token_rounded_up() -> None:
 
 
 def test_counter_seam_is_a_module_value(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("yagent.kernel.budget.meter.CHARS_PER_TOKEN", 2)
+    monkeypatch.setattr("yagent.kernel.context.budget.meter.CHARS_PER_TOKEN", 2)
     assert approx_tokens("abcd") == 2
 
 

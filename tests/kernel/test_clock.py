@@ -6,7 +6,8 @@ import time
 
 import pytest
 
-from yagent.kernel import clock, commitgate, sideeffect, spill, taskboard
+from yagent.kernel.context import spill
+from yagent.kernel.durable import clock, commitgate, sideeffect, taskboard
 
 
 def test_fake_clock_moves_only_forward_and_only_when_told() -> None:

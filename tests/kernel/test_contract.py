@@ -10,8 +10,8 @@ from typing import Protocol
 
 import anyio
 
-from yagent.kernel import contract
-from yagent.kernel.contract import (
+from yagent.kernel.durable import contract
+from yagent.kernel.durable.contract import (
     Clock,
     EventSink,
     RunEvent,

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from yagent.kernel import contractsuite
-from yagent.kernel.contractsuite import Case, ContractViolation, expect
+from yagent.kernel.testing import contractsuite
+from yagent.kernel.testing.contractsuite import Case, ContractViolation, expect
 
 
 class Refusal(Exception):

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from yagent.kernel.delegate import (
+from yagent.kernel.judge.delegate import (
     Executor,
     InvalidError,
     NoExecutorError,

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from yagent.kernel.delta import DeltaError, Emit, Piece, TagSplitter, Throttle
+from yagent.kernel.context.delta import DeltaError, Emit, Piece, TagSplitter, Throttle
 
 
 class FakeClock:

@@ -9,13 +9,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from yagent.kernel import dispatch, invoke, toolfail
-from yagent.kernel.dispatch import (
+from yagent.kernel.judge import dispatch, invoke, toolfail
+from yagent.kernel.judge.dispatch import (
     CycleError,
     DenyError,
     Guard,
     MappingSource,
-    Rule,
+    Refusal,
     TopologyError,
     UnknownSlugError,
 )
@@ -41,7 +41,7 @@ def guard(edges: Mapping[str, Iterable[str]], max_depth: int = 8) -> Guard:
     return Guard(MappingSource(edges), max_depth)
 
 
-def rule_of(g: Guard, caller: object, callee: object, depth: object) -> Rule | None:
+def rule_of(g: Guard, caller: object, callee: object, depth: object) -> Refusal | None:
     try:
         g.check(caller, callee, depth)  # type: ignore[arg-type]
     except DenyError as exc:
@@ -55,7 +55,7 @@ def test_chain_allows_exactly_its_edges() -> None:
     for a, b in itertools.permutations(g.slugs, 2):
         expected = None if (a, b) in {("n0", "n1"), ("n1", "n2"), ("n2", "n3")} else "refused"
         assert (rule_of(g, a, b, 0) is None) == (expected is None), (a, b)
-    assert rule_of(g, "n0", "n2", 0) is Rule.NOT_ALLOWED
+    assert rule_of(g, "n0", "n2", 0) is Refusal.NOT_ALLOWED
 
 
 def test_diamond_shares_a_callee_without_being_a_cycle() -> None:
@@ -70,10 +70,10 @@ def test_diamond_shares_a_callee_without_being_a_cycle() -> None:
 def test_star_hub_reaches_every_spoke_and_spokes_reach_nothing() -> None:
     g = guard(STAR, max_depth=1)
     assert all(g.permits("hub", s, 0) for s in ("s1", "s2", "s3", "s4"))
-    assert rule_of(g, "s1", "s2", 1) is Rule.DEPTH
+    assert rule_of(g, "s1", "s2", 1) is Refusal.DEPTH
     with pytest.raises(DenyError) as err:
         g.check("s1", "s2", 0)
-    assert err.value.rule is Rule.NOT_ALLOWED
+    assert err.value.rule is Refusal.NOT_ALLOWED
     assert "nobody" in str(err.value)
 
 
@@ -142,16 +142,16 @@ def test_max_depth_must_be_a_non_negative_int(max_depth: object) -> None:
 
 def test_rules_and_their_order() -> None:
     g = guard(DIAMOND, max_depth=2)
-    assert rule_of(g, "top", "top", 0) is Rule.SELF_DISPATCH
-    assert rule_of(g, "ghost", "ghost", 0) is Rule.SELF_DISPATCH
-    assert rule_of(g, "ghost", "top", 9) is Rule.UNKNOWN_CALLER
-    assert rule_of(g, 7, "top", 0) is Rule.UNKNOWN_CALLER
-    assert rule_of(g, "top", "ghost", 9) is Rule.UNKNOWN_CALLEE
-    assert rule_of(g, "top", None, 0) is Rule.UNKNOWN_CALLEE
-    assert rule_of(g, "bottom", "top", 2) is Rule.DEPTH
-    assert rule_of(g, "bottom", "top", 1) is Rule.NOT_ALLOWED
+    assert rule_of(g, "top", "top", 0) is Refusal.SELF_DISPATCH
+    assert rule_of(g, "ghost", "ghost", 0) is Refusal.SELF_DISPATCH
+    assert rule_of(g, "ghost", "top", 9) is Refusal.UNKNOWN_CALLER
+    assert rule_of(g, 7, "top", 0) is Refusal.UNKNOWN_CALLER
+    assert rule_of(g, "top", "ghost", 9) is Refusal.UNKNOWN_CALLEE
+    assert rule_of(g, "top", None, 0) is Refusal.UNKNOWN_CALLEE
+    assert rule_of(g, "bottom", "top", 2) is Refusal.DEPTH
+    assert rule_of(g, "bottom", "top", 1) is Refusal.NOT_ALLOWED
     for junk in (-1, "1", 1.0, True, None):
-        assert rule_of(g, "top", "left", junk) is Rule.DEPTH
+        assert rule_of(g, "top", "left", junk) is Refusal.DEPTH
 
 
 def test_depth_limit_counts_the_callees_depth() -> None:
@@ -159,8 +159,8 @@ def test_depth_limit_counts_the_callees_depth() -> None:
     assert g.max_depth == 2
     assert g.permits("n0", "n1", 0)
     assert g.permits("n1", "n2", 1)
-    assert rule_of(g, "n2", "n3", 2) is Rule.DEPTH
-    assert rule_of(guard(chain(2), max_depth=0), "n0", "n1", 0) is Rule.DEPTH
+    assert rule_of(g, "n2", "n3", 2) is Refusal.DEPTH
+    assert rule_of(guard(chain(2), max_depth=0), "n0", "n1", 0) is Refusal.DEPTH
 
 
 def test_deny_error_is_structured_and_classified() -> None:
@@ -169,7 +169,7 @@ def test_deny_error_is_structured_and_classified() -> None:
         g.check("left", "right", 1)
     e = err.value
     assert (e.rule, e.caller, e.callee, e.depth, e.max_depth) == (
-        Rule.NOT_ALLOWED,
+        Refusal.NOT_ALLOWED,
         "left",
         "right",
         1,
@@ -187,8 +187,8 @@ def test_matrix_is_materialised_once() -> None:
     edges["b"].append("a")
     edges["c"] = []
     assert g.permits("a", "b", 0)
-    assert rule_of(g, "b", "a", 0) is Rule.NOT_ALLOWED
-    assert rule_of(g, "a", "c", 0) is Rule.UNKNOWN_CALLEE
+    assert rule_of(g, "b", "a", 0) is Refusal.NOT_ALLOWED
+    assert rule_of(g, "a", "c", 0) is Refusal.UNKNOWN_CALLEE
 
 
 def test_find_cycle_is_deterministic_and_none_on_a_dag() -> None:
@@ -282,12 +282,12 @@ async def test_stage_judges_delegations_and_passes_other_calls() -> None:
         "dispatch",
     )
     assert isinstance(v.cause, DenyError)
-    assert v.cause.rule is Rule.NOT_ALLOWED
+    assert v.cause.rule is Refusal.NOT_ALLOWED
     deep = await chain_.invoke(
         invoke.Call("delegate", {"to": "bottom"}, caller="left", depth=2), execute
     )
     assert isinstance(deep.verdict.cause, DenyError)
-    assert deep.verdict.cause.rule is Rule.DEPTH
+    assert deep.verdict.cause.rule is Refusal.DEPTH
 
 
 @pytest.mark.anyio

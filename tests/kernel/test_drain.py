@@ -12,8 +12,8 @@ import anyio.lowlevel
 import pytest
 from mypy import api as mypy_api
 
-from yagent.kernel import drain as drain_module
-from yagent.kernel.drain import (
+from yagent.kernel.durable import drain as drain_module
+from yagent.kernel.durable.drain import (
     Budget,
     DrainingError,
     InvalidBudgetError,
@@ -63,7 +63,7 @@ def test_the_type_checker_refuses_a_budget_where_a_timeout_goes(tmp_path: Path) 
     snippet = textwrap.dedent(
         """
         import anyio
-        from yagent.kernel.drain import TurnGroup, budget, drain, shutdown_budget
+        from yagent.kernel.durable.drain import TurnGroup, budget, drain, shutdown_budget
 
         async def wrong() -> None:
             with anyio.fail_after(budget(5)):  # line 6: a Budget is not a timeout

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from yagent.kernel import egress
-from yagent.kernel.egress import (
+from yagent.kernel.confine import egress
+from yagent.kernel.confine.egress import (
     BYPASS_VARIABLES,
     PROXY_VARIABLES,
     DeniedError,
@@ -23,7 +23,7 @@ from yagent.kernel.egress import (
     Strength,
     ViolationError,
 )
-from yagent.kernel.sandbox import EgressMode, HostProvider, Program
+from yagent.kernel.confine.sandbox import EgressMode, HostProvider, Program
 
 PROXY = "http://proxy.internal:3128"
 

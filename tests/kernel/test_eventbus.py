@@ -11,8 +11,8 @@ import anyio.lowlevel
 import anyio.to_thread
 import pytest
 
-from yagent.kernel import eventbus
-from yagent.kernel.eventbus import Bus, Delivery
+from yagent.kernel.trace import eventbus
+from yagent.kernel.trace.eventbus import Bus, Delivery
 
 
 def drain(sub: eventbus.Subscription[int]) -> list[int]:

@@ -6,24 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from yagent.kernel import invoke, toolfail
-from yagent.kernel.cmdpolicy import Decision as CmdDecision
-from yagent.kernel.cmdpolicy import Policy, Rule, decide_command
-from yagent.kernel.gatecheck import (
+from yagent.kernel.confine.cmdpolicy import Decision as CmdDecision
+from yagent.kernel.confine.cmdpolicy import Policy, Rule, decide_command
+from yagent.kernel.confine.sandbox import EgressMode, HostProvider, Level, Program, Registry, Result
+from yagent.kernel.judge import invoke, toolfail
+from yagent.kernel.judge.gatecheck import (
     Action,
     ApprovalMode,
     Gate,
     Judgement,
     Managed,
     Requirement,
-)
-from yagent.kernel.sandbox import (
-    EgressMode,
-    HostProvider,
-    Level,
-    Program,
-    Registry,
-    Result,
 )
 
 pytestmark = pytest.mark.anyio

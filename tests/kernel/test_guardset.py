@@ -10,8 +10,8 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from yagent.kernel import guardset, invoke, toolfail
-from yagent.kernel.guardset import Guard, Set
+from yagent.kernel.judge import guardset, invoke, toolfail
+from yagent.kernel.judge.guardset import Guard, Set
 
 CALL = invoke.Call("some_tool", {"x": 1}, call_id="c1")
 
@@ -463,7 +463,7 @@ def test_subscribers_are_told_and_a_raising_one_does_not_fail_the_swap(
 
     bad = assembly.subscribe(broken)
     good = assembly.subscribe(lambda r: told.append(r.generation))
-    with caplog.at_level(logging.ERROR, logger="yagent.kernel.guardset"):
+    with caplog.at_level(logging.ERROR, logger="yagent.kernel.judge.guardset"):
         record = assembly.swap_func(lambda s: s.without("a"))
     assert record.changed
     assert assembly.snapshot().names == ("b",)

@@ -10,8 +10,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from yagent.kernel import hookengine, invoke, toolfail
-from yagent.kernel.hookengine import PRE_TOOL_USE, Decision, Engine, Event, Hook, HookResult, Status
+from yagent.kernel.judge import hookengine, invoke, toolfail
+from yagent.kernel.judge.hookengine import (
+    PRE_TOOL_USE,
+    Decision,
+    Engine,
+    Event,
+    Hook,
+    HookResult,
+    Status,
+)
 
 ALLOW = HookResult(Decision.ALLOW, "fine")
 DENY = HookResult(Decision.DENY, "not on my watch")

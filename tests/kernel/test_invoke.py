@@ -5,8 +5,8 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from yagent.kernel import toolfail
-from yagent.kernel.invoke import Call, Chain, Decision, FuncStage, Judgement, Stage, Verdict
+from yagent.kernel.judge import toolfail
+from yagent.kernel.judge.invoke import Call, Chain, Decision, FuncStage, Judgement, Stage, Verdict
 
 
 def recording(name: str, verdict: Verdict, seen: list[str]) -> FuncStage:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from yagent.kernel import reminder
-from yagent.kernel.memorypipe import (
+from yagent.kernel.context import reminder
+from yagent.kernel.context.memorypipe import (
     KIND,
     DropReason,
     Memory,

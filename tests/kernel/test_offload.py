@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from yagent.kernel import offload
-from yagent.kernel.offload import (
+from yagent.kernel.context import offload
+from yagent.kernel.context.offload import (
     BadDigestError,
     FileStore,
     Found,

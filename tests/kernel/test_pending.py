@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from yagent.kernel import pending
-from yagent.kernel.pending import Pending
+from yagent.kernel.durable import pending
+from yagent.kernel.durable.pending import Pending
 
 
 class FakeClock:

@@ -21,11 +21,11 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from yagent.kernel import sideeffect
-from yagent.kernel.clock import SystemClock
-from yagent.kernel.commitgate import Outcome
-from yagent.kernel.commitgate.postgres import PgGate
-from yagent.kernel.sideeffect.postgres import PgStore
+from yagent.kernel.durable import sideeffect
+from yagent.kernel.durable.clock import SystemClock
+from yagent.kernel.durable.commitgate import Outcome
+from yagent.kernel.durable.commitgate.postgres import PgGate
+from yagent.kernel.durable.sideeffect.postgres import PgStore
 
 ROOT = Path(__file__).resolve().parents[2]
 TTL = 1.0

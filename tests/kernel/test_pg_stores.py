@@ -10,14 +10,15 @@ import anyio
 import pytest
 
 from tests.pg import database
-from yagent.kernel import boardtest, sideeffect, sidetest
-from yagent.kernel.checkpoint import suite as checkpoint_suite
-from yagent.kernel.checkpoint.postgres import PgStore as PgCheckpoints
-from yagent.kernel.commitgate import suite as commitgate_suite
-from yagent.kernel.commitgate.postgres import PgGate
-from yagent.kernel.sideeffect.postgres import PgStore as PgEffects
-from yagent.kernel.taskboard import ClaimError, ClaimRequest
-from yagent.kernel.taskboard.postgres import PgBoard
+from yagent.kernel.durable import sideeffect
+from yagent.kernel.durable.checkpoint.postgres import PgStore as PgCheckpoints
+from yagent.kernel.durable.commitgate.postgres import PgGate
+from yagent.kernel.durable.sideeffect.postgres import PgStore as PgEffects
+from yagent.kernel.durable.taskboard import ClaimError, ClaimRequest
+from yagent.kernel.durable.taskboard.postgres import PgBoard
+from yagent.kernel.testing import boardtest, sidetest
+from yagent.kernel.testing import checkpointsuite as checkpoint_suite
+from yagent.kernel.testing import commitgatesuite as commitgate_suite
 
 
 def _effects(_: Path) -> PgEffects:

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from yagent.kernel import pii
-from yagent.kernel.pii import (
+from yagent.kernel.confine import pii
+from yagent.kernel.confine.pii import (
     Action,
     BlockedError,
     Kind,

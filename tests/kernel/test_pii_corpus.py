@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from yagent.kernel.pii import (
+from yagent.kernel.confine.pii import (
     Kind,
     Policy,
     PolicyStore,
@@ -17,7 +17,7 @@ from yagent.kernel.pii import (
     luhn,
     scan,
 )
-from yagent.kernel.pii.fold import fold
+from yagent.kernel.confine.pii.fold import fold
 
 WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
 VALID_ID = "11010519491231002X"

@@ -6,8 +6,8 @@ import threading
 
 import pytest
 
-from yagent.kernel import pii
-from yagent.kernel.pii import (
+from yagent.kernel.confine import pii
+from yagent.kernel.confine.pii import (
     Action,
     Kind,
     Policy,

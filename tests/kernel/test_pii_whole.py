@@ -12,10 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from yagent.kernel import pii
-from yagent.kernel.pii.detect import scan
+from yagent.kernel.confine import pii
+from yagent.kernel.confine.pii.detect import scan
 
-pii_apply = importlib.import_module("yagent.kernel.pii.apply")  # `pii.apply` is the function
+pii_apply = importlib.import_module(
+    "yagent.kernel.confine.pii.apply"
+)  # `pii.apply` is the function
 
 MOBILE = "13912345678"
 EMAIL = "li.lei@example.com"

@@ -8,16 +8,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from yagent.kernel import egress, invoke, preset
-from yagent.kernel.gatecheck import Action, ApprovalMode, Requirement
-from yagent.kernel.preset import (
+from yagent.kernel.confine import egress
+from yagent.kernel.confine.sandbox import EgressMode, HostProvider, Level, Registry
+from yagent.kernel.judge import invoke, preset
+from yagent.kernel.judge.gatecheck import Action, ApprovalMode, Requirement
+from yagent.kernel.judge.preset import (
     BUILTIN,
     InvalidPresetError,
     Preset,
     Presets,
     UnknownPresetError,
 )
-from yagent.kernel.sandbox import EgressMode, HostProvider, Level, Registry
 
 DENIED = egress.Spec(EgressMode.DENIED)
 OPEN = egress.Spec()

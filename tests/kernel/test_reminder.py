@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from yagent.kernel import reminder
+from yagent.kernel.context import reminder
 
 # --- round trip --------------------------------------------------------------------------------
 
@@ -33,7 +33,7 @@ def test_band_shape_carries_the_marker_and_kind() -> None:
 
 
 def test_marker_is_unpredictable_per_process() -> None:
-    code = "from yagent.kernel import reminder; print(reminder.marker())"
+    code = "from yagent.kernel.context import reminder; print(reminder.marker())"
     others = {
         subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, check=True

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from yagent.kernel import retryplan, toolfail
-from yagent.kernel.retryplan import Path
+from yagent.kernel.durable import retryplan
+from yagent.kernel.durable.retryplan import Path
+from yagent.kernel.judge import toolfail
 
 Kind = toolfail.Kind
 

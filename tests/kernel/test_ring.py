@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from yagent.kernel import auditgate, dispatch, guardset, hookengine, tooldisclose, toolfail
-from yagent.kernel.invoke import Call, Chain, Decision, Verdict
+from yagent.kernel.judge import auditgate, dispatch, guardset, hookengine, tooldisclose, toolfail
+from yagent.kernel.judge.invoke import Call, Chain, Decision, Verdict
 
 CATALOG = tooldisclose.Catalog(
     [

@@ -6,11 +6,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from yagent.kernel import reminder
-from yagent.kernel.sessionref import (
+from yagent.kernel.context import reminder
+from yagent.kernel.context.sessionref import (
     KIND,
+    Conclusion,
     SessionRefError,
-    Snapshot,
     State,
     capture,
     render,
@@ -28,7 +28,7 @@ class FakeClock:
 
 def snap(
     text: str = "the build passes on main", max_bytes: int = 1000, ttl: float = 600
-) -> Snapshot:
+) -> Conclusion:
     return capture("session-7", 12, text, max_bytes, ttl, FakeClock())
 
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from yagent.kernel import skilldisclose as sd
-from yagent.kernel.skilldisclose import (
+from yagent.kernel.judge import skilldisclose as sd
+from yagent.kernel.judge.skilldisclose import (
     DuplicateSkillError,
     Empty,
     Skill,

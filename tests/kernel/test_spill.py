@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from yagent.kernel import spill
-from yagent.kernel.spill import (
+from yagent.kernel.context import spill
+from yagent.kernel.context.spill import (
     BadNameError,
     NotFoundError,
     Spill,

@@ -9,7 +9,7 @@ from typing import Any
 import anyio
 import pytest
 
-from yagent.kernel.sqlitedb import Database, DatabaseStore
+from yagent.kernel.durable.sqlitedb import Database, DatabaseStore
 
 SCHEMA = ("CREATE TABLE IF NOT EXISTS demo_rows (k TEXT PRIMARY KEY, v INTEGER NOT NULL)",)
 

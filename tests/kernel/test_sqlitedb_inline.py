@@ -12,7 +12,7 @@ import anyio
 import pytest
 from anyio.abc import TaskStatus
 
-from yagent.kernel.sqlitedb import Database
+from yagent.kernel.durable.sqlitedb import Database
 
 SCHEMA = ("CREATE TABLE IF NOT EXISTS demo_rows (k TEXT PRIMARY KEY, v INTEGER NOT NULL)",)
 

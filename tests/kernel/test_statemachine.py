@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from yagent.kernel.statemachine import (
+from yagent.kernel.durable.statemachine import (
     AmbiguousTransitionError,
     DefinitionError,
     GuardFailedError,

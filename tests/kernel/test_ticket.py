@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from yagent.kernel.ticket import (
+from yagent.kernel.durable.ticket import (
     ID_BYTES,
     AlreadyConsumedError,
     ExpiredError,

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from yagent.kernel import toolname
-from yagent.kernel.tooldisclose import (
+from yagent.kernel.judge import toolname
+from yagent.kernel.judge.tooldisclose import (
     CallFormError,
     Catalog,
     Disclosure,

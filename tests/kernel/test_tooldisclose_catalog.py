@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from yagent.kernel.tooldisclose import (
+from yagent.kernel.judge.tooldisclose import (
     Catalog,
     DuplicateToolError,
     Hit,
@@ -19,8 +19,8 @@ from yagent.kernel.tooldisclose import (
     approx_size,
     render_catalog,
 )
-from yagent.kernel.tooldisclose import catalog as catalog_mod
-from yagent.kernel.tooldisclose.bm25 import Index, stem, words
+from yagent.kernel.judge.tooldisclose import catalog as catalog_mod
+from yagent.kernel.judge.tooldisclose.bm25 import Index, stem, words
 
 
 def tool(

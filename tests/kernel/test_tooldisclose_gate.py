@@ -8,16 +8,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from yagent.kernel import toolfail
-from yagent.kernel.invoke import Call, Chain, Decision, FuncStage, Verdict
-from yagent.kernel.tooldisclose import (
+from yagent.kernel.judge import toolfail
+from yagent.kernel.judge.invoke import Call, Chain, Decision, FuncStage, Verdict
+from yagent.kernel.judge.tooldisclose import (
     UNLIMITED,
     Budget,
     Catalog,
     Disclosure,
     Gate,
+    LoadedSet,
     Param,
-    Snapshot,
     SnapshotError,
     Stage,
     ToolEntry,
@@ -121,7 +121,7 @@ def test_snapshot_restores_the_loaded_set_without_reloading() -> None:
     assert data == {"version": 1, "loaded": ["bravo", "charlie"]}
 
     resumed = Disclosure(CATALOG, always={"alpha"})
-    result = resumed.restore(Snapshot.from_dict(data))
+    result = resumed.restore(LoadedSet.from_dict(data))
     assert result.added == ("bravo", "charlie")
     assert resumed.loaded() == first.loaded()
     # The resumed run's call passes at once: no NOT_LOADED round trip.
@@ -130,7 +130,7 @@ def test_snapshot_restores_the_loaded_set_without_reloading() -> None:
 
 def test_restore_reports_names_the_catalog_no_longer_has() -> None:
     d = Disclosure(CATALOG)
-    result = d.restore(Snapshot(("alpha", "removed_tool")))
+    result = d.restore(LoadedSet(("alpha", "removed_tool")))
     assert result.added == ("alpha",)
     assert result.unknown == ("removed_tool",)
     assert d.loaded() == ("alpha",)
@@ -150,7 +150,7 @@ def test_restore_reports_names_the_catalog_no_longer_has() -> None:
 )
 def test_unreadable_snapshots_are_refused(data: object) -> None:
     with pytest.raises(SnapshotError):
-        Snapshot.from_dict(data)  # type: ignore[arg-type]
+        LoadedSet.from_dict(data)  # type: ignore[arg-type]
 
 
 def test_restore_refuses_what_is_not_a_snapshot() -> None:
@@ -159,7 +159,7 @@ def test_restore_refuses_what_is_not_a_snapshot() -> None:
 
 
 def test_snapshot_from_dict_is_canonical() -> None:
-    assert Snapshot.from_dict({"version": 1, "loaded": ["b", "a", "b"]}).loaded == ("a", "b")
+    assert LoadedSet.from_dict({"version": 1, "loaded": ["b", "a", "b"]}).loaded == ("a", "b")
 
 
 def test_concurrent_loads_add_each_tool_exactly_once() -> None:

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from yagent.kernel.tooldisclose import Catalog, Param, ToolEntry
-from yagent.kernel.tooldisclose import catalog as catalog_mod
-from yagent.kernel.tooldisclose.bm25 import UNSEEN_WEIGHT, Index, stem, words
+from yagent.kernel.judge.tooldisclose import Catalog, Param, ToolEntry
+from yagent.kernel.judge.tooldisclose import catalog as catalog_mod
+from yagent.kernel.judge.tooldisclose.bm25 import UNSEEN_WEIGHT, Index, stem, words
 
 
 def tool(name: str, description: str = "", *params: Param) -> ToolEntry:

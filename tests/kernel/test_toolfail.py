@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from yagent.kernel import toolfail
-from yagent.kernel.toolfail import Backoff, Kind, ToolFailure, classify, classify_status
+from yagent.kernel.judge import toolfail
+from yagent.kernel.judge.toolfail import Backoff, Kind, ToolFailure, classify, classify_status
 
 
 def test_every_kind_has_a_row_with_guidance() -> None:

@@ -7,7 +7,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from yagent.kernel.toolname import RESERVED, collisions, is_js_ident, normalize
+from yagent.kernel.judge.toolname import RESERVED, collisions, is_js_ident, normalize
 
 
 def test_identifiers() -> None:

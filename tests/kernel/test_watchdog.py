@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from yagent.kernel.trajectory import Kind, Signal, Trajectory
-from yagent.kernel.watchdog import Finding, FindingKind, Watchdog
+from yagent.kernel.trace.trajectory import Kind, Signal, Trajectory
+from yagent.kernel.trace.watchdog import Finding, FindingKind, Watchdog
 
 from .trajectory.vocab import BOOK, ev
 
@@ -135,7 +135,7 @@ def test_signals_without_a_row_are_ignored_and_reopening_is_harmless() -> None:
 
 
 def test_a_nested_call_is_declared_by_its_executing_parent() -> None:
-    from yagent.kernel.trajectory.vocabulary import Kind, Signal
+    from yagent.kernel.trace.trajectory.vocabulary import Kind, Signal
 
     dog = Watchdog()
     dog.open_step("step:1")

@@ -20,7 +20,7 @@ from tests.llm.wire import (
     pieces,
     refused_url,
 )
-from yagent.kernel.toolfail import Kind
+from yagent.kernel.judge.toolfail import Kind
 from yagent.llm.anthropic_engine import AnthropicEngine, wire_messages
 from yagent.llm.types import (
     EngineError,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from yagent.kernel.toolfail import Kind
+from yagent.kernel.judge.toolfail import Kind
 from yagent.llm.errors import DETAIL_LIMIT, kind_of_body, to_engine_error
 from yagent.llm.types import EngineError
 

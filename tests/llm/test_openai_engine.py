@@ -17,7 +17,7 @@ from tests.llm.wire import (
     text_frames,
     usage_chunk,
 )
-from yagent.kernel.toolfail import Kind
+from yagent.kernel.judge.toolfail import Kind
 from yagent.llm.openai_engine import OpenAIEngine
 from yagent.llm.openai_stream import normalise_usage
 from yagent.llm.types import (

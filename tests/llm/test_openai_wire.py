@@ -15,7 +15,7 @@ import anyio
 import pytest
 
 from tests.llm.wire import Reply, WireServer, oa_chunk, openai_frames, text_frames
-from yagent.kernel.toolfail import Kind
+from yagent.kernel.judge.toolfail import Kind
 from yagent.llm.openai_engine import OpenAIEngine
 from yagent.llm.types import (
     EngineError,

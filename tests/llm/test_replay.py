@@ -8,7 +8,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from yagent.kernel.toolfail import Kind
+from yagent.kernel.judge.toolfail import Kind
 from yagent.llm.replay import (
     Divergence,
     RecordedStep,

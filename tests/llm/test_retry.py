@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 import anyio
 import pytest
 
-from yagent.kernel import retryplan, toolfail
-from yagent.kernel.toolfail import Kind
+from yagent.kernel.durable import retryplan
+from yagent.kernel.judge import toolfail
+from yagent.kernel.judge.toolfail import Kind
 from yagent.llm.retry import MODEL_REQUEST_KEY, complete_with_retries
 from yagent.llm.types import AssistantTurn, EngineError, Request, StreamEvent, TurnDone
 
@@ -149,7 +150,8 @@ async def test_default_sleep_is_anyio_sleep_for_zero_backoff_kinds() -> None:
 async def test_the_retry_decision_and_its_backoff_come_from_retryplan(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The loop follows `kernel.retryplan`: what it plans is what happens (no second table)."""
+    """The loop follows `kernel.durable.retryplan`: what it plans is what happens (no second
+    table)."""
     asked: list[tuple[Kind, str | None]] = []
     backoff = toolfail.Backoff(7.0, 1.0, 7.0)
 

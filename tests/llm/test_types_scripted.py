@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 import anyio
 import pytest
 
-from yagent.kernel.toolfail import Kind
+from yagent.kernel.judge.toolfail import Kind
 from yagent.llm.identity import first_line, identify
 from yagent.llm.scripted import ScriptedEngine, call, say
 from yagent.llm.types import (

@@ -1,5 +1,5 @@
 """Batch files: what is accepted, what is refused and where (`yagent.scale.tasks`), the batch
-id, and the local engine's records as `kernel.contract` stores (`yagent.scale.records`)."""
+id, and the local engine's records as `kernel.durable.contract` stores (`yagent.scale.records`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from yagent.kernel import contract
+from yagent.kernel.durable import contract
 from yagent.scale.records import BatchRecords, RecordExists, StaleRecord
 from yagent.scale.tasks import BatchFileError, load
 

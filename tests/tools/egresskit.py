@@ -14,7 +14,7 @@ from pathlib import Path
 import anyio
 import anyio.abc
 
-from yagent.kernel import netguard
+from yagent.kernel.confine import netguard
 from yagent.tools.egress.allowlist import AllowList
 from yagent.tools.egress.proxyserver import EgressProxy
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.tools.conftest import make_surface
-from yagent.kernel.invoke import Call, FuncStage, Verdict
+from yagent.kernel.judge.invoke import Call, FuncStage, Verdict
 from yagent.tools import flow
 from yagent.tools.adapter import Adapter, ToolContext, parse_arguments
 from yagent.tools.guard import WorkspaceGuard

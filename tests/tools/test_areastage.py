@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from yagent.kernel import areas, toolfail
-from yagent.kernel.invoke import Call, Decision
-from yagent.kernel.preset import BUILTIN as PRESETS
+from yagent.kernel.judge import areas, toolfail
+from yagent.kernel.judge.invoke import Call, Decision
+from yagent.kernel.judge.preset import BUILTIN as PRESETS
 from yagent.tools.areastage import STAGE, describe
 from yagent.tools.commands import CommandGate
 from yagent.tools.guard import WorkspaceGuard

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from yagent.kernel import auditgate
+from yagent.kernel.judge import auditgate
 from yagent.tools import flow
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.audit import operation

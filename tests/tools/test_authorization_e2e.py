@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from tests.tools.conftest import make_surface
-from yagent.kernel import toolfail
+from yagent.kernel.judge import toolfail
 from yagent.messaging import USER_HELP_NEEDED, Dispatcher, Event
 from yagent.tools import flow
 from yagent.tools.adapter import Adapter, ToolContext

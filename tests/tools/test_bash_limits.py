@@ -16,9 +16,9 @@ from typing import Any
 import anyio
 import pytest
 
-from yagent.kernel import sandbox
-from yagent.kernel.preset import BUILTIN as PRESETS
-from yagent.kernel.sandbox.identity import SANDBOX_UID
+from yagent.kernel.confine import sandbox
+from yagent.kernel.confine.sandbox.identity import SANDBOX_UID
+from yagent.kernel.judge.preset import BUILTIN as PRESETS
 from yagent.tools import registry
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.commands import CommandGate

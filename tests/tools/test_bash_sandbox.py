@@ -11,7 +11,7 @@ import anyio
 import anyio.to_thread
 import pytest
 
-from yagent.kernel.preset import BUILTIN as PRESETS
+from yagent.kernel.judge.preset import BUILTIN as PRESETS
 from yagent.tools import registry, shell
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.bash import SANDBOXED_BACKGROUND_NOTE

@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 import pytest
 
-from yagent.kernel.preset import BUILTIN as PRESETS
+from yagent.kernel.judge.preset import BUILTIN as PRESETS
 from yagent.messaging import USER_HELP_NEEDED, Dispatcher, Event
 from yagent.tools import registry
 from yagent.tools.adapter import Adapter, ToolContext
@@ -263,7 +263,7 @@ async def test_a_command_that_is_not_a_string_is_refused(ws: Path, home: Path) -
 
 @pytest.mark.anyio
 async def test_the_stage_leaves_unknown_tools_to_the_disclosure_gate(ws: Path, home: Path) -> None:
-    from yagent.kernel.invoke import Call
+    from yagent.kernel.judge.invoke import Call
     from yagent.tools.stages import CommandPolicyStage
 
     h = Harness(ws, home)

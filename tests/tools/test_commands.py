@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from yagent.kernel import invoke, sandbox, toolfail
-from yagent.kernel.cmdpolicy import Decision, decide_command
-from yagent.kernel.preset import BUILTIN as PRESETS
+from yagent.kernel.confine import sandbox
+from yagent.kernel.confine.cmdpolicy import Decision, decide_command
+from yagent.kernel.judge import invoke, toolfail
+from yagent.kernel.judge.preset import BUILTIN as PRESETS
 from yagent.tools import commands
 from yagent.tools.commands import CommandGate, sandbox_env
 from yagent.tools.shellrules import RuleFile, build_policy

@@ -14,8 +14,9 @@ from typing import Any
 import anyio
 import pytest
 
-from yagent.kernel import sideeffect, toolfail
-from yagent.kernel.invoke import Call
+from yagent.kernel.durable import sideeffect
+from yagent.kernel.judge import toolfail
+from yagent.kernel.judge.invoke import Call
 from yagent.tools.effectrun import (
     EffectRunner,
     decode,

@@ -14,9 +14,9 @@ from typing import Any
 import anyio
 import pytest
 
-from yagent.kernel import egress
-from yagent.kernel.preset import BUILTIN as PRESETS
-from yagent.kernel.sandbox import EgressMode
+from yagent.kernel.confine import egress
+from yagent.kernel.confine.sandbox import EgressMode
+from yagent.kernel.judge.preset import BUILTIN as PRESETS
 from yagent.tools import registry
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.bash import UNATTRIBUTED_BACKGROUND_NOTE

@@ -14,9 +14,10 @@ from pathlib import Path
 import anyio
 import pytest
 
-from yagent.kernel import egress, toolfail
-from yagent.kernel.preset import BUILTIN as PRESETS
-from yagent.kernel.sandbox import BwrapProvider, EgressMode
+from yagent.kernel.confine import egress
+from yagent.kernel.confine.sandbox import BwrapProvider, EgressMode
+from yagent.kernel.judge import toolfail
+from yagent.kernel.judge.preset import BUILTIN as PRESETS
 from yagent.tools import shell
 from yagent.tools.commands import CommandGate, masked_tool_paths
 from yagent.tools.egress import proxyserver, sandboxbridge

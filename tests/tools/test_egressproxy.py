@@ -10,8 +10,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from yagent.kernel import egress
-from yagent.kernel.sandbox import EgressMode
+from yagent.kernel.confine import egress
+from yagent.kernel.confine.sandbox import EgressMode
 from yagent.tools.egress import proxyserver, wire
 from yagent.tools.egress.allowlist import AllowList
 from yagent.tools.egress.proxyserver import EgressDecision, EgressProxy, ProxyError

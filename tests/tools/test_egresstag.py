@@ -9,8 +9,8 @@ from collections.abc import AsyncIterator
 import anyio
 import pytest
 
-from yagent.kernel import egress
-from yagent.kernel.sandbox import EgressMode
+from yagent.kernel.confine import egress
+from yagent.kernel.confine.sandbox import EgressMode
 from yagent.tools.egress import attribution, proxyserver, sandboxbridge, wire
 from yagent.tools.egress.attribution import NOT_LISTED, Entry
 from yagent.tools.egress.proxyserver import EgressProxy

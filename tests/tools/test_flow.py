@@ -68,7 +68,7 @@ async def test_load_tool_by_query_and_name(workspace: Path) -> None:
 async def test_load_tool_trimming_is_visible(
     workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from yagent.kernel import tooldisclose
+    from yagent.kernel.judge import tooldisclose
 
     monkeypatch.setattr(flow, "LOAD_BUDGET", tooldisclose.Budget(max_schemas=1))
     ext = [cold(f"srv__t{i}", f"Tool number {i}.") for i in range(3)]

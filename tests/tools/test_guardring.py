@@ -9,7 +9,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from yagent.kernel.invoke import Call, Chain, Verdict
+from yagent.kernel.judge.invoke import Call, Chain, Verdict
 from yagent.tools.guardring import DenialRing
 
 

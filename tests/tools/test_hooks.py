@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from yagent.kernel import hookengine
-from yagent.kernel.invoke import Call, Chain, Decision
+from yagent.kernel.judge import hookengine
+from yagent.kernel.judge.invoke import Call, Chain, Decision
 from yagent.tools import hooknames
 from yagent.tools.hooks import HookConfigError, HookRunError, body_of, from_config, interpret
 

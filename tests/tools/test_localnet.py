@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 import pytest
 
-from yagent.kernel import netguard
-from yagent.kernel.netguard import IPAddress
+from yagent.kernel.confine import netguard
+from yagent.kernel.confine.netguard import IPAddress
 from yagent.tools.localnet import (
     LocalNetError,
     allow_of,

@@ -17,7 +17,7 @@ from tests.mcpservers import (
     memory,
     time_server,
 )
-from yagent.kernel import toolfail
+from yagent.kernel.judge import toolfail
 from yagent.tools import effects
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.audit import HIGH, LOW, operation

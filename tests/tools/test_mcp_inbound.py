@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.mcpservers import everything_http, everything_stdio  # noqa: F401 - a fixture
-from yagent.kernel import auditgate
+from yagent.kernel.judge import auditgate
 from yagent.tools.adapter import ToolContext
 from yagent.tools.confirm import Answer
 from yagent.tools.guard import WorkspaceGuard

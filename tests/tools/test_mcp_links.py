@@ -17,7 +17,7 @@ from tests.mcpservers import (
     everything_stdio,
     free_port,
 )
-from yagent.kernel import toolfail
+from yagent.kernel.judge import toolfail
 from yagent.tools.adapter import ToolContext
 from yagent.tools.guard import WorkspaceGuard
 from yagent.tools.invocation import PUBLISH, Invocation

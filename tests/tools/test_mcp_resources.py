@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.mcpservers import everything_stdio, filesystem, memory
-from yagent.kernel import toolfail
+from yagent.kernel.judge import toolfail
 from yagent.tools import effects
 from yagent.tools.audit import operation
 from yagent.tools.mcp.client import McpTools

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.tools.conftest import make_surface
-from yagent.kernel import pii
+from yagent.kernel.confine import pii
 from yagent.tools import outbound, registry
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.toolresult import ToolResult

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from yagent.kernel import ptc, toolfail
-from yagent.kernel.invoke import Call, FuncStage, Verdict
+from yagent.kernel import ptc
+from yagent.kernel.judge import toolfail
+from yagent.kernel.judge.invoke import Call, FuncStage, Verdict
 from yagent.tools import program, registry
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.guard import WorkspaceGuard

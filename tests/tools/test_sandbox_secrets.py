@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from yagent.kernel.preset import BUILTIN as PRESETS
+from yagent.kernel.judge.preset import BUILTIN as PRESETS
 from yagent.tools import readmask, registry
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.commands import CommandGate

@@ -11,7 +11,7 @@ import pytest
 
 from tests.tools import searchtree
 from tests.tools.conftest import make_surface
-from yagent.kernel.toolfail import Kind, ToolFailure
+from yagent.kernel.judge.toolfail import Kind, ToolFailure
 from yagent.tools import search as search_mod
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.search import search

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from yagent.kernel.cmdpolicy import Decision, Rule, decide_command
+from yagent.kernel.confine.cmdpolicy import Decision, Rule, decide_command
 from yagent.tools import shellrules
 from yagent.tools.shellrules import RuleFile, ShellRulesError, build_policy, remembered_rule
 

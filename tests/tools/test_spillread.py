@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.tools.conftest import make_surface
-from yagent.kernel.spill import Spill
+from yagent.kernel.context.spill import Spill
 from yagent.tools import registry
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.spillread import DEFAULT_SESSION, spill_session

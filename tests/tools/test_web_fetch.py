@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 import pytest
 
 from tests.tools.conftest import make_surface
-from yagent.kernel import netguard
+from yagent.kernel.confine import netguard
 from yagent.tools import registry, web
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.web import WebConfig, configure

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from yagent.kernel import budget, reminder
+from yagent.kernel.context import budget, reminder
 from yagent.llm import AssistantTurn, Message, Request
 from yagent.llm.retry import complete_with_retries
 from yagent.llm.types import Engine

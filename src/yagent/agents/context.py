@@ -23,7 +23,7 @@ from pathlib import Path
 
 from yagent.agents import instructions, untrusted
 from yagent.agents.catalog import AUTONOMY, AgentDef
-from yagent.kernel import skilldisclose
+from yagent.kernel.judge import skilldisclose
 from yagent.tools import program
 from yagent.tools.surface import Surface
 from yagent.toolspec import SkillDoc

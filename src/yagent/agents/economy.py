@@ -42,9 +42,9 @@ from typing import Any
 
 from yagent.agents import compaction
 from yagent.agents.requestmeter import RequestMeter
-from yagent.kernel import budget
-from yagent.kernel.offload import Offloader
-from yagent.kernel.spill import Spill
+from yagent.kernel.context import budget
+from yagent.kernel.context.offload import Offloader
+from yagent.kernel.context.spill import Spill
 from yagent.llm import Message
 from yagent.toolspec import Spec
 from yagent.toolspec.builtin import PAGES_SPILL

@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from yagent.kernel import reminder
+from yagent.kernel.context import reminder
 from yagent.tools.readmask import ReadMask
 
 MAX_INSTRUCTIONS_BYTES = 32 * 1024

@@ -57,7 +57,8 @@ from yagent.agents.pause import PauseAbandonedError
 from yagent.agents.reports import read_report
 from yagent.agents.results import AgentResult, Status, no_submission_note
 from yagent.agents.toolbatch import Batch
-from yagent.kernel import reminder, toolfail
+from yagent.kernel.context import reminder
+from yagent.kernel.judge import toolfail
 from yagent.llm import (
     EngineError,
     Image,

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from yagent.kernel import protocol
+from yagent.kernel.context import protocol
 
 _LOOKS = (re.compile(r'"status"\s*:'), re.compile(r'"summary"\s*:'))
 

@@ -19,7 +19,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from yagent.kernel import budget
+from yagent.kernel.context import budget
 from yagent.llm import Message
 
 

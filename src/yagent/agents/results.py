@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from yagent.agents.activity import ActivityTimeoutError, IdleTimeoutError
-from yagent.kernel.protocol import Parsed
+from yagent.kernel.context.protocol import Parsed
 from yagent.llm import Message, Usage
 
 

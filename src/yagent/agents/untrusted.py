@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from yagent.kernel import reminder
+from yagent.kernel.context import reminder
 from yagent.llm import Image, Message
 
 

@@ -63,7 +63,8 @@ from yagent.app.opensession import Observer, OpenSession, OpenSessions
 from yagent.app.sessionstore import open_sessions
 from yagent.app.telemetry import WARNING_EVENT, Telemetry, exporter_from_env
 from yagent.app.trust import Status
-from yagent.kernel import auditgate, sessionref, spill
+from yagent.kernel.context import sessionref, spill
+from yagent.kernel.judge import auditgate
 from yagent.llm.pricing import DEFAULT_PRICES, Ledger, PriceTable
 from yagent.llm.types import Engine
 from yagent.memory import SessionStore

@@ -65,9 +65,9 @@ from yagent.app.mcpsources import McpSourceError
 from yagent.app.network import NetworkSettings
 from yagent.app.storeconfig import ENV as STORE_URL_ENV
 from yagent.app.storeconfig import StoreSettings
-from yagent.kernel import cmdpolicy, egress
-from yagent.kernel import preset as presets
-from yagent.kernel.sandbox import Limits, default_memory_mb
+from yagent.kernel.confine import cmdpolicy, egress
+from yagent.kernel.confine.sandbox import Limits, default_memory_mb
+from yagent.kernel.judge import preset as presets
 from yagent.tools.egress.allowlist import AllowList, AllowListError
 from yagent.tools.shellrules import RuleFile, ShellRulesError, build_policy
 
@@ -105,7 +105,8 @@ class AgentSettings(Strict):
     spill_max_age_days: float = Field(
         14.0, ge=0, allow_inf_nan=False, description="spilled outputs older than this are removed"
     )
-    # Ctrl-C / shutdown: seconds the turn in flight may finish (kernel.drain: 0 default, <0 none)
+    # Ctrl-C / shutdown: seconds the turn in flight may finish (kernel.durable.drain: 0 default,
+    # <0 none)
     drain_budget: float = Field(5.0, allow_inf_nan=False, description="seconds")
     effect_lease: float = Field(30.0, gt=0, le=3600, description="side-effect lease, seconds")
 

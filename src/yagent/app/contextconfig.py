@@ -23,8 +23,8 @@ from typing import Any
 
 from yagent.agents.economy import Archive, ContextSettings
 from yagent.app.config import Config
-from yagent.kernel import offload, spill
-from yagent.kernel.clock import Clock
+from yagent.kernel.context import offload, spill
+from yagent.kernel.durable.clock import Clock
 from yagent.memory import SessionStore
 from yagent.tools.spillread import DEFAULT_SESSION
 

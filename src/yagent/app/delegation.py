@@ -5,8 +5,8 @@ Contract (Director constraints C4, C9, C10, C11; `docs/agents.md`; where it depa
 - Every agent run gets a `Runner` in its tool context (`tools.delegate.RUNNER_KEY`); a top-level
   run makes the `Pool`, a delegated run shares its delegator's (`Lane.link`).
 - A delegate call is decided in this order, each refusal a *refused* outcome rendered as the
-  call's result, never an exception: the topology (`App.topology`, `kernel.dispatch`: who may
-  delegate to whom, depth); the agent exists; the declared areas (`kernel.areas`: exact paths,
+  call's result, never an exception: the topology (`App.topology`, `kernel.judge.dispatch`: who may
+  delegate to whom, depth); the agent exists; the declared areas (`kernel.judge.areas`: exact paths,
   inside the delegator's own writable areas when nested, no symbolic link on the way); no
   overlap with a running writer (`Pool.claims`). Only then is it posted on the board and queued.
 - Slot first, then the monitor: the child's `activity.Monitor` (`delegate_idle_timeout`,
@@ -15,10 +15,10 @@ Contract (Director constraints C4, C9, C10, C11; `docs/agents.md`; where it depa
   one another when the preset cannot confine commands (the outcome says so).
 - Each delegation has its own id (`<agent>.<call id>@<session prefix | delegator's id>`), run,
   checkpoint, side-effect keys and `Lane`; `app.lanerun.run_lane` runs it.
-- On the board (`kernel.taskboard`, in `home/durable.db`), the task `<session>/<delegation id>`
-  is posted, claimed when the slot is held, then completed or failed with the outcome — the
-  outcome returned is read back from the board; a pause the person abandoned releases the claim
-  (the task is open again, *paused*, with no note).
+- On the board (`kernel.durable.taskboard`, in `home/durable.db`), the task
+  `<session>/<delegation id>` is posted, claimed when the slot is held, then completed or failed
+  with the outcome — the outcome returned is read back from the board; a pause the person
+  abandoned releases the claim (the task is open again, *paused*, with no note).
 - A total or idle timeout ends the child (failed, with a note); the delegator carries on.
 - `delegation_receipt` carries the outcome; the result text is `format_for_director`.
 """
@@ -46,7 +46,9 @@ from yagent.app.localdocs import local_docs_for_task
 from yagent.app.opensession import OpenSession
 from yagent.app.runtrack import continuation_task
 from yagent.app.services import RunServices
-from yagent.kernel import areas, delegate, dispatch, sandbox, taskboard
+from yagent.kernel.confine import sandbox
+from yagent.kernel.durable import taskboard
+from yagent.kernel.judge import areas, delegate, dispatch
 from yagent.tools.delegate import Request
 from yagent.toolspec import Effect
 

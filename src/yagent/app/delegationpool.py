@@ -10,10 +10,10 @@ Contract:
   (`Slot.lent`), so a parent holding a slot never waits for a child queued behind it (no
   self-deadlock, even with a pool of 1; `docs/adr/0010-director-delegation.md`). `peak` is the
   most slots ever held at once.
-- `Pool.claims` (`kernel.areas.Board`) holds the declared areas of the delegations running
+- `Pool.claims` (`kernel.judge.areas.Board`) holds the declared areas of the delegations running
   now: an overlapping writer is refused before it starts. `Pool.writers` serialises writers when
   the preset cannot confine commands (they queue; the result says so).
-- `topology(config, found)` builds the `kernel.dispatch.Guard` once per app: every built-in,
+- `topology(config, found)` builds the `kernel.judge.dispatch.Guard` once per app: every built-in,
   configured (`[agents.NAME]`) and found agent (Claude Code's `.claude/agents` files) is a
   slug; the Director may delegate to every other agent unless `[agents.director] delegates`
   says otherwise; any agent may be given `delegates`. A cycle or an
@@ -37,7 +37,7 @@ import anyio
 from yagent.agents import catalog
 from yagent.agents.activity import Monitor
 from yagent.app.config import Config, ConfigError
-from yagent.kernel import areas, dispatch
+from yagent.kernel.judge import areas, dispatch
 from yagent.toolspec import first_sentence
 
 DEFAULT_POOL = 2
@@ -124,7 +124,7 @@ class Link:
 
 
 class _Edges:
-    """The topology as `kernel.dispatch` reads it."""
+    """The topology as `kernel.judge.dispatch` reads it."""
 
     def __init__(self, edges: Mapping[str, tuple[str, ...]]) -> None:
         self._edges = dict(edges)

@@ -30,7 +30,8 @@ from yagent.app.delegation import Refused, Runner, board_id
 from yagent.app.delegationview import Outcome
 from yagent.app.durable import Action
 from yagent.app.services import RunServices
-from yagent.kernel import delegate, taskboard
+from yagent.kernel.durable import taskboard
+from yagent.kernel.judge import delegate
 from yagent.llm import Message, ToolCall
 from yagent.memory import ToolCallNotFoundError
 from yagent.tools.delegate import Request

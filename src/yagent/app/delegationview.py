@@ -1,8 +1,8 @@
 """What a delegation hands back: the outcome, as the board keeps it, and its one rendering.
 
 Contract:
-- An `Outcome` is a delegation's end: completed, failed or refused (a `kernel.delegate` receipt
-  keeps those invariants), or paused (the run stopped at a pause the person abandoned: not a
+- An `Outcome` is a delegation's end: completed, failed or refused (a `kernel.judge.delegate`
+  receipt keeps those invariants), or paused (the run stopped at a pause the person abandoned: not a
   failure, and it carries no note). `output` is the child's deliverable, verbatim as neutralised
   by `untrusted.deliverable`; when the child answered in plain text instead of `agent_exit`, the
   output is its last reply and `submitted` is False with the loop's no-submission note.
@@ -24,7 +24,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from yagent.kernel import delegate, taskboard
+from yagent.kernel.durable import taskboard
+from yagent.kernel.judge import delegate
 
 PAUSED = "paused"
 

@@ -2,8 +2,8 @@
 
 One SQLite file next to the sessions holds the side-effect store, the checkpoint store, the commit
 gate, the run index and the session leases (`app.lease`) — each in its own tables, all through
-`kernel.sqlitedb`'s rules (WAL, `BEGIN IMMEDIATE`, synchronous FULL — NORMAL for the per-step
-checkpoints, like the session store whose steps they describe), so several yagent processes
+`kernel.durable.sqlitedb`'s rules (WAL, `BEGIN IMMEDIATE`, synchronous FULL — NORMAL for the
+per-step checkpoints, like the session store whose steps they describe), so several yagent processes
 share it safely on one machine.
 
 Contract:
@@ -39,8 +39,8 @@ from typing import Any
 from yagent.app.config import Config, ConfigError
 from yagent.app.lease import SessionLeases, Tables
 from yagent.app.stopkind import concluding_statuses
-from yagent.kernel import checkpoint, commitgate, sideeffect, sqlitefile, taskboard
-from yagent.kernel.sqlitedb import Database, DatabaseStore
+from yagent.kernel.durable import checkpoint, commitgate, sideeffect, sqlitefile, taskboard
+from yagent.kernel.durable.sqlitedb import Database, DatabaseStore
 from yagent.tools.effectrun import EffectRunner
 from yagent.tools.effects import EffectRuleError, EffectTable
 from yagent.tools.invocation import Publish

@@ -4,10 +4,10 @@ Contract:
 - `prepare(services, assignments)` checks the whole plan before anything starts and raises
   `FanoutError` naming the tasks and paths: an empty plan; a name that is not a plain word
   (letters, digits, `.`, `_`, `-`) or is used twice; an empty task; neither or both of `agent` and
-  `capabilities`; an unknown agent; capabilities no agent has (`kernel.delegate.choose`: the
+  `capabilities`; an unknown agent; capabilities no agent has (`kernel.judge.delegate.choose`: the
   least capable agent that has them all, ties by name — an agent's capabilities are the effects of
   the tools it may use: read, write, exec, network, browser…); a preset whose commands run on the
-  host (nothing could confine them); a declaration `kernel.areas` refuses (wildcards, `..`,
+  host (nothing could confine them); a declaration `kernel.judge.areas` refuses (wildcards, `..`,
   absolute paths, one path both read and written); writable areas that overlap between tasks
   (every conflict listed); a writable area in a protected path (`.git`, `.yagent`, at any depth,
   any case: only a person may write there); a writable area with a symbolic link on the way or a
@@ -17,7 +17,7 @@ Contract:
 - Running a checked plan, and resuming one, is `app.fanrun`: each task its own agent run in ONE
   session with its own delegation id and `Lane` (the worktree ring on its Surface and a command
   gate whose sandbox keeps the workspace read-only except the task's writable areas), each
-  ending in a `kernel.delegate` receipt.
+  ending in a `kernel.judge.delegate` receipt.
 - Each task's agent prompt carries `marker(name)` on its first line (scripted and replay engines
   route each task's requests by it), followed by the task's areas (`app.lane`, re-exported here).
 """
@@ -32,7 +32,8 @@ from typing import Any
 
 from yagent.agents import catalog
 from yagent.app.services import RunServices
-from yagent.kernel import areas, delegate, sandbox, toolfail
+from yagent.kernel.confine import sandbox
+from yagent.kernel.judge import areas, delegate, toolfail
 from yagent.tools.commands import CommandGate
 from yagent.tools.guard import PROTECTED_PATHS
 

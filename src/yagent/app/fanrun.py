@@ -4,8 +4,8 @@ Contract:
 - `run_parallel(services, plan)` creates ONE session (its meta keeps the plan, so the run can be
   resumed) and runs each task as its own agent run in it, at most `max_parallel` at once, each
   with its own delegation id (`<name>@<session prefix>`: on its events, messages, run record and
-  side-effect keys) and its own `Lane`. Each run becomes a `kernel.delegate` receipt: completed
-  (the run finished or answered; output = its deliverable, neutralised by
+  side-effect keys) and its own `Lane`. Each run becomes a `kernel.judge.delegate` receipt:
+  completed (the run finished or answered; output = its deliverable, neutralised by
   `untrusted.deliverable`: it was written from untrusted tool output), failed (any other end, or an
   exception — which never reaches the other tasks), refused. Cancellation still stops them all.
 - Each task runs through `app.lanerun.run_lane` (shared with the Director's delegations).
@@ -39,7 +39,7 @@ from yagent.app.opensession import OpenSession
 from yagent.app.runtrack import continuation_task
 from yagent.app.services import RunServices
 from yagent.app.stopkind import StopKind, stop_kind_of
-from yagent.kernel import delegate
+from yagent.kernel.judge import delegate
 
 RECEIPT_EVENT = "delegation_receipt"
 

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ParamSpec, TypeVar
 
-from yagent.kernel import sqlitefile
+from yagent.kernel.durable import sqlitefile
 
 EXIT_FULL = 75  # sysexits EX_TEMPFAIL: try again later (after freeing space)
 

@@ -28,8 +28,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from yagent.kernel import hookengine
-from yagent.kernel.invoke import Call, Decision
+from yagent.kernel.judge import hookengine
+from yagent.kernel.judge.invoke import Call, Decision
 from yagent.memory import SessionStore
 from yagent.tools import hooknames
 from yagent.tools.toolresult import ToolResult

@@ -3,8 +3,9 @@ delegation (`app.delegation`).
 
 Contract:
 - `Lane` carries the task's name, its delegation id (on everything the run records), its areas
-  (`kernel.areas` declaration: the worktree ring on its Surface) and its confined command gate;
-  `link` only for a delegation (`app.delegationpool.Link`: its pool, depth and watchdog).
+  (`kernel.judge.areas` declaration: the worktree ring on its Surface) and its confined
+  command gate; `link` only for a delegation (`app.delegationpool.Link`: its pool, depth
+  and watchdog).
 - `Lane.frame(agent)` puts the task's marker on the first line of the agent's prompt
   (`lanemarkers.marker(name)` for a parallel task, `delegation_marker(name)` for a delegation:
   scripted and replay engines route each task's requests by it), followed by the task's areas.
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from yagent.agents.catalog import AgentDef
 from yagent.app.delegationpool import Link
 from yagent.app.lanemarkers import delegation_marker, marker
-from yagent.kernel import areas
+from yagent.kernel.judge import areas
 from yagent.tools.areastage import describe
 from yagent.tools.commands import CommandGate
 

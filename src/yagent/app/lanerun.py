@@ -5,7 +5,8 @@ Contract:
 - `run_lane(services, session, lane, ...)` publishes `delegation_start` in the session (its
   `app.opensession.OpenSession`), runs the task as its own agent run there (`services.run`, which
   is `App.run`, with the lane: its delegation id on everything it records,
-  its worktree ring and confined commands), and turns the end into a `kernel.delegate` receipt:
+  its worktree ring and confined commands), and turns the end into a
+  `kernel.judge.delegate` receipt:
   completed when the run finished or answered (output = its deliverable, else its last text,
   neutralised by `untrusted.deliverable`: it was written from untrusted tool output), failed on
   any other end or an exception (which never reaches the caller's other work), refused when no
@@ -34,7 +35,7 @@ from yagent.app.lane import Lane
 from yagent.app.opensession import OpenSession
 from yagent.app.services import RunServices
 from yagent.app.stopkind import stop_kind
-from yagent.kernel import delegate
+from yagent.kernel.judge import delegate
 from yagent.tools.areastage import describe
 
 

@@ -37,7 +37,7 @@ from typing import Any, Protocol, TypeVar
 
 import anyio.to_thread
 
-from yagent.kernel.sqlitedb import Database, DatabaseStore
+from yagent.kernel.durable.sqlitedb import Database, DatabaseStore
 
 T = TypeVar("T")
 
@@ -104,9 +104,10 @@ class Holder:
 
 
 class Tables(Protocol):
-    """One database a store's tables live in: `kernel.sqlitedb.Database` (a file in the home) or
-    `kernel.pgdb.Database` (PostgreSQL, `app.pgstate`). Statements use `?` placeholders and the
-    SQL both speak; a PostgreSQL connection also carries `now`, the server's clock."""
+    """One database a store's tables live in: `kernel.durable.sqlitedb.Database` (a file in the
+    home) or `kernel.durable.pgdb.Database` (PostgreSQL, `app.pgstate`). Statements use `?`
+    placeholders and the SQL both speak; a PostgreSQL connection also carries `now`, the server's
+    clock."""
 
     path: str
 

@@ -16,7 +16,8 @@ import functools
 import re
 from typing import Any
 
-from yagent.kernel import reminder, toolfail
+from yagent.kernel.context import reminder
+from yagent.kernel.judge import toolfail
 from yagent.tools.mcp.connect import Servers
 
 REFERENCE = re.compile(

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from yagent.kernel import budget, memorypipe
+from yagent.kernel.context import budget, memorypipe
 from yagent.tools.atomicfile import atomic_write
 
 GLOBAL = "global"

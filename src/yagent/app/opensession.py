@@ -35,7 +35,7 @@ from yagent.app.recorder import Recorder
 from yagent.app.safety import Safety
 from yagent.app.segments import Segments
 from yagent.app.steplog import StepLog
-from yagent.kernel import reminder
+from yagent.kernel.context import reminder
 from yagent.llm import Message
 from yagent.llm.pricing import Ledger
 from yagent.llm.types import Engine

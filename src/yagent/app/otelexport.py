@@ -40,8 +40,15 @@ from opentelemetry.sdk.trace.export import (  # type: ignore[import-untyped,impo
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from yagent.app.otelenv import TelemetryUnavailableError, otel_choice
-from yagent.kernel.trajectory import ROOT_ID, SpanEvent, SpanPlan, Turn, metric_labels, plan_turn
-from yagent.kernel.watchdog import Finding
+from yagent.kernel.trace.trajectory import (
+    ROOT_ID,
+    SpanEvent,
+    SpanPlan,
+    Turn,
+    metric_labels,
+    plan_turn,
+)
+from yagent.kernel.trace.watchdog import Finding
 
 SCOPE = "yagent"
 

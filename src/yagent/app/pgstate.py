@@ -4,8 +4,8 @@ Contract:
 - `attach(url, error)` opens ONE pool to the database and, on it, the side-effect store, the
   checkpoint store, the commit gate, the task board (`kernel.*.postgres`), the run index and the
   session leases (the same `app.durable` / `app.lease` code as the SQLite files, on
-  `kernel.pgdb`). Every schema is brought to its version at start, under an advisory lock, in one
-  transaction per component.
+  `kernel.durable.pgdb`). Every schema is brought to its version at start, under an advisory lock,
+  in one transaction per component.
 - Any worker on any machine with the same URL sees the same runs: it can resume a run another
   one started, its side effects are judged at most once against the same keys, and leases and
   fences are judged by the database server's clock.
@@ -23,11 +23,11 @@ from dataclasses import dataclass
 from yagent.app.config import ConfigError
 from yagent.app.lease import LeaseError, SessionLeases
 from yagent.app.stopkind import concluding_statuses
-from yagent.kernel import checkpoint, commitgate, pgdb, sideeffect
-from yagent.kernel.checkpoint.postgres import PgStore as PgCheckpoints
-from yagent.kernel.commitgate.postgres import PgGate
-from yagent.kernel.sideeffect.postgres import PgStore as PgEffects
-from yagent.kernel.taskboard.postgres import PgBoard
+from yagent.kernel.durable import checkpoint, commitgate, pgdb, sideeffect
+from yagent.kernel.durable.checkpoint.postgres import PgStore as PgCheckpoints
+from yagent.kernel.durable.commitgate.postgres import PgGate
+from yagent.kernel.durable.sideeffect.postgres import PgStore as PgEffects
+from yagent.kernel.durable.taskboard.postgres import PgBoard
 
 RUNS = (
     (

@@ -34,9 +34,9 @@ from pathlib import Path
 from typing import Any
 
 from yagent.app.trust import CONFIG_FILE, Status
-from yagent.kernel import cmdpolicy
-from yagent.kernel import preset as presets
-from yagent.kernel.sandbox import Limits, default_memory_mb
+from yagent.kernel.confine import cmdpolicy
+from yagent.kernel.confine.sandbox import Limits, default_memory_mb
+from yagent.kernel.judge import preset as presets
 
 _TUNING = frozenset(
     {

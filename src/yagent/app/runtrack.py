@@ -35,8 +35,10 @@ import anyio
 from yagent.agents import untrusted
 from yagent.app.durable import CONCLUDED, END_STEP, Durable, ResumeDecision, RunRow
 from yagent.app.fulldisk import FullDisk
-from yagent.kernel import checkpoint, commitgate, reminder, sideeffect, toolfail
-from yagent.kernel.invoke import Call
+from yagent.kernel.context import reminder
+from yagent.kernel.durable import checkpoint, commitgate, sideeffect
+from yagent.kernel.judge import toolfail
+from yagent.kernel.judge.invoke import Call
 from yagent.llm import Message
 from yagent.memory import SessionStore, ToolCallNotFoundError
 from yagent.tools.effectrun import decode, idempotency_key, uncertain_text

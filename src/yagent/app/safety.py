@@ -35,9 +35,9 @@ from pydantic import ValidationError
 from yagent.app import trust
 from yagent.app.config import Config, ConfigError
 from yagent.app.network import NetworkSettings
-from yagent.kernel import egress, netguard, pii
-from yagent.kernel import preset as presets
-from yagent.kernel.sandbox import Level
+from yagent.kernel.confine import egress, netguard, pii
+from yagent.kernel.confine.sandbox import Level
+from yagent.kernel.judge import preset as presets
 from yagent.tools import outbound
 from yagent.tools.commands import CommandGate
 from yagent.tools.egress.allowlist import AllowList, AllowListError

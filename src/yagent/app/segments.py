@@ -8,8 +8,8 @@ Contract:
 - A segment ends at the last *safe cut* waiting: after a line break, or after a whitespace
   character that no item of personal data can span — a tab, or a space (or a character that
   folds to one, NFKC) whose preceding character does not end in a digit or `)` (the only
-  characters `kernel.pii` lets stand before a separator inside a match: grouped mobile, card and
-  ID numbers, `(+86) `). The word being streamed is therefore held until whitespace follows it,
+  characters `kernel.confine.pii` lets stand before a separator inside a match: grouped mobile, card
+  and ID numbers, `(+86) `). The word being streamed is therefore held until whitespace follows it,
   and so is a run of digit groups that could still grow into a number; everything before is
   committed at once, so a stream that pauses mid-line shows its stable prefix. Screening the
   segments one by one finds exactly what screening their joined text would: every pii pattern's

@@ -39,7 +39,9 @@ from yagent.app.lane import Lane
 from yagent.app.lease import LeaseKeeper
 from yagent.app.opensession import OpenSession, OpenSessions
 from yagent.app.safety import Safety
-from yagent.kernel import dispatch, hookengine, sessionref, taskboard
+from yagent.kernel.context import sessionref
+from yagent.kernel.durable import taskboard
+from yagent.kernel.judge import dispatch, hookengine
 from yagent.llm.types import Engine
 from yagent.memory import SessionStore
 from yagent.tools.confirm import UserConfirm

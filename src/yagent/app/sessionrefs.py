@@ -23,7 +23,7 @@ from dataclasses import asdict
 from typing import Any
 
 from yagent.agents import exitpolicy
-from yagent.kernel import reminder, sessionref
+from yagent.kernel.context import reminder, sessionref
 from yagent.memory import (
     AmbiguousSessionError,
     SessionNotFoundError,
@@ -71,8 +71,8 @@ def _unresolved(key: str, why: str) -> str:
     return reminder.wrap(f"session reference @session:{key}: {why}", kind=sessionref.KIND)
 
 
-def _snapshot(payload: Mapping[str, Any]) -> sessionref.Snapshot:
-    return sessionref.Snapshot(
+def _snapshot(payload: Mapping[str, Any]) -> sessionref.Conclusion:
+    return sessionref.Conclusion(
         source=str(payload["source"]),
         source_version=payload["source_version"],
         text=str(payload["text"]),

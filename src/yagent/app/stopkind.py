@@ -13,8 +13,8 @@ Contract:
   · `session_status` — the session store's status after the run (`app.turn`).
 - `stop_kind_of(text)` classifies a recorded status (a `run_end` event's); unknown text is a
   `ValueError` naming it, or the caller's explicit `unknown` kind.
-Deliberately a table, not `kernel.statemachine`: there is no transition to judge here, only a
-terminal state to name (docs/agents.md).
+Deliberately a table, not `kernel.durable.statemachine`: there is no transition to judge here, only
+a terminal state to name (docs/agents.md).
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 from yagent.agents.results import Status
 from yagent.app.otelenv import TelemetryUnavailableError, wants_export
-from yagent.kernel.trajectory import (
+from yagent.kernel.trace.trajectory import (
     Declares,
     Kind,
     Ref,
@@ -35,7 +35,7 @@ from yagent.kernel.trajectory import (
     Trajectory,
     Turn,
 )
-from yagent.kernel.watchdog import Finding, Watchdog
+from yagent.kernel.trace.watchdog import Finding, Watchdog
 from yagent.llm import Usage
 from yagent.llm.pricing import DEFAULT_PRICES, PriceTable
 from yagent.messaging import Event

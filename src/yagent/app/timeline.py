@@ -25,8 +25,8 @@ from importlib import resources
 from typing import Any
 
 from yagent.app.telemetry import Projection, Recorded, project
-from yagent.kernel.trajectory import Pairing, Row, RowKind, Timing, Turn
-from yagent.kernel.watchdog import Finding, FindingKind
+from yagent.kernel.trace.trajectory import Pairing, Row, RowKind, Timing, Turn
+from yagent.kernel.trace.watchdog import Finding, FindingKind
 
 CLIP = 4000  # characters of one argument / result / text shown per row (a seam for tests)
 

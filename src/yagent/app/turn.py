@@ -60,7 +60,7 @@ from yagent.app.recorder import SessionObserver
 from yagent.app.runtrack import RunTrack, open_track
 from yagent.app.services import RunServices
 from yagent.app.stopkind import stop_kind
-from yagent.kernel import reminder
+from yagent.kernel.context import reminder
 from yagent.llm import Message, Usage
 from yagent.llm.types import with_model
 from yagent.tools import browser, delegate, flow, invocation, program, registry, sessionread, web

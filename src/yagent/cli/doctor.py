@@ -36,9 +36,9 @@ from yagent.app.engines import (
 )
 from yagent.cli.mcpdoctor import mcp_rows
 from yagent.cli.scaledoctor import ADDRESS_ENV, database_rows, temporal_rows
-from yagent.kernel import sqlitefile
-from yagent.kernel.preset import BUILTIN as BUILTIN_PRESETS
-from yagent.kernel.sandbox import Level
+from yagent.kernel.confine.sandbox import Level
+from yagent.kernel.durable import sqlitefile
+from yagent.kernel.judge.preset import BUILTIN as BUILTIN_PRESETS
 from yagent.tools.searchkit.locate import locate_rg
 from yagent.tools.settings import Settings, SettingsError
 

@@ -28,7 +28,7 @@ import click
 from yagent.app.config import load
 from yagent.app.durable import Durable, open_home
 from yagent.app.sessionstore import sessions_here
-from yagent.kernel import sideeffect
+from yagent.kernel.durable import sideeffect
 from yagent.memory import SessionStore
 
 PENDING_LIMIT = 1000

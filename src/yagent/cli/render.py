@@ -27,7 +27,7 @@ from yagent.cli import economy_lines
 from yagent.cli.safetext import json_line, visible, visible_event
 from yagent.cli.stream import StreamView
 from yagent.cli.tree import LiveTree
-from yagent.kernel.protocol import render_markdown
+from yagent.kernel.context.protocol import render_markdown
 from yagent.messaging import USER_HELP_NEEDED, USER_HELP_RESPONSE, DispatcherClosedError, Event
 from yagent.tools.confirm import Scope, response
 

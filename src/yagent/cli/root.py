@@ -341,7 +341,7 @@ def refusals() -> tuple[tuple[type[Exception], ...], tuple[type[Exception], ...]
     """
     from yagent.app.config import ConfigError
     from yagent.app.lease import SessionBusyError
-    from yagent.kernel.sqlitefile import UnusableFileError
+    from yagent.kernel.durable.sqlitefile import UnusableFileError
     from yagent.memory.errors import DamagedStoreError, SessionStoreError
 
     refused = (ConfigError, SessionStoreError, SessionBusyError, UnusableFileError)
@@ -358,7 +358,7 @@ def _said(exc: BaseException) -> int | None:
     """The exit status of an error said in one line: 75 a full disk (`app.fulldisk`), 2 a
     refusal; None for anything else (it propagates)."""
     from yagent.app.fulldisk import EXIT_FULL
-    from yagent.kernel.sqlitefile import disk_full
+    from yagent.kernel.durable.sqlitefile import disk_full
 
     if disk_full(exc):
         return EXIT_FULL
@@ -366,7 +366,7 @@ def _said(exc: BaseException) -> int | None:
 
 
 def _refusal(exc: BaseException) -> str:
-    from yagent.kernel.sqlitefile import disk_full
+    from yagent.kernel.durable.sqlitefile import disk_full
     from yagent.memory.errors import StoreFullError
 
     if disk_full(exc) and not isinstance(exc, StoreFullError):  # a durable store, a state file

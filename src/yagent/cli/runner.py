@@ -1,8 +1,8 @@
 """The command's async flows: one turn (`run_turn`, also the interactive session's, `cli.repl`),
 one-shot runs, replay.
 
-Ctrl-C: the first asks the running turn to stop and drains it (`kernel.drain`): the turn stops at
-its next step boundary, no new side effect starts, and what is in flight gets `[agent]
+Ctrl-C: the first asks the running turn to stop and drains it (`kernel.durable.drain`): the turn
+stops at its next step boundary, no new side effect starts, and what is in flight gets `[agent]
 drain_budget` seconds to finish before the turn is force-stopped (its tools cancelled and
 accounted for; the session keeps what happened); a model request in flight is cut at once (it has
 no side effect). A second one within `KILL_WINDOW` (2 s) kills every live foreground process
@@ -45,7 +45,7 @@ from yagent.app.safety import with_allow_local
 from yagent.cli import edits, outcome
 from yagent.cli.render import Ask, Renderer
 from yagent.cli.safetext import json_line
-from yagent.kernel import drain
+from yagent.kernel.durable import drain
 from yagent.llm.replay import Recording, ReplayEngine
 from yagent.llm.types import Engine
 from yagent.memory import SessionStoreError

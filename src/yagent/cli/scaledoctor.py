@@ -27,10 +27,10 @@ Row = tuple[str, bool, str, bool]
 def known_versions() -> dict[str, int]:
     """The schema version of each component this yagent keeps on PostgreSQL."""
     from yagent.app import pgstate
-    from yagent.kernel.checkpoint import postgres as checkpoint
-    from yagent.kernel.commitgate import postgres as commitgate
-    from yagent.kernel.sideeffect import postgres as sideeffect
-    from yagent.kernel.taskboard import postgres as taskboard
+    from yagent.kernel.durable.checkpoint import postgres as checkpoint
+    from yagent.kernel.durable.commitgate import postgres as commitgate
+    from yagent.kernel.durable.sideeffect import postgres as sideeffect
+    from yagent.kernel.durable.taskboard import postgres as taskboard
     from yagent.memory.pgstore import PG_MIGRATIONS
 
     return {
@@ -49,7 +49,7 @@ def database_rows(url: str) -> list[Row]:
         return [("database", True, "[store] url not set: SQLite files in the yagent home", False)]
     import psycopg
 
-    from yagent.kernel.pgdb import describe
+    from yagent.kernel.durable.pgdb import describe
 
     where = describe(url)
     try:

@@ -26,7 +26,7 @@ from rich.live import Live
 from rich.markdown import Markdown
 from rich.text import Text
 
-from yagent.kernel import delta
+from yagent.kernel.context import delta
 
 ANSWER = "answer"
 REASONING = "reasoning"

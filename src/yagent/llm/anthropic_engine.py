@@ -43,7 +43,7 @@ import anyio
 import httpx2
 import json_repair
 
-from yagent.kernel import toolfail
+from yagent.kernel.judge import toolfail
 from yagent.llm.errors import to_engine_error
 from yagent.llm.types import (
     AssistantTurn,

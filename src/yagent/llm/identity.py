@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from yagent.kernel import toolfail
+from yagent.kernel.judge import toolfail
 from yagent.llm.types import EngineError
 
 

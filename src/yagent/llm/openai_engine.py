@@ -48,7 +48,7 @@ import anyio
 import anyio.lowlevel
 import httpx
 
-from yagent.kernel import toolfail
+from yagent.kernel.judge import toolfail
 from yagent.llm import sse
 from yagent.llm.errors import to_engine_error
 from yagent.llm.openai_stream import PROVIDER, Assembler, is_completion

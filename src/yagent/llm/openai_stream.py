@@ -25,7 +25,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
-from yagent.kernel import toolfail
+from yagent.kernel.judge import toolfail
 from yagent.llm.types import (
     AssistantTurn,
     EngineError,

@@ -27,7 +27,7 @@ from typing import Any
 
 import anyio
 
-from yagent.kernel import toolfail
+from yagent.kernel.judge import toolfail
 from yagent.llm.identity import identify
 from yagent.llm.types import (
     AssistantTurn,

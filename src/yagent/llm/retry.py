@@ -1,4 +1,4 @@
-"""Step retries for model calls, decided by `kernel.retryplan` over the `toolfail` table.
+"""Step retries for model calls, decided by `kernel.durable.retryplan` over the `toolfail` table.
 
 Contract:
 - `complete_with_retries` runs one model call to its end and asks `retryplan.explain` what to do
@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
-from yagent.kernel import retryplan
+from yagent.kernel.durable import retryplan
 from yagent.llm.types import AssistantTurn, Engine, EngineError, Request, complete
 
 Sleep = Callable[[float], Awaitable[None]]

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import anyio
 
-from yagent.kernel import toolfail
+from yagent.kernel.judge import toolfail
 from yagent.llm.identity import identify
 from yagent.llm.types import (
     AssistantTurn,

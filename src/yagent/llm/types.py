@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from yagent.kernel import toolfail
+from yagent.kernel.judge import toolfail
 
 Role = Literal["system", "user", "assistant", "tool"]
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-from yagent.kernel.clock import SystemClock as SystemClock
+from yagent.kernel.durable.clock import SystemClock as SystemClock
 from yagent.memory.errors import (
     BatchFailedError,
     SessionNotFoundError,

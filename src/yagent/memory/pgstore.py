@@ -1,7 +1,7 @@
 """`PgSessionStore`: the session store in PostgreSQL, so any machine can resume any session.
 
 Contract: the same methods and guarantees as `SessionStore` (it IS one: the sessions, log and
-ledger parts run unchanged), with the connection underneath replaced by `kernel.pgdb`:
+ledger parts run unchanged), with the connection underneath replaced by `kernel.durable.pgdb`:
 - every write is one transaction under the store's advisory lock (the per-session sequence read
   and the insert that uses it never interleave with another writer, on any machine); every read
   is one REPEATABLE READ snapshot (an export sees one state); `batch()` is one transaction whose
@@ -29,8 +29,8 @@ from typing import Any
 import psycopg
 from psycopg.adapt import Dumper, Loader
 
-from yagent.kernel import pgdb
-from yagent.kernel.clock import SystemClock
+from yagent.kernel.durable import pgdb
+from yagent.kernel.durable.clock import SystemClock
 from yagent.memory.errors import SchemaError, SessionStoreError
 from yagent.memory.records import Clock
 from yagent.memory.schema import MIGRATIONS

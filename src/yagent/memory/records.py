@@ -11,7 +11,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from yagent.kernel.clock import Clock as Clock
+from yagent.kernel.durable.clock import Clock as Clock
 
 Status = Literal["active", "finished", "failed", "cancelled", "paused"]
 STATUSES: tuple[str, ...] = ("active", "finished", "failed", "cancelled", "paused")

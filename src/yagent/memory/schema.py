@@ -15,7 +15,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-from yagent.kernel import sqlitefile
+from yagent.kernel.durable import sqlitefile
 from yagent.memory.errors import (
     DamagedStoreError,
     NewerSchemaError,

@@ -4,7 +4,7 @@
 the drop and logs a warning. `receive()` waits for the next event, critical first. `close()` ends
 receivers with `DispatcherClosedError` once both queues are drained. Single event loop; from other
 threads use `send_threadsafe`.
-The two queues are two subscriptions of the kernel's one event bus (`kernel.eventbus`): the
+The two queues are two subscriptions of the kernel's one event bus (`kernel.trace.eventbus`): the
 normal one drops the new event when full, the critical one (`keep_newest`) lets its oldest go.
 """
 
@@ -19,7 +19,7 @@ from typing import Any
 import anyio
 import anyio.from_thread
 
-from yagent.kernel import eventbus
+from yagent.kernel.trace import eventbus
 
 log = logging.getLogger("yagent.messaging")
 

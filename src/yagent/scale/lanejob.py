@@ -33,7 +33,7 @@ from yagent.app.durable import Action
 from yagent.app.lane import Lane
 from yagent.app.lanerun import LaneRun, run_lane
 from yagent.app.runtrack import continuation_task
-from yagent.kernel import areas, delegate
+from yagent.kernel.judge import areas, delegate
 from yagent.llm import Usage
 from yagent.tools.yolo import Yolo
 

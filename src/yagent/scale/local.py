@@ -2,7 +2,7 @@
 
 Contract:
 - Same steps as on Temporal (`scale.taskrun`), same result shape, kept in the batch's records
-  (`scale.records`: `kernel.contract.RunStore` / `StepStore`) under the home.
+  (`scale.records`: `kernel.durable.contract.RunStore` / `StepStore`) under the home.
 - Idempotent: a task whose record is final (completed, failed, cancelled) is not run again; a
   task recorded `running` by a process that died resumes from its run's checkpoint (the session
   lease refuses it while another live process runs it: that task is reported failed, "busy").
@@ -23,7 +23,7 @@ from typing import Any
 
 import anyio
 
-from yagent.kernel.contract import StepOutcome
+from yagent.kernel.durable.contract import StepOutcome
 from yagent.scale import states as st
 from yagent.scale import taskrun
 from yagent.scale.records import BatchRecords, RecordExists, StaleRecord

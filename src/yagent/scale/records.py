@@ -1,4 +1,4 @@
-"""The local engine's batch records: `kernel.contract.RunStore` and `StepStore` in files.
+"""The local engine's batch records: `kernel.durable.contract.RunStore` and `StepStore` in files.
 
 One folder per batch under `<home>/batches/<batch id>/`, one JSON file per task
 (`<task id>.json`: its run record — status, version, plan — its step outcomes and its result).
@@ -23,7 +23,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from yagent.kernel.contract import RunRecord, StepOutcome
+from yagent.kernel.durable.contract import RunRecord, StepOutcome
 from yagent.scale.taskrun import outcome_dict, outcome_of
 
 

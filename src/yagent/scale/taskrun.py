@@ -1,7 +1,7 @@
 """The four steps of a batch task — prepare, run, collect, clean up — whatever engine drives them.
 
-Each step returns a `kernel.contract.StepOutcome` (run id = the task's key, step id = the step's
-name, status = `done`, or the step's own word: the run step's status is the loop's), so the
+Each step returns a `kernel.durable.contract.StepOutcome` (run id = the task's key, step id = the
+step's name, status = `done`, or the step's own word: the run step's status is the loop's), so the
 local engine and Temporal's activities report one vocabulary; `outcome_dict` / `outcome_of` carry
 it across an engine's wire.
 
@@ -56,7 +56,7 @@ from yagent.app.durable import Action
 from yagent.app.fanout import Assignment, FanoutError, prepare
 from yagent.app.lane import Lane
 from yagent.app.runtrack import continuation_task
-from yagent.kernel.contract import StepOutcome
+from yagent.kernel.durable.contract import StepOutcome
 from yagent.scale import checkout, push
 from yagent.scale.tasks import TaskSpec
 from yagent.tools.yolo import Yolo

@@ -45,10 +45,10 @@ from typing import Any
 import anyio
 from pydantic import ValidationError
 
-from yagent.kernel import toolfail
-from yagent.kernel.invoke import Call, Judgement, Verdict
-from yagent.kernel.pii import PolicyStore as PiiStore
-from yagent.kernel.spill import Spill
+from yagent.kernel.confine.pii import PolicyStore as PiiStore
+from yagent.kernel.context.spill import Spill
+from yagent.kernel.judge import toolfail
+from yagent.kernel.judge.invoke import Call, Judgement, Verdict
 from yagent.tools import localask, outbound
 from yagent.tools.confirm import Scope, UserConfirm
 from yagent.tools.effectrun import EffectRunner

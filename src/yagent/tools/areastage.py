@@ -1,6 +1,6 @@
 """The areas ring (stage `worktree`): a confined worker's tool calls stay inside its declared areas.
 
-A worker running beside others (a parallel sub-agent) holds a `kernel.areas.Declaration`:
+A worker running beside others (a parallel sub-agent) holds a `kernel.judge.areas.Declaration`:
 the areas it may write and the ones it may only read, relative to the workspace. This stage —
 on the worker's own Surface, right after the tooldisclose gate — judges every call by the spec's
 declared facts, never by the tool's name:
@@ -31,8 +31,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from yagent.kernel import areas, toolfail
-from yagent.kernel.invoke import Call, Verdict
+from yagent.kernel.judge import areas, toolfail
+from yagent.kernel.judge.invoke import Call, Verdict
 from yagent.tools.commands import CommandGate
 from yagent.tools.toolview import ToolView
 from yagent.toolspec import Effect, Spec

@@ -11,9 +11,9 @@ Guarantees:
 - `atomic_write_at` does the same inside one open directory (`dir_fd`): the temporary file is
   created there (`O_EXCL | O_NOFOLLOW`) and renamed within it, so the file written is in the
   directory that was opened, whatever its path names now. A target that is a symbolic link there
-  is refused (`kernel.beneath.SymlinkMetError`), a directory is `IsADirectoryError`.
-Standard library and `kernel.beneath`'s error only (a leaf: settings, trust, rules, memories and
-the file tools use it).
+  is refused (`kernel.confine.beneath.SymlinkMetError`), a directory is `IsADirectoryError`.
+Standard library and `kernel.confine.beneath`'s error only (a leaf: settings, trust, rules, memories
+and the file tools use it).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from yagent.kernel.beneath import SymlinkMetError
+from yagent.kernel.confine.beneath import SymlinkMetError
 
 MISSING: Any = object()
 """What `read_json` returns for a file that does not exist."""

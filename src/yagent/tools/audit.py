@@ -1,4 +1,4 @@
-"""The audit gate (`yagent.kernel.auditgate`) as a ring of the Surface's chain.
+"""The audit gate (`yagent.kernel.judge.auditgate`) as a ring of the Surface's chain.
 
 Each call is judged as an operation whose risk and "mutating" flag come from the tool's declared
 facts, never its name: read-only, cognitive, flow, meta and delegation tools carry no risk and do
@@ -14,8 +14,8 @@ config and can only be lowered while yagent runs.
 
 from __future__ import annotations
 
-from yagent.kernel import auditgate
-from yagent.kernel.invoke import Call, Decision, Verdict
+from yagent.kernel.judge import auditgate
+from yagent.kernel.judge.invoke import Call, Decision, Verdict
 from yagent.tools.toolview import ToolView
 from yagent.toolspec import Effect, Spec
 

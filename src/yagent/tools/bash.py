@@ -40,8 +40,8 @@ from typing import Any
 
 import anyio
 
-from yagent.kernel import toolfail
-from yagent.kernel.sandbox import Supervision
+from yagent.kernel.confine.sandbox import Supervision
+from yagent.kernel.judge import toolfail
 from yagent.tools import shell
 from yagent.tools.adapter import ToolContext
 from yagent.tools.commands import Confinement

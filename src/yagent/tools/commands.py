@@ -53,9 +53,10 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from yagent.kernel import cmdpolicy, invoke, netguard, sandbox, toolfail
-from yagent.kernel.gatecheck import Action, Judgement
-from yagent.kernel.preset import Preset
+from yagent.kernel.confine import cmdpolicy, netguard, sandbox
+from yagent.kernel.judge import invoke, toolfail
+from yagent.kernel.judge.gatecheck import Action, Judgement
+from yagent.kernel.judge.preset import Preset
 from yagent.tools.egress import proxyserver
 from yagent.tools.guard import PROTECTED_PATHS
 from yagent.tools.jobs import SessionSandbox

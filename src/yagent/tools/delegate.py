@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from yagent.kernel import toolfail
+from yagent.kernel.judge import toolfail
 from yagent.tools.adapter import ToolContext
 from yagent.tools.invocation import Slot
 from yagent.toolspec.delegate import DelegateArgs

@@ -37,8 +37,9 @@ from urllib.parse import quote
 
 import anyio
 
-from yagent.kernel import sideeffect, toolfail
-from yagent.kernel.invoke import Call
+from yagent.kernel.durable import sideeffect
+from yagent.kernel.judge import toolfail
+from yagent.kernel.judge.invoke import Call
 from yagent.tools.effects import EffectTable, Found
 from yagent.tools.invocation import Publish
 from yagent.tools.toolresult import ToolResult, failure_content, serialise

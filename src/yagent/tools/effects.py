@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from yagent.kernel import cmdpolicy
+from yagent.kernel.confine import cmdpolicy
 from yagent.toolspec import Effect, Spec
 
 _PARSER = cmdpolicy.Policy([])  # no rules: used only to enumerate the commands of a line

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from yagent.kernel import tooldisclose
+from yagent.kernel.judge import tooldisclose
 from yagent.tools.adapter import ToolContext
 from yagent.tools.invocation import Slot
 from yagent.toolspec import params as p

@@ -1,5 +1,5 @@
 """The guard ring: the independent refusing rings judged together, so the model hears every
-reason at once (`kernel.guardset`).
+reason at once (`kernel.judge.guardset`).
 
 Contract:
 - `DenialRing(stages)` sits in the Surface's chain right before those same stages (the worktree
@@ -26,8 +26,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from contextvars import ContextVar
 
-from yagent.kernel import guardset
-from yagent.kernel.invoke import Call, Stage, Verdict
+from yagent.kernel.judge import guardset
+from yagent.kernel.judge.invoke import Call, Stage, Verdict
 
 STAGE = "guards"
 

@@ -1,4 +1,4 @@
-"""Command hooks: the host transport for `yagent.kernel.hookengine`.
+"""Command hooks: the host transport for `yagent.kernel.judge.hookengine`.
 
 Each hook is a shell command (`bash -c`, in the workspace, its own process group) that receives
 one JSON object on stdin and answers with its exit code and output. The object carries yagent's
@@ -45,8 +45,8 @@ from typing import Any
 
 import anyio
 
-from yagent.kernel import hookengine
-from yagent.kernel.invoke import Decision
+from yagent.kernel.judge import hookengine
+from yagent.kernel.judge.invoke import Decision
 from yagent.tools import hooknames
 
 OUTPUT_CAP = 64 * 1024

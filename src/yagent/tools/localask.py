@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from yagent.kernel import netguard
-from yagent.kernel.invoke import Call, Verdict
+from yagent.kernel.confine import netguard
+from yagent.kernel.judge.invoke import Call, Verdict
 from yagent.tools.localnet import LOOPBACK_HOSTS, LocalNetError, parse_entry
 from yagent.tools.toolview import ToolView
 from yagent.tools.yolo import Yolo

@@ -31,9 +31,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from ipaddress import ip_address
 
-from yagent.kernel import netguard
-from yagent.kernel.netguard import AddrClass
-from yagent.kernel.netguard.names import canonical_host
+from yagent.kernel.confine import netguard
+from yagent.kernel.confine.netguard import AddrClass
+from yagent.kernel.confine.netguard.names import canonical_host
 from yagent.tools.egress.allowlist import AllowList, AllowListError
 
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")

@@ -20,7 +20,8 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from yagent.kernel import pii, toolfail
+from yagent.kernel.confine import pii
+from yagent.kernel.judge import toolfail
 from yagent.tools.toolresult import ToolResult, failure_content
 
 

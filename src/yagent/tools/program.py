@@ -29,8 +29,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from yagent.kernel import ptc, toolfail
-from yagent.kernel.invoke import Call, Chain
+from yagent.kernel import ptc
+from yagent.kernel.judge import toolfail
+from yagent.kernel.judge.invoke import Call, Chain
 from yagent.tools.adapter import Adapter, Executor, ToolContext
 from yagent.tools.invocation import Slot
 from yagent.tools.surface import Surface

@@ -22,7 +22,7 @@ Contract:
   `**/.env`: `tools.readpatterns`): `denies` refuses every path it covers; `hidden()` lists the
   paths that match when it is asked (the sandbox asks when it is set up).
 Leaves to the host: which entries come from whom (a project's `allow_read` needs trust:
-`app.projectkeys`); what the sandbox does with the list (`kernel.sandbox.BwrapProvider`).
+`app.projectkeys`); what the sandbox does with the list (`kernel.confine.sandbox.BwrapProvider`).
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from yagent.kernel.toolfail import Kind, ToolFailure
+from yagent.kernel.judge.toolfail import Kind, ToolFailure
 from yagent.tools.adapter import ToolContext
 from yagent.tools.ignorewalk import Filter, GlobError, IgnoreTree, Visibility
 from yagent.tools.searchkit.fallback import fallback_search

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 import anyio
 
-from yagent.kernel import toolfail
+from yagent.kernel.judge import toolfail
 from yagent.tools.adapter import ToolContext
 from yagent.tools.invocation import Slot
 from yagent.toolspec.sessions import ListSessionsArgs, ReadSessionArgs

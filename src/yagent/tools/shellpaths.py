@@ -38,10 +38,10 @@ import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from yagent.kernel import cmdpolicy
-from yagent.kernel.cmdpolicy.decide import Words
-from yagent.kernel.cmdpolicy.expand import Dynamic, Field
-from yagent.kernel.cmdpolicy.model import Arg, basename
+from yagent.kernel.confine import cmdpolicy
+from yagent.kernel.confine.cmdpolicy.decide import Words
+from yagent.kernel.confine.cmdpolicy.expand import Dynamic, Field
+from yagent.kernel.confine.cmdpolicy.model import Arg, basename
 
 MAX_GLOB_ENTRIES = 5000
 MAX_DIRECTORIES = 16

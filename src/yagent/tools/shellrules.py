@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from yagent.kernel import cmdpolicy
+from yagent.kernel.confine import cmdpolicy
 from yagent.tools.atomicfile import atomic_write
 
 RULES_FILE = Path(".yagent") / "shell-rules.toml"

@@ -37,7 +37,7 @@ from typing import Any
 
 import yaml
 
-from yagent.kernel import toolfail
+from yagent.kernel.judge import toolfail
 from yagent.tools.adapter import ToolContext
 from yagent.toolspec import SkillDoc, claudetools
 from yagent.toolspec import params as p

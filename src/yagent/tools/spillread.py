@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from yagent.kernel import spill, toolfail
+from yagent.kernel.context import spill
+from yagent.kernel.judge import toolfail
 from yagent.tools.adapter import ToolContext
 from yagent.toolspec import params as p
 

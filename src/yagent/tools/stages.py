@@ -18,9 +18,9 @@ asked.
 
 from __future__ import annotations
 
-from yagent.kernel import toolfail
-from yagent.kernel.gatecheck import ApprovalMode
-from yagent.kernel.invoke import Call, Verdict
+from yagent.kernel.judge import toolfail
+from yagent.kernel.judge.gatecheck import ApprovalMode
+from yagent.kernel.judge.invoke import Call, Verdict
 from yagent.tools.commands import STAGE, CommandGate
 from yagent.tools.toolview import ToolView
 from yagent.toolspec import Effect

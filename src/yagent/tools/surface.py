@@ -35,8 +35,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from yagent.kernel import areas, auditgate, tooldisclose
-from yagent.kernel.invoke import Chain, Stage
+from yagent.kernel.judge import areas, auditgate, tooldisclose
+from yagent.kernel.judge.invoke import Chain, Stage
 from yagent.tools.areastage import WorktreeStage
 from yagent.tools.audit import AuditStage
 from yagent.tools.commands import CommandGate
@@ -257,7 +257,7 @@ class Surface:
         return self.disclosure.snapshot().to_dict()
 
     def restore_materialized(self, data: Mapping[str, Any]) -> tooldisclose.LoadResult:
-        return self.disclosure.restore(tooldisclose.Snapshot.from_dict(data))
+        return self.disclosure.restore(tooldisclose.LoadedSet.from_dict(data))
 
 
 def _ringed(stages: list[Stage]) -> list[Stage]:

@@ -15,8 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from yagent.kernel import toolfail
-from yagent.kernel.invoke import Judgement
+from yagent.kernel.judge import toolfail
+from yagent.kernel.judge.invoke import Judgement
 
 
 @dataclass(frozen=True, slots=True)

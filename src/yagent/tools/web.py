@@ -22,7 +22,8 @@ from typing import Any
 
 import httpx
 
-from yagent.kernel import netguard, toolfail
+from yagent.kernel.confine import netguard
+from yagent.kernel.judge import toolfail
 from yagent.tools.adapter import ToolContext
 from yagent.tools.invocation import Slot
 from yagent.tools.localnet import refusal

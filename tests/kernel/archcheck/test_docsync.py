@@ -66,6 +66,29 @@ def test_measure_reports_lines_third_party_imports_and_summary(tmp_path: Path) -
     assert facts["alpha"].row() == "| alpha | 100 | yaml | alpha: does alpha things. |"
 
 
+def test_a_group_directory_holds_packages_named_group_dot_name(tmp_path: Path) -> None:
+    grouped = {
+        "src/yagent/kernel/judge/__init__.py": '"""judge: groups."""\n',
+        "src/yagent/kernel/judge/gate.py": '"""gate: one gate."""\nimport yaml\n',
+        "src/yagent/kernel/judge/ring/__init__.py": '"""ring: the ring."""\n',
+        "src/yagent/kernel/judge/ring/core.py": "import anyio\nx = 1\n",
+    }
+    rows = [
+        *GOOD_ROWS,
+        "| judge.gate | 2 | yaml | a gate |",
+        "| judge.ring | 3 | anyio | the ring |",
+    ]
+    root = repo(tmp_path, rows, **grouped)
+    facts = measure(root, "src/yagent/kernel", frozenset({"yagent"}))
+    assert sorted(facts) == ["alpha", "beta", "judge.gate", "judge.ring"]
+    assert facts["judge.ring"].summary == "ring: the ring."
+    assert run_docsync(root) == []
+    [problem] = run_docsync(repo(tmp_path, [*rows, "| judge | 1 | none | the group |"]))
+    assert "row 'judge' names no kernel package" in problem
+    [problem] = run_docsync(repo(tmp_path, [*rows, "| judge.gone | 1 | none | x |"]))
+    assert "src/yagent/kernel/judge/gone.py or src/yagent/kernel/judge/gone/" in problem
+
+
 def test_table_in_sync_passes(tmp_path: Path) -> None:
     assert run_docsync(repo(tmp_path, GOOD_ROWS)) == []
 

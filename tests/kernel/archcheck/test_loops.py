@@ -178,4 +178,4 @@ def test_the_repository_has_no_import_loop() -> None:
         assert "yagent.app.assemble" not in graph[module], module
         assert "yagent.app.services" in graph[module], module
     pinned = {d.source for d in policy.import_directions}
-    assert {"yagent.kernel.sandbox", "yagent.kernel.gatecheck"} <= pinned
+    assert {"yagent.kernel.confine.sandbox", "yagent.kernel.judge.gatecheck"} <= pinned

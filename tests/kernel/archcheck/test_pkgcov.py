@@ -33,9 +33,9 @@ REPORT: dict[str, Any] = {
         "src/yagent/cli/__init__.py": summary(10, 9),
         "src/yagent/cli/__main__.py": summary(0, 0),
         "/abs/yagent/src/yagent/kernel/__init__.py": summary(1, 1),
-        "src/yagent/kernel/invoke.py": summary(80, 60, 20, 15),  # 75 / 100
-        "src/yagent/kernel/guardset/__init__.py": summary(10, 5),
-        "src/yagent/kernel/guardset/core.py": summary(10, 9, 4, 1),  # (5+9+1) / 24
+        "src/yagent/kernel/judge/invoke.py": summary(80, 60, 20, 15),  # 75 / 100
+        "src/yagent/kernel/judge/guardset/__init__.py": summary(10, 5),
+        "src/yagent/kernel/judge/guardset/core.py": summary(10, 9, 4, 1),  # (5+9+1) / 24
         "tests/helper.py": summary(5, 0),
     },
 }
@@ -54,7 +54,11 @@ def write(tmp_path: Path, report: dict[str, Any] = REPORT) -> Path:
         ("src/yagent/cli/main.py", "yagent.cli"),
         ("src/yagent/agents/director/plan.py", "yagent.agents"),
         ("src/yagent/kernel/__init__.py", "yagent.kernel"),
-        ("src/yagent/kernel/invoke.py", "yagent.kernel.invoke"),
+        ("src/yagent/kernel/judge/invoke.py", "yagent.kernel.judge.invoke"),
+        ("src/yagent/kernel/judge/__init__.py", "yagent.kernel.judge"),
+        ("src/yagent/kernel/durable/sideeffect/sqlite.py", "yagent.kernel.durable.sideeffect"),
+        ("src/yagent/kernel/ptc/engine.py", "yagent.kernel.ptc"),
+        ("src/yagent/kernel/notagroup/inner/x.py", "yagent.kernel.notagroup"),
         ("src/yagent/kernel/archcheck/deps.py", "yagent.kernel.archcheck"),
         ("/home/yagent/src/yagent/kernel/x.py", "yagent.kernel.x"),
         ("C:\\r\\src\\yagent\\tools\\a.py", "yagent.tools"),
@@ -68,9 +72,9 @@ def test_package_grouping(path: str, package: str | None) -> None:
 def test_percent_counts_lines_and_branches_like_coverage() -> None:
     tallies, outside = tally(REPORT)
     assert outside == ["tests/helper.py"]
-    assert tallies["yagent.kernel.invoke"].percent == 75.0
-    assert tallies["yagent.kernel.guardset"].covered == 15
-    assert tallies["yagent.kernel.guardset"].total == 24
+    assert tallies["yagent.kernel.judge.invoke"].percent == 75.0
+    assert tallies["yagent.kernel.judge.guardset"].covered == 15
+    assert tallies["yagent.kernel.judge.guardset"].total == 24
     assert tallies["yagent.cli"].files == 2
     assert tallies["yagent.cli"].percent == 90.0
     assert tallies["yagent.kernel"].percent == 100.0
@@ -79,7 +83,7 @@ def test_percent_counts_lines_and_branches_like_coverage() -> None:
 def test_package_below_the_floor_fails(tmp_path: Path) -> None:
     status, lines = run_pkgcov(write(tmp_path), 75, [])
     assert status == 1
-    assert "pkgcov: yagent.kernel.guardset: 62.50 % < floor 75 %" in lines
+    assert "pkgcov: yagent.kernel.judge.guardset: 62.50 % < floor 75 %" in lines
     assert not any("invoke" in line and "pkgcov:" in line for line in lines)  # 75 meets 75
     assert "(1 measured files outside the package tree were not judged)" in lines
 
@@ -91,16 +95,16 @@ def test_every_package_meeting_the_floor_passes(tmp_path: Path) -> None:
 
 
 def test_exempt_package_below_the_floor_passes(tmp_path: Path) -> None:
-    status, lines = run_pkgcov(write(tmp_path), 75, ["yagent/kernel/guardset=being split"])
+    status, lines = run_pkgcov(write(tmp_path), 75, ["yagent/kernel/judge/guardset=being split"])
     assert status == 0, lines
     assert any("exempt: being split" in line for line in lines)
 
 
 def test_exempt_package_meeting_the_floor_fails(tmp_path: Path) -> None:
-    status, lines = run_pkgcov(write(tmp_path), 60, ["yagent.kernel.guardset=old"])
+    status, lines = run_pkgcov(write(tmp_path), 60, ["yagent.kernel.judge.guardset=old"])
     assert status == 1
     assert lines[-1] == (
-        "pkgcov: yagent.kernel.guardset: 62.50 % meets the floor 60 %: exemption no longer "
+        "pkgcov: yagent.kernel.judge.guardset: 62.50 % meets the floor 60 %: exemption no longer "
         "needed: remove it"
     )
 
@@ -130,6 +134,9 @@ def test_pkgcov_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     path = write(tmp_path)
     assert main(["pkgcov", str(path), "--min", "75"]) == 1
     assert "BELOW FLOOR" in capsys.readouterr().out
-    assert main(["pkgcov", str(path), "--min", "75", "--exempt", "yagent.kernel.guardset=x"]) == 0
+    assert (
+        main(["pkgcov", str(path), "--min", "75", "--exempt", "yagent.kernel.judge.guardset=x"])
+        == 0
+    )
     assert main(["pkgcov", str(tmp_path / "nope.json"), "--min", "75"]) == 2
     assert "cannot read coverage report" in capsys.readouterr().err

@@ -5,7 +5,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from yagent.kernel.checkpoint import (
+from yagent.kernel.durable.checkpoint import (
     Committer,
     InvalidArgumentError,
     MemoryStore,

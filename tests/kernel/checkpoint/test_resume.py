@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from yagent.kernel.checkpoint import (
+from yagent.kernel.durable.checkpoint import (
     PlanError,
     ResumeAction,
     RunState,

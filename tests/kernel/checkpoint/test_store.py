@@ -17,7 +17,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from yagent.kernel.checkpoint import (
+from yagent.kernel.durable.checkpoint import (
     Committer,
     InvalidArgumentError,
     MemoryStore,
@@ -32,9 +32,9 @@ from yagent.kernel.checkpoint import (
     StoreCAS,
     StoreError,
     decide,
-    suite,
 )
-from yagent.kernel.checkpoint.suite import CASES, ContractViolation, run_case
+from yagent.kernel.testing import checkpointsuite as suite
+from yagent.kernel.testing.checkpointsuite import CASES, ContractViolation, run_case
 
 
 class TwoConnections:
@@ -223,7 +223,7 @@ async def test_a_closed_store_refuses(tmp_path: Path) -> None:
 RACER = textwrap.dedent(
     """
     import sys, anyio
-    from yagent.kernel.checkpoint import RunState, Snapshot, SqliteStore, StaleSeqError
+    from yagent.kernel.durable.checkpoint import RunState, Snapshot, SqliteStore, StaleSeqError
 
     async def main(path, me):
         won = []
@@ -263,7 +263,7 @@ def test_processes_racing_on_one_file_never_both_win_a_seq(tmp_path: Path) -> No
 WRITER = textwrap.dedent(
     """
     import sys, anyio
-    from yagent.kernel.checkpoint import (
+    from yagent.kernel.durable.checkpoint import (
         Committer, RunState, SqliteStore, StepRecord, StepStatus, digest,
     )
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from yagent.kernel.checkpoint import (
+from yagent.kernel.durable.checkpoint import (
     InvalidArgumentError,
     RunState,
     Snapshot,
@@ -12,7 +12,7 @@ from yagent.kernel.checkpoint import (
     StepStatus,
     digest,
 )
-from yagent.kernel.checkpoint.types import decode, encode
+from yagent.kernel.durable.checkpoint.types import decode, encode
 
 
 def test_digest_is_a_labelled_sha256_of_bytes_only() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from yagent.kernel.cmdpolicy import Decision, Policy, Rule
+from yagent.kernel.confine.cmdpolicy import Decision, Policy, Rule
 
 A, P, F = Decision.ALLOW, Decision.PROMPT, Decision.FORBIDDEN
 

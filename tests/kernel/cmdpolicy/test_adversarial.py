@@ -21,8 +21,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from yagent.kernel.cmdpolicy import Decision, Policy, UnjudgeableError, decide_command
-from yagent.kernel.cmdpolicy.decide import Verdict
+from yagent.kernel.confine.cmdpolicy import Decision, Policy, UnjudgeableError, decide_command
+from yagent.kernel.confine.cmdpolicy.decide import Verdict
 
 F, P = Decision.FORBIDDEN, Decision.PROMPT
 U = "unjudgeable"

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from yagent.kernel import invoke, toolfail
-from yagent.kernel.cmdpolicy import (
+from yagent.kernel.confine.cmdpolicy import (
     Decision,
     Policy,
     Rule,
@@ -17,6 +16,7 @@ from yagent.kernel.cmdpolicy import (
     decide,
     decide_command,
 )
+from yagent.kernel.judge import invoke, toolfail
 
 A, P, F = Decision.ALLOW, Decision.PROMPT, Decision.FORBIDDEN
 

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from yagent.kernel.cmdpolicy import Decision, Policy, Rule, UnjudgeableError, decide_command
+from yagent.kernel.confine.cmdpolicy import Decision, Policy, Rule, UnjudgeableError, decide_command
 
 BASH = "/usr/bin/bash" if Path("/usr/bin/bash").exists() else "/bin/bash"
 _NAMES = ["aa", "bb", "cc", "dd", "ee", "ff", "gg", "ll", "mm ", "ss", "tt", "uu", "vv", "ww"]

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from yagent.kernel.cmdpolicy import Policy, UnjudgeableError, decide_command
-from yagent.kernel.cmdpolicy.expand import MAX_FIELDS, Dynamic, Field, ansi_c
+from yagent.kernel.confine.cmdpolicy import Policy, UnjudgeableError, decide_command
+from yagent.kernel.confine.cmdpolicy.expand import MAX_FIELDS, Dynamic, Field, ansi_c
 
 from .test_differential import bash_runs
 

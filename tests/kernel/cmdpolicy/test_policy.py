@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from yagent.kernel.cmdpolicy import (
+from yagent.kernel.confine.cmdpolicy import (
     DEFAULT_STEERING_ENV,
     Decision,
     Policy,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from yagent.kernel import invoke
-from yagent.kernel.cmdpolicy import Decision, Policy, PolicyError, Rule, SignalKind
+from yagent.kernel.confine.cmdpolicy import Decision, Policy, PolicyError, Rule, SignalKind
+from yagent.kernel.judge import invoke
 
 A, P, F = Decision.ALLOW, Decision.PROMPT, Decision.FORBIDDEN
 

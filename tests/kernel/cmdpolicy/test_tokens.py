@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from yagent.kernel.cmdpolicy import UnclosedQuoteError, scan, split_commands, tokenize
+from yagent.kernel.confine.cmdpolicy import UnclosedQuoteError, scan, split_commands, tokenize
 
 
 def test_backslash_inside_double_quotes_is_kept() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from yagent.kernel.cmdpolicy import UnclosedQuoteError
-from yagent.kernel.cmdpolicy.words import (
+from yagent.kernel.confine.cmdpolicy import UnclosedQuoteError
+from yagent.kernel.confine.cmdpolicy.words import (
     as_double_quoted,
     backtick_bodies,
     bare_newline,

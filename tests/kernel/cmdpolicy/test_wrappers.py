@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from yagent.kernel.cmdpolicy import Decision, Policy, Rule, SignalKind, decide_command
-from yagent.kernel.cmdpolicy.git import normalise_git
-from yagent.kernel.cmdpolicy.model import Arg, Stdin
-from yagent.kernel.cmdpolicy.wrappers import _SIMPLE, parse_options, unwrap
+from yagent.kernel.confine.cmdpolicy import Decision, Policy, Rule, SignalKind, decide_command
+from yagent.kernel.confine.cmdpolicy.git import normalise_git
+from yagent.kernel.confine.cmdpolicy.model import Arg, Stdin
+from yagent.kernel.confine.cmdpolicy.wrappers import _SIMPLE, parse_options, unwrap
 
 A, P, F = Decision.ALLOW, Decision.PROMPT, Decision.FORBIDDEN
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from yagent.kernel.commitgate import (
+from yagent.kernel.durable.commitgate import (
     Acquired,
     ClockedGate,
     Commit,
@@ -28,9 +28,9 @@ from yagent.kernel.commitgate import (
     StoreError,
     mint_token,
     rules,
-    suite,
 )
-from yagent.kernel.commitgate.suite import CASES, ContractViolation, FakeClock, run_case
+from yagent.kernel.testing import commitgatesuite as suite
+from yagent.kernel.testing.commitgatesuite import CASES, ContractViolation, FakeClock, run_case
 
 TERMINAL = {"succeeded", "failed"}
 
@@ -297,7 +297,7 @@ async def test_an_unreadable_row_is_a_store_error(tmp_path: Path) -> None:
 async def test_a_token_collision_fails_the_transaction_instead_of_deleting_a_row(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from yagent.kernel.commitgate import store as store_module
+    from yagent.kernel.durable.commitgate import store as store_module
 
     monkeypatch.setattr(store_module, "mint_token", lambda: "same")
     with SqliteGate(tmp_path / "g.db", TERMINAL) as gate:
@@ -310,7 +310,7 @@ async def test_a_token_collision_fails_the_transaction_instead_of_deleting_a_row
 RACER = textwrap.dedent(
     """
     import sys, anyio
-    from yagent.kernel.commitgate import SqliteGate, TokenError
+    from yagent.kernel.durable.commitgate import SqliteGate, TokenError
 
     async def main(path, me):
         won = []

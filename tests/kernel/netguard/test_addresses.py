@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from yagent.kernel.netguard import AddrClass, classify
+from yagent.kernel.confine.netguard import AddrClass, classify
 
 A = AddrClass
 

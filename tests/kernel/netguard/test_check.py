@@ -8,7 +8,7 @@ from ipaddress import ip_address
 
 import pytest
 
-from yagent.kernel.netguard import (
+from yagent.kernel.confine.netguard import (
     AddressBlockedError,
     Allow,
     BlockedError,

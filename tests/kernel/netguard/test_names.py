@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from yagent.kernel.netguard import (
+from yagent.kernel.confine.netguard import (
     AddrClass,
     NameBlockedError,
     SchemeBlockedError,
@@ -16,7 +16,7 @@ from yagent.kernel.netguard import (
     classify_name,
     split_url,
 )
-from yagent.kernel.netguard.names import dial_target, ipv4_spelling
+from yagent.kernel.confine.netguard.names import dial_target, ipv4_spelling
 
 
 @pytest.mark.parametrize(

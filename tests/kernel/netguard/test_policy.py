@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from yagent.kernel.netguard import (
+from yagent.kernel.confine.netguard import (
     OPENABLE,
     STRICT,
     AddrClass,

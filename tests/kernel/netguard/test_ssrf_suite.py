@@ -14,7 +14,7 @@ from ipaddress import ip_address
 import httpx
 import pytest
 
-from yagent.kernel.netguard import BlockedError, check, classify, new_client
+from yagent.kernel.confine.netguard import BlockedError, check, classify, new_client
 
 from .conftest import PUBLIC, MapResolver, Recorder, SequenceResolver
 

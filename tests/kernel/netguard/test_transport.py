@@ -9,7 +9,7 @@ import httpcore
 import httpx
 import pytest
 
-from yagent.kernel.netguard import (
+from yagent.kernel.confine.netguard import (
     AddressBlockedError,
     Allow,
     BlockedError,

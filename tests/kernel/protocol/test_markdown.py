@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from yagent.kernel.protocol import parse_report, render_markdown, validate_report
+from yagent.kernel.context.protocol import parse_report, render_markdown, validate_report
 
 
 def full() -> dict[str, object]:

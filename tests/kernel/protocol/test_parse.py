@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from yagent.kernel.protocol import (
+from yagent.kernel.context.protocol import (
     Level,
     NotReportError,
     SchemaError,

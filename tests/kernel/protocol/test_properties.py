@@ -7,7 +7,13 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from yagent.kernel.protocol import Level, NotReportError, Report, parse_report, render_markdown
+from yagent.kernel.context.protocol import (
+    Level,
+    NotReportError,
+    Report,
+    parse_report,
+    render_markdown,
+)
 
 line = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=40)
 finding = st.fixed_dictionaries(

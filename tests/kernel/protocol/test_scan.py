@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from yagent.kernel.protocol import scan
-from yagent.kernel.protocol.scan import balanced, fences, structure_problem
+from yagent.kernel.context.protocol import scan
+from yagent.kernel.context.protocol.scan import balanced, fences, structure_problem
 
 
 def test_fences() -> None:

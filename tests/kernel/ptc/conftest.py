@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from yagent.kernel import toolfail
-from yagent.kernel.invoke import Call, Chain, FuncStage, Verdict
+from yagent.kernel.judge import toolfail
+from yagent.kernel.judge.invoke import Call, Chain, FuncStage, Verdict
+from yagent.kernel.judge.tooldisclose import Param, ToolEntry
 from yagent.kernel.ptc import Bindings, ChainDispatcher
-from yagent.kernel.tooldisclose import Param, ToolEntry
 
 FETCH = ToolEntry(
     "fetch-data",

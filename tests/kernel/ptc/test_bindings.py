@@ -6,7 +6,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from yagent.kernel import toolfail
+from yagent.kernel.judge import toolfail
+from yagent.kernel.judge.tooldisclose import (
+    CallFormError,
+    IdentCollisionError,
+    Param,
+    ToolEntry,
+    args_from_positional,
+)
 from yagent.kernel.ptc import (
     OBJECT,
     POSITIONAL,
@@ -14,13 +21,6 @@ from yagent.kernel.ptc import (
     BindingCollisionError,
     Bindings,
     UnknownBindingError,
-)
-from yagent.kernel.tooldisclose import (
-    CallFormError,
-    IdentCollisionError,
-    Param,
-    ToolEntry,
-    args_from_positional,
 )
 
 from .conftest import ENTRIES, FETCH

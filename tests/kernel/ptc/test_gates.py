@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from yagent.kernel import toolfail
-from yagent.kernel.invoke import Call, Chain, Judgement, Verdict
+from yagent.kernel.judge import toolfail
+from yagent.kernel.judge.invoke import Call, Chain, Judgement, Verdict
 from yagent.kernel.ptc import (
     AbortedError,
     Bindings,
@@ -171,7 +171,7 @@ async def test_allowed_calls_pass_every_stage_with_the_scope(
         seen.append(call)
         return Verdict.allow()
 
-    from yagent.kernel.invoke import FuncStage
+    from yagent.kernel.judge.invoke import FuncStage
 
     chain = Chain([deny_stage(["drop_table"]), FuncStage("spy", spy)])
     dispatcher = ChainDispatcher(chain, tools.executors())

@@ -6,7 +6,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from yagent.kernel import toolfail
+from yagent.kernel.judge import toolfail
 from yagent.kernel.ptc import (
     AbortedError,
     Budget,

@@ -7,7 +7,7 @@ import json
 import anyio
 import pytest
 
-from yagent.kernel import toolfail
+from yagent.kernel.judge import toolfail
 from yagent.kernel.ptc import AbortedError, Bindings, Budget, Cause, ChainDispatcher, run
 from yagent.kernel.ptc.budget import MIB
 

@@ -12,8 +12,9 @@ import anyio
 import pytest
 
 import yagent
-from yagent.kernel import toolfail
-from yagent.kernel.invoke import Chain
+from yagent.kernel.confine.sandbox import BwrapProvider
+from yagent.kernel.judge import toolfail
+from yagent.kernel.judge.invoke import Chain
 from yagent.kernel.ptc import (
     AbortedError,
     Bindings,
@@ -34,7 +35,6 @@ from yagent.kernel.ptc import (
     run_subprocess,
 )
 from yagent.kernel.ptc.budget import MIB
-from yagent.kernel.sandbox import BwrapProvider
 
 from .conftest import Tools
 from .test_cgroup import fake_tree

@@ -14,7 +14,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from yagent.kernel.sandbox import (
+from yagent.kernel.confine.sandbox import (
     BwrapProvider,
     EgressMode,
     Level,

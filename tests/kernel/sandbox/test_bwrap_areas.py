@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from yagent.kernel.sandbox import BwrapProvider, Program, UnavailableError
+from yagent.kernel.confine.sandbox import BwrapProvider, Program, UnavailableError
 
 pytestmark = pytest.mark.anyio
 

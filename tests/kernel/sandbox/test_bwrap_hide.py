@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from yagent.kernel.sandbox import BwrapProvider, Program, SetupError, mounts
+from yagent.kernel.confine.sandbox import BwrapProvider, Program, SetupError, mounts
 
 pytestmark = pytest.mark.anyio
 

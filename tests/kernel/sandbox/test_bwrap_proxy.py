@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from yagent.kernel.sandbox import BwrapProvider, EgressMode, Program, UnavailableError
+from yagent.kernel.confine.sandbox import BwrapProvider, EgressMode, Program, UnavailableError
 
 pytestmark = pytest.mark.anyio
 

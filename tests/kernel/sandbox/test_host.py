@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from yagent.kernel.sandbox import (
+from yagent.kernel.confine.sandbox import (
     EgressMode,
     HostProvider,
     Level,
@@ -19,7 +19,7 @@ from yagent.kernel.sandbox import (
     process,
     provider,
 )
-from yagent.kernel.sandbox.provider import Provider
+from yagent.kernel.confine.sandbox.provider import Provider
 
 from .procs import alive, gone, marker
 

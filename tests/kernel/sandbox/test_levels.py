@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from yagent.kernel.sandbox import EgressEnforcer, EgressMode, Level, egress_of
+from yagent.kernel.confine.sandbox import EgressEnforcer, EgressMode, Level, egress_of
 
 
 def test_levels_are_ordered_weakest_first_and_zero_is_weakest() -> None:

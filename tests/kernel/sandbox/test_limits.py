@@ -10,10 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from yagent.kernel.sandbox import BwrapProvider, Limits, LimitsError, Program, default_memory_mb
-from yagent.kernel.sandbox.errors import UnavailableError
-from yagent.kernel.sandbox.identity import SANDBOX_UID, Identity
-from yagent.kernel.sandbox.limits import MIB, Supervision
+from yagent.kernel.confine.sandbox import (
+    BwrapProvider,
+    Limits,
+    LimitsError,
+    Program,
+    default_memory_mb,
+)
+from yagent.kernel.confine.sandbox.errors import UnavailableError
+from yagent.kernel.confine.sandbox.identity import SANDBOX_UID, Identity
+from yagent.kernel.confine.sandbox.limits import MIB, Supervision
 
 SMALL = Limits(memory_mb=128, max_processes=32, cpu_seconds=3, file_size_mb=1, open_files=64)
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="the mapped user exists only for root")

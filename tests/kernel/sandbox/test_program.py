@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from yagent.kernel.sandbox import EgressMode, Program, ProgramError, Result
+from yagent.kernel.confine.sandbox import EgressMode, Program, ProgramError, Result
 
 
 def test_a_program_copies_and_freezes_its_inputs() -> None:

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from yagent.kernel.sandbox import (
+from yagent.kernel.confine.sandbox import (
     EgressMode,
     Level,
     NoProviderError,

@@ -6,8 +6,7 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
-from yagent.kernel import sidetest
-from yagent.kernel.sideeffect import (
+from yagent.kernel.durable.sideeffect import (
     Action,
     Backlog,
     Clock,
@@ -19,6 +18,7 @@ from yagent.kernel.sideeffect import (
     Resolution,
     SqliteStore,
 )
+from yagent.kernel.testing import sidetest
 
 
 class TwoConnections:

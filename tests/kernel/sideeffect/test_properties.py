@@ -20,8 +20,7 @@ import anyio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from yagent.kernel import sidetest
-from yagent.kernel.sideeffect import (
+from yagent.kernel.durable.sideeffect import (
     Action,
     ClockedStore,
     Lease,
@@ -31,6 +30,7 @@ from yagent.kernel.sideeffect import (
     RetrySafety,
     SqliteStore,
 )
+from yagent.kernel.testing import sidetest
 
 KEYS = ("a", "b", "c")
 RESOURCES = ("r1", "r2")

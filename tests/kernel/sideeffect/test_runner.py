@@ -9,8 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from yagent.kernel import sidetest, toolfail
-from yagent.kernel.sideeffect import (
+from yagent.kernel.durable.sideeffect import (
     Action,
     Lease,
     MemorySink,
@@ -24,6 +23,8 @@ from yagent.kernel.sideeffect import (
     default_holder,
     execute_with,
 )
+from yagent.kernel.judge import toolfail
+from yagent.kernel.testing import sidetest
 
 TTL = 10.0
 

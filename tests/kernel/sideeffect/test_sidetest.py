@@ -13,8 +13,7 @@ from typing import Any
 
 import pytest
 
-from yagent.kernel import sidetest
-from yagent.kernel.sideeffect import (
+from yagent.kernel.durable.sideeffect import (
     Action,
     Clock,
     Grant,
@@ -28,6 +27,7 @@ from yagent.kernel.sideeffect import (
     State,
     rules,
 )
+from yagent.kernel.testing import sidetest
 
 Mutant = Callable[[pytest.MonkeyPatch], None]
 ORIGINAL = {name: getattr(rules, name) for name in dir(rules) if not name.startswith("__")}

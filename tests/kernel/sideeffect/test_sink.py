@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from yagent.kernel.sideeffect import (
+from yagent.kernel.durable.sideeffect import (
     FencedSink,
     Lease,
     MemorySink,

@@ -10,8 +10,8 @@ from typing import Any
 import anyio
 import pytest
 
-from yagent.kernel import sidetest, sqlitefile
-from yagent.kernel.sideeffect import (
+from yagent.kernel.durable import sqlitefile
+from yagent.kernel.durable.sideeffect import (
     Action,
     InvalidArgumentError,
     Lease,
@@ -20,7 +20,8 @@ from yagent.kernel.sideeffect import (
     State,
     StoreError,
 )
-from yagent.kernel.sideeffect import sqlite as sqlite_module
+from yagent.kernel.durable.sideeffect import sqlite as sqlite_module
+from yagent.kernel.testing import sidetest
 
 ACT = Action("k1", "res")
 

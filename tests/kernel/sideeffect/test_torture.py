@@ -26,7 +26,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from yagent.kernel.sideeffect import Action, RetrySafety, SqliteStore, State
+from yagent.kernel.durable.sideeffect import Action, RetrySafety, SqliteStore, State
 
 WORKER = Path(__file__).with_name("torture_worker.py")
 COUNT, RESOURCES, SAFE_FROM = 30, 5, 25

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from yagent.kernel.sideeffect import (
+from yagent.kernel.durable.sideeffect import (
     Action,
     Grant,
     InvalidArgumentError,
@@ -19,7 +19,7 @@ from yagent.kernel.sideeffect import (
     SystemClock,
     rules,
 )
-from yagent.kernel.sideeffect.types import require_result, require_ttl
+from yagent.kernel.durable.sideeffect.types import require_result, require_ttl
 
 
 @pytest.mark.parametrize(

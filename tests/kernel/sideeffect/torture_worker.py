@@ -23,7 +23,7 @@ from typing import Any
 
 import anyio
 
-from yagent.kernel.sideeffect import (
+from yagent.kernel.durable.sideeffect import (
     Action,
     Lease,
     Outcome,

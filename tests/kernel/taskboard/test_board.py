@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 import pytest
 
-from yagent.kernel.taskboard import (
+from yagent.kernel.durable.taskboard import (
     AlreadyClaimedError,
     Board,
     ClaimRequest,
@@ -30,7 +30,7 @@ from yagent.kernel.taskboard import (
     Task,
     concurrent_claim,
 )
-from yagent.kernel.taskboard import store as store_module
+from yagent.kernel.durable.taskboard import store as store_module
 
 REQ = ClaimRequest(30)
 
@@ -232,7 +232,7 @@ async def test_a_token_collision_fails_instead_of_replacing_a_task(
 RACER = textwrap.dedent(
     """
     import sys, time, anyio
-    from yagent.kernel.taskboard import ClaimError, ClaimRequest, SqliteBoard
+    from yagent.kernel.durable.taskboard import ClaimError, ClaimRequest, SqliteBoard
 
     async def main(path, me, start):
         while time.time() < start:

@@ -5,14 +5,22 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from yagent.kernel.taskboard import Lease, Rule, Snapshot, Status, Task, Violation, check
+from yagent.kernel.durable.taskboard import (
+    BoardState,
+    Invariant,
+    Lease,
+    Status,
+    Task,
+    Violation,
+    check,
+)
 
 
-def snap(*tasks: Task) -> Snapshot:
-    return Snapshot(tasks, 0.0)
+def snap(*tasks: Task) -> BoardState:
+    return BoardState(tasks, 0.0)
 
 
-def rules_of(snapshot: Snapshot) -> list[tuple[str, Rule]]:
+def rules_of(snapshot: BoardState) -> list[tuple[str, Invariant]]:
     return [(v.task_id, v.rule) for v in check(snapshot)]
 
 
@@ -33,18 +41,18 @@ def test_a_sound_snapshot_has_no_violations() -> None:
 
 
 def test_duplicate_ids() -> None:
-    assert rules_of(snap(Task("a"), Task("a"), Task("b"))) == [("a", Rule.DUPLICATE_ID)]
+    assert rules_of(snap(Task("a"), Task("a"), Task("b"))) == [("a", Invariant.DUPLICATE_ID)]
 
 
 def test_missing_dependencies() -> None:
     got = check(snap(Task("a", depends_on=("x", "y"))))
-    assert [(v.task_id, v.rule) for v in got] == [("a", Rule.MISSING_DEPENDENCY)]
+    assert [(v.task_id, v.rule) for v in got] == [("a", Invariant.MISSING_DEPENDENCY)]
     assert "x" in got[0].detail
     assert "y" in got[0].detail
 
 
 def test_dependency_cycles_name_every_task_on_them_and_only_those() -> None:
-    assert rules_of(snap(Task("a", depends_on=("a",)))) == [("a", Rule.DEPENDENCY_CYCLE)]
+    assert rules_of(snap(Task("a", depends_on=("a",)))) == [("a", Invariant.DEPENDENCY_CYCLE)]
     got = rules_of(
         snap(
             Task("tail", depends_on=("a",)),
@@ -55,9 +63,9 @@ def test_dependency_cycles_name_every_task_on_them_and_only_those() -> None:
         )
     )
     assert got == [
-        ("a", Rule.DEPENDENCY_CYCLE),
-        ("b", Rule.DEPENDENCY_CYCLE),
-        ("c", Rule.DEPENDENCY_CYCLE),
+        ("a", Invariant.DEPENDENCY_CYCLE),
+        ("b", Invariant.DEPENDENCY_CYCLE),
+        ("c", Invariant.DEPENDENCY_CYCLE),
     ]
 
 
@@ -66,9 +74,9 @@ def test_claimed_requires_a_lease_held_by_the_owner() -> None:
     no_owner = Task("b", Status.CLAIMED, lease=Lease("t", "B", 1.0))
     wrong_owner = Task("c", Status.CLAIMED, owner="A", lease=Lease("t2", "B", 1.0))
     assert rules_of(snap(no_lease, no_owner, wrong_owner)) == [
-        ("a", Rule.CLAIM_WITHOUT_LEASE),
-        ("b", Rule.CLAIM_WITHOUT_LEASE),
-        ("c", Rule.CLAIM_WITHOUT_LEASE),
+        ("a", Invariant.CLAIM_WITHOUT_LEASE),
+        ("b", Invariant.CLAIM_WITHOUT_LEASE),
+        ("c", Invariant.CLAIM_WITHOUT_LEASE),
     ]
 
 
@@ -76,28 +84,28 @@ def test_a_lease_or_owner_without_a_claim() -> None:
     leased = Task("a", Status.OPEN, lease=Lease("t", "A", 1.0))
     owned = Task("b", Status.FAILED, owner="B")
     assert rules_of(snap(leased, owned)) == [
-        ("a", Rule.LEASE_WITHOUT_CLAIM),
-        ("b", Rule.OWNER_WITHOUT_CLAIM),
+        ("a", Invariant.LEASE_WITHOUT_CLAIM),
+        ("b", Invariant.OWNER_WITHOUT_CLAIM),
     ]
 
 
 def test_no_claim_while_a_dependency_is_unfinished() -> None:
     for status in (Status.OPEN, Status.FAILED, Status.CANCELLED):
         got = rules_of(snap(Task("a", status), claimed("b", "a")))
-        assert got == [("b", Rule.CLAIMED_WHILE_BLOCKED)]
+        assert got == [("b", Invariant.CLAIMED_WHILE_BLOCKED)]
     assert rules_of(snap(claimed("a"), claimed("b", "a", owner="B"))) == [
-        ("b", Rule.CLAIMED_WHILE_BLOCKED)
+        ("b", Invariant.CLAIMED_WHILE_BLOCKED)
     ]
 
 
 def test_terminal_tasks_have_no_owner() -> None:
     got = rules_of(snap(Task("a", Status.DONE, owner="A"), Task("b", Status.CANCELLED, owner="B")))
-    assert got == [("a", Rule.TERMINAL_WITH_OWNER), ("b", Rule.TERMINAL_WITH_OWNER)]
+    assert got == [("a", Invariant.TERMINAL_WITH_OWNER), ("b", Invariant.TERMINAL_WITH_OWNER)]
 
 
 def test_violations_are_data() -> None:
     (only,) = check(snap(Task("a", Status.DONE, owner="A")))
-    assert only == Violation("a", Rule.TERMINAL_WITH_OWNER, only.detail)
+    assert only == Violation("a", Invariant.TERMINAL_WITH_OWNER, only.detail)
     assert "A" in only.detail
 
 
@@ -125,5 +133,5 @@ def _on_cycle(graph: dict[str, tuple[str, ...]]) -> set[str]:
 @given(graphs())
 def test_cycle_detection_matches_reachability(graph: dict[str, tuple[str, ...]]) -> None:
     tasks = snap(*(Task(i, depends_on=tuple(sorted(d))) for i, d in graph.items()))
-    found = {v.task_id for v in check(tasks) if v.rule is Rule.DEPENDENCY_CYCLE}
+    found = {v.task_id for v in check(tasks) if v.rule is Invariant.DEPENDENCY_CYCLE}
     assert found == _on_cycle(graph)

@@ -11,18 +11,18 @@ from typing import Any
 
 import pytest
 
-from yagent.kernel import boardtest
-from yagent.kernel.taskboard import (
+from yagent.kernel.durable.taskboard import (
+    BoardState,
     ClaimRequest,
     Clock,
     MemoryBoard,
-    Snapshot,
     SqliteBoard,
     Status,
     Task,
     rules,
 )
-from yagent.kernel.taskboard import store as store_module
+from yagent.kernel.durable.taskboard import store as store_module
+from yagent.kernel.testing import boardtest
 
 
 class TwoConnections:
@@ -70,7 +70,7 @@ class TwoConnections:
     async def get(self, task_id: str) -> Task | None:
         return await self._next().get(task_id)
 
-    async def snapshot(self) -> Snapshot:
+    async def snapshot(self) -> BoardState:
         return await self._next().snapshot()
 
 

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from yagent.kernel.trajectory import (
+from yagent.kernel.trace.trajectory import (
     ATTR_SPECS,
     FORBIDDEN_LABELS,
     TRACE_GRANULARITY,
@@ -21,7 +21,7 @@ from yagent.kernel.trajectory import (
     metric_labels,
     otelmap,
 )
-from yagent.kernel.trajectory.otelmap import (
+from yagent.kernel.trace.trajectory.otelmap import (
     CATALOG,
     COUNT,
     FLAG,

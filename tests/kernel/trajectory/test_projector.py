@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from yagent.kernel.trajectory import (
+from yagent.kernel.trace.trajectory import (
     Kind,
     Pairing,
     Row,

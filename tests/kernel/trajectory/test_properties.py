@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from yagent.kernel.trajectory import Timing, Trajectory, Turn
+from yagent.kernel.trace.trajectory import Timing, Trajectory, Turn
 
 from .vocab import BOOK, ev
 

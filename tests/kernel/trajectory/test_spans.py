@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from yagent.kernel.trajectory import (
+from yagent.kernel.trace.trajectory import (
     ATTR_SPECS,
     FORBIDDEN_LABELS,
     ROOT_ID,

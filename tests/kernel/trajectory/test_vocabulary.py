@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from yagent.kernel.trajectory import Declares, Kind, Ref, Rule, RuleBook, VocabularyError
-from yagent.kernel.trajectory.vocabulary import pick
+from yagent.kernel.trace.trajectory import Declares, Kind, Ref, Rule, RuleBook, VocabularyError
+from yagent.kernel.trace.trajectory.vocabulary import pick
 
 from .vocab import BOOK, CALL, STEP
 

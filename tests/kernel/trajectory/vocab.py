@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from yagent.kernel.trajectory import Declares, Kind, Ref, Rule, RuleBook, Trajectory
+from yagent.kernel.trace.trajectory import Declares, Kind, Ref, Rule, RuleBook, Trajectory
 
 STEP = Ref("step", ("lane", "n"))
 CALL = Ref("call", ("lane", "id"))

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.tools.browser.site import Site, serve
-from yagent.kernel.netguard import Allow
+from yagent.kernel.confine.netguard import Allow
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.browser import BrowserConfig, close_session, configure
 from yagent.tools.guard import WorkspaceGuard

@@ -14,7 +14,7 @@ import pytest
 
 from tests.tools.browser.conftest import adapter_for
 from tests.tools.browser.site import Site
-from yagent.kernel.toolfail import Kind
+from yagent.kernel.judge.toolfail import Kind
 from yagent.tools.adapter import ToolContext
 from yagent.tools.browser import observe, session_for
 from yagent.tools.browser.interact import report

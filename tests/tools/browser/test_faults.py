@@ -15,7 +15,7 @@ import pytest
 
 from tests.tools.browser.conftest import adapter_for, make_context
 from tests.tools.browser.site import Site
-from yagent.kernel.toolfail import Kind
+from yagent.kernel.judge.toolfail import Kind
 from yagent.tools.adapter import ToolContext
 from yagent.tools.browser import close_session, session_for
 

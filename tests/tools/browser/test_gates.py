@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.tools.browser.conftest import adapter_for, make_context
-from yagent.kernel.invoke import Call, Decision
+from yagent.kernel.judge.invoke import Call, Decision
 from yagent.tools import browser
 from yagent.tools.browser.session import SESSION_KEY
 from yagent.tools.guard import WorkspaceGuard

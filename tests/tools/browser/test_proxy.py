@@ -12,8 +12,8 @@ import anyio
 import pytest
 
 from tests.tools.browser.site import Site, serve
-from yagent.kernel import netguard
-from yagent.kernel.netguard import Allow, IPAddress
+from yagent.kernel.confine import netguard
+from yagent.kernel.confine.netguard import Allow, IPAddress
 from yagent.tools.browser.proxy import (
     MAX_HEAD,
     BadRequestError,

@@ -13,8 +13,8 @@ import pytest
 
 from tests.tools.browser.conftest import adapter_for, make_context
 from tests.tools.browser.site import Site, serve
-from yagent.kernel.netguard import Allow
-from yagent.kernel.toolfail import Kind
+from yagent.kernel.confine.netguard import Allow
+from yagent.kernel.judge.toolfail import Kind
 from yagent.tools.adapter import ToolContext
 from yagent.tools.browser import BrowserSession, close_session, session_for
 from yagent.tools.browser.refusals import RefusalLog, tunnel_key

@@ -10,7 +10,7 @@ import pytest
 
 from tests.tools.codegraph import fixture
 from tests.tools.conftest import make_surface
-from yagent.kernel.toolfail import Kind, ToolFailure
+from yagent.kernel.judge.toolfail import Kind, ToolFailure
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.codegraph import find_definitions, find_references
 from yagent.tools.codegraph import tools as cg

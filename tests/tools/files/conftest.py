@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.tools.conftest import make_surface
-from yagent.kernel.toolfail import Kind, ToolFailure
+from yagent.kernel.judge.toolfail import Kind, ToolFailure
 from yagent.tools.adapter import ToolContext
 
 

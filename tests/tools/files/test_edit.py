@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.tools.files.conftest import failure
-from yagent.kernel.toolfail import Kind, ToolFailure
+from yagent.kernel.judge.toolfail import Kind, ToolFailure
 from yagent.tools.adapter import ToolContext
 from yagent.tools.files import edit as ed
 from yagent.tools.files import search_replace_in_file

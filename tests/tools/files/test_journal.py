@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from yagent.kernel.toolfail import ToolFailure
+from yagent.kernel.judge.toolfail import ToolFailure
 from yagent.tools.adapter import ToolContext
 from yagent.tools.files import journal
 from yagent.tools.files.edit import search_replace_in_file

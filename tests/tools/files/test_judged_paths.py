@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.tools.conftest import make_surface
-from yagent.kernel import beneath
+from yagent.kernel.confine import beneath
 from yagent.tools.adapter import Adapter, Executor, ToolContext
 from yagent.tools.registry import executors
 from yagent.tools.toolresult import ToolResult

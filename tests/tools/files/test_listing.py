@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from tests.tools.files.conftest import failure
-from yagent.kernel.toolfail import Kind, ToolFailure
+from yagent.kernel.judge.toolfail import Kind, ToolFailure
 from yagent.tools.adapter import ToolContext
 from yagent.tools.files import list_dir, print_dir_tree
 from yagent.tools.files import listing as ls

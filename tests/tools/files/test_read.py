@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.tools.files.conftest import failure, page_texts
-from yagent.kernel.toolfail import Kind, ToolFailure
+from yagent.kernel.judge.toolfail import Kind, ToolFailure
 from yagent.tools.adapter import ToolContext
 from yagent.tools.files import common, read_file
 from yagent.tools.files import read as rf

@@ -2,7 +2,10 @@
 
 The table lives under a `## Kernel packages` heading with the header
 `| package | lines | dependencies | responsibility |`. A kernel package is each module file
-`<kernel_dir>/<name>.py` (not `__init__`/`__main__`) and each sub-package `<kernel_dir>/<name>/`.
+`<kernel_dir>/<name>.py` (not `__init__`/`__main__`) and each sub-package `<kernel_dir>/<name>/`;
+inside a group directory (`KERNEL_GROUPS`: `judge/`, `durable/`, ...) each module file and
+sub-package is a package of its own, named `<group>.<name>` (`judge.invoke`, `durable.sideeffect`),
+and the group itself has no row.
 Judged: every package has exactly one row and every row names a package; the dependencies column
 (comma-separated top-level import names, or `none`) equals the package's real third-party imports
 (ast, with `sys.stdlib_module_names` as the standard library and the first-party names excluded);
@@ -21,6 +24,7 @@ from pathlib import Path
 
 from yagent.kernel.archcheck.files import python_files, read_text
 from yagent.kernel.archcheck.imports import top_level_names
+from yagent.kernel.archcheck.model import KERNEL_GROUPS
 
 HEADER = ("package", "lines", "dependencies", "responsibility")
 MAX_DRIFT = 0.25
@@ -53,18 +57,27 @@ def _summary(tree: ast.Module) -> str:
     return " ".join(paragraph.split()).replace("|", "\\|")
 
 
-def measure(root: Path, kernel_dir: str, first_party: frozenset[str]) -> dict[str, Facts]:
+def measure(
+    root: Path,
+    kernel_dir: str,
+    first_party: frozenset[str],
+    groups: frozenset[str] = KERNEL_GROUPS,
+) -> dict[str, Facts]:
     """Facts for every kernel package, measured from the code."""
-    groups: dict[str, list[str]] = {}
+    packages: dict[str, list[str]] = {}
     prefix = kernel_dir.rstrip("/") + "/"
     for path in python_files(root, kernel_dir):
-        rel = path[len(prefix) :]
-        if "/" in rel:
-            groups.setdefault(rel.split("/")[0], []).append(path)
-        elif rel not in ("__init__.py", "__main__.py"):
-            groups.setdefault(rel.removesuffix(".py"), []).append(path)
+        parts = path[len(prefix) :].split("/")
+        if len(parts) > 1 and parts[0] in groups:
+            if parts[1:] in (["__init__.py"], ["__main__.py"]):
+                continue
+            parts = [f"{parts[0]}.{parts[1]}", *parts[2:]]
+        if len(parts) > 1:
+            packages.setdefault(parts[0], []).append(path)
+        elif parts[0] not in ("__init__.py", "__main__.py"):
+            packages.setdefault(parts[0].removesuffix(".py"), []).append(path)
     facts: dict[str, Facts] = {}
-    for name, paths in sorted(groups.items()):
+    for name, paths in sorted(packages.items()):
         lines, summary = 0, ""
         deps: set[str] = set()
         for path in paths:
@@ -76,7 +89,8 @@ def measure(root: Path, kernel_dir: str, first_party: frozenset[str]) -> dict[st
                 deps.add(f"<unparsable {path}>")
                 continue
             deps |= top_level_names(tree)
-            main = path.endswith((f"/{name}/__init__.py", f"/{name}.py"))
+            own = name.rsplit(".", 1)[-1]
+            main = path.endswith((f"/{own}/__init__.py", f"/{own}.py"))
             summary = _summary(tree) if main else summary
         third_party = {d for d in deps if d not in sys.stdlib_module_names} - first_party
         facts[name] = Facts(name, lines, frozenset(third_party), summary)
@@ -160,6 +174,7 @@ def run_docsync(
     kernel_dir: str = "src/yagent/kernel",
     heading: str = "Kernel packages",
     first_party: frozenset[str] = frozenset({"yagent"}),
+    groups: frozenset[str] = KERNEL_GROUPS,
 ) -> list[str]:
     """Every mismatch between the README's kernel package table and the code (empty: in sync)."""
     try:
@@ -168,7 +183,7 @@ def run_docsync(
         return [f"{readme}: cannot read: {exc.strerror or exc}"]
     rows, problems = parse_table(text, heading)
     problems = [f"{readme}: {p}" for p in problems]
-    facts = measure(root, kernel_dir, first_party)
+    facts = measure(root, kernel_dir, first_party, groups)
     seen: set[str] = set()
     for row in rows:
         if row.package in seen:
@@ -176,9 +191,10 @@ def run_docsync(
             continue
         seen.add(row.package)
         if row.package not in facts:
+            where = f"{kernel_dir}/{row.package.replace('.', '/')}"
             problems.append(
                 f"{readme}:{row.line}: row {row.package!r} names no kernel package (no "
-                f"{kernel_dir}/{row.package}.py or {kernel_dir}/{row.package}/): remove the row"
+                f"{where}.py or {where}/): remove the row"
             )
             continue
         problems.extend(judge_row(row, facts[row.package], readme))

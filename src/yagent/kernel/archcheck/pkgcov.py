@@ -2,9 +2,12 @@
 
 The overall percentage hides a collapsing package (a large well-tested package can carry a small
 untested one), so each package is judged on its own. Packages: every `<top>/<split>/<name>` (a
-module file or a sub-package of the split package, e.g. each `yagent/kernel/<name>`) is one package;
-`<top>/<split>/__init__.py` and friends are the package `<top>.<split>`; every other first-level
-sub-package `<top>/<layer>` is one package; files directly in `<top>/` are the package `<top>`.
+module file or a sub-package of the split package, e.g. each `yagent/kernel/<name>`) is one package,
+and inside a group (`KERNEL_GROUPS`, e.g. `yagent/kernel/judge/`) every `<group>/<name>` is one
+(`yagent.kernel.judge.invoke`); `<top>/<split>/__init__.py` and friends are the package
+`<top>.<split>`, a group's own `__init__.py` the package `<top>.<split>.<group>`; every other
+first-level sub-package `<top>/<layer>` is one package; files directly in `<top>/` are the package
+`<top>`.
 
 Percent = (covered lines + covered branches) / (statements + branches), as coverage.py computes
 it; a package with nothing to measure is 100 %. A package below the floor fails unless exempted
@@ -19,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from yagent.kernel.archcheck.model import KERNEL_GROUPS
+
 
 @dataclass(slots=True)
 class Tally:
@@ -31,7 +36,9 @@ class Tally:
         return 100.0 * self.covered / self.total if self.total else 100.0
 
 
-def package_of(path: str, top: str = "yagent", split: str = "kernel") -> str | None:
+def package_of(
+    path: str, top: str = "yagent", split: str = "kernel", groups: frozenset[str] = KERNEL_GROUPS
+) -> str | None:
     """The package a measured file belongs to, or None when it is not under `top`."""
     parts = PurePosixPath(path.replace("\\", "/")).parts
     indices = [i for i, part in enumerate(parts) if part == top and i < len(parts) - 1]
@@ -40,12 +47,15 @@ def package_of(path: str, top: str = "yagent", split: str = "kernel") -> str | N
     rest = parts[indices[-1] + 1 :]
     if len(rest) == 1:
         return top
-    if rest[0] == split and len(rest) > 1:
-        name = rest[1].removesuffix(".py")
-        if len(rest) == 2 and name in ("__init__", "__main__"):
-            return f"{top}.{split}"
-        return f"{top}.{split}.{name}"
-    return f"{top}.{rest[0]}"
+    if rest[0] != split:
+        return f"{top}.{rest[0]}"
+    prefix = f"{top}.{split}"
+    if len(rest) > 2 and rest[1] in groups:
+        prefix, rest = f"{prefix}.{rest[1]}", rest[1:]
+    name = rest[1].removesuffix(".py")
+    if len(rest) == 2 and name in ("__init__", "__main__"):
+        return prefix
+    return f"{prefix}.{name}"
 
 
 def tally(

@@ -27,6 +27,7 @@ Leaves to the host: which tools are bound, the chain's stages, the executors, an
 shown to the model (`Result.render()` is the default text).
 """
 
+from yagent.kernel.confine.sandbox import EgressEnforcer, EgressMode, Level
 from yagent.kernel.ptc.bindings import OBJECT, POSITIONAL, Binding, Bindings, UnknownBindingError
 from yagent.kernel.ptc.budget import Budget, Meter, wall_deadline
 from yagent.kernel.ptc.confine import (
@@ -54,7 +55,6 @@ from yagent.kernel.ptc.result import CallRecord, Result, Usage
 from yagent.kernel.ptc.runner import check_managed, run
 from yagent.kernel.ptc.session import Observer, Scope
 from yagent.kernel.ptc.subproc import SubprocessOptions, classify_exit, plan, run_subprocess
-from yagent.kernel.sandbox import EgressEnforcer, EgressMode, Level
 
 __all__ = [
     "OBJECT",

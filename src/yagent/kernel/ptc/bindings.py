@@ -22,9 +22,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from yagent.kernel import toolfail, toolname
-from yagent.kernel.ptc.errors import AssemblyError, BindingCollisionError
-from yagent.kernel.tooldisclose import (
+from yagent.kernel.judge import toolfail, toolname
+from yagent.kernel.judge.tooldisclose import (
     CallForm,
     CallFormError,
     IdentCollisionError,
@@ -32,6 +31,7 @@ from yagent.kernel.tooldisclose import (
     args_from_positional,
     call_form,
 )
+from yagent.kernel.ptc.errors import AssemblyError, BindingCollisionError
 
 OBJECT = "object"
 POSITIONAL = "positional"

@@ -24,8 +24,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from yagent.kernel.confine.sandbox import EgressEnforcer, EgressMode, Level
 from yagent.kernel.ptc.errors import EgressError
-from yagent.kernel.sandbox import EgressEnforcer, EgressMode, Level
 
 
 class MemoryLimit(enum.StrEnum):

@@ -21,8 +21,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from yagent.kernel import toolfail
-from yagent.kernel.invoke import Approver, Call, Chain, Judgement
+from yagent.kernel.judge import toolfail
+from yagent.kernel.judge.invoke import Approver, Call, Chain, Judgement
 
 Execute = Callable[[Call], Awaitable[Any]]
 """Runs one allowed call and returns its JSON-serialisable result (or raises)."""

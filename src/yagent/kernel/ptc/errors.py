@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from yagent.kernel import toolfail
-from yagent.kernel.tooldisclose import IdentCollisionError
+from yagent.kernel.judge import toolfail
+from yagent.kernel.judge.tooldisclose import IdentCollisionError
 
 if TYPE_CHECKING:
     from yagent.kernel.ptc.result import CallRecord, Usage

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from yagent.kernel import toolfail
+from yagent.kernel.judge import toolfail
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,14 +22,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from yagent.kernel import toolfail
-from yagent.kernel.invoke import Call
+from yagent.kernel.judge import toolfail
+from yagent.kernel.judge.invoke import Call
+from yagent.kernel.judge.tooldisclose import CallFormError
 from yagent.kernel.ptc.bindings import OBJECT, POSITIONAL, Bindings
 from yagent.kernel.ptc.budget import Budget, Meter
 from yagent.kernel.ptc.dispatch import Dispatcher, Reply
 from yagent.kernel.ptc.errors import Cause, Stop
 from yagent.kernel.ptc.result import CallRecord
-from yagent.kernel.tooldisclose import CallFormError
 
 Observer = Callable[[Call, CallRecord], None]
 

@@ -38,6 +38,7 @@ import anyio
 from anyio.abc import ByteReceiveStream, Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from yagent.kernel.confine.sandbox import EgressEnforcer, EgressMode
 from yagent.kernel.ptc import cgroup, engine, wire
 from yagent.kernel.ptc.bindings import Bindings
 from yagent.kernel.ptc.budget import MIB, Budget, deadline_detail, wall_deadline
@@ -55,7 +56,6 @@ from yagent.kernel.ptc.redact import redact
 from yagent.kernel.ptc.result import Final, LogBook, Result, Usage, finish
 from yagent.kernel.ptc.runner import check_managed
 from yagent.kernel.ptc.session import HostSession, Observer, Scope
-from yagent.kernel.sandbox import EgressEnforcer, EgressMode
 
 WORKER_MODULE = "yagent.kernel.ptc.worker"
 ENV_KEEP = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "HOME", "PYTHONPATH")

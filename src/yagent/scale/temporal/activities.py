@@ -3,7 +3,7 @@
 Contract:
 - One `Activities` per worker: its yagent home (the stores `open_app` opens) and its work folder
   (the checkouts). Each activity is one step of `scale.taskrun` and returns its
-  `kernel.contract.StepOutcome` as a dict (`collect`: the task's result).
+  `kernel.durable.contract.StepOutcome` as a dict (`collect`: the task's result).
 - A task's steps may land on different workers (different machines): everything that needs the
   checkout happens in `run`, on the worker that ran the agent — the checkout is made (or kept,
   when an earlier attempt on this worker left it), the run's patch is taken into its outcome,

@@ -37,7 +37,7 @@ from yagent.app import lanerun
 from yagent.app.durable import ResumeDecision
 from yagent.app.lane import Lane
 from yagent.app.opensession import OpenSession
-from yagent.kernel import delegate
+from yagent.kernel.judge import delegate
 from yagent.scale import lanejob
 from yagent.scale.temporal.workflows import DelegationWorkflow
 

@@ -6,7 +6,8 @@ temporalio, the standard library and the names of activities):
   run: a long activity that heartbeats, retried on another worker after a missed heartbeat or a
   crash — it resumes from the run's checkpoint), `collect` (the result) and `cleanup`. A failed
   prepare ends the task `failed` without a run; cleanup runs whatever happened. Its result is the
-  task's result (`scale.taskrun.collect`) with `steps`: every step's `kernel.contract.StepOutcome`.
+  task's result (`scale.taskrun.collect`) with `steps`: every step's
+  `kernel.durable.contract.StepOutcome`.
 - `BatchWorkflow` starts every task workflow with the id-reuse policy REJECT_DUPLICATE (a task
   that ran under this batch id never runs again) and the parent-close policy REQUEST_CANCEL
   (cancelling the batch cancels its tasks), waits for all and returns a count per status.

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-from yagent.kernel.toolfail import Kind, ToolFailure
+from yagent.kernel.judge.toolfail import Kind, ToolFailure
 from yagent.tools.adapter import ToolContext
 from yagent.tools.browser.failures import is_playwright, stale_ref
 from yagent.tools.browser.session import BrowserSession, session_for

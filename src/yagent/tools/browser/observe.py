@@ -24,7 +24,7 @@ import base64
 import json
 from typing import Any, Literal
 
-from yagent.kernel.toolfail import Kind, ToolFailure
+from yagent.kernel.judge.toolfail import Kind, ToolFailure
 from yagent.tools.adapter import ToolContext
 from yagent.tools.browser.interact import report
 from yagent.tools.browser.session import session_for

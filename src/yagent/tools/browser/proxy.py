@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 
 import anyio
 
-from yagent.kernel import netguard
+from yagent.kernel.confine import netguard
 
 MAX_HEAD = 64 * 1024
 CONNECT_TIMEOUT = 10.0  # seconds per address dialled

@@ -38,8 +38,8 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from yagent.kernel import netguard
-from yagent.kernel.toolfail import Kind, ToolFailure
+from yagent.kernel.confine import netguard
+from yagent.kernel.judge.toolfail import Kind, ToolFailure
 from yagent.tools.adapter import ToolContext
 from yagent.tools.browser.failures import clip, crashed, failure, is_playwright, tab_crashed
 from yagent.tools.browser.proxy import GuardedProxy

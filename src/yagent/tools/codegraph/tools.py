@@ -35,8 +35,8 @@ from typing import Any, Literal
 import anyio
 import anyio.to_thread
 
-from yagent.kernel import beneath
-from yagent.kernel.toolfail import Kind, ToolFailure
+from yagent.kernel.confine import beneath
+from yagent.kernel.judge.toolfail import Kind, ToolFailure
 from yagent.tools.adapter import ToolContext
 from yagent.tools.codegraph.languages import extension_label, language_for
 from yagent.tools.codegraph.scan import scan

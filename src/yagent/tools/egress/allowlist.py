@@ -21,8 +21,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from ipaddress import IPv6Address
 
-from yagent.kernel import netguard
-from yagent.kernel.netguard.names import canonical_host
+from yagent.kernel.confine import netguard
+from yagent.kernel.confine.netguard.names import canonical_host
 
 WEB_PORTS = frozenset({80, 443})
 """The ports an entry without `:port` opens."""

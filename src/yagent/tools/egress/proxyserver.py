@@ -48,7 +48,7 @@ import anyio
 import anyio.abc
 import httpcore
 
-from yagent.kernel import egress, netguard
+from yagent.kernel.confine import egress, netguard
 from yagent.tools.egress.allowlist import AllowList
 from yagent.tools.egress.attribution import (
     NOT_LISTED,

@@ -26,7 +26,7 @@ import anyio
 import anyio.abc
 import httpcore
 
-from yagent.kernel import netguard
+from yagent.kernel.confine import netguard
 from yagent.tools.egress.sandboxbridge import TAG_WORD, valid_tag
 
 MAX_HEADER = 16 * 1024

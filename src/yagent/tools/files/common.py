@@ -29,7 +29,7 @@ import os
 import stat
 from pathlib import Path
 
-from yagent.kernel.toolfail import Kind, ToolFailure
+from yagent.kernel.judge.toolfail import Kind, ToolFailure
 from yagent.tools.adapter import ToolContext
 from yagent.tools.files.judged import Judged
 from yagent.tools.fsnames import name_of, name_text

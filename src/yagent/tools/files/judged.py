@@ -5,10 +5,10 @@ Contract:
   `WorkspaceGuard.pinned`), so the file the executor uses is the file that was judged, not a
   second resolution of the same text. Inside the workspace it is anchored at the workspace
   directory; outside (a path a person let through), at `/`.
-- Every open walks from that anchor with `kernel.beneath`: component by component (one `openat2`
-  where the kernel has it), no symbolic link followed. The resolution already followed the links
-  that were there when it was judged, so a link met now means the path changed between judgement
-  and use: `changed()` turns that into a CONFLICT failure, never an act somewhere else.
+- Every open walks from that anchor with `kernel.confine.beneath`: component by component (one
+  `openat2` where the kernel has it), no symbolic link followed. The resolution already followed the
+  links that were there when it was judged, so a link met now means the path changed between
+  judgement and use: `changed()` turns that into a CONFLICT failure, never an act somewhere else.
 - Reads, writes, renames and listings then go through the descriptors (`dir_fd=`, `scandir(fd)`).
 Left to the caller: what the failure says for its own tool, and closing what it opened through
 the context managers here.
@@ -22,8 +22,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from yagent.kernel import beneath
-from yagent.kernel.toolfail import Kind, ToolFailure
+from yagent.kernel.confine import beneath
+from yagent.kernel.judge.toolfail import Kind, ToolFailure
 
 _ANCHOR_FLAGS = os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | getattr(os, "O_PATH", os.O_RDONLY)
 

@@ -40,8 +40,8 @@ from typing import Any
 
 import anyio.to_thread
 
-from yagent.kernel.beneath import SymlinkMetError
-from yagent.kernel.toolfail import Kind, ToolFailure
+from yagent.kernel.confine.beneath import SymlinkMetError
+from yagent.kernel.judge.toolfail import Kind, ToolFailure
 from yagent.tools.adapter import ToolContext
 from yagent.tools.files import common, ignore, judged
 from yagent.tools.files.judged import Judged

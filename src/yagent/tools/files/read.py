@@ -44,8 +44,8 @@ from typing import IO, Any
 
 import anyio.to_thread
 
-from yagent.kernel.beneath import SymlinkMetError
-from yagent.kernel.toolfail import Kind, ToolFailure
+from yagent.kernel.confine.beneath import SymlinkMetError
+from yagent.kernel.judge.toolfail import Kind, ToolFailure
 from yagent.tools.adapter import ToolContext
 from yagent.tools.files import common, judged
 from yagent.tools.files.judged import Judged

@@ -24,8 +24,8 @@ from typing import Any
 
 import anyio.to_thread
 
-from yagent.kernel.beneath import SymlinkMetError
-from yagent.kernel.toolfail import Kind, ToolFailure
+from yagent.kernel.confine.beneath import SymlinkMetError
+from yagent.kernel.judge.toolfail import Kind, ToolFailure
 from yagent.tools.adapter import ToolContext
 from yagent.tools.atomicfile import atomic_write_at
 from yagent.tools.files import common, journal, judged

@@ -43,7 +43,7 @@ import anyio
 from mcp import ClientSession
 from mcp.shared.exceptions import MCPError
 
-from yagent.kernel import toolfail
+from yagent.kernel.judge import toolfail
 from yagent.tools.adapter import Executor, ToolContext
 from yagent.tools.invocation import PUBLISH
 from yagent.tools.mcp import resources, specs

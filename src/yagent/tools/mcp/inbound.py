@@ -36,7 +36,8 @@ from typing import Any
 import mcp_types as types
 from mcp import ClientSession
 
-from yagent.kernel import auditgate, reminder
+from yagent.kernel.context import reminder
+from yagent.kernel.judge import auditgate
 from yagent.tools.adapter import ToolContext
 from yagent.tools.invocation import PUBLISH
 from yagent.tools.mcp.config import ServerConfig

@@ -28,7 +28,7 @@ import anyio
 from mcp import ClientSession
 from mcp.shared.exceptions import MCPError
 
-from yagent.kernel import toolfail
+from yagent.kernel.judge import toolfail
 from yagent.tools.adapter import Executor, ToolContext
 from yagent.tools.mcp.content import render_block, render_content
 from yagent.tools.mcp.link import Link, ServerUnavailable, describe

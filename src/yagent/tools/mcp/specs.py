@@ -37,7 +37,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from yagent.kernel import reminder
+from yagent.kernel.context import reminder
 from yagent.toolspec import Effect, Spec, Tier, first_sentence
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")

@@ -23,7 +23,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from yagent.kernel.toolfail import Kind, ToolFailure
+from yagent.kernel.judge.toolfail import Kind, ToolFailure
 from yagent.tools.ignorewalk import Filter, IgnoreTree, walk_files
 from yagent.tools.searchkit.results import Hit, Query, Tally
 

@@ -40,7 +40,7 @@ import anyio
 import anyio.lowlevel
 from anyio.abc import Process
 
-from yagent.kernel.toolfail import Kind, ToolFailure
+from yagent.kernel.judge.toolfail import Kind, ToolFailure
 from yagent.tools.ignorewalk import Visibility
 from yagent.tools.searchkit.locate import Rg
 from yagent.tools.searchkit.results import Hit, Query, Tally

@@ -50,7 +50,7 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 
-from yagent.kernel.sandbox import Supervision
+from yagent.kernel.confine.sandbox import Supervision
 from yagent.tools.shell.procgroup import (
     LiveGroup,
     group_alive,

@@ -1,0 +1,274 @@
+"""`decide_command`: the whole line judged on its bash AST, strictest verdict wins.
+
+Guarantees:
+- Every command the line can run counts (see `syntax`): each is unwrapped through the exec-style
+  wrappers (see `wrappers`) down to what it executes, inner scripts (`sh -c`, heredocs fed to a
+  shell, eval, git -c command values…) are parsed and judged the same way, and each resulting argv
+  is matched against the rules. The line's decision is the strictest of them.
+- Facts the rules cannot see raise the floor to prompt: write redirections (`wrote`), dynamic code
+  (`dynamic`: substitutions, run-time command names, eval, shells reading unseen code), privilege
+  changes, environment steering, configuration overrides, path-qualified commands matched by
+  basename, run-time arguments that could match a stricter rule, wrapper options not understood.
+- A line with no command at all gets the policy default.
+- The `Verdict` also carries every command's words as read (`words`: wrappers and what they run,
+  inner scripts included, brace fields and all) and every redirection's file (`targets`), for
+  hosts that judge paths; rules never see these beyond the argv they match.
+- Never allows what it cannot judge: a line over `MAX_LINE_BYTES`, an AST over `MAX_AST_NODES`
+  (summed over inner scripts), inner scripts nested deeper than `MAX_NESTING`, or any parse error
+  raises an `UnjudgeableError` (module-level seams, patched by tests).
+Leaves to the host: asking the human on prompt, and what "forbidden" costs the caller.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from yagent.kernel.confine.cmdpolicy import git, syntax, wrappers
+from yagent.kernel.confine.cmdpolicy.errors import TooLargeError
+from yagent.kernel.confine.cmdpolicy.model import (
+    NO_STDIN,
+    Arg,
+    Decision,
+    Signal,
+    SignalKind,
+    Stdin,
+    basename,
+)
+from yagent.kernel.confine.cmdpolicy.rules import Rule
+from yagent.kernel.judge import invoke, toolfail
+
+MAX_LINE_BYTES = 16 * 1024
+MAX_AST_NODES = 20_000
+MAX_NESTING = 8
+# Steering variables whose value is a command line the program runs: the value is judged too.
+COMMAND_VALUED_ENV = ("*_COMMAND", "*PAGER", "*EDITOR", "VISUAL", "BROWSER", "*ASKPASS")
+
+
+@dataclass(frozen=True, slots=True)
+class CommandVerdict:
+    """One command's judgement: its argv, decision, deciding rule and the wrappers it ran under."""
+
+    argv: tuple[str, ...]
+    decision: Decision
+    rule: Rule | None
+    signals: tuple[Signal, ...] = ()
+    via: tuple[str, ...] = ()
+    exact: bool = True  # every word is static: `argv` is exactly what runs
+
+    def describe(self) -> str:
+        where = f" (via {' > '.join(self.via)})" if self.via else ""
+        by = f"rule {self.rule.name!r}" if self.rule is not None else "the default"
+        why = (
+            f": {self.rule.justification}"
+            if self.rule is not None and self.rule.justification
+            else ""
+        )
+        return f"{' '.join(self.argv)}{where} → {self.decision.value} by {by}{why}"
+
+
+@dataclass(frozen=True, slots=True)
+class Words:
+    """The words of one command the line can run — a wrapper's own and each command it runs."""
+
+    args: tuple[Arg, ...]
+    open_tail: bool = False  # more arguments are appended at run time (xargs)
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The line's judgement and the facts behind it."""
+
+    line: str
+    decision: Decision
+    rules: tuple[Rule, ...]  # the rules that set `decision` (empty when a floor or default did)
+    commands: tuple[CommandVerdict, ...]
+    signals: tuple[Signal, ...]
+    wrote: bool
+    dynamic: bool
+    words: tuple[Words, ...] = ()  # every command's words, inner scripts included
+    targets: tuple[Arg, ...] = ()  # every file a redirection names
+
+    @property
+    def allowed(self) -> bool:
+        return self.decision is Decision.ALLOW
+
+    def explain(self) -> str:
+        lines = [f"{self.decision.value}: {self.line!r}"]
+        if not self.commands:
+            lines.append("  no command on the line: the policy default applies")
+        lines.extend(f"  {c.describe()}" for c in self.commands)
+        signals = [*self.signals, *(s for c in self.commands for s in c.signals)]
+        if signals:
+            lines.append("  signals (each floors the verdict at prompt):")
+            lines.extend(f"    {s}" for s in signals)
+        return "\n".join(lines)
+
+    def to_invoke(self, stage: str = "cmdpolicy") -> invoke.Verdict:
+        """This verdict in the judgement ring's vocabulary."""
+        if self.decision is Decision.ALLOW:
+            return invoke.Verdict.allow(stage=stage)
+        if self.decision is Decision.PROMPT:
+            return invoke.Verdict.prompt(self.explain(), stage=stage)
+        return invoke.Verdict.deny(self.explain(), kind=toolfail.Kind.FORBIDDEN, stage=stage)
+
+
+class RuleBook(Protocol):
+    """What the judge asks of a rule set (`policy.Policy` is the one the kernel ships)."""
+
+    @property
+    def default(self) -> Decision: ...
+
+    def judge_args(
+        self, values: Sequence[str | None], open_tail: bool = False
+    ) -> tuple[Decision, Rule | None, tuple[Signal, ...]]: ...
+
+    def names(self, head: str) -> bool: ...
+
+    def is_steering(self, variable: str) -> bool: ...
+
+
+def decide_command(policy: RuleBook, line: str) -> Verdict:
+    """Judge every command `line` can run; raises `UnjudgeableError` rather than guess."""
+    size = len(line.encode("utf-8", "surrogatepass"))
+    if size > MAX_LINE_BYTES:
+        raise TooLargeError(f"the line is {size} bytes, over the {MAX_LINE_BYTES}-byte cap")
+    judge = _Judge(policy)
+    judge.script(line, (), 0)
+    return judge.verdict(line)
+
+
+class _Judge:
+    __slots__ = ("_commands", "_nodes", "_policy", "_signals", "_targets", "_words")
+
+    def __init__(self, policy: RuleBook) -> None:
+        self._policy = policy
+        self._commands: list[CommandVerdict] = []
+        self._signals: list[Signal] = []
+        self._words: list[Words] = []
+        self._targets: list[Arg] = []
+        self._nodes = 0
+
+    def script(self, text: str, via: tuple[str, ...], depth: int) -> None:
+        _check_depth(depth)
+        facts = syntax.parse(text, MAX_AST_NODES - self._nodes)
+        self._nodes += facts.nodes
+        self._signals.extend(facts.signals)
+        self._targets.extend(facts.targets)
+        self._assigned(facts.assigned, "", via, depth)
+        for inv in facts.invocations:
+            self.invocation(inv.args, False, inv.stdin, via, depth)
+        for inner in facts.scripts:
+            self.script(inner, (*via, "`…`"), depth + 1)
+
+    def _assigned(
+        self, pairs: Iterable[tuple[str, Arg]], by: str, via: tuple[str, ...], depth: int
+    ) -> None:
+        for name, value in pairs:
+            if not self._policy.is_steering(name):
+                continue
+            self._signals.append(Signal(SignalKind.STEERING, f"{by}{name} is assigned"))
+            if any(fnmatch.fnmatchcase(name, p) for p in COMMAND_VALUED_ENV):
+                if value.value is None:
+                    self._signals.append(Signal(SignalKind.DYNAMIC, f"{name}={value.source}"))
+                else:
+                    self.script(value.value, (*via, name), depth + 1)
+
+    def invocation(
+        self, args: tuple[Arg, ...], open_tail: bool, stdin: Stdin, via: tuple[str, ...], depth: int
+    ) -> None:
+        if not args:  # pragma: no cover - the grammar gives no command without a word
+            return
+        _check_depth(depth)
+        self._words.append(Words(args, open_tail))
+        head = args[0].value
+        name = None if head is None else basename(head)
+        unwrapped = None if name is None else wrappers.unwrap(name, args, open_tail, stdin)
+        if unwrapped is None or name is None:
+            self.leaf(args, open_tail, via, depth)
+            return
+        self._signals.extend(unwrapped.signals)
+        self._assigned(unwrapped.assigned, f"{name}: ", via, depth)
+        if not unwrapped.transparent or not unwrapped.runs or self._policy.names(name):
+            self.leaf(args, open_tail, via, depth)
+        inner_via = (*via, name)
+        inner_stdin = stdin if unwrapped.pass_stdin else NO_STDIN
+        for run in unwrapped.runs:
+            if run.script is None:
+                self.invocation(run.argv, run.open_tail, inner_stdin, inner_via, depth + 1)
+            elif run.script.value is None:
+                self._signals.append(
+                    Signal(
+                        SignalKind.DYNAMIC,
+                        f"{name} runs code known only at run time: {run.script.source}",
+                    )
+                )
+            else:
+                self.script(run.script.value, inner_via, depth + 1)
+
+    def leaf(
+        self, args: tuple[Arg, ...], open_tail: bool, via: tuple[str, ...], depth: int
+    ) -> None:
+        head = args[0].value
+        if head is None:
+            signal = Signal(
+                SignalKind.DYNAMIC, f"command name known only at run time: {args[0].source}"
+            )
+            decision = Decision.strictest(self._policy.default, Decision.PROMPT)
+            self._record(args, decision, None, (signal,), via)
+            return
+        extra: list[Signal] = []
+        if basename(head) == "git":
+            args, extra, scripts = git.normalise_git(args)
+            for script in scripts:
+                if script.value is None:
+                    extra.append(Signal(SignalKind.DYNAMIC, f"git runs {script.source}"))
+                else:
+                    self.script(script.value, (*via, "git -c"), depth + 1)
+        values = tuple(a.value for a in args)
+        decision, rule, signals = self._policy.judge_args(values, open_tail)
+        self._record(args, decision, rule, (*extra, *signals), via)
+
+    def _record(
+        self,
+        args: tuple[Arg, ...],
+        decision: Decision,
+        rule: Rule | None,
+        signals: tuple[Signal, ...],
+        via: tuple[str, ...],
+    ) -> None:
+        argv = tuple(a.shown for a in args)
+        exact = all(a.value is not None for a in args)
+        self._commands.append(CommandVerdict(argv, decision, rule, signals, via, exact))
+
+    def verdict(self, line: str) -> Verdict:
+        commands = tuple(self._commands)
+        signals = tuple(dict.fromkeys(self._signals))
+        every = [*signals, *(s for c in commands for s in c.signals)]
+        if commands:
+            decision = Decision.strictest(*(c.decision for c in commands))
+        else:
+            decision = self._policy.default
+        if every:
+            decision = Decision.strictest(decision, Decision.PROMPT)
+        deciding = {
+            c.rule.name: c.rule for c in commands if c.rule is not None and c.decision is decision
+        }
+        return Verdict(
+            line=line,
+            decision=decision,
+            rules=tuple(deciding[n] for n in sorted(deciding)),
+            commands=commands,
+            signals=signals,
+            wrote=any(s.kind is SignalKind.WRITE for s in every),
+            dynamic=any(s.kind is SignalKind.DYNAMIC for s in every),
+            words=tuple(self._words),
+            targets=tuple(self._targets),
+        )
+
+
+def _check_depth(depth: int) -> None:
+    if depth > MAX_NESTING:
+        raise TooLargeError(f"inner scripts and wrappers nest deeper than {MAX_NESTING}")

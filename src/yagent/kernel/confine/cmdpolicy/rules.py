@@ -1,0 +1,144 @@
+"""Prefix rules and their deterministic matching.
+
+Guarantees:
+- A `Rule` matches an argv when its prefix tokens equal the argv's first tokens, compared token by
+  token after tokenising — never as text.
+- Conflicts resolve the same way every time: the longer prefix wins; at the same length the stricter
+  verdict wins; at the same verdict the smallest name wins.
+- A word only known at run time (`None`) equals no rule token. When such a word (or arguments an
+  `xargs` appends) could still make a stricter rule match, an allow becomes a prompt (AMBIGUOUS).
+- A path-qualified command (`/bin/rm`, `./ls`) is matched exactly first; failing that, by its
+  basename — where an allow is capped at prompt (PATH), because `./ls` is not the `ls` the rule
+  meant, while `/bin/rm -rf` is still the `rm -rf` a forbid rule meant.
+Refuses: a malformed rule (`PolicyError`) — empty name or prefix, non-string or NUL-bearing tokens,
+a verdict that is not a `Decision`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from yagent.kernel.confine.cmdpolicy.errors import PolicyError
+from yagent.kernel.confine.cmdpolicy.model import Decision, Signal, SignalKind, basename
+
+_NO, _DEFINITE, _POSSIBLE = 0, 1, 2
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """A token-prefix rule with its own examples, checked when a `Policy` is built."""
+
+    name: str
+    prefix: tuple[str, ...]
+    verdict: Decision
+    match: tuple[str, ...] = ()
+    not_match: tuple[str, ...] = ()
+    justification: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise PolicyError(f"rule name must be a non-empty string, got {self.name!r}")
+        for attr in ("prefix", "match", "not_match"):
+            value = getattr(self, attr)
+            if isinstance(value, str) or not isinstance(value, Iterable):
+                raise PolicyError(f"rule {self.name!r}: {attr} must be a sequence of strings")
+            items = tuple(value)
+            if not all(isinstance(item, str) for item in items):
+                raise PolicyError(f"rule {self.name!r}: {attr} must hold only strings")
+            object.__setattr__(self, attr, items)
+        if not self.prefix:
+            raise PolicyError(f"rule {self.name!r}: empty prefix")
+        if any(not token or "\x00" in token for token in self.prefix):
+            raise PolicyError(f"rule {self.name!r}: empty or NUL-bearing prefix token")
+        if not isinstance(self.verdict, Decision):
+            raise PolicyError(f"rule {self.name!r}: verdict must be a Decision")
+        if not isinstance(self.justification, str):
+            raise PolicyError(f"rule {self.name!r}: justification must be a string")
+
+    @property
+    def order(self) -> tuple[int, int, str]:
+        """Sort key: longer prefix, then stricter verdict, then smaller name first."""
+        return (-len(self.prefix), -self.verdict.strictness, self.name)
+
+    def fits(self, values: Sequence[str | None], open_tail: bool = False) -> int:
+        """_DEFINITE, _POSSIBLE (only with run-time words) or _NO."""
+        if len(self.prefix) > len(values) and not open_tail:
+            return _NO
+        possible = len(self.prefix) > len(values)
+        for token, value in zip(self.prefix, values, strict=False):
+            if value is None:
+                possible = True
+            elif value != token:
+                return _NO
+        return _POSSIBLE if possible else _DEFINITE
+
+
+@dataclass(frozen=True, slots=True)
+class PrefixMatch:
+    """The pure prefix answer for one argv: the decision and the rule that gave it (if any)."""
+
+    decision: Decision
+    rule: Rule | None
+
+
+class RuleIndex:
+    """Rules grouped by their first token, each group in resolution order."""
+
+    __slots__ = ("_by_head",)
+
+    def __init__(self, rules: Iterable[Rule]) -> None:
+        by_head: dict[str, list[Rule]] = {}
+        for rule in rules:
+            by_head.setdefault(rule.prefix[0], []).append(rule)
+        self._by_head = {
+            head: tuple(sorted(g, key=lambda r: r.order)) for head, g in by_head.items()
+        }
+
+    def has_head(self, head: str) -> bool:
+        return head in self._by_head or basename(head) in self._by_head
+
+    def best(self, values: Sequence[str | None], open_tail: bool = False) -> Rule | None:
+        """The winning definite match among the rules sharing `values[0]`."""
+        head = values[0] if values else None
+        if head is None:
+            return None
+        for rule in self._by_head.get(head, ()):
+            if rule.fits(values, open_tail) == _DEFINITE:
+                return rule
+        return None
+
+    def judge(
+        self, values: Sequence[str | None], open_tail: bool, default: Decision
+    ) -> tuple[Decision, Rule | None, tuple[Signal, ...]]:
+        """Decision, deciding rule and signals for one argv whose first word is static."""
+        head = values[0]
+        assert head is not None
+        rule = self.best(values, open_tail)
+        group = head
+        signals: list[Signal] = []
+        if rule is None and "/" in head and basename(head):
+            group = basename(head)
+            rule = self.best((group, *values[1:]), open_tail)
+        decision = default if rule is None else rule.verdict
+        if rule is not None and group != head and decision is Decision.ALLOW:
+            decision = Decision.PROMPT
+            signals.append(
+                Signal(SignalKind.PATH, f"{head} is not allowed by basename rule {rule.name!r}")
+            )
+        if decision is Decision.ALLOW:
+            shifted = (group, *values[1:])
+            for other in self._by_head.get(group, ()):
+                if (
+                    other.verdict is not Decision.ALLOW
+                    and other.fits(shifted, open_tail) == _POSSIBLE
+                ):
+                    decision = Decision.PROMPT
+                    signals.append(
+                        Signal(
+                            SignalKind.AMBIGUOUS,
+                            f"run-time arguments may match rule {other.name!r}",
+                        )
+                    )
+                    break
+        return decision, rule, tuple(signals)

@@ -1,0 +1,277 @@
+"""sqlitedb: one SQLite file that several kernel stores and several processes can share safely.
+
+Guarantees:
+- WAL mode (readers never block the writer) with a busy timeout: a process that finds the write
+  lock taken waits up to `busy_timeout` seconds, then the operation fails with the store's own
+  error type (nothing changed) — never a wrong answer.
+- Every operation is one transaction: writes begin with `BEGIN IMMEDIATE`, so the write lock is
+  held before anything is read and two processes can never both judge the same rows as free;
+  reads begin deferred. When the operation raises, the transaction rolls back: nothing is
+  half-written. Operations run behind a per-object lock, on a worker thread (`anyio.to_thread`)
+  whenever they could wait: a commit at synchronous FULL or EXTRA waits for the disk, and a
+  writer may wait for another writer's lock. At synchronous NORMAL a commit does not wait for
+  the disk (a WAL commit there costs tens of µs; the hop to a worker thread costs more), so an
+  operation whose lock is free and whose write lock is free at once (`BEGIN IMMEDIATE` tried
+  with no busy wait) runs on the caller's thread; when either is taken it goes to the worker
+  thread and waits there — the event loop is never blocked waiting for another writer. What an
+  inline operation still does on the caller's thread: the operation itself, and the WAL
+  checkpoint SQLite runs at a commit once the log passes its auto-checkpoint size (1 000
+  pages) — the same as the session store, which writes on the caller's thread throughout
+  (docs/adr/0023-sqlite-commits-that-cannot-wait-run-inline.md).
+- `synchronous` is FULL by default (a commit survives power loss); NORMAL is accepted (survives
+  a killed process); OFF is refused, because a store that may lose what it reported as committed
+  cannot back any of the kernel's promises.
+- Each store owns a table prefix: every table and index of its schema must start with
+  `<prefix>_`, and `<prefix>_schema` records the schema version. Creation is idempotent; a file
+  holding a version this code does not know is refused rather than misread. A store that adds
+  tables names the versions it reads (`older`): their files get the new tables (the schema is
+  idempotent creations only) and the current version, in the same transaction.
+- A new file is created whole (`sqlitefile.create`); an empty (0-byte) or damaged file raises
+  `sqlitefile.UnusableFileError` naming it — whatever the store's own error type — and is
+  never written over.
+Leaves to the caller: the schema, the statements, and the error type its users see. Not offered:
+safety across machines (SQLite locks are only as good as the filesystem) or across `fork()` of
+an open connection (open one `Database` per process).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import re
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from types import TracebackType
+from typing import Self, TypeVar
+
+import anyio.to_thread
+
+from yagent.kernel.durable import sqlitefile
+
+T = TypeVar("T")
+
+SYNC_MODES = frozenset({"FULL", "EXTRA", "NORMAL"})
+_NAMED = re.compile(r"^\s*CREATE\s+(?:UNIQUE\s+)?(?:TABLE|INDEX)\s+IF\s+NOT\s+EXISTS\s+(\w+)", re.I)
+
+
+class Database:
+    """One connection to a SQLite file, used one transaction at a time."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        prefix: str,
+        version: int,
+        schema: Sequence[str],
+        error: Callable[[str], Exception],
+        invalid: Callable[[str], Exception] = ValueError,
+        busy_timeout: float = 10.0,
+        synchronous: str = "FULL",
+        older: Sequence[int] = (),
+    ) -> None:
+        self._error = error
+        self._older = frozenset(older)
+        mode = str(synchronous).upper()
+        if mode not in SYNC_MODES:
+            raise invalid(
+                f"{prefix}: synchronous must be one of {sorted(SYNC_MODES)}, got {synchronous!r}"
+            )
+        if (
+            isinstance(busy_timeout, bool)
+            or not isinstance(busy_timeout, int | float)
+            or not math.isfinite(busy_timeout)
+            or busy_timeout < 0
+        ):
+            raise invalid(
+                f"{prefix}: busy_timeout must be finite seconds >= 0, got {busy_timeout!r}"
+            )
+        _check_schema(prefix, schema, invalid)
+        self.prefix = prefix
+        self.path = os.fspath(path)
+        self._inline = mode == "NORMAL"  # a commit does not wait for the disk
+        self._busy_ms = int(busy_timeout * 1000)
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        try:
+            if self.path != ":memory:" and not self.path.startswith("file:"):
+                sqlitefile.create(self.path)
+            self._conn = sqlite3.connect(
+                self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+            )
+            self._setup(mode, version, schema)
+        except sqlite3.DatabaseError as exc:
+            self.close()
+            if damaged(exc):
+                raise sqlitefile.UnusableFileError(self.path, f"is damaged ({exc})") from exc
+            raise error(f"{prefix}: cannot open {self.path!r}: {exc}") from exc
+        except OSError as exc:
+            self.close()
+            raise error(f"{prefix}: cannot open {self.path!r}: {exc}") from exc
+        except BaseException:
+            self.close()
+            raise
+
+    def _setup(self, mode: str, version: int, schema: Sequence[str]) -> None:
+        conn = self._connection()
+        journal = str(conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]).lower()
+        if journal != "wal" and not (self.path == ":memory:" and journal == "memory"):
+            raise self._error(
+                f"{self.prefix}: {self.path!r} cannot run in WAL mode (got {journal})"
+            )
+        conn.execute(f"PRAGMA synchronous={mode}")
+        table = f"{self.prefix}_schema"
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute(f"CREATE TABLE IF NOT EXISTS {table} (version INTEGER NOT NULL)")
+            for statement in schema:
+                conn.execute(statement)
+            row = conn.execute(f"SELECT version FROM {table}").fetchone()
+            if row is None:
+                conn.execute(f"INSERT INTO {table} (version) VALUES (?)", (version,))
+            elif row[0] in self._older:
+                conn.execute(f"UPDATE {table} SET version = ?", (version,))
+            elif row[0] != version:
+                raise self._error(
+                    f"{self.prefix}: {self.path!r} has schema version {row[0]}, "
+                    f"this code knows {version}"
+                )
+            conn.execute("COMMIT")
+        except BaseException:
+            _rollback(conn)
+            raise
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise self._error(f"{self.prefix}: store {self.path!r} is closed")
+        return self._conn
+
+    def close(self) -> None:
+        """Close the connection; later operations fail with the store's error. Idempotent."""
+        with self._lock:
+            conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+
+    def __enter__(self) -> Database:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    async def transact(self, fn: Callable[[sqlite3.Connection], T], *, write: bool) -> T:
+        """Run `fn(conn)` as one transaction on a worker thread; see the module contract.
+
+        The worker thread is never abandoned on cancellation: the caller learns the committed
+        outcome (cancellation is delivered at its next checkpoint) instead of losing it.
+        """
+        if self._inline and self._lock.acquire(blocking=False):
+            try:
+                if self._begin_at_once(write):
+                    return self._finish(self._connection(), fn)
+            finally:
+                self._lock.release()
+        return await anyio.to_thread.run_sync(self.run, fn, write)
+
+    def _begin_at_once(self, write: bool) -> bool:
+        """Begin without waiting for another writer; False (nothing begun) when one holds the
+        write lock. The connection's busy timeout is restored either way."""
+        conn = self._connection()
+        try:
+            if not write:
+                conn.execute("BEGIN")  # a WAL reader takes no lock a writer holds
+                return True
+            conn.execute("PRAGMA busy_timeout = 0")
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            finally:
+                conn.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
+        except sqlite3.OperationalError as exc:
+            if getattr(exc, "sqlite_errorcode", None) in (
+                sqlite3.SQLITE_BUSY,
+                sqlite3.SQLITE_LOCKED,
+            ):
+                return False
+            raise self._error(f"{self.prefix}: cannot begin a transaction: {exc}") from exc
+        except sqlite3.Error as exc:
+            raise self._error(f"{self.prefix}: cannot begin a transaction: {exc}") from exc
+        return True
+
+    def run(self, fn: Callable[[sqlite3.Connection], T], write: bool) -> T:
+        """The blocking form of `transact`, for callers already on a thread of their own."""
+        with self._lock:
+            conn = self._connection()
+            try:
+                conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            except sqlite3.Error as exc:
+                raise self._error(f"{self.prefix}: cannot begin a transaction: {exc}") from exc
+            return self._finish(conn, fn)
+
+    def _finish(self, conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run `fn` in the begun transaction and commit it; roll it back when anything raises."""
+        try:
+            result = fn(conn)
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            _rollback(conn)
+            if damaged(exc):
+                raise sqlitefile.UnusableFileError(self.path, f"is damaged ({exc})") from exc
+            raise self._error(f"{self.prefix}: transaction failed: {exc}") from exc
+        except BaseException:
+            _rollback(conn)
+            raise
+        return result
+
+
+class DatabaseStore:
+    """A store that owns one `Database` (as `_db`): its `path`, `close()`, and use as a context
+    manager — the part every SQLite store shares."""
+
+    _db: Database
+
+    @property
+    def path(self) -> str:
+        return self._db.path
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _check_schema(prefix: str, schema: Sequence[str], invalid: Callable[[str], Exception]) -> None:
+    if not re.fullmatch(r"[a-z][a-z0-9]*", prefix):
+        raise invalid(f"sqlitedb: prefix must be lowercase letters and digits, got {prefix!r}")
+    for statement in schema:
+        named = _NAMED.match(statement)
+        if named is None:
+            raise invalid(
+                f"{prefix}: schema statements must be CREATE … IF NOT EXISTS: {statement!r}"
+            )
+        if not named.group(1).startswith(f"{prefix}_"):
+            raise invalid(f"{prefix}: {named.group(1)!r} is not prefixed {prefix}_")
+
+
+def damaged(exc: sqlite3.Error) -> bool:
+    """True when SQLite says the file itself is bad (corrupt, or not a database at all)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB) or (
+        code is None and ("malformed" in str(exc) or "not a database" in str(exc))
+    )
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    # A failed COMMIT may already have ended the transaction; the rollback is then a no-op error.
+    with contextlib.suppress(sqlite3.Error):
+        conn.execute("ROLLBACK")
