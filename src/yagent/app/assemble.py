@@ -232,9 +232,10 @@ class App:
             # pii: what the rollout and traces keep, and what the terminal shows
             logged, shown = self.safety.for_log_and_display(payload)
             log.event(kind, logged, delegation)
+            seen = Event(kind, logged, delegation)  # one event (frozen) for every observer
             for observer in self.observers:
-                observer(Event(kind, logged, delegation))
-            self.dispatcher.send(Event(kind, shown, delegation))
+                observer(seen)
+            self.dispatcher.send(Event(kind, shown, delegation, seen.ts))
 
         return publish
 
