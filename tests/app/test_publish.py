@@ -24,6 +24,7 @@ from yagent.memory import SUB_AGENT_ACTIVITY
 from yagent.messaging import Event
 
 from .files import write
+from .trace_events import troubled_session
 
 MARKER = catalog.builtin("coding", 0).marker
 MOBILE = "13912345678"
@@ -112,6 +113,64 @@ async def test_every_event_reaches_store_observers_and_display_alike(tmp_path: P
     assert [r.id for r in live.projection().turns[0].rows] == [
         r.id for r in project(stored).turns[0].rows
     ]
+
+
+def test_a_telemetry_without_rows_warns_exactly_as_one_with_rows() -> None:
+    """The app keeps no rows when nothing exports them; its watchdog must not notice: the same
+    findings, in the same order, at the same events, and the same ones when the turn closes."""
+    events = [*troubled_session(), *troubled_session()[:2]]  # the last turn left open
+    seen: dict[bool, list[tuple[int, Any]]] = {}
+    for rows in (True, False):
+        warned: list[Any] = []
+        tel = Telemetry("s", rows=rows, on_warning=warned.append)
+        found = [
+            (n, f)
+            for n, e in enumerate(events)
+            for f in tel.observe(e.type, e.payload, ts=e.ts, seq=e.seq)
+        ]
+        closing = tel.close()
+        assert [f for _, f in found] + list(closing) == warned
+        seen[rows] = [*found, *((-1, f) for f in closing)]
+    assert any(n >= 0 for n, _ in seen[True])
+    assert any(n < 0 for n, _ in seen[True])
+    assert seen[False] == seen[True]
+
+
+def test_a_telemetry_without_rows_refuses_to_project_or_export() -> None:
+    tel = Telemetry("s", rows=False)
+    with pytest.raises(ValueError, match="keeps no rows"):
+        tel.projection()
+    with pytest.raises(ValueError, match="keeps no rows"):
+        _ = tel.trajectory
+    with pytest.raises(ValueError, match="nothing to export"):
+        Telemetry("s", rows=False, sink=exporter_from_env({}, span_exporter=InMemorySpanExporter()))
+
+
+@pytest.mark.anyio
+async def test_the_apps_own_exporter_exports_what_the_stored_session_replays_to(
+    tmp_path: Path,
+) -> None:
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    ws.mkdir()
+    engine = ScriptedEngine({"coding": script()}, markers={"coding": MARKER})
+    exported, replayed = InMemorySpanExporter(), InMemorySpanExporter()
+    async with open_app(
+        load(home=home, workspace=ws, env={}),
+        home=home,
+        workspace=ws,
+        interactive=False,
+        engine=engine,
+    ) as app:
+        app.otel_sink = exporter_from_env({}, span_exporter=exported)
+        session_id, result = await app.run("go", agent_name="coding")
+        stored = app.store.events(session_id)
+    assert result.status.value == "finished", result.error
+    replay = Telemetry(session_id, sink=exporter_from_env({}, span_exporter=replayed))
+    for record in stored:
+        replay.observe(record.type, record.payload, ts=record.ts, seq=record.seq)
+    replay.close()
+    assert spans(exported)
+    assert spans(exported) == spans(replayed)
 
 
 @pytest.mark.anyio
