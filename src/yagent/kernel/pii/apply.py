@@ -123,18 +123,25 @@ def _texts(value: Any, out: list[str], depth: int) -> bool:
     kind = type(value)
     if depth >= MAX_DEPTH or (kind is not dict and kind is not list):
         return _texts_any(value, out, depth)
-    items = value.values() if kind is dict else value
     if kind is dict:
-        out.extend(key for key in value if isinstance(key, str))
-    for item in items:
+        for key, item in value.items():
+            if isinstance(key, str):
+                out.append(key)
+            leaf = type(item)
+            if leaf is str:
+                out.append(item)
+            elif leaf is int or leaf is float:
+                out.append(str(item))
+            elif item is not None and leaf is not bool and not _texts(item, out, depth + 1):
+                return False
+        return True
+    for item in value:  # the same leaves, of a list
         leaf = type(item)
         if leaf is str:
             out.append(item)
         elif leaf is int or leaf is float:
             out.append(str(item))
-        elif item is None or leaf is bool:
-            continue
-        elif not _texts(item, out, depth + 1):
+        elif item is not None and leaf is not bool and not _texts(item, out, depth + 1):
             return False
     return True
 
