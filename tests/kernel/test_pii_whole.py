@@ -100,3 +100,44 @@ def test_a_clean_payload_is_scanned_in_one_pass(monkeypatch: pytest.MonkeyPatch)
     assert judged.findings == ()
     assert judged.value is payload
     assert len(calls) == 1
+
+
+class Flag(str):
+    """A str subclass (as a StrEnum member is): judged by the general checks, not the fast path."""
+
+
+NUMBERS = st.sampled_from([int(MOBILE), int(CARD), 7, -12, 0.5])
+PLAIN = st.recursive(
+    st.one_of(LEAVES, NUMBERS, TEXTS.map(Flag)),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.lists(inner, max_size=3).map(tuple)
+        | st.dictionaries(TEXTS, inner, max_size=3)
+        | st.dictionaries(st.integers(0, 3), inner, max_size=2)
+    ),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(PLAIN)
+def test_the_fast_collection_of_texts_collects_what_the_general_one_does(value: Any) -> None:
+    """Plain dicts and lists are read by exact type (the path every event payload takes); the
+    texts they give are those of the general checks — none missing, none added."""
+    fast: list[str] = []
+    general: list[str] = []
+    assert pii_apply._texts(value, fast, 0) == pii_apply._texts_any(value, general, 0)
+    assert sorted(fast) == sorted(general)
+
+
+def test_the_depth_limit_holds_on_the_fast_path() -> None:
+    value: Any = "x"
+    for _ in range(pii_apply.MAX_DEPTH + 1):
+        value = [value]
+    with pytest.raises(pii.TooDeepError):
+        pii.apply_value(value, pii.Surface.LOG)
+    value = {"k": 13912345678}
+    for _ in range(pii_apply.MAX_DEPTH - 1):
+        value = {"k": value}
+    judged = pii.apply_value(value, pii.Surface.LOG)  # the number sits at MAX_DEPTH exactly
+    assert judged.findings

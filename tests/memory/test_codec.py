@@ -4,6 +4,7 @@ refuses exactly what it refuses, with the same words."""
 from __future__ import annotations
 
 import enum
+import json
 import math
 from collections import OrderedDict
 from typing import Any
@@ -95,3 +96,23 @@ def test_the_copy_is_a_new_object_all_the_way_down() -> None:
     assert copy is not value
     assert copy["a"] is not inner
     assert copy["a"]["b"] is not inner["b"]
+
+
+@settings(deadline=None, max_examples=200)
+@given(st.dictionaries(st.text(max_size=4), _values, max_size=5))
+def test_dumps_writes_what_json_dumps_with_the_same_options_writes(value: dict[str, Any]) -> None:
+    """The encoders are built once; what they write is `json.dumps`' text, word for word —
+    readable, or escaped when a lone surrogate would not survive UTF-8."""
+
+    try:
+        plain = codec.normalise_object(value, "v")
+    except TypeError:
+        return
+    readable = json.dumps(plain, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    escaped = json.dumps(plain, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+    assert codec.dumps(plain) == (readable if codec._utf8_clean(readable) else escaped)
+
+
+def test_dumps_escapes_a_lone_surrogate_and_keeps_other_text_readable() -> None:
+    assert codec.dumps({"a": "é\ud800"}) == '{"a":"\\u00e9\\ud800"}'
+    assert codec.dumps({"a": "é"}) == '{"a":"é"}'

@@ -230,6 +230,7 @@ class App:
             sink=self.otel_sink,
             prices=self.prices,
             on_warning=lambda f: record.rollout(WARNING_EVENT, f.to_dict()),
+            rows=self.otel_sink is not None,  # rows only for an exporter: nothing else reads them
         )
         self.observers.append(telemetry.observe_event)
         try:

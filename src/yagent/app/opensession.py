@@ -77,9 +77,10 @@ class OpenSession:
         # pii: what the rollout and traces keep, and what the terminal shows
         logged, shown = self._outlets.safety.for_log_and_display(payload)
         self.log.event(kind, logged, delegation)
+        seen = Event(kind, logged, delegation)  # one event (frozen) for every observer
         for observer in self._outlets.observers:
-            observer(Event(kind, logged, delegation))
-        self._outlets.dispatcher.send(Event(kind, shown, delegation))
+            observer(seen)
+        self._outlets.dispatcher.send(Event(kind, shown, delegation, seen.ts))
 
     def _show(self, kind: str, payloads: list[dict[str, Any]], delegation: str) -> None:
         for payload in payloads:

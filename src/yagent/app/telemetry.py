@@ -10,6 +10,10 @@ Contract:
   turn to an `OtelExporter`: one trace per turn, a span per model call, tool call and delegation,
   parent/child links from the projection, token usage and cost as attributes, watchdog warnings
   as span events. Metric points carry only labels `otelmap` allows — never a forbidden one.
+- `Telemetry(rows=False)` keeps no rows (for a host with no exporter, which reads none): each
+  event is translated into signals for the watchdog only — the same signals, so the same
+  findings, in the same order, at the same events; its `projection()` and `trajectory` are
+  refused (a `ValueError`), never empty, and it cannot be given a sink.
 - OpenTelemetry is optional (`pip install 'yagent[otel]'`): `exporter_from_env` returns None when
   no `OTEL_*` variable asks for export, and raises `TelemetryUnavailableError` when one does but
   the SDK is missing — asked-for telemetry is never silently off.
@@ -150,9 +154,11 @@ class Projection:
 
 
 class _Feed:
-    """Trajectory + watchdog, fed together; findings grouped by turn."""
+    """Trajectory + watchdog, fed together; findings grouped by turn. Without `rows`, the
+    watchdog alone: signals are translated for it, and no row, turn or finding is kept."""
 
-    def __init__(self, prices: PriceTable) -> None:
+    def __init__(self, prices: PriceTable, *, rows: bool = True) -> None:
+        self.rows = rows
         self.prices = prices
         self.trajectory = Trajectory(VOCABULARY)
         self.watchdog = Watchdog()
@@ -163,6 +169,10 @@ class _Feed:
         self, type: str, payload: Mapping[str, Any], ts: float | None, seq: int | None
     ) -> tuple[int, bool, tuple[Finding, ...]]:
         """(turn index, whether this event ended that turn, new findings)."""
+        if not self.rows:  # the watchdog reads no attribute: `enrich` adds only attributes
+            signals = VOCABULARY.translate(type, payload, ts=ts, seq=seq) or ()
+            found = tuple(f for s in signals for f in self.watchdog.observe(s))
+            return 0, any(s.kind is Kind.TURN_END for s in signals), found
         update = self.trajectory.feed(type, enrich(type, payload, self.prices), ts=ts, seq=seq)
         if not update.recognised:
             self.unrecognised[type] = None
@@ -216,17 +226,25 @@ class Telemetry:
         sink: TurnSink | None = None,
         prices: PriceTable = DEFAULT_PRICES,
         on_warning: Callable[[Finding], None] | None = None,
+        rows: bool = True,
     ) -> None:
+        if sink is not None and not rows:
+            raise ValueError("a telemetry that keeps no rows has nothing to export")
         self.session_id = session_id
         self._sink = sink
-        self._feed = _Feed(prices)
+        self._feed = _Feed(prices, rows=rows)
         self._on_warning = on_warning
         self._exported: set[int] = set()
         self._lock = threading.Lock()
 
     @property
     def trajectory(self) -> Trajectory:
+        self._rows_kept()
         return self._feed.trajectory
+
+    def _rows_kept(self) -> None:
+        if not self._feed.rows:
+            raise ValueError("this telemetry keeps no rows (rows=False): nothing to project")
 
     def observe_event(self, event: Event) -> None:
         """An `App.observers` entry."""
@@ -266,6 +284,7 @@ class Telemetry:
         return found
 
     def projection(self) -> Projection:
+        self._rows_kept()
         with self._lock:
             return self._feed.projection()
 

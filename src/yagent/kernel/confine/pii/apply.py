@@ -107,7 +107,41 @@ def _clean(value: Any, kinds: frozenset[Kind]) -> bool:
 
 
 def _texts(value: Any, out: list[str], depth: int) -> bool:
-    """Collect every text `_Walker.walk` would scan; False when the walk must decide instead."""
+    """Collect every text `_Walker.walk` would scan; False when the walk must decide instead.
+
+    Event payloads are plain dicts and lists of str, int, bool and None: those are told by their
+    exact type, their leaves handled in the loop (every event's payload passes here, and the
+    abstract-class checks below cost more than the scan). Anything else — subclasses (a StrEnum
+    member, an OrderedDict), other containers, the last level before MAX_DEPTH — takes
+    `_texts_any`, which decides exactly as before."""
+    kind = type(value)
+    if depth >= MAX_DEPTH or (kind is not dict and kind is not list):
+        return _texts_any(value, out, depth)
+    if kind is dict:
+        for key, item in value.items():
+            if isinstance(key, str):
+                out.append(key)
+            leaf = type(item)
+            if leaf is str:
+                out.append(item)
+            elif leaf is int or leaf is float:
+                out.append(str(item))
+            elif item is not None and leaf is not bool and not _texts(item, out, depth + 1):
+                return False
+        return True
+    for item in value:  # the same leaves, of a list
+        leaf = type(item)
+        if leaf is str:
+            out.append(item)
+        elif leaf is int or leaf is float:
+            out.append(str(item))
+        elif item is not None and leaf is not bool and not _texts(item, out, depth + 1):
+            return False
+    return True
+
+
+def _texts_any(value: Any, out: list[str], depth: int) -> bool:
+    """`_texts` for any value: the general type checks."""
     if depth > MAX_DEPTH:
         return False
     if isinstance(value, str):
