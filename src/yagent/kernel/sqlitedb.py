@@ -49,7 +49,7 @@ import os
 import re
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Self, TypeVar
 
@@ -299,31 +299,55 @@ def begin(conn: sqlite3.Connection, *, write: bool) -> None:
     conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
 
 
-@contextlib.contextmanager
-def committed(conn: sqlite3.Connection) -> Iterator[None]:
+def committed(conn: sqlite3.Connection) -> contextlib.AbstractContextManager[None]:
     """The body of a begun transaction: COMMIT when it ends normally, ROLLBACK when anything
     raises (a failed COMMIT included) — nothing is half-written either way."""
-    try:
-        yield
-        conn.execute("COMMIT")
-    except BaseException:
-        _rollback(conn)
-        raise
+    return _Committed(conn)
 
 
-@contextlib.contextmanager
-def savepoint(conn: sqlite3.Connection, name: str) -> Iterator[None]:
+def savepoint(conn: sqlite3.Connection, name: str) -> contextlib.AbstractContextManager[None]:
     """A part of the open transaction that is undone alone when its body raises (the exception
     goes on); released into the transaction when it ends normally."""
-    conn.execute(f"SAVEPOINT {name}")
-    try:
-        yield
-    except BaseException:
+    return _Savepoint(conn, name)
+
+
+class _Committed:
+    # A class, not a generator: the session store enters one per transaction, on the step's path.
+    __slots__ = ("_conn",)
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, exc_type: type[BaseException] | None, *_: object) -> None:
+        if exc_type is not None:
+            _rollback(self._conn)
+            return
+        try:
+            self._conn.execute("COMMIT")
+        except BaseException:
+            _rollback(self._conn)
+            raise
+
+
+class _Savepoint:
+    __slots__ = ("_conn", "_name")
+
+    def __init__(self, conn: sqlite3.Connection, name: str) -> None:
+        self._conn, self._name = conn, name
+
+    def __enter__(self) -> None:
+        self._conn.execute(f"SAVEPOINT {self._name}")
+
+    def __exit__(self, exc_type: type[BaseException] | None, *_: object) -> None:
+        if exc_type is None:
+            self._conn.execute(f"RELEASE {self._name}")
+            return
         with contextlib.suppress(sqlite3.Error):
-            conn.execute(f"ROLLBACK TO {name}")
-            conn.execute(f"RELEASE {name}")
-        raise
-    conn.execute(f"RELEASE {name}")
+            self._conn.execute(f"ROLLBACK TO {self._name}")
+            self._conn.execute(f"RELEASE {self._name}")
 
 
 def failure(exc: BaseException) -> str | None:
