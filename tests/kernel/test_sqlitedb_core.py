@@ -149,6 +149,7 @@ def test_failure_names_a_full_disk_and_a_damaged_file(
     assert sqlitedb.failure(full.value) == "full"
     assert conn.execute("SELECT count(*) FROM rows").fetchone()[0] == 0  # nothing half-written
     assert sqlitedb.failure(OSError(errno.ENOSPC, "No space left on device")) == "full"
+    assert sqlitedb.failure(OSError(errno.EDQUOT, "Disk quota exceeded")) == "full"
     garbage = tmp_path / "garbage.db"
     garbage.write_bytes(b"not a database at all, " * 100)
     raw = sqlite3.connect(garbage)

@@ -43,7 +43,6 @@ an open connection (open one `Database` per process).
 from __future__ import annotations
 
 import contextlib
-import errno
 import math
 import os
 import re
@@ -351,12 +350,12 @@ class _Savepoint:
 
 
 def failure(exc: BaseException) -> str | None:
-    """What a failure of SQLite or the file system means: "full" (the disk is full; the
-    transaction did not happen), "damaged" (the file is corrupt or not a database), "busy"
+    """What a failure of SQLite or the file system means: "full" (the disk or the quota is full;
+    the transaction did not happen), "damaged" (the file is corrupt or not a database), "busy"
     (another writer held the lock beyond the busy timeout), or None (anything else)."""
-    code = getattr(exc, "sqlite_errorcode", None)
-    if code == sqlite3.SQLITE_FULL or getattr(exc, "errno", None) == errno.ENOSPC:
+    if sqlitefile.disk_full(exc):  # SQLITE_FULL, ENOSPC or EDQUOT, in exc or its causes
         return "full"
+    code = getattr(exc, "sqlite_errorcode", None)
     if not isinstance(exc, sqlite3.Error):
         return None
     if damaged(exc):
