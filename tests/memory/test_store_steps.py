@@ -176,7 +176,7 @@ def test_a_message_rolled_back_is_never_referenced(store: SessionStore, db_path:
     sid = store.create_session(workspace="/w").id
 
     def undone() -> None:  # the message is written, then its savepoint undone
-        with store._transaction("BEGIN IMMEDIATE"):
+        with store._transaction(write=True):
             store.append_message(sid, {"role": "tool", "content": OUTPUT})
             raise ValueError("undone")
 

@@ -6,7 +6,9 @@ one `BEGIN IMMEDIATE` transaction — the write lock is taken up front, so a per
 and the insert that uses it can never interleave with another writer — and every read is one
 deferred transaction, so a multi-query read (an export) sees one snapshot. The clock is read after
 the lock is held, so timestamps follow commit order within a process. A store used from a forked
-child refuses (`StoreClosedError`): the child must open its own.
+child refuses (`StoreClosedError`): the child must open its own. Transactions, savepoints and the
+meaning of SQLite's failures are `kernel.durable.sqlitedb`'s synchronous core, the one every
+SQLite store uses (docs/adr/0025-session-store-on-the-sqlite-core.md).
 """
 
 from __future__ import annotations
@@ -20,12 +22,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
+from yagent.kernel.durable import sqlitedb
 from yagent.kernel.durable.clock import SystemClock as SystemClock
 from yagent.memory.errors import (
     BatchFailedError,
     SessionNotFoundError,
     SessionStoreError,
-    StoreBusyError,
     StoreClosedError,
 )
 from yagent.memory.records import Clock
@@ -119,7 +121,7 @@ class StoreBase:
             if self._batch is not None:
                 yield
                 return
-            with self._transaction("BEGIN IMMEDIATE") as (conn, _):
+            with self._transaction(write=True) as (conn, _):
                 self._batch, self._whole, self._failed = conn, whole, None
                 try:
                     yield
@@ -131,7 +133,7 @@ class StoreBase:
                     self._forget()
 
     @contextlib.contextmanager
-    def _transaction(self, begin: str) -> Iterator[tuple[sqlite3.Connection, float]]:
+    def _transaction(self, *, write: bool) -> Iterator[tuple[sqlite3.Connection, float]]:
         with self._lock:
             if self._batch is not None and self._whole:  # inside `batch(whole=True)`
                 try:
@@ -146,35 +148,24 @@ class StoreBase:
                 return
             conn = self._live()
             try:
-                conn.execute(begin)
-            except sqlite3.OperationalError as exc:
+                sqlitedb.begin(conn, write=write)
+            except sqlite3.Error as exc:
                 raise _translate(self._path, exc) from exc
             try:
-                yield conn, self._clock.now()
-                conn.execute("COMMIT")
+                with sqlitedb.committed(conn):
+                    yield conn, self._clock.now()
             except sqlite3.DatabaseError as exc:  # full disk, damage found mid-read, busy
-                _rollback(conn)
                 raise _translate(self._path, exc) from exc
-            except BaseException:
-                _rollback(conn)
-                raise
 
     @contextlib.contextmanager
     def _savepoint(self, conn: sqlite3.Connection) -> Iterator[tuple[sqlite3.Connection, float]]:
         try:
-            conn.execute("SAVEPOINT store_call")
-        except sqlite3.DatabaseError as exc:
-            raise _translate(self._path, exc) from exc
-        try:
-            yield conn, self._clock.now()
-        except BaseException:
-            self._forget()  # what the undone call touched or wrote is no longer so
-            with contextlib.suppress(sqlite3.Error):
-                conn.execute("ROLLBACK TO store_call")
-                conn.execute("RELEASE store_call")
-            raise
-        try:
-            conn.execute("RELEASE store_call")
+            with sqlitedb.savepoint(conn, "store_call"):
+                try:
+                    yield conn, self._clock.now()
+                except BaseException:
+                    self._forget()  # what the undone call touched or wrote is no longer so
+                    raise
         except sqlite3.DatabaseError as exc:
             raise _translate(self._path, exc) from exc
 
@@ -215,23 +206,14 @@ class StoreBase:
         return False, None
 
     def _write(self) -> contextlib.AbstractContextManager[tuple[sqlite3.Connection, float]]:
-        return self._transaction("BEGIN IMMEDIATE")
+        return self._transaction(write=True)
 
     def _read(self) -> contextlib.AbstractContextManager[tuple[sqlite3.Connection, float]]:
-        return self._transaction("BEGIN")
+        return self._transaction(write=False)
 
 
 def _translate(path: Path, exc: sqlite3.Error) -> SessionStoreError:
-    text = str(exc)
-    if "locked" in text or "busy" in text:
-        return StoreBusyError(f"session store busy beyond the busy timeout: {text}")
     return translate(str(path), exc, "session store operation failed on")
-
-
-def _rollback(conn: sqlite3.Connection) -> None:
-    # A failed COMMIT may already have ended the transaction; the rollback is then a no-op error.
-    with contextlib.suppress(sqlite3.Error):
-        conn.execute("ROLLBACK")
 
 
 def touch(conn: sqlite3.Connection, session_id: str, now: float) -> None:

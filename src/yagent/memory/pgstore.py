@@ -108,7 +108,7 @@ class PgSessionStore(SessionStore):
             pool.close()
 
     @contextlib.contextmanager
-    def _transaction(self, begin: str) -> Iterator[tuple[Any, float]]:
+    def _transaction(self, *, write: bool) -> Iterator[tuple[Any, float]]:
         with self._lock:
             if self._batch is not None and self._whole:  # inside `batch(whole=True)`
                 try:
@@ -124,7 +124,7 @@ class PgSessionStore(SessionStore):
             db = self._db
             if db is None:
                 raise SessionStoreError(f"session store {str(self._path)!r} is closed")
-            with db.transaction(write=begin != "BEGIN") as conn:
+            with db.transaction(write=write) as conn:
                 yield conn, self._now(conn)
 
     @contextlib.contextmanager

@@ -4,23 +4,24 @@ Order matters. The version is read *before* anything could change the file (jour
 so a file from a newer yagent, another program's database or a non-database is refused without a
 single byte modified. Migrations then run inside one `BEGIN IMMEDIATE` transaction that re-reads
 the version (another process may have migrated meanwhile); each step is applied once, in order,
-and the version row moves with it, so opening is idempotent and safe to race.
+and the version row moves with it, so opening is idempotent and safe to race. The file is opened,
+and its pragmas set, by `kernel.durable.sqlitedb.connect`; its failures mean what
+`sqlitedb.failure` says.
 """
 
 from __future__ import annotations
 
-import contextlib
-import errno
 import os
 import sqlite3
 from pathlib import Path
 
-from yagent.kernel.durable import sqlitefile
+from yagent.kernel.durable import sqlitedb, sqlitefile
 from yagent.memory.errors import (
     DamagedStoreError,
     NewerSchemaError,
     SchemaError,
     SessionStoreError,
+    StoreBusyError,
     StoreFullError,
 )
 
@@ -122,8 +123,8 @@ def read_version(conn: sqlite3.Connection, path: str) -> int:
 
 
 def _migrate(conn: sqlite3.Connection, path: str) -> None:
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    sqlitedb.begin(conn, write=True)
+    with sqlitedb.committed(conn):
         current = read_version(conn, path)
         if current == 0:
             conn.execute(
@@ -137,38 +138,35 @@ def _migrate(conn: sqlite3.Connection, path: str) -> None:
             for statement in statements:
                 conn.execute(statement)
             conn.execute("UPDATE schema_version SET version = ?", (version,))
-        conn.execute("COMMIT")
-    except BaseException:
-        with contextlib.suppress(sqlite3.Error):
-            conn.execute("ROLLBACK")
-        raise
 
 
 def open_database(
     path: Path, *, busy_timeout: float, durable: bool
 ) -> tuple[sqlite3.Connection, str]:
-    """An open, migrated connection (autocommit: callers BEGIN themselves), its journal mode."""
+    """An open, migrated connection (autocommit: callers BEGIN themselves), its journal mode.
+
+    Opened by the one SQLite core (`kernel.durable.sqlitedb.connect`: file creation, WAL,
+    foreign keys, synchronous, busy timeout), with the version read before any pragma could change
+    the file."""
     where = os.fspath(path)
     try:  # conversations can hold secrets: the directory and the file are the owner's only
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        sqlitefile.create(path)
+    except OSError as exc:
+        raise translate(where, exc, "cannot create session store") from exc
+    try:
+        conn, journal = sqlitedb.connect(
+            where,
+            busy_timeout=busy_timeout,
+            synchronous="FULL" if durable else "NORMAL",
+            check=lambda conn: read_version(conn, where),
+        )
     except sqlitefile.UnusableFileError as exc:
         raise DamagedStoreError(where, exc.why) from exc
     except (OSError, sqlite3.Error) as exc:
-        raise translate(where, exc, "cannot create session store") from exc
+        raise translate(where, exc, "cannot open session store") from exc
     try:
-        conn = sqlite3.connect(
-            where, timeout=busy_timeout, isolation_level=None, check_same_thread=False
-        )
-    except (OSError, sqlite3.Error) as exc:
-        raise SessionStoreError(f"cannot open session store {where!r}: {exc}") from exc
-    try:
-        read_version(conn, where)
-        journal = str(conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]).lower()
-        conn.execute("PRAGMA foreign_keys=ON")
-        conn.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
         _migrate(conn, where)
-    except sqlite3.OperationalError as exc:
+    except sqlite3.Error as exc:
         conn.close()
         raise translate(where, exc, "cannot open session store") from exc
     except BaseException:
@@ -178,10 +176,12 @@ def open_database(
 
 
 def translate(path: str, exc: OSError | sqlite3.Error, doing: str) -> SessionStoreError:
-    """The store's error for a failure of SQLite or the file system (full disk, damage)."""
-    code = getattr(exc, "sqlite_errorcode", None)
-    if code == sqlite3.SQLITE_FULL or getattr(exc, "errno", None) == errno.ENOSPC:
+    """The store's error for a failure of SQLite or the file system (`sqlitedb.failure`)."""
+    kind = sqlitedb.failure(exc)
+    if kind == "full":
         return StoreFullError(path)
-    if isinstance(exc, sqlite3.Error) and code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
+    if kind == "damaged":
         return DamagedStoreError(path, f"is damaged ({exc})")
+    if kind == "busy":
+        return StoreBusyError(f"{doing} {path!r}: busy beyond the busy timeout ({exc})")
     return SessionStoreError(f"{doing} {path!r}: {exc}")

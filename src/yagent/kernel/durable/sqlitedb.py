@@ -29,6 +29,12 @@ Guarantees:
 - A new file is created whole (`sqlitefile.create`); an empty (0-byte) or damaged file raises
   `sqlitefile.UnusableFileError` naming it — whatever the store's own error type — and is
   never written over.
+- The synchronous core underneath (`connect`, `begin`, `committed`, `savepoint`, `failure`) is
+  the one implementation of opening a file, its pragmas (WAL, synchronous, busy timeout, foreign
+  keys), transactions (`BEGIN IMMEDIATE`, savepoints, rollback on any error) and the meaning of
+  a failure (disk full, damaged file, busy): `Database` is built on it, and so is the session
+  store (`memory.base`, which keeps its own schema migrations and unprefixed tables in the file
+  it owns alone: docs/adr/0025-session-store-on-the-sqlite-core.md).
 Leaves to the caller: the schema, the statements, and the error type its users see. Not offered:
 safety across machines (SQLite locks are only as good as the filesystem) or across `fork()` of
 an open connection (open one `Database` per process).
@@ -96,15 +102,11 @@ class Database:
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         try:
-            if self.path != ":memory:" and not self.path.startswith("file:"):
-                sqlitefile.create(self.path)
-            self._conn = sqlite3.connect(
-                self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
-            )
-            self._setup(mode, version, schema)
+            self._conn, journal = connect(self.path, busy_timeout=busy_timeout, synchronous=mode)
+            self._setup(journal, version, schema)
         except sqlite3.DatabaseError as exc:
             self.close()
-            if damaged(exc):
+            if failure(exc) == "damaged":
                 raise sqlitefile.UnusableFileError(self.path, f"is damaged ({exc})") from exc
             raise error(f"{prefix}: cannot open {self.path!r}: {exc}") from exc
         except OSError as exc:
@@ -114,17 +116,15 @@ class Database:
             self.close()
             raise
 
-    def _setup(self, mode: str, version: int, schema: Sequence[str]) -> None:
+    def _setup(self, journal: str, version: int, schema: Sequence[str]) -> None:
         conn = self._connection()
-        journal = str(conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]).lower()
         if journal != "wal" and not (self.path == ":memory:" and journal == "memory"):
             raise self._error(
                 f"{self.prefix}: {self.path!r} cannot run in WAL mode (got {journal})"
             )
-        conn.execute(f"PRAGMA synchronous={mode}")
         table = f"{self.prefix}_schema"
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        begin(conn, write=True)
+        with committed(conn):
             conn.execute(f"CREATE TABLE IF NOT EXISTS {table} (version INTEGER NOT NULL)")
             for statement in schema:
                 conn.execute(statement)
@@ -138,10 +138,6 @@ class Database:
                     f"{self.prefix}: {self.path!r} has schema version {row[0]}, "
                     f"this code knows {version}"
                 )
-            conn.execute("COMMIT")
-        except BaseException:
-            _rollback(conn)
-            raise
 
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None:
@@ -209,7 +205,7 @@ class Database:
         with self._lock:
             conn = self._connection()
             try:
-                conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+                begin(conn, write=write)
             except sqlite3.Error as exc:
                 raise self._error(f"{self.prefix}: cannot begin a transaction: {exc}") from exc
             return self._finish(conn, fn)
@@ -217,16 +213,12 @@ class Database:
     def _finish(self, conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run `fn` in the begun transaction and commit it; roll it back when anything raises."""
         try:
-            result = fn(conn)
-            conn.execute("COMMIT")
+            with committed(conn):
+                result = fn(conn)
         except sqlite3.Error as exc:
-            _rollback(conn)
-            if damaged(exc):
+            if failure(exc) == "damaged":
                 raise sqlitefile.UnusableFileError(self.path, f"is damaged ({exc})") from exc
             raise self._error(f"{self.prefix}: transaction failed: {exc}") from exc
-        except BaseException:
-            _rollback(conn)
-            raise
         return result
 
 
@@ -261,6 +253,117 @@ def _check_schema(prefix: str, schema: Sequence[str], invalid: Callable[[str], E
             )
         if not named.group(1).startswith(f"{prefix}_"):
             raise invalid(f"{prefix}: {named.group(1)!r} is not prefixed {prefix}_")
+
+
+def connect(
+    path: str,
+    *,
+    busy_timeout: float,
+    synchronous: str,
+    check: Callable[[sqlite3.Connection], object] | None = None,
+) -> tuple[sqlite3.Connection, str]:
+    """An open connection (autocommit: callers `begin` themselves; usable from any thread under
+    the caller's lock) and its journal mode ("wal" normally; ":memory:" gives "memory", a file
+    system without shared memory may give another, which the caller accepts or refuses).
+
+    A new file is created whole (`sqlitefile.create`, not for ":memory:" or "file:" URIs).
+    `check(conn)` runs before anything could change the file — a store refuses a file that is not
+    its own there, without a byte modified. Then: WAL, foreign keys on, `synchronous` (one of
+    `SYNC_MODES`), and the busy timeout (seconds). Raises `sqlite3.Error`, `OSError` or
+    `sqlitefile.UnusableFileError` (a 0-byte or damaged file) for the caller to map; the connection
+    is closed when anything fails."""
+    mode = synchronous.upper()
+    if mode not in SYNC_MODES:
+        raise ValueError(f"synchronous must be one of {sorted(SYNC_MODES)}, got {synchronous!r}")
+    if path != ":memory:" and not path.startswith("file:"):
+        sqlitefile.create(path)
+    conn = sqlite3.connect(
+        path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+    )
+    try:
+        if check is not None:
+            check(conn)
+        journal = str(conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]).lower()
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute(f"PRAGMA synchronous={mode}")
+    except BaseException:
+        conn.close()
+        raise
+    return conn, journal
+
+
+def begin(conn: sqlite3.Connection, *, write: bool) -> None:
+    """Begin a transaction: `BEGIN IMMEDIATE` for a write (the write lock is held before anything
+    is read, waiting up to the busy timeout), a deferred `BEGIN` for a read (one snapshot)."""
+    conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+
+
+def committed(conn: sqlite3.Connection) -> contextlib.AbstractContextManager[None]:
+    """The body of a begun transaction: COMMIT when it ends normally, ROLLBACK when anything
+    raises (a failed COMMIT included) — nothing is half-written either way."""
+    return _Committed(conn)
+
+
+def savepoint(conn: sqlite3.Connection, name: str) -> contextlib.AbstractContextManager[None]:
+    """A part of the open transaction that is undone alone when its body raises (the exception
+    goes on); released into the transaction when it ends normally."""
+    return _Savepoint(conn, name)
+
+
+class _Committed:
+    # A class, not a generator: the session store enters one per transaction, on the step's path.
+    __slots__ = ("_conn",)
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, exc_type: type[BaseException] | None, *_: object) -> None:
+        if exc_type is not None:
+            _rollback(self._conn)
+            return
+        try:
+            self._conn.execute("COMMIT")
+        except BaseException:
+            _rollback(self._conn)
+            raise
+
+
+class _Savepoint:
+    __slots__ = ("_conn", "_name")
+
+    def __init__(self, conn: sqlite3.Connection, name: str) -> None:
+        self._conn, self._name = conn, name
+
+    def __enter__(self) -> None:
+        self._conn.execute(f"SAVEPOINT {self._name}")
+
+    def __exit__(self, exc_type: type[BaseException] | None, *_: object) -> None:
+        if exc_type is None:
+            self._conn.execute(f"RELEASE {self._name}")
+            return
+        with contextlib.suppress(sqlite3.Error):
+            self._conn.execute(f"ROLLBACK TO {self._name}")
+            self._conn.execute(f"RELEASE {self._name}")
+
+
+def failure(exc: BaseException) -> str | None:
+    """What a failure of SQLite or the file system means: "full" (the disk or the quota is full;
+    the transaction did not happen), "damaged" (the file is corrupt or not a database), "busy"
+    (another writer held the lock beyond the busy timeout), or None (anything else)."""
+    if sqlitefile.disk_full(exc):  # SQLITE_FULL, ENOSPC or EDQUOT, in exc or its causes
+        return "full"
+    code = getattr(exc, "sqlite_errorcode", None)
+    if not isinstance(exc, sqlite3.Error):
+        return None
+    if damaged(exc):
+        return "damaged"
+    text = str(exc)
+    if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED) or "locked" in text or "busy" in text:
+        return "busy"
+    return None
 
 
 def damaged(exc: sqlite3.Error) -> bool:
