@@ -124,7 +124,7 @@ def test_a_worker_killed_mid_run_is_replaced_and_its_side_effect_never_repeated(
     rows = [{"id": "deploy", "repo": "repo", "task": "ship it\n@bash deploy-thing now"}]
     rows += [{"id": f"w{i}", "repo": "repo", "task": f"@write w{i}.txt {i}"} for i in range(3)]
     path = world.tasks("tasks.jsonl", rows)
-    args = batch_args(temporal_server, world, "--heartbeat", "3")
+    args = batch_args(temporal_server, world, "--heartbeat", "8")
     submitted = world.yagent(["batch", str(path), "--json", "--detach", *args])
     assert submitted.returncode == 0, submitted.stderr[-3000:]
     deadline = time.monotonic() + 180
