@@ -95,7 +95,9 @@ def test_a_second_ctrl_c_within_two_seconds_kills_the_command(tmp_path: Path) ->
             term.wait_for("● run_bash touch started; sleep 60")
             term.wait_for_file(ws / "started")  # the command runs (not only announced)
             term.send(CTRL_C)
-            term.wait_for("Ctrl-C again within 2s kills its processes")  # the first was taken
+            term.wait_for(
+                "Ctrl-C again within 2s kills its running commands"
+            )  # the first was taken
             term.send(CTRL_C)
             term.wait_for("live process group(s); exiting")
             assert term.finish() == 130
