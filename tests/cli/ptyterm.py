@@ -139,6 +139,16 @@ class Term:
             if time.monotonic() > deadline:
                 raise AssertionError(f"{needle!r} never showed; the screen had:\n{self.text}")
 
+    def wait_for_file(self, path: Path, *, wait: float = WAIT) -> None:
+        """Read the screen until `path` exists (a command's sign that it runs): what is shown
+        says a tool call was made, not that its command has started."""
+        deadline = time.monotonic() + wait
+        while not path.exists():
+            if not self._read():
+                raise AssertionError(f"yagent ended before {path.name} existed:\n{self.text}")
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{path.name} never appeared; the screen had:\n{self.text}")
+
     def finish(self, *, wait: float = WAIT) -> int:
         """Read to the end; the exit status."""
         deadline = time.monotonic() + wait

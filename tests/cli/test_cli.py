@@ -127,7 +127,9 @@ def test_normalise_masks_volatile_text() -> None:
     )
 
 
-def _hanging_run(tmp_path: Path, home: Path, command: str) -> tuple[subprocess.Popen[bytes], int]:
+def _hanging_run(
+    tmp_path: Path, home: Path, command: str, drain_budget: float = 5.0
+) -> tuple[subprocess.Popen[bytes], int]:
     """A real `yagent run` whose only tool call hangs; returns it and the command's shell pid."""
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -135,7 +137,7 @@ def _hanging_run(tmp_path: Path, home: Path, command: str) -> tuple[subprocess.P
     # of sight inside the default preset's sandbox (own pid namespace, private /tmp), so it runs
     # unconfined. The sandboxed kill path is tested in tests/tools/test_bash_sandbox.py.
     home.mkdir(parents=True, exist_ok=True)
-    (home / "config.toml").write_text('[agent]\npreset = "yolo"\n')
+    (home / "config.toml").write_text(f'[agent]\npreset = "yolo"\ndrain_budget = {drain_budget}\n')
     marker = tmp_path / "pid"
     rec = Recording()
     rec.add(
@@ -180,7 +182,8 @@ def _gone(pid: int, within: float = 5.0) -> bool:
 
 
 def test_first_ctrl_c_cancels_the_turn_and_its_process_group(tmp_path: Path, home: Path) -> None:
-    proc, shell = _hanging_run(tmp_path, home, "sleep 300")
+    # the hanging command outlasts the drain: the turn is force-stopped (0.5 s, not the default 5)
+    proc, shell = _hanging_run(tmp_path, home, "sleep 300", drain_budget=0.5)
     proc.send_signal(signal.SIGINT)
     proc.wait(60)
     assert proc.returncode == 130
@@ -192,12 +195,17 @@ def test_second_ctrl_c_kills_live_groups_and_exits(tmp_path: Path, home: Path) -
     # Ctrl-C comes while the turn is still winding down, and must end everything at once.
     proc, shell = _hanging_run(tmp_path, home, "trap '' TERM; sleep 300")
     proc.send_signal(signal.SIGINT)
-    time.sleep(0.3)
+    assert proc.stderr is not None
+    said = b""
+    while b"Ctrl-C again within 2s" not in said:  # the first was taken (not merged with the next)
+        line = proc.stderr.readline()
+        assert line, f"yagent ended after one Ctrl-C: {said!r}"
+        said += line
     assert proc.poll() is None
     proc.send_signal(signal.SIGINT)
-    proc.wait(10)
+    proc.wait(60)
     assert proc.returncode == 130
-    assert b"killed" in proc.stderr.read()  # type: ignore[union-attr]
+    assert b"killed" in proc.stderr.read()
     assert _gone(shell)
 
 

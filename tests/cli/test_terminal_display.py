@@ -82,7 +82,7 @@ def test_the_status_bar_names_agent_model_context_cost_jobs_and_sandbox(
 
 
 def test_a_second_ctrl_c_within_two_seconds_kills_the_command(tmp_path: Path) -> None:
-    replies = [tool_reply("c1", "run_bash", {"command": "sleep 60"})]
+    replies = [tool_reply("c1", "run_bash", {"command": "touch started; sleep 60"})]
     with WireServer(replies) as server:
         home = tmp_path / "home"
         ws = tmp_path / "ws"
@@ -92,8 +92,12 @@ def test_a_second_ctrl_c_within_two_seconds_kills_the_command(tmp_path: Path) ->
         try:
             term.ready()
             term.line("wait")
-            term.wait_for("● run_bash sleep 60")
+            term.wait_for("● run_bash touch started; sleep 60")
+            term.wait_for_file(ws / "started")  # the command runs (not only announced)
             term.send(CTRL_C)
+            term.wait_for(
+                "Ctrl-C again within 2s kills its running commands"
+            )  # the first was taken
             term.send(CTRL_C)
             term.wait_for("live process group(s); exiting")
             assert term.finish() == 130

@@ -66,7 +66,8 @@ def test_a_turn_force_stopped_in_a_long_command_keeps_its_session(tmp_path: Path
     """The drain budget runs out while a command runs: the turn is force-stopped (said once),
     and the next task still continues the session the stopped turn belonged to."""
     home = tmp_path / "home"
-    long_command = tool_reply("c1", "run_bash", {"command": "trap '' INT TERM; sleep 30"})
+    command = "trap '' INT TERM; touch started; sleep 30"
+    long_command = tool_reply("c1", "run_bash", {"command": command})
     answers = [Reply(events=text_frames("second answer")) for _ in range(8)]
     with WireServer([long_command, *answers]) as server:
         configure(home, server.url, "[agent]\ndrain_budget = 0.5\n")
@@ -75,6 +76,7 @@ def test_a_turn_force_stopped_in_a_long_command_keeps_its_session(tmp_path: Path
             term.ready()
             term.line("first task")
             term.wait_for("run_bash")
+            term.wait_for_file(ws / "started")  # the command runs (not only announced)
             term.send(CTRL_C)
             stopped = term.wait_for("yagent>")
             assert "did not stop within 0.5s and was stopped" in stopped

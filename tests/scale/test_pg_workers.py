@@ -79,7 +79,7 @@ def test_a_killed_machine_s_run_resumes_on_another_from_postgres(
     workers = [world.worker(temporal_server.address, parallel=2, home=h) for h in homes]
     rows = [{"id": "deploy", "repo": "repo", "task": "ship it\n@bash deploy-thing now"}]
     path = world.tasks("tasks.jsonl", rows)
-    args = batch_args(temporal_server, world, "--heartbeat", "3")
+    args = batch_args(temporal_server, world, "--heartbeat", "8")
     submitted = world.yagent(["batch", str(path), "--json", "--detach", *args])
     assert submitted.returncode == 0, submitted.stderr[-3000:]
     deadline = time.monotonic() + 180

@@ -175,7 +175,7 @@ def test_a_killed_worker_s_delegation_is_retried_on_the_other(
     director = subprocess.Popen(
         [
             *(sys.executable, "-m", "yagent.cli", "run", "--agent", "director", "-y", "--json"),
-            *("-C", str(world.repo), *_engine(temporal_server, world, "--heartbeat", "3"), task),
+            *("-C", str(world.repo), *_engine(temporal_server, world, "--heartbeat", "8"), task),
         ],
         env=world.env(world.machine("director", pg_url)),
         cwd=world.tmp,

@@ -5,8 +5,11 @@ Ctrl-C: the first asks the running turn to stop and drains it (`kernel.durable.d
 stops at its next step boundary, no new side effect starts, and what is in flight gets `[agent]
 drain_budget` seconds to finish before the turn is force-stopped (its tools cancelled and
 accounted for; the session keeps what happened); a model request in flight is cut at once (it has
-no side effect). A second one within `KILL_WINDOW` (2 s) kills every live foreground process
-group and exits at once (status 130) — the only way out when a tool ignores cancellation; a
+no side effect). While commands run, it says so on stderr at once, with what a second press
+does (a press sent before that line shows may reach the process as the same signal: the kernel
+keeps one pending SIGINT); with none running nothing is said (streamed text is not cut). A
+second one within `KILL_WINDOW` (2 s) kills every live foreground process group and
+exits at once (status 130) — the only way out when a tool ignores cancellation; a
 later one says so and opens a new window.
 SIGTERM (shutdown) drains the same way, then exits with status 143.
 A one-shot run is a turn of its session like an interactive one: the journal range of its file
@@ -49,7 +52,7 @@ from yagent.kernel.durable import drain
 from yagent.llm.replay import Recording, ReplayEngine
 from yagent.llm.types import Engine
 from yagent.memory import SessionStoreError
-from yagent.tools.shell import kill_live_process_groups
+from yagent.tools.shell import kill_live_process_groups, live_groups
 from yagent.tools.yolo import Yolo
 
 KILL_WINDOW = 2.0
@@ -120,6 +123,11 @@ async def _interrupts(on_first: Callable[[int], None]) -> None:
             now = time.monotonic()
             if first is None:
                 first = now
+                if signum == signal.SIGINT and live_groups():
+                    sys.stderr.write(
+                        f"\nyagent: stopping the turn; Ctrl-C again within {KILL_WINDOW:g}s "
+                        "kills its running commands and exits\n"
+                    )
                 on_first(signum)
             elif now - first <= KILL_WINDOW:
                 killed = kill_live_process_groups()

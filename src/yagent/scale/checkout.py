@@ -10,12 +10,18 @@ Contract:
 - `patch(dest, base)` is `git diff` of everything in the checkout (new files included) against
   `base`: the task's result. The checkout's index is used to include new files; nothing else
   changes.
-- `remove(dest)` deletes the checkout; a missing one is fine.
+- `remove(dest)` deletes the checkout; a missing one is fine. It first renames it out of the
+  way (atomically), so a process killed mid-deletion never leaves a half-deleted checkout whose
+  marker would pass it as ready to the next attempt (on a work folder workers share, a retry on
+  another worker); what such a kill leaves (`<name>.removing-<pid>`) the next `remove` or
+  `prepare` of that checkout deletes.
 Leaves to the host: where checkouts live (a worker's work folder), who may write there.
 """
 
 from __future__ import annotations
 
+import contextlib
+import glob
 import os
 import shutil
 import subprocess
@@ -54,8 +60,8 @@ def prepare(repo: str, ref: str, dest: Path) -> str:
     marker = dest / ".git" / MARKER
     if marker.is_file() and (base := marker.read_text().strip()):
         return base  # a task's key names one repo and ref: its checkout is made once
-    if dest.exists():
-        shutil.rmtree(dest)
+    if dest.exists() or dest.parent.exists():
+        remove(dest)  # a half-made one, and what a removal cut short left
     dest.parent.mkdir(parents=True, exist_ok=True)
     partial = dest.with_name(dest.name + ".partial")
     if partial.exists():
@@ -85,5 +91,12 @@ def patch(dest: Path, base: str) -> str:
 
 
 def remove(dest: Path) -> None:
-    shutil.rmtree(dest, ignore_errors=True)
+    """Delete the checkout `dest` (see the module contract)."""
+    trash = dest.with_name(f"{dest.name}.removing-{os.getpid()}")
+    shutil.rmtree(trash, ignore_errors=True)
+    with contextlib.suppress(FileNotFoundError):
+        dest.rename(trash)  # from here `dest` is gone whole, however the deletion ends
+    if dest.parent.is_dir():
+        for left in dest.parent.glob(f"{glob.escape(dest.name)}.removing-*"):
+            shutil.rmtree(left, ignore_errors=True)
     shutil.rmtree(dest.with_name(dest.name + ".partial"), ignore_errors=True)

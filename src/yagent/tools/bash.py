@@ -49,7 +49,8 @@ from yagent.tools.egress import proxyserver
 from yagent.tools.egress.attribution import Report
 from yagent.tools.files import shellwatch
 from yagent.tools.invocation import PUBLISH
-from yagent.tools.jobs import JobError, SessionSandbox, jobs_view
+from yagent.tools.jobs import JobError, SessionSandbox
+from yagent.tools.jobstate import jobs_view
 from yagent.toolspec import params as p
 
 SANDBOXED_BACKGROUND_NOTE = (

@@ -15,13 +15,12 @@ Guarantees:
   `setsid cmd &`) turns them into a job whose output goes to `log` (bounded:
   `jobhost.wire.LOG_CAP`).
   `start_job` starts an `is_background` command as a job straight away.
-- `jobs()` lists every job (id, pid inside the sandbox, command, running or not, exit code when
-  known, last `TAIL_LINES` lines of its log); `stop(id)` sends SIGTERM to the job's processes and
-  SIGKILL to what is left after the supervisor's grace. An ended job's state says how it ended:
-  the limit `explain` (`Supervision.explain`) names from its exit status and its log's last
-  `TAIL_BYTES`, else its signal (cause said not known) or exit code, else (processes a command
-  left running) that how it ended is not known. A foreground command its caller ended (timeout,
-  limit breach, cancellation) is ended whole by the supervisor and never becomes a job.
+- `jobs()` lists every job as `jobstate.Job` (id, pid inside the sandbox, command, running or
+  not, exit code when known, the last lines of its log, and how it ended); `stop(id)` sends
+  SIGTERM to the job's processes and SIGKILL to what is left after the supervisor's grace. A job
+  is ended only once its output reached its log (`jobhost.supervisor`; `start_job` asks for the
+  drain limit `wire.JOB_DRAIN`). A foreground command its caller ended (timeout, limit breach,
+  cancellation) is ended whole by the supervisor and never becomes a job.
 - `close()` ends the sandbox and every job, returning once its pid namespace is empty, with a
   notice naming the jobs it stopped; with `keep` (`[sandbox] keep_background`) leaves it running
   and the notice names the jobs kept, their pids and the host pid that ends them all. Started with
@@ -43,7 +42,6 @@ import tempfile
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -53,18 +51,12 @@ import anyio.to_thread
 from yagent.tools import jobhost
 from yagent.tools.egress.proxyserver import runtime_base
 from yagent.tools.jobhost import wire
+from yagent.tools.jobstate import Explain, Job
 
-TAIL_LINES = 5
-TAIL_BYTES = 4096
-VIEW_LINES = 5
-"""Jobs shown in a run_bash result's jobs view; list_jobs shows them all."""
 SOCKET_NAME = "jobs.sock"
 REPLY_TIMEOUT = 30.0
 
 Wrap = Callable[[Sequence[str]], list[str]]
-Explain = Callable[[int | None, str], str | None]
-"""The limit that ended a program, from its exit status and output (`Supervision.explain`)."""
-
 
 _LIVE: weakref.WeakSet[SessionSandbox] = weakref.WeakSet()
 
@@ -80,91 +72,6 @@ def close_all_now() -> int:
 
 class JobError(Exception):
     """The session sandbox could not be started or reached, or refused a request."""
-
-
-@dataclass(frozen=True, slots=True)
-class Job:
-    """One background job as the supervisor and its log tell it."""
-
-    id: int
-    command: str
-    pid: int
-    pids: tuple[int, ...]
-    running: bool
-    exit_code: int | None
-    stopped: bool
-    log: str
-    tail: tuple[str, ...] = ()
-    cause: str = ""
-    """Why an ended job ended, when a limit names itself (see `ended`)."""
-
-    @classmethod
-    def of(cls, view: Mapping[str, Any], explain: Explain | None = None) -> Job:
-        log = str(view.get("log") or "")
-        code = None if view.get("exit_code") is None else int(view["exit_code"])
-        running, stopped = bool(view.get("running")), bool(view.get("stopped"))
-        last = _last(log)
-        ended = not running and not stopped and code not in (None, 0) and explain is not None
-        return cls(
-            id=int(view["id"]),
-            command=str(view.get("command", "")),
-            pid=int(view.get("pid", 0)),
-            pids=tuple(int(p) for p in view.get("pids", ())),
-            running=running,
-            exit_code=code,
-            stopped=stopped,
-            log=log,
-            tail=tuple(last.splitlines()[-TAIL_LINES:]),
-            cause=(explain(code, last) or "") if ended and explain is not None else "",
-        )
-
-    @property
-    def state(self) -> str:
-        if self.running:
-            return "running"
-        if self.stopped:
-            return "stopped"
-        return self.ended()
-
-    def ended(self) -> str:
-        """How a job that ended by itself ended (see the module contract)."""
-        if self.cause:
-            return self.cause
-        code = self.exit_code
-        if code is None:
-            return "ended (how is not known: its processes were left running by its command)"
-        if code < 0:
-            name = _signal_name(-code)
-            return f"killed by {name} (the cause is not known: no limit names itself)"
-        return f"exited with code {code}"
-
-    def line(self) -> str:
-        return f"job {self.id} [{self.state}] pid {self.pid}: {_short(self.command)}"
-
-    def to_payload(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "command": self.command,
-            "pid": self.pid,
-            "pids": list(self.pids),
-            "state": self.state,
-            "running": self.running,
-            "exit_code": self.exit_code,
-            "cause": self.cause or None,
-            "log": self.log,
-            "last_lines": list(self.tail),
-        }
-
-
-def jobs_view(jobs: Sequence[Job]) -> str:
-    """The short `jobs` block appended to a run_bash result (empty when there are none)."""
-    if not jobs:
-        return ""
-    shown = [f"  {job.line()}" for job in jobs[-VIEW_LINES:]]
-    more = len(jobs) - len(shown)
-    head = "jobs (background, in the session sandbox; pids are the sandbox's):"
-    tail = [f"  … and {more} older (list_jobs shows all)"] if more > 0 else []
-    return "\n".join([head, *tail, *shown])
 
 
 class SessionSandbox:
@@ -250,7 +157,7 @@ class SessionSandbox:
         self.start()
         log.parent.mkdir(parents=True, exist_ok=True)
         message = {"op": "run", "job": True, "argv": list(argv), "env": dict(env)}
-        message |= {"cwd": str(cwd), "command": command, "log": str(log)}
+        message |= {"cwd": str(cwd), "command": command, "log": str(log), "drain": wire.JOB_DRAIN}
         stdin = os.open(os.devnull, os.O_RDONLY)
         out = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
@@ -355,22 +262,6 @@ def _round_trip(path: str, message: dict[str, Any], fds: list[int] | None) -> di
     return reply
 
 
-def _last(log: str) -> str:
-    """The last `TAIL_BYTES` of `log`, from its first whole line ("" when unreadable)."""
-    if not log:
-        return ""
-    try:
-        with open(log, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            size = f.tell()
-            f.seek(max(0, size - TAIL_BYTES))
-            data = f.read()
-    except OSError:
-        return ""
-    text = data.decode("utf-8", errors="replace")
-    return text.partition("\n")[2] if size > TAIL_BYTES else text  # the first line may be cut
-
-
 def _children(pid: int) -> list[int]:
     try:
         with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as f:
@@ -386,15 +277,3 @@ def _alive(pid: int) -> bool:
             return f.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
     except (OSError, IndexError):
         return False
-
-
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
-
-
-def _short(command: str, limit: int = 80) -> str:
-    flat = " ".join(command.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

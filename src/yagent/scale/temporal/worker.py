@@ -7,7 +7,10 @@ Contract:
   `task_queue`, at most `max_parallel` activities at once, until cancelled (SIGINT/SIGTERM: it
   stops polling and lets the activities in flight end — or be cut at the grace period, after
   which Temporal retries them elsewhere). A server that goes away while it runs is waited for:
-  the SDK's pollers reconnect.
+  the SDK's pollers reconnect. An activity's heartbeats reach the server at least every
+  `activities.BEAT_EVERY` seconds while it runs (the SDK would otherwise hold them back for 0.8
+  of the heartbeat timeout, leaving a busy worker a fifth of it to spare before it is counted
+  dead), so a heartbeat timeout above `BEAT_EVERY` plus the worker's longest stall holds.
 Leaves to the host: how many workers, where (docs/scale-out.md).
 """
 
@@ -20,7 +23,7 @@ from pathlib import Path
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from yagent.scale.temporal.activities import Activities
+from yagent.scale.temporal.activities import BEAT_EVERY, Activities
 from yagent.scale.temporal.workflows import BatchWorkflow, DelegationWorkflow, TaskWorkflow
 
 CONNECT_TIMEOUT = 5.0
@@ -54,5 +57,6 @@ async def serve(
         activities=acts.all(),
         max_concurrent_activities=max_parallel,
         graceful_shutdown_timeout=timedelta(seconds=GRACE),
+        max_heartbeat_throttle_interval=timedelta(seconds=BEAT_EVERY),
     )
     await worker.run()

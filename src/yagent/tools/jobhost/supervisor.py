@@ -7,7 +7,12 @@ starts is found even after `setsid`; its output is relayed to the caller's fd wh
 — when it exits leaving processes running (`cmd &`), or when started as a job — to a log fd the
 host opened, at most `LOG_CAP` bytes (one line says when the rest was dropped). Such processes
 form a *job*: listed (`list`, with the exit status of the job's command when it has one), stopped
-(`stop`: SIGTERM to its group and every marked process, SIGKILL after `STOP_GRACE`).
+(`stop`: SIGTERM to its group and every marked process, SIGKILL after `STOP_GRACE`). A job is
+listed as running until its command has exited, none of its marked processes is left and its
+output has reached its end — all of it is then in its log, so how it ended can be read there. A
+process that shed the job's mark and group may hold the output open for ever: the job then counts
+as ended `drain` seconds (the request's, else `wire.JOB_DRAIN`) after the first listing that found
+nothing else of it, and says so (`output_open`); what that process writes still goes to the log.
 
 A caller's `signal` request (its timeout, a limit breach, a cancellation: how a host ends a run)
 or its hang-up while the command runs *ends* the run: SIGTERM to its group and marked processes,
@@ -32,14 +37,12 @@ import threading
 import time
 from typing import Any
 
-from yagent.tools.jobhost.wire import LOG_CAP, MARK, Reader, close, send, try_send
+from yagent.tools.jobhost.wire import JOB_DRAIN, LOG_CAP, MARK, Reader, close, send, try_send
 
 STOP_GRACE = 2.0
 LEFT_GRACE = 0.2
 """How long after its command exits a run's output pipe may stay open before its holder counts
 as left running (a descendant finishing its last write is not a job)."""
-JOB_DRAIN = 2.0
-"""How long a job's end waits for its last output to reach its log (see `Supervisor._run`)."""
 END_GRACE = 1.0
 """SIGTERM to SIGKILL when a run is ended: below the shell engine's own `KILL_GRACE`, so the
 caller hears the exit before it would kill its end."""
@@ -78,24 +81,41 @@ _ENDED: set[int] = set()  # runs their caller ended: never a job
 
 
 class Job:
-    def __init__(self, run: int, command: str, pid: int) -> None:
+    def __init__(self, run: int, command: str, pid: int, relay: Relay, drain: float) -> None:
         self.run, self.command, self.pid = run, command, pid
+        self.relay, self.drain = relay, drain
         self.exit_code: int | None = None
+        self.reaped = False  # its command's exit is known (or it had exited before the job was)
         self.stopped = False
         self.log = ""
+        self.quiet_since: float | None = None
 
     def view(self) -> dict[str, Any]:
         pids = sorted(_marked(self.run))
+        over = not pids and (self.stopped or self._drained())
         return {
             "id": self.run,
             "command": self.command,
             "pid": self.pid,
             "pids": pids,
-            "running": bool(pids),
+            "running": not over,
             "exit_code": self.exit_code,
             "stopped": self.stopped,
+            "output_open": over and not self.stopped and not self.relay.eof.is_set(),
             "log": self.log,
         }
+
+    def _drained(self) -> bool:
+        """Nothing of the job is left but its output: ended once that output reached its end,
+        or `drain` seconds after this was first seen (see the module contract)."""
+        if not self.reaped:
+            return False
+        if self.relay.eof.is_set():
+            return True
+        now = time.monotonic()
+        if self.quiet_since is None:
+            self.quiet_since = now
+        return now - self.quiet_since >= self.drain
 
 
 class Relay:
@@ -204,6 +224,7 @@ class Supervisor:
         fds = list(reader.fds)
         reader.fds.clear()
         as_job = bool(request.get("job"))
+        drain = float(request.get("drain", JOB_DRAIN))
         stdin_fd, out_fd = fds[0], fds[1]  # a job's "out" is its log
         with self.lock:
             run = self.next_run
@@ -241,14 +262,11 @@ class Supervisor:
         shell_line = len(argv) == 3 and argv[:2] == ["bash", "-c"]
         command = str(request.get("command") or (argv[2] if shell_line else " ".join(argv)))
         if as_job:
-            job = self.jobs[run] = Job(run, command, process.pid)
+            job = self.jobs[run] = Job(run, command, process.pid, relay, drain)
             job.log = str(request.get("log") or "")
             send(conn, {"started": process.pid, "job": run})
-            code = process.wait()
-            # Ended only once its output is in the log (what `list_jobs` reads to say why it
-            # ended): bounded, as a process it started may still hold the pipe open.
-            relay.eof.wait(JOB_DRAIN)
-            job.exit_code = code
+            job.exit_code = process.wait()
+            job.reaped = True  # still running while its output drains (`Job.view`)
             return
         send(conn, {"started": process.pid})
         watcher = threading.Thread(target=self._watch, args=(conn, reader, run), daemon=True)
@@ -265,7 +283,10 @@ class Supervisor:
             _end_run(run, END_GRACE)  # with the watcher: the exit goes out when nothing is left
         elif (left := _marked(run)) or not relay.eof.is_set():
             job_id = run
-            job = self.jobs[run] = Job(run, command, min(left) if left else process.pid)
+            job = self.jobs[run] = Job(
+                run, command, min(left) if left else process.pid, relay, drain
+            )
+            job.reaped = True
             log_fd = self._ask_log(conn, reader, run)
             job.log = self.log_paths.pop(run, "")
             relay.detach(log_fd)

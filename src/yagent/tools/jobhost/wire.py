@@ -14,6 +14,10 @@ LOG_CAP = 8 * 1024 * 1024
 """Bytes of a job's output kept in its log."""
 MARK = "YAGENT_RUN"
 """The environment variable marking every process of one run (`YAGENT_RUN=<n>`)."""
+JOB_DRAIN = 2.0
+"""Seconds a job whose processes have all ended is still listed as running while its output is
+held open (by a process that shed the job's mark and group): its last output reaches its log
+first. A run request's `drain` overrides it (a seam for the host)."""
 SETUP_FAILED = 125
 _CHUNK = 65536
 
