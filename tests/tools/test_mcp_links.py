@@ -20,10 +20,12 @@ from tests.mcpservers import (
 from yagent.kernel.judge import toolfail
 from yagent.tools.adapter import ToolContext
 from yagent.tools.guard import WorkspaceGuard
-from yagent.tools.invocation import PUBLISH, Invocation
+from yagent.tools.invocation import PUBLISH, Invocation, Needs
 from yagent.tools.mcp import link
 from yagent.tools.mcp.client import McpTools
 from yagent.tools.mcp.config import ServerConfig
+from yagent.tools.mcp.content import VISION_KEY
+from yagent.tools.mcp.sampling import SAMPLER_KEY
 from yagent.tools.surface import Surface
 from yagent.toolspec.builtin import BUILTIN
 from yagent.toolspec.profiles import profile
@@ -138,7 +140,8 @@ async def test_progress_extends_the_idle_bound_and_is_published(workspace: Path)
         surface = Surface(BUILTIN, profile("coding"), WorkspaceGuard(workspace), external=mcp.specs)
         ctx = ToolContext(workspace, surface)
         ctx.services.put(PUBLISH, lambda kind, payload: seen.append((kind, dict(payload))))
-        ctx = ctx.for_call(Invocation(call_id="p1"))
+        needs = Needs(optional=frozenset({PUBLISH, VISION_KEY, SAMPLER_KEY}))  # an MCP tool's
+        ctx = ctx.for_call(Invocation(call_id="p1"), needs)
         # 3 s in all, a progress notification every 0.5 s: longer than tool_timeout, never idle
         out = await call(
             mcp, "ev__trigger-long-running-operation", {"duration": 3, "steps": 6}, ctx

@@ -312,6 +312,7 @@ def _tools(
     )
     web.configure(ctx, web.WebConfig(allow=services.openings))  # allow_local + answers (localask)
     browser.configure(ctx, browser.BrowserConfig(allow=services.openings))
+    adapter.require_services()  # every granted tool's declared services are set, or no run
     return ctx, adapter
 
 

@@ -28,7 +28,9 @@ is a NEEDS_APPROVAL refusal saying so and giving the question — never "the use
 approve". `after_call`, when the context has one, sees every executed call's result and may
 return it amended (the host's post-tool hooks), before pii's MODEL surface.
 The executor receives a per-call copy of the context whose `call` is its own `Invocation` (call
-id, tool, arguments, caller, depth): parallel calls never see each other's call id.
+id, tool, arguments, caller, depth): parallel calls never see each other's call id; its
+`services` are the run's limited to what the executor declared (`tools.invocation.needs`), and
+`unmet()` names every granted tool whose required services the host did not set.
 A call the context's `effects` runner classifies as an external side effect runs through it (at
 most once per call id, `tools.effectrun`) instead of calling the executor directly.
 """
@@ -52,7 +54,15 @@ from yagent.kernel.judge.invoke import Call, Judgement, Verdict
 from yagent.tools import localask, outbound
 from yagent.tools.confirm import Scope, UserConfirm
 from yagent.tools.effectrun import EffectRunner
-from yagent.tools.invocation import NO_CALL, Invocation, Services
+from yagent.tools.invocation import (
+    NO_CALL,
+    NO_NEEDS,
+    Invocation,
+    MissingServiceError,
+    Needs,
+    Services,
+    declared,
+)
 from yagent.tools.surface import Surface
 from yagent.tools.toolresult import ToolResult, failure_content, serialise
 from yagent.toolspec import SkillSource, Spec
@@ -83,9 +93,10 @@ class ToolContext:
     services: Services = field(default_factory=Services)
     call: Invocation = NO_CALL  # the call being executed (set on the per-call copy only)
 
-    def for_call(self, call: Invocation) -> ToolContext:
-        """This run's context as one call's executor sees it (services shared, `call` its own)."""
-        return replace(self, call=call)
+    def for_call(self, call: Invocation, needs: Needs = NO_NEEDS) -> ToolContext:
+        """This run's context as one call's executor sees it: `call` its own, the run's services
+        limited to what the executor declared (`needs`)."""
+        return replace(self, call=call, services=self.services.only(needs, call.tool))
 
 
 def parse_arguments(raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
@@ -118,6 +129,25 @@ class Adapter:
     @property
     def surface(self) -> Surface:
         return self.ctx.surface
+
+    def unmet(self) -> list[str]:
+        """For every tool the surface grants, the required services its executor declared
+        (`tools.invocation.needs`) that the context does not hold: one line per tool, empty
+        when every one is set. The host asks once its services are put, before the first call."""
+        lines = []
+        for spec in self.surface.specs():
+            executor = self._executors.get(spec.name)
+            absent = self.ctx.services.missing(declared(executor))
+            if absent:
+                labels = ", ".join(s.label for s in absent)
+                lines.append(f"{spec.name} needs service(s) the host did not set: {labels}")
+        return lines
+
+    def require_services(self) -> None:
+        """`MissingServiceError` listing `unmet()`, when anything is unmet."""
+        lines = self.unmet()
+        if lines:
+            raise MissingServiceError("; ".join(lines))
 
     def learn(self, executors: Mapping[str, Executor]) -> None:
         """External executors that appeared while running (an MCP server's tools changed); a
@@ -261,7 +291,8 @@ class Adapter:
         effects = self.ctx.effects
         found = effects.classify(spec, args) if effects is not None else None
         ctx = self.ctx.for_call(
-            Invocation(call.call_id, call.tool, call.args, call.caller, call.depth)
+            Invocation(call.call_id, call.tool, call.args, call.caller, call.depth),
+            declared(executor),
         )
         if effects is not None and found is not None:
             return await effects.run(found, call, lambda: executor(ctx, args))

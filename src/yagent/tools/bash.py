@@ -48,7 +48,7 @@ from yagent.tools.commands import Confinement
 from yagent.tools.egress import proxyserver
 from yagent.tools.egress.attribution import Report
 from yagent.tools.files import shellwatch
-from yagent.tools.invocation import PUBLISH
+from yagent.tools.invocation import PUBLISH, needs
 from yagent.tools.jobs import JobError, SessionSandbox
 from yagent.tools.jobstate import jobs_view
 from yagent.toolspec import params as p
@@ -73,6 +73,7 @@ async def _confinement(ctx: ToolContext) -> Confinement | None:
     return None if gate is None else await gate.confinement()
 
 
+@needs(PUBLISH)
 async def run_bash(ctx: ToolContext, args: p.RunBashArgs) -> dict[str, Any]:
     """A foreground run of a session (with a state directory) is watched: the workspace files
     it changed go to the session's edit journal (`files.shellwatch`), for `/diff` and `/undo`."""

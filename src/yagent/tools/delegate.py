@@ -19,7 +19,7 @@ from typing import Protocol
 
 from yagent.kernel.judge import toolfail
 from yagent.tools.adapter import ToolContext
-from yagent.tools.invocation import Slot
+from yagent.tools.invocation import Slot, needs
 from yagent.toolspec.delegate import DelegateArgs
 
 
@@ -50,6 +50,7 @@ class NotWiredError(toolfail.ToolFailure):
         )
 
 
+@needs(RUNNER_KEY)
 async def delegate(ctx: ToolContext, args: DelegateArgs) -> str:
     call_id = ctx.call.call_id
     runner = ctx.services.get(RUNNER_KEY)

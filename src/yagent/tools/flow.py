@@ -20,7 +20,7 @@ from typing import Any
 
 from yagent.kernel.judge import tooldisclose
 from yagent.tools.adapter import ToolContext
-from yagent.tools.invocation import Slot
+from yagent.tools.invocation import Slot, needs
 from yagent.toolspec import params as p
 
 LOAD_BUDGET = tooldisclose.Budget(max_schemas=8)
@@ -54,6 +54,7 @@ async def ask_user_for_help(ctx: ToolContext, args: p.AskUserArgs) -> dict[str, 
     return {"answered": True, "answer": answer.text}
 
 
+@needs(BLUEPRINT_KEY)
 async def load_tool(ctx: ToolContext, args: p.LoadToolArgs) -> dict[str, Any]:
     disclosure = ctx.surface.disclosure
     wanted = list(args.names or [])

@@ -33,7 +33,7 @@ from yagent.kernel import ptc
 from yagent.kernel.judge import toolfail
 from yagent.kernel.judge.invoke import Call, Chain
 from yagent.tools.adapter import Adapter, Executor, ToolContext
-from yagent.tools.invocation import Slot
+from yagent.tools.invocation import Slot, needs
 from yagent.tools.surface import Surface
 from yagent.toolspec import Effect
 from yagent.toolspec.program import DEFAULT_TIMEOUT, NAME, RunProgramArgs
@@ -127,6 +127,7 @@ def _adapter(ctx: ToolContext, builtin: Mapping[str, Executor] | None) -> Adapte
     return Adapter(ctx, dict(builtin))
 
 
+@needs(ADAPTER_KEY, OBSERVER_KEY)
 async def run_program(
     ctx: ToolContext, args: RunProgramArgs, builtin: Mapping[str, Executor] | None = None
 ) -> dict[str, Any]:

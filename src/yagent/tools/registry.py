@@ -23,9 +23,11 @@ from yagent.tools import (
 )
 from yagent.tools.adapter import Executor, ToolContext
 from yagent.tools.codegraph import find_definitions, find_references
+from yagent.tools.invocation import needs
 from yagent.tools.spillread import read_spill
 
 
+@needs(program.ADAPTER_KEY, program.OBSERVER_KEY)
 async def _run_program(ctx: ToolContext, args: Any) -> Any:
     """run_program with the built-in executors for a context that holds no running adapter."""
     return await program.run_program(ctx, args, builtin=_BUILTIN)

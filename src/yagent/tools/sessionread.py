@@ -20,7 +20,7 @@ import anyio
 
 from yagent.kernel.judge import toolfail
 from yagent.tools.adapter import ToolContext
-from yagent.tools.invocation import Slot
+from yagent.tools.invocation import Slot, needs
 from yagent.toolspec.sessions import ListSessionsArgs, ReadSessionArgs
 
 
@@ -46,11 +46,13 @@ def _reader(ctx: ToolContext) -> SessionReader:
     return result
 
 
+@needs(READER_KEY)
 async def list_sessions(ctx: ToolContext, args: ListSessionsArgs) -> dict[str, Any]:
     reader = _reader(ctx)
     return await anyio.to_thread.run_sync(reader.list_sessions, args.limit, args.all_workspaces)
 
 
+@needs(READER_KEY)
 async def read_session(ctx: ToolContext, args: ReadSessionArgs) -> dict[str, Any]:
     reader = _reader(ctx)
     try:

@@ -25,7 +25,7 @@ import httpx
 from yagent.kernel.confine import netguard
 from yagent.kernel.judge import toolfail
 from yagent.tools.adapter import ToolContext
-from yagent.tools.invocation import Slot
+from yagent.tools.invocation import Slot, needs
 from yagent.tools.localnet import refusal
 from yagent.tools.webtext import html_to_text
 from yagent.toolspec import params as p
@@ -65,6 +65,7 @@ def _is_text(content_type: str) -> bool:
     )
 
 
+@needs(CONFIG_KEY)
 async def web_fetch(ctx: ToolContext, args: p.WebFetchArgs) -> dict[str, Any]:
     config = _config(ctx)
     try:

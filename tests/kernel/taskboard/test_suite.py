@@ -11,14 +11,17 @@ from typing import Any
 
 import pytest
 
+from yagent.kernel.durable.statemachine import Machine
 from yagent.kernel.durable.taskboard import (
     BoardState,
     ClaimRequest,
     Clock,
+    Event,
     MemoryBoard,
     SqliteBoard,
     Status,
     Task,
+    lifecycle,
     rules,
 )
 from yagent.kernel.durable.taskboard import store as store_module
@@ -101,7 +104,7 @@ class LeakyTokenBoard(MemoryBoard):
 
 
 Mutant = Callable[[pytest.MonkeyPatch], None]
-ORIGINAL = {name: getattr(rules, name) for name in ("claim", "held", "renew", "_not_live")}
+ORIGINAL = {name: getattr(rules, name) for name in ("claim", "held", "renew", "move")}
 
 
 def _fixed_token(mp: pytest.MonkeyPatch) -> None:
@@ -109,11 +112,23 @@ def _fixed_token(mp: pytest.MonkeyPatch) -> None:
 
 
 def _no_liveness(mp: pytest.MonkeyPatch) -> None:
-    mp.setattr(rules, "_not_live", lambda task, now: None)
+    """Claim and cancel judged as if every claim had lapsed."""
+
+    def move(task: Any, event: Event, now: float) -> Any:
+        late = event in (Event.CLAIM, Event.CANCEL)
+        return ORIGINAL["move"](task, event, float("inf") if late else now)
+
+    mp.setattr(rules, "move", move)
 
 
 def _no_expiry(mp: pytest.MonkeyPatch) -> None:
-    mp.setattr(rules, "held", lambda task, token, now: ORIGINAL["held"](task, token, float("-inf")))
+    """Claims acted on by their token judged as if they never expired."""
+
+    def move(task: Any, event: Event, now: float) -> Any:
+        by_token = event not in (Event.CLAIM, Event.CANCEL)
+        return ORIGINAL["move"](task, event, float("-inf") if by_token else now)
+
+    mp.setattr(rules, "move", move)
 
 
 def _renew_keeps_old_expiry(mp: pytest.MonkeyPatch) -> None:
@@ -124,9 +139,10 @@ def _renew_keeps_old_expiry(mp: pytest.MonkeyPatch) -> None:
 
 
 def _failed_is_terminal(mp: pytest.MonkeyPatch) -> None:
-    mp.setattr(
-        Status, "terminal", property(lambda s: s is not Status.OPEN and s is not Status.CLAIMED)
-    )
+    """The lifecycle table with FAILED made terminal (no move out of it)."""
+    rows = [t for t in lifecycle.TRANSITIONS if t.source is not Status.FAILED]
+    ends = (Status.DONE, Status.CANCELLED, Status.FAILED)
+    mp.setattr(lifecycle, "LIFECYCLE", Machine(rows, initial=Status.OPEN, terminal=ends))
 
 
 def _deps_ignored(mp: pytest.MonkeyPatch) -> None:
@@ -193,8 +209,8 @@ def test_a_board_judging_by_anything_but_the_current_token_goes_red(
     monkeypatch.setattr(
         rules,
         "held",
-        lambda task, token, now: ORIGINAL["held"](
-            task, task.lease.token if task and task.lease else token, now
+        lambda task, token: ORIGINAL["held"](
+            task, task.lease.token if task and task.lease else token
         ),
     )
     with pytest.raises(boardtest.ContractViolation, match=case):

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from yagent.kernel.judge.toolfail import Kind, ToolFailure
 from yagent.tools.adapter import ToolContext
 from yagent.tools.browser.failures import is_playwright, stale_ref
-from yagent.tools.browser.session import BrowserSession, session_for
+from yagent.tools.browser.session import USES_BROWSER, BrowserSession, session_for
 from yagent.toolspec import browser as b
 
 if TYPE_CHECKING:
@@ -85,6 +85,7 @@ async def _settle(page: Page) -> None:
     await page.wait_for_load_state("load")
 
 
+@USES_BROWSER
 async def navigate(ctx: ToolContext, args: b.NavigateArgs) -> dict[str, Any]:
     session = session_for(ctx)
     await session.check_url(args.url)
@@ -104,6 +105,7 @@ async def navigate(ctx: ToolContext, args: b.NavigateArgs) -> dict[str, Any]:
     return await report(session, page, {"status": status}, refusals)
 
 
+@USES_BROWSER
 async def back(ctx: ToolContext, args: b.NoArgs) -> dict[str, Any]:
     session = session_for(ctx)
     page = await session.page()
@@ -113,6 +115,7 @@ async def back(ctx: ToolContext, args: b.NoArgs) -> dict[str, Any]:
     return await report(session, page, {"moved": page.url != before, "from": before})
 
 
+@USES_BROWSER
 async def click(ctx: ToolContext, args: b.ClickArgs) -> dict[str, Any]:
     session = session_for(ctx)
     page = await session.page()
@@ -126,6 +129,7 @@ async def click(ctx: ToolContext, args: b.ClickArgs) -> dict[str, Any]:
     return await report(session, page, {"clicked": args.ref or args.selector})
 
 
+@USES_BROWSER
 async def type_text(ctx: ToolContext, args: b.TypeArgs) -> dict[str, Any]:
     session = session_for(ctx)
     page = await session.page()
@@ -140,6 +144,7 @@ async def type_text(ctx: ToolContext, args: b.TypeArgs) -> dict[str, Any]:
     return await report(session, page, out)
 
 
+@USES_BROWSER
 async def select(ctx: ToolContext, args: b.SelectArgs) -> dict[str, Any]:
     session = session_for(ctx)
     page = await session.page()
@@ -148,6 +153,7 @@ async def select(ctx: ToolContext, args: b.SelectArgs) -> dict[str, Any]:
     return await report(session, page, {"selected": selected})
 
 
+@USES_BROWSER
 async def hover(ctx: ToolContext, args: b.HoverArgs) -> dict[str, Any]:
     session = session_for(ctx)
     page = await session.page()
@@ -156,6 +162,7 @@ async def hover(ctx: ToolContext, args: b.HoverArgs) -> dict[str, Any]:
     return await report(session, page, {"hovered": args.ref or args.selector})
 
 
+@USES_BROWSER
 async def press_key(ctx: ToolContext, args: b.PressKeyArgs) -> dict[str, Any]:
     session = session_for(ctx)
     page = await session.page()
@@ -171,6 +178,7 @@ async def press_key(ctx: ToolContext, args: b.PressKeyArgs) -> dict[str, Any]:
     return await report(session, page, {"pressed": args.key})
 
 
+@USES_BROWSER
 async def wait_for(ctx: ToolContext, args: b.WaitForArgs) -> dict[str, Any]:
     session = session_for(ctx)
     page = await session.page()

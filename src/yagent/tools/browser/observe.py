@@ -27,8 +27,9 @@ from typing import Any, Literal
 from yagent.kernel.judge.toolfail import Kind, ToolFailure
 from yagent.tools.adapter import ToolContext
 from yagent.tools.browser.interact import report
-from yagent.tools.browser.session import session_for
+from yagent.tools.browser.session import CONFIG_KEY, SESSION_KEY, USES_BROWSER, session_for
 from yagent.tools.browser.shots import converge
+from yagent.tools.invocation import needs
 from yagent.tools.mcp.content import IMAGE_BYTES, VISION_KEY
 from yagent.tools.toolresult import WithImages
 from yagent.toolspec import browser as b
@@ -59,6 +60,7 @@ def cut_snapshot(text: str, limit: int) -> tuple[str, bool]:
     return text[:cut] + note, True
 
 
+@USES_BROWSER
 async def snapshot(ctx: ToolContext, args: b.SnapshotArgs) -> dict[str, Any]:
     session = session_for(ctx)
     page = await session.page()
@@ -69,6 +71,7 @@ async def snapshot(ctx: ToolContext, args: b.SnapshotArgs) -> dict[str, Any]:
     return await report(session, page, out)
 
 
+@needs(CONFIG_KEY, VISION_KEY, optional=(SESSION_KEY,))
 async def screenshot(ctx: ToolContext, args: b.ScreenshotArgs) -> dict[str, Any] | WithImages:
     session = session_for(ctx)
     page = await session.page()
@@ -96,6 +99,7 @@ async def screenshot(ctx: ToolContext, args: b.ScreenshotArgs) -> dict[str, Any]
     return WithImages(out, ((f"image/{fmt}", base64.b64encode(data).decode("ascii")),))
 
 
+@USES_BROWSER
 async def evaluate(ctx: ToolContext, args: b.EvalArgs) -> dict[str, Any]:
     session = session_for(ctx)
     page = await session.page()
@@ -115,6 +119,7 @@ async def evaluate(ctx: ToolContext, args: b.EvalArgs) -> dict[str, Any]:
     return await report(session, page, out)
 
 
+@USES_BROWSER
 async def tabs(ctx: ToolContext, args: b.TabsArgs) -> dict[str, Any]:
     session = session_for(ctx)
     if args.action == "list" and not session.running:
@@ -144,6 +149,7 @@ async def tabs(ctx: ToolContext, args: b.TabsArgs) -> dict[str, Any]:
     return out
 
 
+@USES_BROWSER
 async def console(ctx: ToolContext, args: b.ConsoleArgs) -> dict[str, Any]:
     session = session_for(ctx)
     kept = list(session.console)
@@ -162,5 +168,6 @@ async def console(ctx: ToolContext, args: b.ConsoleArgs) -> dict[str, Any]:
     return out
 
 
+@USES_BROWSER
 async def close(ctx: ToolContext, args: b.NoArgs) -> dict[str, Any]:
     return {"closed": await session_for(ctx).close()}

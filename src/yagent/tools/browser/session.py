@@ -44,7 +44,7 @@ from yagent.tools.adapter import ToolContext
 from yagent.tools.browser.failures import clip, crashed, failure, is_playwright, tab_crashed
 from yagent.tools.browser.proxy import GuardedProxy
 from yagent.tools.browser.refusals import RefusalLog
-from yagent.tools.invocation import Slot
+from yagent.tools.invocation import Slot, needs
 from yagent.tools.localnet import refusal
 
 if TYPE_CHECKING:
@@ -366,6 +366,8 @@ class BrowserSession:
 
 SESSION_KEY: Slot[BrowserSession] = Slot("yagent.browser.session")
 CONFIG_KEY: Slot[BrowserConfig] = Slot("yagent.browser.config")
+USES_BROWSER = needs(CONFIG_KEY, optional=(SESSION_KEY,))
+"""What every browser executor declares: the host's settings, and the session it fills itself."""
 
 
 def configure(ctx: ToolContext, config: BrowserConfig) -> None:

@@ -45,12 +45,13 @@ from mcp.shared.exceptions import MCPError
 
 from yagent.kernel.judge import toolfail
 from yagent.tools.adapter import Executor, ToolContext
-from yagent.tools.invocation import PUBLISH
+from yagent.tools.invocation import PUBLISH, needs
 from yagent.tools.mcp import resources, specs
 from yagent.tools.mcp.config import ServerConfig
 from yagent.tools.mcp.content import VISION_KEY, render_content
 from yagent.tools.mcp.inbound import Inbound
 from yagent.tools.mcp.link import Link, ServerUnavailable, describe
+from yagent.tools.mcp.sampling import SAMPLER_KEY
 from yagent.tools.mcp.status import ServerStatus
 from yagent.tools.toolresult import WithImages
 from yagent.toolspec import Spec
@@ -174,6 +175,7 @@ def _failure(kind: toolfail.Kind, text: str) -> toolfail.ToolFailure:
 
 
 def _executor(link: Link, inbound: Inbound, tool: str, spec_name: str) -> Executor:
+    @needs(PUBLISH, VISION_KEY, SAMPLER_KEY)  # SAMPLER_KEY: read by `inbound` during the call
     async def execute(ctx: ToolContext, args: Any) -> dict[str, Any] | WithImages:
         server = link.config.name
         try:

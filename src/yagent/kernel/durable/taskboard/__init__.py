@@ -7,7 +7,9 @@ responsible for which task, what it depends on, how it is handed back. Guarantee
 - the claim token is minted by the board (`ClaimRequest` asks only for a ttl) and release,
   complete and fail act by token only — never by owner name or content, which a same-named
   agent or a "fail → release → retry" cycle would confuse;
-- FAILED is not terminal: the task can be claimed again; DONE and CANCELLED are terminal;
+- FAILED is not terminal: the task can be claimed again; DONE and CANCELLED are terminal; which
+  operation may move a task from which status is one `kernel.durable.statemachine`
+  table (`LIFECYCLE`);
 - `check(snapshot)` judges the invariants: unique ids, dependencies exist and are acyclic,
   claimed ⇔ lease, no claim while a dependency is unfinished, terminal tasks have no owner.
 Refuses: claims of finished or blocked tasks, stale, expired or unknown tokens, posts that
@@ -17,6 +19,7 @@ storage beyond the memory and SQLite boards (a host board runs the `boardtest` s
 """
 
 from yagent.kernel.durable.taskboard.check import Invariant, Violation, check
+from yagent.kernel.durable.taskboard.lifecycle import LIFECYCLE, Event, IllegalMoveError
 from yagent.kernel.durable.taskboard.race import Race, concurrent_claim
 from yagent.kernel.durable.taskboard.sqlite import SqliteBoard
 from yagent.kernel.durable.taskboard.store import (
@@ -51,6 +54,7 @@ from yagent.kernel.durable.taskboard.types import (
 )
 
 __all__ = [
+    "LIFECYCLE",
     "AlreadyClaimedError",
     "BlockedError",
     "Board",
@@ -60,7 +64,9 @@ __all__ = [
     "Clock",
     "ClockedBoard",
     "DuplicateTaskError",
+    "Event",
     "FinishedError",
+    "IllegalMoveError",
     "InvalidArgumentError",
     "Invariant",
     "InvariantError",

@@ -24,6 +24,7 @@ from typing import Protocol, TypeVar, runtime_checkable
 
 from yagent.kernel.durable.taskboard import rules
 from yagent.kernel.durable.taskboard.check import check
+from yagent.kernel.durable.taskboard.lifecycle import Event
 from yagent.kernel.durable.taskboard.types import (
     BoardState,
     ClaimRequest,
@@ -169,20 +170,18 @@ class RowBoard(abc.ABC):
     async def release(self, token: str) -> Task:
         tok = require_text("token", token)
         return await self._by_token(
-            tok, lambda t, now: rules.settle(t, tok, Status.OPEN, None, now)
+            tok, lambda t, now: rules.settle(t, tok, Event.RELEASE, None, now)
         )
 
     async def complete(self, token: str, result: str = "") -> Task:
         tok, text = require_text("token", token), _text("result", result)
         return await self._by_token(
-            tok, lambda t, now: rules.settle(t, tok, Status.DONE, text, now)
+            tok, lambda t, now: rules.settle(t, tok, Event.COMPLETE, text, now)
         )
 
     async def fail(self, token: str, reason: str = "") -> Task:
         tok, text = require_text("token", token), _text("reason", reason)
-        return await self._by_token(
-            tok, lambda t, now: rules.settle(t, tok, Status.FAILED, text, now)
-        )
+        return await self._by_token(tok, lambda t, now: rules.settle(t, tok, Event.FAIL, text, now))
 
     async def _by_token(self, token: str, change: Callable[[Task | None, float], Task]) -> Task:
         def op(tx: Tx, now: float) -> Task:
