@@ -194,4 +194,25 @@ def test_random_ignore_files_hide_what_rg_hides(
         (root / "ab" / ".gitignore").write_text("\n".join(inner) + "\n")
         (root / "x" / ".ignore").write_text("\n".join(dot) + "\n")
         assert ours(root) == rg_files(root), (top, inner, dot)
-        assert ours(root / "ab") == rg_files(root / "ab"), (top, inner, dot)
+        if not any(anchored(line) for line in top):
+            assert ours(root / "ab") == rg_files(root / "ab"), (top, inner, dot)
+
+
+def anchored(line: str) -> bool:
+    """A pattern with a slash before its end is anchored to its file's directory."""
+    return "/" in line.removeprefix("!").rstrip("/")
+
+
+def test_a_parent_pattern_anchored_to_its_directory_is_read_as_git_reads_it(tmp_path: Path) -> None:
+    """Searching a subdirectory, ripgrep 14 reads the anchored patterns of an ignore file above
+    it differently from git (`ab/d/a.py` in the root's .gitignore does not hide it; `*/a*` hides
+    `ab/d/a.py`, which git keeps): the walker follows git, from the root and from `ab` alike
+    (docs/tools.md, `search`)."""
+    root = make(tmp_path, {"ab/d/a.py": "x\n", "ab/d/e.md": "x\n", "ab/c.py": "x\n"})
+    (root / ".git").mkdir()
+    (root / ".gitignore").write_text("ab/d/a.py\n")
+    assert ours(root / "ab") == ["c.py", "d/e.md"]
+    assert "ab/d/a.py" not in ours(root)
+    (root / ".gitignore").write_text("*/a*\n")
+    assert ours(root / "ab") == ["c.py", "d/a.py", "d/e.md"]
+    assert "ab/d/a.py" in ours(root)
