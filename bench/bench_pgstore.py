@@ -64,7 +64,7 @@ def _op(kind: str, store: Any, prefix: str) -> Callable[[int], Awaitable[None]]:
 
     async def save(i: int) -> None:
         state = checkpoint.RunState.ACTIVE
-        await store.save_if_newer(checkpoint.Snapshot(f"{prefix}run", i + 1, state, STEPS))
+        await store.save_if_newer(checkpoint.RunProgress(f"{prefix}run", i + 1, state, STEPS))
 
     async def board(i: int) -> None:
         await store.post(f"{prefix}{i}")

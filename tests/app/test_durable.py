@@ -31,8 +31,8 @@ RUN = RunRow("s:coding:1", "s", "", 1, "coding", "fix it", 5, 0.0)
 Events = list[tuple[str, dict[str, Any]]]
 
 
-def snap(state: checkpoint.RunState, *steps: checkpoint.StepRecord) -> checkpoint.Snapshot:
-    return checkpoint.Snapshot(RUN.run_id, len(steps) + 1, state, steps)
+def snap(state: checkpoint.RunState, *steps: checkpoint.StepRecord) -> checkpoint.RunProgress:
+    return checkpoint.RunProgress(RUN.run_id, len(steps) + 1, state, steps)
 
 
 def done(n: int, detail: str = "") -> checkpoint.StepRecord:

@@ -169,7 +169,7 @@ class ResumeDecision:
         return f"resume decision: {head}{where} — {self.reason}"
 
 
-def _detail(snapshot: checkpoint.Snapshot | None) -> dict[str, Any]:
+def _detail(snapshot: checkpoint.RunProgress | None) -> dict[str, Any]:
     """The run facts the last step record carries (status, loaded tools); {} when unreadable."""
     if snapshot is None or not snapshot.steps:
         return {}
@@ -184,7 +184,7 @@ def _detail(snapshot: checkpoint.Snapshot | None) -> dict[str, Any]:
 def decide(
     session_id: str,
     run: RunRow | None,
-    snapshot: checkpoint.Snapshot | None,
+    snapshot: checkpoint.RunProgress | None,
     commit: commitgate.Commit | None,
 ) -> ResumeDecision:
     """The resume decision from what is stored (pure; see the module contract)."""

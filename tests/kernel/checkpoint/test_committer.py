@@ -9,8 +9,8 @@ from yagent.kernel.durable.checkpoint import (
     Committer,
     InvalidArgumentError,
     MemoryStore,
+    RunProgress,
     RunState,
-    Snapshot,
     StaleSeqError,
     StepRecord,
     StepStatus,
@@ -28,7 +28,7 @@ class FlakyStore(MemoryStore):
         self.saved: list[int] = []
         self.stall = False
 
-    async def save_if_newer(self, snapshot: Snapshot) -> None:
+    async def save_if_newer(self, snapshot: RunProgress) -> None:
         if self.stall:
             await anyio.sleep(0.001 * (5 - snapshot.seq % 5))  # later seqs would finish first
         if self.fail:
@@ -48,7 +48,7 @@ async def test_commits_take_consecutive_seqs_and_return_the_saved_snapshot() -> 
     )
     assert (first.seq, second.seq, committer.last_seq) == (1, 2, 2)
     assert await store.load("r1") == second
-    assert first == Snapshot("r1", 1, RunState.ACTIVE, tuple(PENDING))
+    assert first == RunProgress("r1", 1, RunState.ACTIVE, tuple(PENDING))
 
 
 @pytest.mark.anyio

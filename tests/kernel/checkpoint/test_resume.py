@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 from yagent.kernel.durable.checkpoint import (
     PlanError,
     ResumeAction,
+    RunProgress,
     RunState,
     SeqGate,
-    Snapshot,
     StaleSeqError,
     StepDef,
     StepRecord,
@@ -28,8 +28,8 @@ def rec(step_id: str, status: StepStatus = S.COMPLETED) -> StepRecord:
     return StepRecord(step_id, status, digest(step_id.encode()) if status is S.COMPLETED else "")
 
 
-def snap(*records: StepRecord, state: RunState = RunState.ACTIVE, run: str = "r1") -> Snapshot:
-    return Snapshot(run, 4, state, records)
+def snap(*records: StepRecord, state: RunState = RunState.ACTIVE, run: str = "r1") -> RunProgress:
+    return RunProgress(run, 4, state, records)
 
 
 PLAIN = [StepDef("a"), StepDef("b"), StepDef("c")]
@@ -208,7 +208,7 @@ def test_seq_gate_admits_only_increasing_nonzero_seqs() -> None:
 
 
 @st.composite
-def plans_and_snapshots(draw: st.DrawFn) -> tuple[list[StepDef], Snapshot]:
+def plans_and_snapshots(draw: st.DrawFn) -> tuple[list[StepDef], RunProgress]:
     n = draw(st.integers(1, 8))
     plan: list[StepDef] = []
     for i in range(n):
@@ -227,7 +227,7 @@ def plans_and_snapshots(draw: st.DrawFn) -> tuple[list[StepDef], Snapshot]:
 
 @given(plans_and_snapshots())
 def test_trusted_steps_are_completed_and_their_declarations_hold(
-    case: tuple[list[StepDef], Snapshot],
+    case: tuple[list[StepDef], RunProgress],
 ) -> None:
     plan, snapshot = case
     got = decide("r1", plan, snapshot)
@@ -248,7 +248,7 @@ def test_trusted_steps_are_completed_and_their_declarations_hold(
 
 @given(plans_and_snapshots())
 def test_with_zero_declarations_trust_is_exactly_the_completed_prefix(
-    case: tuple[list[StepDef], Snapshot],
+    case: tuple[list[StepDef], RunProgress],
 ) -> None:
     plan, snapshot = case
     plain = [StepDef(s.id) for s in plan]
@@ -263,11 +263,11 @@ def test_with_zero_declarations_trust_is_exactly_the_completed_prefix(
 
 @given(plans_and_snapshots(), st.integers(0, 7))
 def test_completing_one_more_step_never_distrusts_another(
-    case: tuple[list[StepDef], Snapshot], pick: int
+    case: tuple[list[StepDef], RunProgress], pick: int
 ) -> None:
     plan, snapshot = case
     target = plan[pick % len(plan)].id
     more = (*tuple(r for r in snapshot.steps if r.id != target), rec(target))
     before = set(decide("r1", plan, snapshot).trusted)
-    after = set(decide("r1", plan, Snapshot("r1", 5, RunState.ACTIVE, more)).trusted)
+    after = set(decide("r1", plan, RunProgress("r1", 5, RunState.ACTIVE, more)).trusted)
     assert before <= after

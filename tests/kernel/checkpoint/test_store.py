@@ -21,8 +21,8 @@ from yagent.kernel.durable.checkpoint import (
     Committer,
     InvalidArgumentError,
     MemoryStore,
+    RunProgress,
     RunState,
-    Snapshot,
     SqliteStore,
     StaleSeqError,
     StepDef,
@@ -48,10 +48,10 @@ class TwoConnections:
         for store in self.stores:
             store.close()
 
-    async def load(self, run_id: str) -> Snapshot | None:
+    async def load(self, run_id: str) -> RunProgress | None:
         return await next(self._turn).load(run_id)
 
-    async def save_if_newer(self, snapshot: Snapshot) -> None:
+    async def save_if_newer(self, snapshot: RunProgress) -> None:
         await next(self._turn).save_if_newer(snapshot)
 
     async def save_steps_if_newer(
@@ -66,7 +66,7 @@ TestSqliteTwoConnectionsCAS = suite.suite(lambda d: TwoConnections(d / "c.db"), 
 
 
 class AcceptsZero(MemoryStore):
-    async def save_if_newer(self, snapshot: Snapshot) -> None:
+    async def save_if_newer(self, snapshot: RunProgress) -> None:
         if snapshot.seq == 0:
             self._runs[snapshot.run_id] = snapshot
             return
@@ -74,7 +74,7 @@ class AcceptsZero(MemoryStore):
 
 
 class AcceptsEqual(MemoryStore):
-    async def save_if_newer(self, snapshot: Snapshot) -> None:
+    async def save_if_newer(self, snapshot: RunProgress) -> None:
         stored = self._runs.get(snapshot.run_id)
         if stored is not None and stored.seq == snapshot.seq:
             self._runs[snapshot.run_id] = snapshot
@@ -85,7 +85,7 @@ class AcceptsEqual(MemoryStore):
 class OneSeqForAll(MemoryStore):
     """Judges every run against one global seq (a store keyed wrongly)."""
 
-    async def save_if_newer(self, snapshot: Snapshot) -> None:
+    async def save_if_newer(self, snapshot: RunProgress) -> None:
         top = max((s.seq for s in self._runs.values()), default=0)
         if snapshot.seq <= top:
             raise StaleSeqError(snapshot.run_id, snapshot.seq, top)
@@ -95,14 +95,14 @@ class OneSeqForAll(MemoryStore):
 class Amnesiac(MemoryStore):
     """Saves correctly but loads nothing."""
 
-    async def load(self, run_id: str) -> Snapshot | None:
+    async def load(self, run_id: str) -> RunProgress | None:
         return None
 
 
 class CheckThenWrite(MemoryStore):
     """Compares and writes in two steps with a yield between: the lost-update race."""
 
-    async def save_if_newer(self, snapshot: Snapshot) -> None:
+    async def save_if_newer(self, snapshot: RunProgress) -> None:
         stored = self._runs.get(snapshot.run_id)
         if snapshot.seq == 0 or (stored is not None and snapshot.seq <= stored.seq):
             raise StaleSeqError(snapshot.run_id, snapshot.seq, None)
@@ -116,7 +116,7 @@ class StepsReplaceAll(MemoryStore):
     async def save_steps_if_newer(
         self, run_id: str, seq: int, state: RunState, steps: Sequence[StepRecord]
     ) -> None:
-        await self.save_if_newer(Snapshot(run_id, seq, state, tuple(steps)))
+        await self.save_if_newer(RunProgress(run_id, seq, state, tuple(steps)))
 
 
 @pytest.mark.parametrize(
@@ -174,13 +174,13 @@ async def test_snapshots_survive_reopening_and_share_the_file(tmp_path: Path) ->
     raw.execute("CREATE TABLE other_store (x INTEGER)")
     raw.commit()
     raw.close()
-    saved = Snapshot("r1", 3, RunState.CANCELLED)
+    saved = RunProgress("r1", 3, RunState.CANCELLED)
     with SqliteStore(path) as store:
         await store.save_if_newer(saved)
     with SqliteStore(path, synchronous="normal") as again:
         assert await again.load("r1") == saved
         with pytest.raises(StaleSeqError):
-            await again.save_if_newer(Snapshot("r1", 3, RunState.ACTIVE))
+            await again.save_if_newer(RunProgress("r1", 3, RunState.ACTIVE))
     raw = sqlite3.connect(path)
     tables = {r[0] for r in raw.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert {"other_store", "checkpoint_snapshots", "checkpoint_schema"} <= tables
@@ -203,7 +203,7 @@ async def test_an_unreadable_row_is_a_store_error_not_a_misread(
 ) -> None:
     path = tmp_path / "c.db"
     with SqliteStore(path) as store:
-        await store.save_if_newer(Snapshot("r1", 1, RunState.ACTIVE))
+        await store.save_if_newer(RunProgress("r1", 1, RunState.ACTIVE))
         raw = sqlite3.connect(path)
         raw.execute(update)
         raw.commit()
@@ -223,14 +223,14 @@ async def test_a_closed_store_refuses(tmp_path: Path) -> None:
 RACER = textwrap.dedent(
     """
     import sys, anyio
-    from yagent.kernel.durable.checkpoint import RunState, Snapshot, SqliteStore, StaleSeqError
+    from yagent.kernel.durable.checkpoint import RunState, RunProgress, SqliteStore, StaleSeqError
 
     async def main(path, me):
         won = []
         with SqliteStore(path) as store:
             for seq in range(1, 31):
                 try:
-                    await store.save_if_newer(Snapshot("r1", seq, RunState.ACTIVE, ()))
+                    await store.save_if_newer(RunProgress("r1", seq, RunState.ACTIVE, ()))
                 except StaleSeqError:
                     continue
                 won.append(seq)
@@ -321,7 +321,7 @@ def test_a_writer_killed_mid_stream_leaves_a_whole_snapshot_to_continue_from(
 @pytest.mark.anyio
 async def test_a_file_of_schema_1_is_read_and_then_saved_by_changes(tmp_path: Path) -> None:
     path = tmp_path / "c.db"
-    old = Snapshot("r1", 3, RunState.ACTIVE, (StepRecord("1", StepStatus.RUNNING, detail="d"),))
+    old = RunProgress("r1", 3, RunState.ACTIVE, (StepRecord("1", StepStatus.RUNNING, detail="d"),))
     conn = sqlite3.connect(path)  # the file as schema-1 code left it
     conn.executescript(
         "CREATE TABLE checkpoint_schema (version INTEGER NOT NULL);"
@@ -340,7 +340,7 @@ async def test_a_file_of_schema_1_is_read_and_then_saved_by_changes(tmp_path: Pa
         committer = await Committer.open(store, "r1")
         done = StepRecord("1", StepStatus.COMPLETED, "x")
         assert await committer.commit_steps(RunState.ACTIVE, [done]) == 4
-        assert await store.load("r1") == Snapshot("r1", 4, RunState.ACTIVE, (done,))
+        assert await store.load("r1") == RunProgress("r1", 4, RunState.ACTIVE, (done,))
     finally:
         store.close()
     check = sqlite3.connect(path)

@@ -1,4 +1,4 @@
-"""Snapshot and step record validation, the digest, and the one storage encoding."""
+"""RunProgress and step record validation, the digest, and the one storage encoding."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pytest
 
 from yagent.kernel.durable.checkpoint import (
     InvalidArgumentError,
+    RunProgress,
     RunState,
-    Snapshot,
     StepRecord,
     StepStatus,
     digest,
@@ -58,11 +58,11 @@ def test_malformed_step_records_are_refused(args: tuple[object, ...]) -> None:
 )
 def test_malformed_snapshots_are_refused(args: tuple[object, ...]) -> None:
     with pytest.raises(InvalidArgumentError):
-        Snapshot(*args)  # type: ignore[arg-type]
+        RunProgress(*args)  # type: ignore[arg-type]
 
 
 def test_snapshot_seq_zero_is_a_value_and_steps_become_a_tuple() -> None:
-    snap = Snapshot("r", 0, RunState.ACTIVE, [StepRecord("a", StepStatus.PENDING)])  # type: ignore[arg-type]
+    snap = RunProgress("r", 0, RunState.ACTIVE, [StepRecord("a", StepStatus.PENDING)])  # type: ignore[arg-type]
     assert snap.steps == (StepRecord("a", StepStatus.PENDING),)
     assert snap.step("a") == StepRecord("a", StepStatus.PENDING)
     assert snap.step("b") is None
@@ -77,7 +77,7 @@ def test_terminal_states_are_everything_but_active() -> None:
 
 
 def test_encoding_round_trips_and_decoding_refuses_the_odd() -> None:
-    snap = Snapshot(
+    snap = RunProgress(
         "r",
         2,
         RunState.ACTIVE,

@@ -23,8 +23,8 @@ from yagent.kernel.durable.checkpoint.errors import (
 )
 from yagent.kernel.durable.checkpoint.store import StepsCAS, StoreCAS
 from yagent.kernel.durable.checkpoint.types import (
+    RunProgress,
     RunState,
-    Snapshot,
     StepRecord,
     StepStatus,
     digest,
@@ -45,9 +45,9 @@ async def refused(what: str, call: Awaitable[Any]) -> None:
     raise ContractViolation(f"{what} was accepted; the contract refuses it with StaleSeqError")
 
 
-def snap(run: str, seq: int, *done: str, state: RunState = RunState.ACTIVE) -> Snapshot:
+def snap(run: str, seq: int, *done: str, state: RunState = RunState.ACTIVE) -> RunProgress:
     steps = tuple(StepRecord(s, StepStatus.COMPLETED, digest(s.encode())) for s in done)
-    return Snapshot(run, seq, state, (*steps, StepRecord("tail", StepStatus.RUNNING)))
+    return RunProgress(run, seq, state, (*steps, StepRecord("tail", StepStatus.RUNNING)))
 
 
 async def unknown_run_loads_none(store: StoreCAS) -> None:
@@ -55,7 +55,7 @@ async def unknown_run_loads_none(store: StoreCAS) -> None:
 
 
 async def round_trip_is_exact(store: StoreCAS) -> None:
-    saved = Snapshot(
+    saved = RunProgress(
         "r1",
         3,
         RunState.FAILED,
@@ -144,12 +144,12 @@ async def steps_merge_over_the_stored_snapshot(store: StoreCAS) -> None:
     second = StepRecord("2", StepStatus.RUNNING)
     for change in ([running], [done], [second]):
         await committer.commit_steps(RunState.ACTIVE, change)
-    want = Snapshot("r1", 3, RunState.ACTIVE, (done, second))
+    want = RunProgress("r1", 3, RunState.ACTIVE, (done, second))
     expect(await store.load("r1") == want, "the changed steps did not merge over the stored ones")
-    await store.save_if_newer(Snapshot("r1", 4, RunState.ACTIVE, (second,)))  # a whole one
+    await store.save_if_newer(RunProgress("r1", 4, RunState.ACTIVE, (second,)))  # a whole one
     ended = StepRecord("2", StepStatus.COMPLETED, digest(b"2"))
     await store.save_steps_if_newer("r1", 5, RunState.SUCCEEDED, [ended])
-    want = Snapshot("r1", 5, RunState.SUCCEEDED, (ended,))
+    want = RunProgress("r1", 5, RunState.SUCCEEDED, (ended,))
     expect(await store.load("r1") == want, "a whole snapshot did not replace the steps before it")
     behind = store.save_steps_if_newer("r1", 5, RunState.FAILED, [running])
     await refused("a step change at the stored seq", behind)

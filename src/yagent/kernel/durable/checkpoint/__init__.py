@@ -35,8 +35,8 @@ from yagent.kernel.durable.checkpoint.resume import (
 )
 from yagent.kernel.durable.checkpoint.store import MemoryStore, SqliteStore, StepsCAS, StoreCAS
 from yagent.kernel.durable.checkpoint.types import (
+    RunProgress,
     RunState,
-    Snapshot,
     StepDef,
     StepRecord,
     StepStatus,
@@ -52,9 +52,9 @@ __all__ = [
     "PlanError",
     "Resume",
     "ResumeAction",
+    "RunProgress",
     "RunState",
     "SeqGate",
-    "Snapshot",
     "SqliteStore",
     "StaleSeqError",
     "StepDef",

@@ -20,7 +20,7 @@ import anyio
 
 from yagent.kernel.durable.checkpoint.errors import InvalidArgumentError
 from yagent.kernel.durable.checkpoint.store import StepsCAS, StoreCAS
-from yagent.kernel.durable.checkpoint.types import RunState, Snapshot, StepRecord
+from yagent.kernel.durable.checkpoint.types import RunProgress, RunState, StepRecord
 
 
 class Committer:
@@ -53,11 +53,11 @@ class Committer:
         """The seq of the last snapshot this committer saved (or adopted)."""
         return self._last
 
-    async def commit(self, state: RunState, steps: Iterable[StepRecord]) -> Snapshot:
+    async def commit(self, state: RunState, steps: Iterable[StepRecord]) -> RunProgress:
         """Save the run's next snapshot and return it; on any failure nothing advances."""
         async with self._lock:
             seq = self._last + 1
-            snapshot = Snapshot(self.run_id, seq, state, tuple(steps))
+            snapshot = RunProgress(self.run_id, seq, state, tuple(steps))
             await self._store.save_if_newer(snapshot)
             self._last = seq
             return snapshot

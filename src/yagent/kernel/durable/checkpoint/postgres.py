@@ -22,7 +22,7 @@ from yagent.kernel.durable.checkpoint.store import (
     write_changes,
     write_snapshot,
 )
-from yagent.kernel.durable.checkpoint.types import RunState, Snapshot, StepRecord, encode
+from yagent.kernel.durable.checkpoint.types import RunProgress, RunState, StepRecord, encode
 
 MIGRATIONS = (
     (
@@ -51,10 +51,10 @@ class PgStore(pgdb.DatabaseStore):
     def __init__(self, where: str | pgdb.Pool) -> None:
         self._open_db(where, prefix="checkpoint", migrations=MIGRATIONS, error=StoreError)
 
-    async def load(self, run_id: str) -> Snapshot | None:
+    async def load(self, run_id: str) -> RunProgress | None:
         key = _run_id(run_id)
 
-        def op(conn: pgdb.Connection) -> Snapshot | None:
+        def op(conn: pgdb.Connection) -> RunProgress | None:
             row = conn.execute(
                 "SELECT seq, state, steps FROM checkpoint_snapshots WHERE run_id = ?", (key,)
             ).fetchone()
@@ -79,7 +79,7 @@ class PgStore(pgdb.DatabaseStore):
 
         await self._db.transact(op, write=True)
 
-    async def save_if_newer(self, snapshot: Snapshot) -> None:
+    async def save_if_newer(self, snapshot: RunProgress) -> None:
         snap = _snapshot(snapshot)
         body = encode(snap)
 

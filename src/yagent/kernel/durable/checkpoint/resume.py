@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from yagent.kernel.durable.checkpoint.errors import InvalidArgumentError, StaleSeqError
-from yagent.kernel.durable.checkpoint.types import Snapshot, StepDef, StepStatus, validate_plan
+from yagent.kernel.durable.checkpoint.types import RunProgress, StepDef, StepStatus, validate_plan
 
 
 class ResumeAction(enum.StrEnum):
@@ -51,7 +51,7 @@ class Resume:
     reason: str = ""
 
 
-def decide(run_id: str, plan: Iterable[StepDef], snapshot: Snapshot | None) -> Resume:
+def decide(run_id: str, plan: Iterable[StepDef], snapshot: RunProgress | None) -> Resume:
     """What to do with `run_id` given its `plan` and its last saved snapshot (see module doc)."""
     steps = validate_plan(plan)
     ids = tuple(s.id for s in steps)
@@ -110,12 +110,12 @@ def decide(run_id: str, plan: Iterable[StepDef], snapshot: Snapshot | None) -> R
     )
 
 
-def _status(snapshot: Snapshot, step_id: str) -> StepStatus | None:
+def _status(snapshot: RunProgress, step_id: str) -> StepStatus | None:
     record = snapshot.step(step_id)
     return None if record is None else record.status
 
 
-def _trusted(steps: tuple[StepDef, ...], snapshot: Snapshot) -> set[str]:
+def _trusted(steps: tuple[StepDef, ...], snapshot: RunProgress) -> set[str]:
     # One pass suffices: the plan lists every dependency before its dependant.
     trusted: set[str] = set()
     prefix = True

@@ -7,7 +7,7 @@ Contract of a `StoreCAS` (each operation atomic, also across processes for a sha
   give it the one write that can displace an existing snapshot). A refusal is `StaleSeqError`
   and nothing was written. Gaps are allowed: a committer may have lost a seq to a failure.
 - A backend failure is a `StoreError` and changed nothing.
-Both stores judge with the one function `resume.require_newer`. Snapshot storage medium beyond
+Both stores judge with the one function `resume.require_newer`. Storage of progress beyond
 these two (PostgreSQL, files) is the host's; it passes the same suite
 (`kernel.testing.checkpointsuite`).
 
@@ -31,8 +31,8 @@ from typing import Any, Protocol, runtime_checkable
 from yagent.kernel.durable.checkpoint.errors import InvalidArgumentError, StoreError
 from yagent.kernel.durable.checkpoint.resume import require_newer
 from yagent.kernel.durable.checkpoint.types import (
+    RunProgress,
     RunState,
-    Snapshot,
     StepRecord,
     StepStatus,
     decode,
@@ -45,9 +45,9 @@ from yagent.kernel.durable.sqlitedb import Database, DatabaseStore
 class StoreCAS(Protocol):
     """Snapshots by run id, written only forward (see the module docstring)."""
 
-    async def load(self, run_id: str) -> Snapshot | None: ...
+    async def load(self, run_id: str) -> RunProgress | None: ...
 
-    async def save_if_newer(self, snapshot: Snapshot) -> None: ...
+    async def save_if_newer(self, snapshot: RunProgress) -> None: ...
 
 
 @runtime_checkable
@@ -66,16 +66,20 @@ def merged(base: Sequence[StepRecord], changed: Sequence[StepRecord]) -> tuple[S
     return tuple(by_id.values())
 
 
-def _changes(run_id: object, seq: object, state: object, steps: Sequence[StepRecord]) -> Snapshot:
+def _changes(
+    run_id: object, seq: object, state: object, steps: Sequence[StepRecord]
+) -> RunProgress:
     """The changes checked as a snapshot of their own (types, unique ids)."""
     if isinstance(seq, bool) or not isinstance(seq, int):
         raise InvalidArgumentError(f"checkpoint: seq must be an int, got {seq!r}")
-    return Snapshot(_run_id(run_id), seq, state, tuple(steps))  # type: ignore[arg-type]
+    return RunProgress(_run_id(run_id), seq, state, tuple(steps))  # type: ignore[arg-type]
 
 
-def _snapshot(value: object) -> Snapshot:
-    if not isinstance(value, Snapshot):
-        raise InvalidArgumentError(f"checkpoint: expected a Snapshot, got {type(value).__name__}")
+def _snapshot(value: object) -> RunProgress:
+    if not isinstance(value, RunProgress):
+        raise InvalidArgumentError(
+            f"checkpoint: expected a RunProgress, got {type(value).__name__}"
+        )
     return value
 
 
@@ -90,14 +94,14 @@ class MemoryStore:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._runs: dict[str, Snapshot] = {}
+        self._runs: dict[str, RunProgress] = {}
 
-    async def load(self, run_id: str) -> Snapshot | None:
+    async def load(self, run_id: str) -> RunProgress | None:
         key = _run_id(run_id)
         with self._lock:
             return self._runs.get(key)
 
-    async def save_if_newer(self, snapshot: Snapshot) -> None:
+    async def save_if_newer(self, snapshot: RunProgress) -> None:
         snap = _snapshot(snapshot)
         with self._lock:
             stored = self._runs.get(snap.run_id)
@@ -157,10 +161,10 @@ class SqliteStore(DatabaseStore):
             older=(1,),
         )
 
-    async def load(self, run_id: str) -> Snapshot | None:
+    async def load(self, run_id: str) -> RunProgress | None:
         key = _run_id(run_id)
 
-        def op(conn: sqlite3.Connection) -> Snapshot | None:
+        def op(conn: sqlite3.Connection) -> RunProgress | None:
             row = conn.execute(
                 "SELECT seq, state, steps FROM checkpoint_snapshots WHERE run_id = ?", (key,)
             ).fetchone()
@@ -185,7 +189,7 @@ class SqliteStore(DatabaseStore):
 
         await self._db.transact(op, write=True)
 
-    async def save_if_newer(self, snapshot: Snapshot) -> None:
+    async def save_if_newer(self, snapshot: RunProgress) -> None:
         snap = _snapshot(snapshot)
         body = encode(snap)
 
@@ -207,7 +211,7 @@ def _stored_seq(conn: Any, run_id: str) -> int | None:
     return None if row is None else int(row[0])
 
 
-def write_changes(conn: Any, change: Snapshot) -> None:
+def write_changes(conn: Any, change: RunProgress) -> None:
     """Save `change`'s steps beside its run's snapshot (see `save_steps_if_newer`)."""
     key = change.run_id
     require_newer(key, change.seq, _stored_seq(conn, key))
@@ -225,7 +229,7 @@ def write_changes(conn: Any, change: Snapshot) -> None:
     )
 
 
-def write_snapshot(conn: Any, snap: Snapshot, body: str) -> None:
+def write_snapshot(conn: Any, snap: RunProgress, body: str) -> None:
     """Replace the run's whole snapshot (see `save_if_newer`): its saved step rows go."""
     require_newer(snap.run_id, snap.seq, _stored_seq(conn, snap.run_id))
     conn.execute(
@@ -239,7 +243,7 @@ def write_snapshot(conn: Any, snap: Snapshot, body: str) -> None:
 
 def _decode(
     run_id: str, row: tuple[object, ...], changed: Sequence[tuple[object, ...]] = ()
-) -> Snapshot:
+) -> RunProgress:
     seq, state, steps = row
     try:
         if not isinstance(seq, int) or not isinstance(state, str) or not isinstance(steps, str):

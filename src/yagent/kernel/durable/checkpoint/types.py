@@ -5,7 +5,7 @@ Contract:
   (so dependencies can never form a cycle). `depends_on` and `isolated` both at their zero value
   mean "this step trusts only a complete prefix", the strict behaviour; `isolated` (trusts no
   predecessor) and a non-empty `depends_on` together are a contradiction and refused.
-- A `Snapshot` is one run's progress at one `seq`: the run's state and each recorded step's
+- A `RunProgress` is one run's progress at one `seq`: the run's state and each recorded step's
   status. A COMPLETED step carries the digest of its result and only it does: a completion with
   no digest could not be checked against what the step produced.
 - Values are immutable and validated on construction; `encode`/`decode` give the one storage
@@ -121,7 +121,7 @@ class StepRecord:
 
 
 @dataclass(frozen=True, slots=True)
-class Snapshot:
+class RunProgress:
     """A run's progress at `seq`. Seq 0 is a valid value but never a saved commit."""
 
     run_id: str
@@ -147,7 +147,7 @@ class Snapshot:
         return next((s for s in self.steps if s.id == step_id), None)
 
 
-def encode(snapshot: Snapshot) -> str:
+def encode(snapshot: RunProgress) -> str:
     """The storage form of a snapshot's steps (run id, seq and state are stored as columns)."""
     return json.dumps(
         [[s.id, s.status.value, s.digest, s.detail] for s in snapshot.steps],
@@ -156,13 +156,13 @@ def encode(snapshot: Snapshot) -> str:
     )
 
 
-def decode(run_id: str, seq: int, state: str, steps: str) -> Snapshot:
+def decode(run_id: str, seq: int, state: str, steps: str) -> RunProgress:
     """Rebuild a stored snapshot; raises `InvalidArgumentError` (or ValueError) on anything odd."""
     raw: Any = json.loads(steps)
     if not isinstance(raw, list):
         raise InvalidArgumentError("checkpoint: stored steps are not a list")
     records: Sequence[StepRecord] = [_record(item) for item in raw]
-    return Snapshot(run_id, seq, RunState(state), tuple(records))
+    return RunProgress(run_id, seq, RunState(state), tuple(records))
 
 
 def _record(item: object) -> StepRecord:
