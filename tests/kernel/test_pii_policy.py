@@ -12,9 +12,9 @@ from yagent.kernel.confine.pii import (
     Kind,
     Policy,
     PolicyError,
+    PolicyGeneration,
     PolicyStore,
     ReentrantSwapError,
-    Snapshot,
     StaleGenerationError,
     Strength,
     Surface,
@@ -118,7 +118,7 @@ def test_raising_subscriber_does_not_undo_the_swap() -> None:
     store = PolicyStore()
     later: list[int] = []
 
-    def bad(old: Snapshot, new: Snapshot) -> None:
+    def bad(old: PolicyGeneration, new: PolicyGeneration) -> None:
         raise RuntimeError("subscriber broke")
 
     bad_token = store.subscribe(bad)
@@ -135,7 +135,7 @@ def test_raising_subscriber_does_not_undo_the_swap() -> None:
 def test_subscriber_may_not_swap_from_its_callback() -> None:
     store = PolicyStore()
 
-    def meddler(old: Snapshot, new: Snapshot) -> None:
+    def meddler(old: PolicyGeneration, new: PolicyGeneration) -> None:
         store.swap(Policy(model=Action.OFF))
 
     store.subscribe(meddler)
@@ -153,7 +153,7 @@ def test_notifications_arrive_in_generation_order_and_may_coalesce() -> None:
     entered = threading.Event()
     release = threading.Event()
 
-    def slow(old: Snapshot, new: Snapshot) -> None:
+    def slow(old: PolicyGeneration, new: PolicyGeneration) -> None:
         seen.append(new.generation)
         if new.generation == 1:
             entered.set()

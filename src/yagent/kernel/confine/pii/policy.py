@@ -4,10 +4,10 @@ Guarantees:
 - `Policy` is one immutable value: an Action per Surface (off / mask / block), the masking
   Strength and the kinds detected. The default masks everything on every surface at FULL
   strength (the strict side); the host loosens it explicitly.
-- `PolicyStore` holds one Snapshot (policy + generation) behind one reference: a reader sees a
-  whole policy, never half of two. Every swap gets a unique, strictly increasing generation;
-  `swap_func` is a compare-and-swap loop, so concurrent editors lose no update.
-- Subscribers are told after a swap has landed, with (previous, current) snapshots, in increasing
+- `PolicyStore` holds one `PolicyGeneration` (a policy and its generation) behind one reference: a
+  reader sees a whole policy, never half of two. Every swap gets a unique, strictly increasing
+  generation; `swap_func` is a compare-and-swap loop, so concurrent editors lose no update.
+- Subscribers are told after a swap has landed, with (previous, current) generations, in increasing
   generation order (deliveries are serialised; a burst of swaps may be coalesced into one
   notification of the latest). A raising subscriber does not undo the swap and does not stop the
   others: its error is returned in `Swapped.failures`. A subscriber may not swap from inside its
@@ -107,12 +107,14 @@ def surface_of(value: object) -> Surface:
 
 
 @dataclass(frozen=True, slots=True)
-class Snapshot:
+class PolicyGeneration:
+    """The policy in force and the generation of the swap that installed it (0: the first)."""
+
     policy: Policy
     generation: int
 
 
-Subscriber = Callable[[Snapshot, Snapshot], None]
+Subscriber = Callable[[PolicyGeneration, PolicyGeneration], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,15 +127,15 @@ class SubscriberFailure:
 class Swapped:
     """A landed swap. `notified` is False when a later swap's delivery covered this one."""
 
-    snapshot: Snapshot
-    previous: Snapshot
+    snapshot: PolicyGeneration
+    previous: PolicyGeneration
     notified: bool
     failures: tuple[SubscriberFailure, ...] = ()
 
 
 class PolicyStore:
     def __init__(self, policy: Policy | None = None) -> None:
-        self._current = Snapshot(policy or Policy(), 0)
+        self._current = PolicyGeneration(policy or Policy(), 0)
         self._lock = threading.Lock()
         self._deliver_lock = threading.Lock()
         self._delivered = self._current
@@ -141,7 +143,7 @@ class PolicyStore:
         self._tokens = itertools.count(1)
         self._local = threading.local()
 
-    def snapshot(self) -> Snapshot:
+    def snapshot(self) -> PolicyGeneration:
         return self._current
 
     @property
@@ -165,7 +167,7 @@ class PolicyStore:
         self._refuse_reentry()
         with self._lock:
             previous = self._current
-            self._current = Snapshot(policy, previous.generation + 1)
+            self._current = PolicyGeneration(policy, previous.generation + 1)
             landed = self._current
         return self._deliver(landed, previous)
 
@@ -177,7 +179,7 @@ class PolicyStore:
                 raise StaleGenerationError(
                     f"generation is {previous.generation}, expected {expected_generation}"
                 )
-            self._current = Snapshot(policy, expected_generation + 1)
+            self._current = PolicyGeneration(policy, expected_generation + 1)
             landed = self._current
         return self._deliver(landed, previous)
 
@@ -189,7 +191,7 @@ class PolicyStore:
             proposed = mutate(base.policy)
             with self._lock:
                 if self._current is base:
-                    self._current = Snapshot(proposed, base.generation + 1)
+                    self._current = PolicyGeneration(proposed, base.generation + 1)
                     landed = self._current
                     break
         return self._deliver(landed, base)
@@ -201,7 +203,7 @@ class PolicyStore:
         if getattr(self._local, "delivering", False):
             raise ReentrantSwapError("a subscriber may not swap the policy it is being told about")
 
-    def _deliver(self, landed: Snapshot, previous: Snapshot) -> Swapped:
+    def _deliver(self, landed: PolicyGeneration, previous: PolicyGeneration) -> Swapped:
         with self._deliver_lock:
             current = self._current
             if current.generation <= self._delivered.generation:
