@@ -31,7 +31,7 @@ from pathlib import Path
 import yaml
 
 from yagent.kernel.archcheck.model import BUILTIN_RULES
-from yagent.kernel.archcheck.rules import Rule, compile_pattern
+from yagent.kernel.archcheck.rules import PatternRule, compile_pattern
 from yagent.kernel.archcheck.schema import Fields
 
 POLICY_VERSION = 1
@@ -115,7 +115,7 @@ class Policy:
     source_root: str
     modules: tuple[Module, ...]
     kernel: Kernel | None = None
-    rules: tuple[Rule, ...] = ()
+    rules: tuple[PatternRule, ...] = ()
     thresholds: Thresholds = field(default_factory=Thresholds)
     exceptions: tuple[PolicyException, ...] = ()
     import_loops: tuple[LoopAllowance, ...] = ()
@@ -169,8 +169,8 @@ def _modules(doc: Fields, problems: list[str]) -> tuple[Module, ...]:
     return tuple(modules)
 
 
-def _rules(doc: Fields, problems: list[str]) -> tuple[Rule, ...]:
-    rules: list[Rule] = []
+def _rules(doc: Fields, problems: list[str]) -> tuple[PatternRule, ...]:
+    rules: list[PatternRule] = []
     for entry in doc.items("rules"):
         rule_id, pattern = entry.text("id"), entry.text("pattern")
         paths, exclude = entry.texts("paths", required=True), entry.texts("exclude")
@@ -186,7 +186,7 @@ def _rules(doc: Fields, problems: list[str]) -> tuple[Rule, ...]:
             problems.append(f"{entry.at('id')}: {rule_id!r} is a built-in rule id")
         if any(r.id == rule_id for r in rules):
             problems.append(f"{entry.at('id')}: duplicate rule id {rule_id!r}")
-        rule = Rule(rule_id, compiled, paths, exclude, message, match, not_match)
+        rule = PatternRule(rule_id, compiled, paths, exclude, message, match, not_match)
         problems.extend(rule.example_problems(entry.where))
         rules.append(rule)
     return tuple(rules)

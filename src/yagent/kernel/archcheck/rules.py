@@ -2,8 +2,9 @@
 
 A rule's pattern is compiled with `re.MULTILINE` and searched over each file's whole text; each
 matching line is one violation. The rule's `match` examples must be found and its `not_match`
-examples must not, through the very same `Rule.hits` used on files: an example that disagrees means
-the rule does not say what its author thinks, so the policy is refused before any file is judged.
+examples must not, through the very same `PatternRule.hits` used on files: an example that
+disagrees means the rule does not say what its author thinks, so the policy is refused before any
+file is judged.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from yagent.kernel.archcheck.model import Violation
 
 
 @dataclass(frozen=True, slots=True)
-class Rule:
+class PatternRule:
+    """One text-level ban: a pattern, the paths it applies to, and its own examples."""
+
     id: str
     regex: re.Pattern[str]
     paths: tuple[str, ...]
@@ -63,7 +66,7 @@ def compile_pattern(pattern: str) -> re.Pattern[str] | str:
         return str(exc)
 
 
-def judge_rules(root: Path, rules: tuple[Rule, ...]) -> list[Violation]:
+def judge_rules(root: Path, rules: tuple[PatternRule, ...]) -> list[Violation]:
     if not rules:
         return []
     violations: list[Violation] = []
