@@ -15,13 +15,13 @@ from yagent.kernel.judge.auditgate import (
     Audit,
     AuditDeniedError,
     AuditGate,
+    AuditRule,
     Decision,
     Level,
     LoosenError,
     MalformedOpError,
     Op,
     ReviewRequiredError,
-    Rule,
     Thresholds,
 )
 
@@ -99,17 +99,17 @@ def decide(op: object, **thresholds: Any) -> Audit:
 def test_bands_of_the_risk_axis() -> None:
     t = {"prompt_at": 0.5, "deny_at": 0.8}
     assert decide(Op("read", 0.49, False), **t).decision is Decision.ALLOW
-    assert decide(Op("read", 0.49, False), **t).rule is Rule.BELOW_THRESHOLDS
-    assert decide(Op("edit", 0.5, False), **t).rule is Rule.PROMPT_THRESHOLD
+    assert decide(Op("read", 0.49, False), **t).rule is AuditRule.BELOW_THRESHOLDS
+    assert decide(Op("edit", 0.5, False), **t).rule is AuditRule.PROMPT_THRESHOLD
     assert decide(Op("edit", 0.79, True), **t).decision is Decision.PROMPT
-    assert decide(Op("wipe", 0.8, False), **t).rule is Rule.DENY_THRESHOLD
+    assert decide(Op("wipe", 0.8, False), **t).rule is AuditRule.DENY_THRESHOLD
     assert decide(Op("wipe", 1.0, False), **t).decision is Decision.DENY
 
 
 def test_unknown_mutating_escalates_to_a_person_even_at_zero_risk() -> None:
     audit = decide(Op("mystery", 0.0, None), prompt_at=math.inf, deny_at=math.inf)
     assert audit.decision is Decision.PROMPT
-    assert audit.rule is Rule.UNKNOWN_MUTATING
+    assert audit.rule is AuditRule.UNKNOWN_MUTATING
     assert "mystery" in audit.reason
 
 
@@ -123,19 +123,19 @@ def test_declared_read_only_is_not_escalated_but_mutating_is_when_asked() -> Non
     assert decide(Op("read", 0.1, False), **t, review_mutating=True).decision is Decision.ALLOW
     assert decide(Op("write", 0.1, True), **t).decision is Decision.ALLOW
     audit = decide(Op("write", 0.1, True), **t, review_mutating=True)
-    assert (audit.decision, audit.rule) == (Decision.PROMPT, Rule.MUTATING_REVIEW)
+    assert (audit.decision, audit.rule) == (Decision.PROMPT, AuditRule.MUTATING_REVIEW)
 
 
 @pytest.mark.parametrize("junk", [None, "op", {"name": "x", "risk": 0.1}, 3])
 def test_anything_but_an_op_is_denied(junk: object) -> None:
     audit = decide(junk)
-    assert (audit.decision, audit.rule, audit.op) == (Decision.DENY, Rule.UNPARSEABLE, None)
+    assert (audit.decision, audit.rule, audit.op) == (Decision.DENY, AuditRule.UNPARSEABLE, None)
 
 
 def test_an_op_forced_out_of_shape_after_building_is_denied() -> None:
     op = Op("x", 0.1, False)
     object.__setattr__(op, "risk", math.nan)
-    assert decide(op).rule is Rule.UNPARSEABLE
+    assert decide(op).rule is AuditRule.UNPARSEABLE
     object.__setattr__(op, "risk", 0.1)
     object.__setattr__(op, "mutating", "no")
     assert decide(op).decision is Decision.DENY
@@ -151,7 +151,7 @@ def test_an_op_that_cannot_be_built_is_denied() -> None:
     assert audit.decision is Decision.DENY
     assert "spicy" in audit.reason
     empty: dict[str, Op] = {}
-    assert gate.decide_with(lambda: empty["missing"]).rule is Rule.UNPARSEABLE
+    assert gate.decide_with(lambda: empty["missing"]).rule is AuditRule.UNPARSEABLE
 
 
 @given(
@@ -299,11 +299,11 @@ async def test_wrapped_tool_is_not_called_when_denied() -> None:
     gated = auditgate.with_audit_gate(tool, AuditGate(Thresholds(0.5, 0.9)), op_of_args)
     with pytest.raises(AuditDeniedError) as err:
         await gated("a.txt", risk=0.95)
-    assert err.value.audit.rule is Rule.DENY_THRESHOLD
+    assert err.value.audit.rule is AuditRule.DENY_THRESHOLD
     assert toolfail.classify(err.value) is toolfail.Kind.PERMISSION
     with pytest.raises(AuditDeniedError) as bad:
         await gated("a.txt", risk="lots")  # type: ignore[arg-type]
-    assert bad.value.audit.rule is Rule.UNPARSEABLE
+    assert bad.value.audit.rule is AuditRule.UNPARSEABLE
     assert tool.calls == []
 
 
@@ -332,7 +332,7 @@ async def test_wrapped_tool_on_prompt_needs_an_explicit_yes() -> None:
     yes = auditgate.with_audit_gate(tool, gate, op_of_args, approve=approver(True))
     assert await yes("b.txt", risk=0.6) == "done b.txt"
     assert tool.calls == [("b.txt", 0.6)]
-    assert [a.rule for a in asked] == [Rule.PROMPT_THRESHOLD] * 4
+    assert [a.rule for a in asked] == [AuditRule.PROMPT_THRESHOLD] * 4
 
 
 @pytest.mark.anyio

@@ -185,7 +185,7 @@ class Thresholds:
         return tuple(loose)
 
 
-class Rule(enum.StrEnum):
+class AuditRule(enum.StrEnum):
     """Which rule decided an audit."""
 
     UNPARSEABLE = "unparseable"
@@ -209,7 +209,7 @@ class Audit:
     """One decision: what was decided, by which rule, on which op, under which generation."""
 
     decision: Decision
-    rule: Rule
+    rule: AuditRule
     reason: str
     op: Op | None
     generation: int
@@ -294,18 +294,18 @@ class AuditGate:
             return _unparseable(str(exc), state.generation)
         t = state.thresholds
         name, risk = checked.name, checked.risk
-        rule, decision, reason = Rule.BELOW_THRESHOLDS, Decision.ALLOW, ""
+        rule, decision, reason = AuditRule.BELOW_THRESHOLDS, Decision.ALLOW, ""
         if risk >= t.deny_at:
-            rule, decision = Rule.DENY_THRESHOLD, Decision.DENY
+            rule, decision = AuditRule.DENY_THRESHOLD, Decision.DENY
             reason = f"{name!r}: risk {risk:g} is at or above the deny threshold {t.deny_at:g}"
         elif checked.mutating is None:
-            rule, decision = Rule.UNKNOWN_MUTATING, Decision.PROMPT
+            rule, decision = AuditRule.UNKNOWN_MUTATING, Decision.PROMPT
             reason = f"{name!r} does not declare whether it changes anything; a person decides"
         elif risk >= t.prompt_at:
-            rule, decision = Rule.PROMPT_THRESHOLD, Decision.PROMPT
+            rule, decision = AuditRule.PROMPT_THRESHOLD, Decision.PROMPT
             reason = f"{name!r}: risk {risk:g} is at or above the review threshold {t.prompt_at:g}"
         elif checked.mutating and t.review_mutating:
-            rule, decision = Rule.MUTATING_REVIEW, Decision.PROMPT
+            rule, decision = AuditRule.MUTATING_REVIEW, Decision.PROMPT
             reason = f"{name!r} changes state and every change needs a person's approval"
         return Audit(decision, rule, reason, checked, state.generation)
 
@@ -330,7 +330,7 @@ def _checked(op: object) -> Op:
 
 def _unparseable(why: str, generation: int) -> Audit:
     reason = f"audit gate could not judge this call: {why}; it was not run"
-    return Audit(Decision.DENY, Rule.UNPARSEABLE, reason, None, generation)
+    return Audit(Decision.DENY, AuditRule.UNPARSEABLE, reason, None, generation)
 
 
 def with_audit_gate(
