@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from yagent.kernel.confine.cmdpolicy import Decision as CmdDecision
-from yagent.kernel.confine.cmdpolicy import Policy, Rule, decide_command
+from yagent.kernel.confine.cmdpolicy import Policy, PrefixRule, decide_command
 from yagent.kernel.confine.sandbox import EgressMode, HostProvider, Level, Program, Registry, Result
 from yagent.kernel.judge import invoke, toolfail
 from yagent.kernel.judge.gatecheck import (
@@ -67,8 +67,8 @@ def registry(ns: Recording, host: Recording) -> Registry:
 
 POLICY = Policy(
     [
-        Rule("ls", ("ls",), CmdDecision.ALLOW, match=("ls -la",)),
-        Rule("rm", ("rm",), CmdDecision.FORBIDDEN, match=("rm -rf /",)),
+        PrefixRule("ls", ("ls",), CmdDecision.ALLOW, match=("ls -la",)),
+        PrefixRule("rm", ("rm",), CmdDecision.FORBIDDEN, match=("rm -rf /",)),
     ]
 )
 

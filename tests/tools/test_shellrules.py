@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from yagent.kernel.confine.cmdpolicy import Decision, Rule, decide_command
+from yagent.kernel.confine.cmdpolicy import Decision, PrefixRule, decide_command
 from yagent.tools import shellrules
 from yagent.tools.shellrules import RuleFile, ShellRulesError, build_policy, remembered_rule
 
@@ -128,7 +128,7 @@ def test_rule_file_round_trip(tmp_path: Path) -> None:
 @given(st.lists(st.text(min_size=1, max_size=12), min_size=1, max_size=4))
 def test_any_token_survives_the_file(tokens: list[str]) -> None:
     tokens = [t.replace("\x00", "") or "x" for t in tokens]
-    rule = Rule("r", tuple(tokens), Decision.ALLOW)
+    rule = PrefixRule("r", tuple(tokens), Decision.ALLOW)
     text = shellrules._table(shellrules.rule_entry(rule))
     assert tomllib.loads(text)["rules"][0]["prefix"] == tokens
 

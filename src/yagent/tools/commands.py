@@ -122,7 +122,7 @@ class Confinement:
 
 @dataclass(frozen=True, slots=True)
 class Remembered:
-    rules: tuple[cmdpolicy.Rule, ...]
+    rules: tuple[cmdpolicy.PrefixRule, ...]
     skipped: tuple[str, ...]
 
 
@@ -333,7 +333,7 @@ class CommandGate:
         except cmdpolicy.UnjudgeableError as exc:
             return Remembered((), (f"the line cannot be judged: {exc.reason}",))
         skipped = [f"{s} (no rule can cover it)" for s in verdict.signals]
-        rules: list[cmdpolicy.Rule] = []
+        rules: list[cmdpolicy.PrefixRule] = []
         when = time.strftime("%Y-%m-%d")
         for command in verdict.commands:
             if command.decision is not cmdpolicy.Decision.PROMPT:

@@ -111,9 +111,9 @@ def build_policy(
         raise ShellRulesError(f"shell rules: {exc}") from exc
 
 
-def remembered_rule(argv: Sequence[str], name: str, when: str) -> cmdpolicy.Rule:
+def remembered_rule(argv: Sequence[str], name: str, when: str) -> cmdpolicy.PrefixRule:
     """The allow rule for one exact command, its own text as its `match` example."""
-    return cmdpolicy.Rule(
+    return cmdpolicy.PrefixRule(
         name=name,
         prefix=tuple(argv),
         verdict=cmdpolicy.Decision.ALLOW,
@@ -122,7 +122,7 @@ def remembered_rule(argv: Sequence[str], name: str, when: str) -> cmdpolicy.Rule
     )
 
 
-def rule_entry(rule: cmdpolicy.Rule) -> dict[str, Any]:
+def rule_entry(rule: cmdpolicy.PrefixRule) -> dict[str, Any]:
     """A rule as the plain table `cmdpolicy.Policy.from_mapping` reads."""
     return {
         "name": rule.name,
@@ -168,7 +168,7 @@ class RuleFile:
         """The rules in the file (none when it does not exist)."""
         return self.read()[1]
 
-    def append(self, rules: Sequence[cmdpolicy.Rule]) -> None:
+    def append(self, rules: Sequence[cmdpolicy.PrefixRule]) -> None:
         """Add `rules` to the file, atomically (see the module contract)."""
         before, current = self.read()
         entries = [*current, *(rule_entry(r) for r in rules)]

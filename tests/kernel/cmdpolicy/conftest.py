@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from yagent.kernel.confine.cmdpolicy import Decision, Policy, Rule
+from yagent.kernel.confine.cmdpolicy import Decision, Policy, PrefixRule
 
 A, P, F = Decision.ALLOW, Decision.PROMPT, Decision.FORBIDDEN
 
@@ -12,20 +12,20 @@ A, P, F = Decision.ALLOW, Decision.PROMPT, Decision.FORBIDDEN
 def allow_list() -> Policy:
     return Policy(
         [
-            Rule(
+            PrefixRule(
                 "git-status", ("git", "status"), A, match=("git status -s",), not_match=("git log",)
             ),
-            Rule("git-log", ("git", "log"), A, match=("git log --oneline",)),
-            Rule("git-diff", ("git", "diff"), A),
-            Rule("ls", ("ls",), A, match=("ls -la src",)),
-            Rule("cat", ("cat",), A, match=("cat README.md",)),
-            Rule("echo", ("echo",), A, match=("echo hello",)),
-            Rule("grep", ("grep",), A, match=("grep -rn TODO src",)),
-            Rule("pytest", ("pytest",), A, match=("pytest -q tests",)),
-            Rule("wc", ("wc",), A),
-            Rule("head", ("head",), A),
-            Rule("find", ("find",), A, match=("find . -name '*.py'",)),
-            Rule(
+            PrefixRule("git-log", ("git", "log"), A, match=("git log --oneline",)),
+            PrefixRule("git-diff", ("git", "diff"), A),
+            PrefixRule("ls", ("ls",), A, match=("ls -la src",)),
+            PrefixRule("cat", ("cat",), A, match=("cat README.md",)),
+            PrefixRule("echo", ("echo",), A, match=("echo hello",)),
+            PrefixRule("grep", ("grep",), A, match=("grep -rn TODO src",)),
+            PrefixRule("pytest", ("pytest",), A, match=("pytest -q tests",)),
+            PrefixRule("wc", ("wc",), A),
+            PrefixRule("head", ("head",), A),
+            PrefixRule("find", ("find",), A, match=("find . -name '*.py'",)),
+            PrefixRule(
                 "rm-rf",
                 ("rm", "-rf"),
                 F,
@@ -33,7 +33,7 @@ def allow_list() -> Policy:
                 not_match=("rm -r x",),
                 justification="recursive forced delete",
             ),
-            Rule("curl", ("curl",), F, match=("curl https://example.com",)),
+            PrefixRule("curl", ("curl",), F, match=("curl https://example.com",)),
         ]
     )
 

@@ -7,7 +7,7 @@ import pytest
 from yagent.kernel.confine.cmdpolicy import (
     Decision,
     Policy,
-    Rule,
+    PrefixRule,
     ShellSyntaxError,
     SignalKind,
     TooLargeError,
@@ -47,7 +47,7 @@ def test_unmatched_command_gets_the_default(policy: Policy) -> None:
     verdict = decide_command(policy, "make all")
     assert verdict.decision is P
     assert verdict.rules == ()
-    forbid_default = Policy([Rule("ls", ("ls",), A)], default=F)
+    forbid_default = Policy([PrefixRule("ls", ("ls",), A)], default=F)
     assert decide_command(forbid_default, "make").decision is F
     assert decide_command(forbid_default, "ls").decision is A
 
@@ -142,7 +142,7 @@ def test_variables_as_arguments_are_not_dynamic(policy: Policy) -> None:
 
 
 def test_dynamic_head_uses_a_forbidding_default() -> None:
-    strict = Policy([Rule("ls", ("ls",), A)], default=F)
+    strict = Policy([PrefixRule("ls", ("ls",), A)], default=F)
     assert decide_command(strict, "$X").decision is F
     assert decide_command(Policy([]), "$X").decision is P
 
@@ -230,7 +230,7 @@ def test_command_valued_steering_variables_are_judged(policy: Policy) -> None:
 
 
 def test_line_continuation_glued_word_is_not_split(policy: Policy) -> None:
-    strict = Policy([Rule("git", ("git",), A), Rule("git-push", ("git", "push"), F)])
+    strict = Policy([PrefixRule("git", ("git",), A), PrefixRule("git-push", ("git", "push"), F)])
     verdict = decide_command(strict, "git pu\\\nsh")
     assert verdict.decision is P
     assert verdict.commands[0].argv == ("git", "pu\\\nsh")
@@ -315,7 +315,7 @@ def test_default_caps_take_a_large_benign_line(policy: Policy) -> None:
     assert decide_command(policy, line).allowed
 
 
-GIT = Policy([Rule("git", ("git",), A), Rule("git-push", ("git", "push"), F)])
+GIT = Policy([PrefixRule("git", ("git",), A), PrefixRule("git-push", ("git", "push"), F)])
 
 
 @pytest.mark.parametrize(

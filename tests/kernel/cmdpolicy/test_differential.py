@@ -23,13 +23,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from yagent.kernel.confine.cmdpolicy import Decision, Policy, Rule, UnjudgeableError, decide_command
+from yagent.kernel.confine.cmdpolicy import (
+    Decision,
+    Policy,
+    PrefixRule,
+    UnjudgeableError,
+    decide_command,
+)
 
 BASH = "/usr/bin/bash" if Path("/usr/bin/bash").exists() else "/bin/bash"
 _NAMES = ["aa", "bb", "cc", "dd", "ee", "ff", "gg", "ll", "mm ", "ss", "tt", "uu", "vv", "ww"]
 POLICY = Policy(
-    [Rule(f"allow-{i}", (n,), Decision.ALLOW) for i, n in enumerate(_NAMES)]
-    + [Rule(f"forbid-{i}", (n, "-y"), Decision.FORBIDDEN) for i, n in enumerate(_NAMES)]
+    [PrefixRule(f"allow-{i}", (n,), Decision.ALLOW) for i, n in enumerate(_NAMES)]
+    + [PrefixRule(f"forbid-{i}", (n, "-y"), Decision.FORBIDDEN) for i, n in enumerate(_NAMES)]
 )
 _HANDLER = (
     "command_not_found_handle() { local IFS=$'\\x1f'; printf '%s\\x1e' \"$*\" >&3; return 127; }\n"

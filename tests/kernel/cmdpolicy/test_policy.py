@@ -11,7 +11,7 @@ from yagent.kernel.confine.cmdpolicy import (
     Decision,
     Policy,
     PolicyError,
-    Rule,
+    PrefixRule,
     RuleExampleError,
 )
 
@@ -21,8 +21,8 @@ A, P, F = Decision.ALLOW, Decision.PROMPT, Decision.FORBIDDEN
 def test_good_examples_load() -> None:
     policy = Policy(
         [
-            Rule("git", ("git",), A, match=("git log",), not_match=("git push",)),
-            Rule("git-push", ("git", "push"), F, match=("git push origin main",)),
+            PrefixRule("git", ("git",), A, match=("git log",), not_match=("git push",)),
+            PrefixRule("git-push", ("git", "push"), F, match=("git push origin main",)),
         ]
     )
     assert [r.name for r in policy.rules] == ["git", "git-push"]
@@ -32,8 +32,8 @@ def test_match_example_decided_by_a_longer_rule_is_a_load_error() -> None:
     with pytest.raises(RuleExampleError) as info:
         Policy(
             [
-                Rule("git", ("git",), A, match=("git push",)),
-                Rule("git-push", ("git", "push"), F),
+                PrefixRule("git", ("git",), A, match=("git push",)),
+                PrefixRule("git-push", ("git", "push"), F),
             ]
         )
     assert info.value.rule == "git"
@@ -43,26 +43,26 @@ def test_match_example_decided_by_a_longer_rule_is_a_load_error() -> None:
 
 def test_match_example_that_never_matches_is_a_load_error() -> None:
     with pytest.raises(RuleExampleError, match=r"'ls'.*'dir'"):
-        Policy([Rule("ls", ("ls",), A, match=("dir",))])
+        Policy([PrefixRule("ls", ("ls",), A, match=("dir",))])
 
 
 def test_match_example_is_judged_with_ast_facts() -> None:
     # The prefix matches, but the redirect floors the line at prompt: not decided as allow.
     with pytest.raises(RuleExampleError, match="decided prompt"):
-        Policy([Rule("echo", ("echo",), A, match=("echo x > /etc/passwd",))])
+        Policy([PrefixRule("echo", ("echo",), A, match=("echo x > /etc/passwd",))])
     # A later segment that the rule never sees still changes the line's decision.
     with pytest.raises(RuleExampleError, match="forbidden by rm"):
         Policy(
             [
-                Rule("echo", ("echo",), A, match=("echo x; rm -rf /",)),
-                Rule("rm", ("rm",), F),
+                PrefixRule("echo", ("echo",), A, match=("echo x; rm -rf /",)),
+                PrefixRule("rm", ("rm",), F),
             ]
         )
 
 
 def test_not_match_example_decided_by_the_rule_is_a_load_error() -> None:
     with pytest.raises(RuleExampleError) as info:
-        Policy([Rule("rm-rf", ("rm", "-rf"), F, not_match=("'rm' -rf /tmp",))])
+        Policy([PrefixRule("rm-rf", ("rm", "-rf"), F, not_match=("'rm' -rf /tmp",))])
     assert info.value.rule == "rm-rf"
     assert info.value.example == "'rm' -rf /tmp"
     assert "not_match" in info.value.reason
@@ -70,14 +70,19 @@ def test_not_match_example_decided_by_the_rule_is_a_load_error() -> None:
 
 def test_unjudgeable_example_is_a_load_error() -> None:
     with pytest.raises(RuleExampleError, match="cannot be judged"):
-        Policy([Rule("ls", ("ls",), A, match=("ls 'open",))])
+        Policy([PrefixRule("ls", ("ls",), A, match=("ls 'open",))])
     with pytest.raises(RuleExampleError, match="cannot be judged"):
-        Policy([Rule("ls", ("ls",), A, not_match=("if then",))])
+        Policy([PrefixRule("ls", ("ls",), A, not_match=("if then",))])
 
 
 def test_conflict_loser_with_examples_surfaces_at_load() -> None:
     with pytest.raises(RuleExampleError, match="'make-ok'"):
-        Policy([Rule("make-ok", ("make",), A, match=("make",)), Rule("make-ask", ("make",), P)])
+        Policy(
+            [
+                PrefixRule("make-ok", ("make",), A, match=("make",)),
+                PrefixRule("make-ask", ("make",), P),
+            ]
+        )
 
 
 def test_default_allow_is_refused() -> None:
@@ -90,20 +95,20 @@ def test_default_allow_is_refused() -> None:
 
 def test_duplicate_names_and_non_rules_are_refused() -> None:
     with pytest.raises(PolicyError, match="duplicate"):
-        Policy([Rule("x", ("ls",), A), Rule("x", ("cat",), A)])
-    with pytest.raises(PolicyError, match="not a Rule"):
+        Policy([PrefixRule("x", ("ls",), A), PrefixRule("x", ("cat",), A)])
+    with pytest.raises(PolicyError, match="not a PrefixRule"):
         Policy(["ls"])  # type: ignore[list-item]
     with pytest.raises(PolicyError, match="steering_env"):
         Policy([], steering_env=["PATH", ""])
 
 
 def test_with_rules_adds_and_rechecks() -> None:
-    base = Policy([Rule("ls", ("ls",), A)])
-    more = base.with_rules(Rule("cat", ("cat",), A, match=("cat x",)))
+    base = Policy([PrefixRule("ls", ("ls",), A)])
+    more = base.with_rules(PrefixRule("cat", ("cat",), A, match=("cat x",)))
     assert [r.name for r in more.rules] == ["cat", "ls"]
     assert [r.name for r in base.rules] == ["ls"]
     with pytest.raises(RuleExampleError):
-        base.with_rules(Rule("cat", ("cat",), A, match=("ls",)))
+        base.with_rules(PrefixRule("cat", ("cat",), A, match=("ls",)))
 
 
 def test_steering_patterns() -> None:

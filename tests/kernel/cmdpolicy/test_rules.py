@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from yagent.kernel.confine.cmdpolicy import Decision, Policy, PolicyError, Rule, SignalKind
+from yagent.kernel.confine.cmdpolicy import Decision, Policy, PolicyError, PrefixRule, SignalKind
 from yagent.kernel.judge import invoke
 
 A, P, F = Decision.ALLOW, Decision.PROMPT, Decision.FORBIDDEN
@@ -37,23 +37,23 @@ def test_decision_strictness_and_ring_vocabulary() -> None:
 def test_malformed_rules_are_refused(kwargs: dict[str, object], message: str) -> None:
     args = {"verdict": A, **kwargs}
     with pytest.raises(PolicyError, match=message):
-        Rule(**args)  # type: ignore[arg-type]
+        PrefixRule(**args)  # type: ignore[arg-type]
 
 
 def test_rule_fields_become_tuples() -> None:
-    rule = Rule("ls", ["ls"], A, match=["ls -l"])  # type: ignore[arg-type]
+    rule = PrefixRule("ls", ["ls"], A, match=["ls -l"])  # type: ignore[arg-type]
     assert rule.prefix == ("ls",)
     assert rule.match == ("ls -l",)
 
 
 def test_longer_prefix_wins() -> None:
-    policy = Policy([Rule("git", ("git",), A), Rule("git-push", ("git", "push"), F)])
+    policy = Policy([PrefixRule("git", ("git",), A), PrefixRule("git-push", ("git", "push"), F)])
     assert policy.decide(["git", "push", "origin"]).rule.name == "git-push"  # type: ignore[union-attr]
     assert policy.decide(["git", "status"]).rule.name == "git"  # type: ignore[union-attr]
 
 
 def test_same_length_stricter_wins() -> None:
-    policy = Policy([Rule("a-allow", ("make",), A), Rule("z-prompt", ("make",), P)])
+    policy = Policy([PrefixRule("a-allow", ("make",), A), PrefixRule("z-prompt", ("make",), P)])
     match = policy.decide(["make", "all"])
     assert match.decision is P
     assert match.rule is not None
@@ -61,7 +61,11 @@ def test_same_length_stricter_wins() -> None:
 
 
 def test_same_verdict_smallest_name_wins_whatever_the_order() -> None:
-    rules = [Rule("b", ("make",), P), Rule("a", ("make",), P), Rule("c", ("make",), P)]
+    rules = [
+        PrefixRule("b", ("make",), P),
+        PrefixRule("a", ("make",), P),
+        PrefixRule("c", ("make",), P),
+    ]
     for order in (rules, rules[::-1]):
         match = Policy(order).decide(["make"])
         assert match.rule is not None
@@ -69,7 +73,7 @@ def test_same_verdict_smallest_name_wins_whatever_the_order() -> None:
 
 
 def test_prefix_compares_whole_tokens() -> None:
-    policy = Policy([Rule("git-status", ("git", "status"), A)])
+    policy = Policy([PrefixRule("git-status", ("git", "status"), A)])
     assert policy.decide(["git", "statusx"]).rule is None
     assert policy.decide(["git"]).rule is None
     assert policy.decide(["git", "status", "-s"]).decision is A
@@ -82,7 +86,7 @@ def test_unmatched_gets_the_default() -> None:
 
 
 def test_run_time_word_matches_no_token_and_floors_a_would_be_allow() -> None:
-    policy = Policy([Rule("git", ("git",), A), Rule("git-push", ("git", "push"), F)])
+    policy = Policy([PrefixRule("git", ("git",), A), PrefixRule("git-push", ("git", "push"), F)])
     decision, rule, signals = policy.judge_args(("git", None))
     assert decision is P
     assert rule is not None
@@ -92,25 +96,27 @@ def test_run_time_word_matches_no_token_and_floors_a_would_be_allow() -> None:
 
 
 def test_run_time_word_that_cannot_change_the_winner_keeps_allow() -> None:
-    policy = Policy([Rule("git", ("git",), A), Rule("git-push", ("git", "push"), F)])
+    policy = Policy([PrefixRule("git", ("git",), A), PrefixRule("git-push", ("git", "push"), F)])
     assert policy.judge_args(("git", "status", None))[0] is A
-    allow_only = Policy([Rule("ls", ("ls",), A), Rule("ls-l", ("ls", "-l"), A)])
+    allow_only = Policy([PrefixRule("ls", ("ls",), A), PrefixRule("ls-l", ("ls", "-l"), A)])
     assert allow_only.judge_args(("ls", None)) == (A, allow_only.rules[0], ())
 
 
 def test_open_tail_could_complete_a_stricter_rule() -> None:
-    policy = Policy([Rule("rm", ("rm",), A), Rule("rm-rf", ("rm", "-rf"), F)])
+    policy = Policy([PrefixRule("rm", ("rm",), A), PrefixRule("rm-rf", ("rm", "-rf"), F)])
     assert policy.judge_args(("rm",), open_tail=False)[0] is A
     assert policy.judge_args(("rm",), open_tail=True)[0] is P
 
 
 def test_possible_match_never_relaxes_a_forbid() -> None:
-    policy = Policy([Rule("push", ("git", "push"), F), Rule("dry", ("git", "push", "-n"), A)])
+    policy = Policy(
+        [PrefixRule("push", ("git", "push"), F), PrefixRule("dry", ("git", "push", "-n"), A)]
+    )
     assert policy.judge_args(("git", "push", None))[0] is F
 
 
 def test_path_qualified_command_forbidden_by_basename() -> None:
-    policy = Policy([Rule("rm-rf", ("rm", "-rf"), F)])
+    policy = Policy([PrefixRule("rm-rf", ("rm", "-rf"), F)])
     decision, rule, _ = policy.judge_args(("/bin/rm", "-rf", "/"))
     assert decision is F
     assert rule is not None
@@ -118,7 +124,7 @@ def test_path_qualified_command_forbidden_by_basename() -> None:
 
 
 def test_path_qualified_command_is_not_allowed_by_basename() -> None:
-    policy = Policy([Rule("ls", ("ls",), A)])
+    policy = Policy([PrefixRule("ls", ("ls",), A)])
     for head in ("./ls", "/tmp/ls", "bin/ls/"):
         decision, rule, signals = policy.judge_args((head,))
         assert decision is P
@@ -128,13 +134,13 @@ def test_path_qualified_command_is_not_allowed_by_basename() -> None:
 
 
 def test_exact_path_rule_is_honoured() -> None:
-    policy = Policy([Rule("usr-ls", ("/usr/bin/ls",), A), Rule("ls", ("ls",), F)])
+    policy = Policy([PrefixRule("usr-ls", ("/usr/bin/ls",), A), PrefixRule("ls", ("ls",), F)])
     assert policy.judge_args(("/usr/bin/ls", "-l"))[0] is A
     assert policy.judge_args(("/bin/ls",))[0] is F
 
 
 def test_basename_route_also_sees_ambiguity() -> None:
-    policy = Policy([Rule("rm", ("rm",), A), Rule("rm-rf", ("rm", "-rf"), F)])
+    policy = Policy([PrefixRule("rm", ("rm",), A), PrefixRule("rm-rf", ("rm", "-rf"), F)])
     decision, _, signals = policy.judge_args(("/bin/rm", None))
     assert decision is P
     assert {s.kind for s in signals} == {SignalKind.PATH}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from yagent.kernel.confine.cmdpolicy import Decision, Policy, Rule, SignalKind, decide_command
+from yagent.kernel.confine.cmdpolicy import Decision, Policy, PrefixRule, SignalKind, decide_command
 from yagent.kernel.confine.cmdpolicy.git import normalise_git
 from yagent.kernel.confine.cmdpolicy.model import Arg, Stdin
 from yagent.kernel.confine.cmdpolicy.wrappers import _SIMPLE, parse_options, unwrap
@@ -75,9 +75,11 @@ def test_transparent_wrapper_alone_is_judged_itself(policy: Policy) -> None:
 
 
 def test_rule_written_for_a_wrapper_applies() -> None:
-    policy = Policy([Rule("sudo", ("sudo",), F, match=("sudo ls",)), Rule("ls", ("ls",), A)])
+    policy = Policy(
+        [PrefixRule("sudo", ("sudo",), F, match=("sudo ls",)), PrefixRule("ls", ("ls",), A)]
+    )
     assert decide_command(policy, "sudo ls").decision is F
-    relaxed = Policy([Rule("timeout", ("timeout",), A), Rule("ls", ("ls",), A)])
+    relaxed = Policy([PrefixRule("timeout", ("timeout",), A), PrefixRule("ls", ("ls",), A)])
     verdict = decide_command(relaxed, "timeout 5 ls")
     assert verdict.allowed
     assert [r.name for r in verdict.rules] == ["ls", "timeout"]
@@ -160,7 +162,7 @@ def test_shell_running_a_file_is_judged_as_itself(policy: Policy) -> None:
     assert verdict.commands[0].argv == ("bash", "./build.sh", "arg")
     assert verdict.decision is P
     assert not verdict.dynamic
-    ok = Policy([Rule("build", ("bash", "./build.sh"), A)])
+    ok = Policy([PrefixRule("build", ("bash", "./build.sh"), A)])
     assert decide_command(ok, "bash ./build.sh x").allowed
 
 
@@ -241,7 +243,7 @@ def test_find_writes(policy: Policy) -> None:
 
 
 def test_xargs_appends_run_time_arguments() -> None:
-    policy = Policy([Rule("rm", ("rm",), A), Rule("rm-rf", ("rm", "-rf"), F)])
+    policy = Policy([PrefixRule("rm", ("rm",), A), PrefixRule("rm-rf", ("rm", "-rf"), F)])
     verdict = decide_command(policy, "xargs rm")
     assert verdict.decision is P
     assert SignalKind.AMBIGUOUS in {s.kind for c in verdict.commands for s in c.signals}

@@ -29,7 +29,7 @@ from yagent.kernel.confine.cmdpolicy.errors import (
 )
 from yagent.kernel.confine.cmdpolicy.model import Decision, Signal, SignalKind
 from yagent.kernel.confine.cmdpolicy.policy import DEFAULT_STEERING_ENV, Policy
-from yagent.kernel.confine.cmdpolicy.rules import PrefixMatch, Rule
+from yagent.kernel.confine.cmdpolicy.rules import PrefixMatch, PrefixRule
 from yagent.kernel.confine.cmdpolicy.tokens import Segment, Token, scan, split_commands, tokenize
 
 __all__ = [
@@ -40,7 +40,7 @@ __all__ = [
     "Policy",
     "PolicyError",
     "PrefixMatch",
-    "Rule",
+    "PrefixRule",
     "RuleExampleError",
     "Segment",
     "ShellSyntaxError",

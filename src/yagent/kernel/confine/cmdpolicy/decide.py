@@ -37,7 +37,7 @@ from yagent.kernel.confine.cmdpolicy.model import (
     Stdin,
     basename,
 )
-from yagent.kernel.confine.cmdpolicy.rules import Rule
+from yagent.kernel.confine.cmdpolicy.rules import PrefixRule
 from yagent.kernel.judge import invoke, toolfail
 
 MAX_LINE_BYTES = 16 * 1024
@@ -53,7 +53,7 @@ class CommandVerdict:
 
     argv: tuple[str, ...]
     decision: Decision
-    rule: Rule | None
+    rule: PrefixRule | None
     signals: tuple[Signal, ...] = ()
     via: tuple[str, ...] = ()
     exact: bool = True  # every word is static: `argv` is exactly what runs
@@ -83,7 +83,8 @@ class Verdict:
 
     line: str
     decision: Decision
-    rules: tuple[Rule, ...]  # the rules that set `decision` (empty when a floor or default did)
+    # the rules that set `decision` (empty when a floor or default did)
+    rules: tuple[PrefixRule, ...]
     commands: tuple[CommandVerdict, ...]
     signals: tuple[Signal, ...]
     wrote: bool
@@ -123,7 +124,7 @@ class RuleBook(Protocol):
 
     def judge_args(
         self, values: Sequence[str | None], open_tail: bool = False
-    ) -> tuple[Decision, Rule | None, tuple[Signal, ...]]: ...
+    ) -> tuple[Decision, PrefixRule | None, tuple[Signal, ...]]: ...
 
     def names(self, head: str) -> bool: ...
 
@@ -235,7 +236,7 @@ class _Judge:
         self,
         args: tuple[Arg, ...],
         decision: Decision,
-        rule: Rule | None,
+        rule: PrefixRule | None,
         signals: tuple[Signal, ...],
         via: tuple[str, ...],
     ) -> None:

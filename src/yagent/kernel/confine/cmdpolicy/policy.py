@@ -23,7 +23,7 @@ from typing import Any
 from yagent.kernel.confine.cmdpolicy.decide import Verdict, decide_command
 from yagent.kernel.confine.cmdpolicy.errors import PolicyError, RuleExampleError, UnjudgeableError
 from yagent.kernel.confine.cmdpolicy.model import Decision, Signal
-from yagent.kernel.confine.cmdpolicy.rules import PrefixMatch, Rule, RuleIndex
+from yagent.kernel.confine.cmdpolicy.rules import PrefixMatch, PrefixRule, RuleIndex
 from yagent.kernel.confine.cmdpolicy.tokens import scan
 
 # Variables that change which program a command runs or what code it loads. Assigning one — as a
@@ -48,7 +48,7 @@ class Policy:
 
     def __init__(
         self,
-        rules: Iterable[Rule],
+        rules: Iterable[PrefixRule],
         *,
         default: Decision = Decision.PROMPT,
         steering_env: Iterable[str] = DEFAULT_STEERING_ENV,
@@ -61,8 +61,8 @@ class Policy:
             )
         given = tuple(rules)
         for rule in given:
-            if not isinstance(rule, Rule):
-                raise PolicyError(f"not a Rule: {rule!r}")
+            if not isinstance(rule, PrefixRule):
+                raise PolicyError(f"not a PrefixRule: {rule!r}")
         ordered = tuple(sorted(given, key=lambda r: r.name))
         names = [r.name for r in ordered]
         dupes = sorted({n for n in names if names.count(n) > 1})
@@ -78,7 +78,7 @@ class Policy:
         self._check_examples()
 
     @property
-    def rules(self) -> tuple[Rule, ...]:
+    def rules(self) -> tuple[PrefixRule, ...]:
         return self._rules
 
     @property
@@ -96,7 +96,7 @@ class Policy:
 
     def judge_args(
         self, values: Sequence[str | None], open_tail: bool = False
-    ) -> tuple[Decision, Rule | None, tuple[Signal, ...]]:
+    ) -> tuple[Decision, PrefixRule | None, tuple[Signal, ...]]:
         """One command's decision with run-time words taken into account (first word static)."""
         return self._index.judge(values, open_tail, self._default)
 
@@ -107,7 +107,7 @@ class Policy:
     def is_steering(self, variable: str) -> bool:
         return any(fnmatch.fnmatchcase(variable, p) for p in self._steering)
 
-    def with_rules(self, *rules: Rule) -> Policy:
+    def with_rules(self, *rules: PrefixRule) -> Policy:
         """A new policy with `rules` added (examples checked again); this one is unchanged."""
         return Policy((*self._rules, *rules), default=self._default, steering_env=self._steering)
 
@@ -126,7 +126,7 @@ class Policy:
                 if any(r.name == rule.name for r in verdict.rules):
                     raise RuleExampleError(rule.name, example, "is decided by it (not_match)")
 
-    def _judge_example(self, rule: Rule, example: str) -> Verdict:
+    def _judge_example(self, rule: PrefixRule, example: str) -> Verdict:
         try:
             return decide_command(self, example)
         except UnjudgeableError as exc:
@@ -179,7 +179,7 @@ def _decision(value: Any, what: str) -> Decision:
         raise PolicyError(f"{what}: {value!r} is not one of {choices}") from None
 
 
-def _rule_from(item: Mapping[str, Any]) -> Rule:
+def _rule_from(item: Mapping[str, Any]) -> PrefixRule:
     name = item.get("name")
     what = f"rule {name!r}"
     if not isinstance(name, str):
@@ -197,7 +197,7 @@ def _rule_from(item: Mapping[str, Any]) -> Rule:
     examples = {k: item.get(k, ()) for k in ("match", "not_match")}
     for key, value in examples.items():
         examples[key] = (value,) if isinstance(value, str) else value
-    return Rule(
+    return PrefixRule(
         name=name,
         prefix=prefix,
         verdict=_decision(item["verdict"], f"{what} verdict"),

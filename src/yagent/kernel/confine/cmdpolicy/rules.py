@@ -1,8 +1,8 @@
 """Prefix rules and their deterministic matching.
 
 Guarantees:
-- A `Rule` matches an argv when its prefix tokens equal the argv's first tokens, compared token by
-  token after tokenising — never as text.
+- A `PrefixRule` matches an argv when its prefix tokens equal the argv's first tokens, compared
+  token by token after tokenising — never as text.
 - Conflicts resolve the same way every time: the longer prefix wins; at the same length the stricter
   verdict wins; at the same verdict the smallest name wins.
 - A word only known at run time (`None`) equals no rule token. When such a word (or arguments an
@@ -26,7 +26,7 @@ _NO, _DEFINITE, _POSSIBLE = 0, 1, 2
 
 
 @dataclass(frozen=True, slots=True)
-class Rule:
+class PrefixRule:
     """A token-prefix rule with its own examples, checked when a `Policy` is built."""
 
     name: str
@@ -79,7 +79,7 @@ class PrefixMatch:
     """The pure prefix answer for one argv: the decision and the rule that gave it (if any)."""
 
     decision: Decision
-    rule: Rule | None
+    rule: PrefixRule | None
 
 
 class RuleIndex:
@@ -87,8 +87,8 @@ class RuleIndex:
 
     __slots__ = ("_by_head",)
 
-    def __init__(self, rules: Iterable[Rule]) -> None:
-        by_head: dict[str, list[Rule]] = {}
+    def __init__(self, rules: Iterable[PrefixRule]) -> None:
+        by_head: dict[str, list[PrefixRule]] = {}
         for rule in rules:
             by_head.setdefault(rule.prefix[0], []).append(rule)
         self._by_head = {
@@ -98,7 +98,7 @@ class RuleIndex:
     def has_head(self, head: str) -> bool:
         return head in self._by_head or basename(head) in self._by_head
 
-    def best(self, values: Sequence[str | None], open_tail: bool = False) -> Rule | None:
+    def best(self, values: Sequence[str | None], open_tail: bool = False) -> PrefixRule | None:
         """The winning definite match among the rules sharing `values[0]`."""
         head = values[0] if values else None
         if head is None:
@@ -110,7 +110,7 @@ class RuleIndex:
 
     def judge(
         self, values: Sequence[str | None], open_tail: bool, default: Decision
-    ) -> tuple[Decision, Rule | None, tuple[Signal, ...]]:
+    ) -> tuple[Decision, PrefixRule | None, tuple[Signal, ...]]:
         """Decision, deciding rule and signals for one argv whose first word is static."""
         head = values[0]
         assert head is not None
