@@ -21,7 +21,7 @@ import tree_sitter_bash
 from tree_sitter import Language, Parser
 
 from yagent.kernel.confine.cmdpolicy import (
-    Decision,
+    Permission,
     Policy,
     PrefixRule,
     UnjudgeableError,
@@ -33,7 +33,7 @@ from yagent.kernel.confine.cmdpolicy import (
 RUNS = 7
 ROUNDS = 40  # passes over the corpus per run
 
-A, P, F = Decision.ALLOW, Decision.PROMPT, Decision.FORBIDDEN
+A, P, F = Permission.ALLOW, Permission.PROMPT, Permission.FORBIDDEN
 POLICY = Policy(
     [
         PrefixRule("git-status", ("git", "status"), A, match=("git status -sb",)),

@@ -14,7 +14,7 @@ from yagent.app import safety
 from yagent.app.assemble import open_app
 from yagent.app.config import ConfigError, load
 from yagent.kernel.confine import pii
-from yagent.kernel.confine.cmdpolicy import Decision, decide_command
+from yagent.kernel.confine.cmdpolicy import Permission, decide_command
 from yagent.kernel.confine.sandbox import Level
 from yagent.llm.scripted import ScriptedEngine, call, say
 from yagent.tools.shellrules import RuleFile, remembered_rule
@@ -38,7 +38,7 @@ def test_defaults(dirs: tuple[Path, Path]) -> None:
         pii.Action.MASK,
         pii.Action.OFF,
     )
-    assert decide_command(built.commands.policy, "git status").decision is Decision.ALLOW
+    assert decide_command(built.commands.policy, "git status").decision is Permission.ALLOW
 
 
 def test_an_unknown_preset_is_a_config_error(dirs: tuple[Path, Path]) -> None:
@@ -69,9 +69,9 @@ def test_user_and_project_rules_add_up(dirs: tuple[Path, Path]) -> None:
     config = load(home=home, workspace=ws, env={})
     assert [r["name"] for r in config.shell.rules] == ["user-make", "proj-push"]
     policy = safety.build(config, ws).commands.policy
-    assert decide_command(policy, "make all").decision is Decision.ALLOW
-    assert decide_command(policy, "git push").decision is Decision.FORBIDDEN
-    assert decide_command(policy, "npm test").decision is Decision.ALLOW
+    assert decide_command(policy, "make all").decision is Permission.ALLOW
+    assert decide_command(policy, "git push").decision is Permission.FORBIDDEN
+    assert decide_command(policy, "npm test").decision is Permission.ALLOW
 
 
 def test_a_rule_whose_example_disagrees_stops_the_app(dirs: tuple[Path, Path]) -> None:

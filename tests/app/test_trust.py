@@ -17,7 +17,7 @@ from tests.projecttrust import trust_project
 from yagent.app import projectkeys, safety, trust
 from yagent.app.config import ConfigError, load
 from yagent.app.trust import Status
-from yagent.kernel.confine.cmdpolicy import Decision, decide_command
+from yagent.kernel.confine.cmdpolicy import Permission, decide_command
 
 from .files import write
 
@@ -119,8 +119,8 @@ def test_an_untrusted_malicious_project_file_applies_none_of_its_loosening_keys(
     assert [r["name"] for r in config.side_effects] == ["deploy"]
     built = safety.build(config, ws)
     assert built.preset.name == "workspace-write"
-    assert decide_command(built.commands.policy, "curl x").decision is Decision.PROMPT
-    assert decide_command(built.commands.policy, "git push").decision is Decision.FORBIDDEN
+    assert decide_command(built.commands.policy, "curl x").decision is Permission.PROMPT
+    assert decide_command(built.commands.policy, "git push").decision is Permission.FORBIDDEN
 
 
 def test_after_trust_everything_applies_and_an_edit_withholds_again(
@@ -283,7 +283,7 @@ def test_a_prompt_rule_that_would_lift_a_forbidden_one_waits_for_trust(
     assert names(config) == {"shell.rules[0]"}
     assert [r["name"] for r in config.shell.rules] == ["no-push", "ask-publish"]
     policy = safety.build(config, ws).commands.policy
-    assert decide_command(policy, "git push origin main").decision is Decision.FORBIDDEN
+    assert decide_command(policy, "git push origin main").decision is Permission.FORBIDDEN
 
 
 def _rules(*verdicts: str) -> str:
@@ -300,13 +300,13 @@ def test_shipped_remembered_allow_rules_apply_only_when_trusted(dirs: tuple[Path
     config = load(home=home, workspace=ws, env={})
     assert [(w.file, w.key) for w in config.project.withheld] == [(RULES, "rules[0]")]
     policy = safety.build(config, ws).commands.policy
-    assert decide_command(policy, "tool0 x").decision is Decision.PROMPT
-    assert decide_command(policy, "tool1 x").decision is Decision.FORBIDDEN
+    assert decide_command(policy, "tool0 x").decision is Permission.PROMPT
+    assert decide_command(policy, "tool1 x").decision is Permission.FORBIDDEN
     trust_project(home, ws)
     trusted = load(home=home, workspace=ws, env={})
     assert trusted.project.withheld == ()
     policy = safety.build(trusted, ws).commands.policy
-    assert decide_command(policy, "tool0 x").decision is Decision.ALLOW
+    assert decide_command(policy, "tool0 x").decision is Permission.ALLOW
 
 
 def _remember(home: Path, ws: Path, line: str) -> None:
@@ -322,7 +322,7 @@ def test_remember_keeps_a_trusted_file_trusted(dirs: tuple[Path, Path]) -> None:
     config = load(home=home, workspace=ws, env={})
     assert config.project.status == {RULES: Status.TRUSTED}
     policy = safety.build(config, ws).commands.policy
-    assert decide_command(policy, "npm test").decision is Decision.ALLOW
+    assert decide_command(policy, "npm test").decision is Permission.ALLOW
 
 
 def test_remember_into_no_file_trusts_what_yagent_wrote(dirs: tuple[Path, Path]) -> None:
@@ -331,7 +331,7 @@ def test_remember_into_no_file_trusts_what_yagent_wrote(dirs: tuple[Path, Path])
     config = load(home=home, workspace=ws, env={})
     assert (config.project.status, config.project.withheld) == ({RULES: Status.TRUSTED}, ())
     assert decide_command(safety.build(config, ws).commands.policy, "npm test").decision is (
-        Decision.ALLOW
+        Permission.ALLOW
     )
 
 
@@ -343,7 +343,7 @@ def test_remember_does_not_trust_an_untrusted_shipped_file(dirs: tuple[Path, Pat
     assert config.project.status == {RULES: Status.UNTRUSTED}
     assert names(config) == {"rules[0]", "rules[1]"}
     assert decide_command(safety.build(config, ws).commands.policy, "tool0 x").decision is (
-        Decision.PROMPT
+        Permission.PROMPT
     )
 
 

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from yagent.kernel.confine.cmdpolicy import Decision as CmdDecision
-from yagent.kernel.confine.cmdpolicy import Policy, PrefixRule, decide_command
+from yagent.kernel.confine.cmdpolicy import Permission, Policy, PrefixRule, decide_command
 from yagent.kernel.confine.sandbox import EgressMode, HostProvider, Level, Program, Registry, Result
 from yagent.kernel.judge import invoke, toolfail
 from yagent.kernel.judge.gatecheck import (
@@ -67,8 +66,8 @@ def registry(ns: Recording, host: Recording) -> Registry:
 
 POLICY = Policy(
     [
-        PrefixRule("ls", ("ls",), CmdDecision.ALLOW, match=("ls -la",)),
-        PrefixRule("rm", ("rm",), CmdDecision.FORBIDDEN, match=("rm -rf /",)),
+        PrefixRule("ls", ("ls",), Permission.ALLOW, match=("ls -la",)),
+        PrefixRule("rm", ("rm",), Permission.FORBIDDEN, match=("rm -rf /",)),
     ]
 )
 
@@ -226,7 +225,7 @@ async def test_cmdpolicy_verdicts_are_read_directly(registry: Registry, ns: Reco
     forbidden = gate.judge(decide_command(POLICY, "ls; rm -rf /"), NS_DENIED)
     assert forbidden.action is Action.DENY
     assert forbidden.to_verdict().kind is toolfail.Kind.FORBIDDEN
-    assert gate.judge(CmdDecision.ALLOW, NS_DENIED).action is Action.RUN
+    assert gate.judge(Permission.ALLOW, NS_DENIED).action is Action.RUN
 
 
 @pytest.mark.parametrize("junk", ["allow", None, 1, object()])

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from yagent.kernel.confine import sandbox
-from yagent.kernel.confine.cmdpolicy import Decision, decide_command
+from yagent.kernel.confine.cmdpolicy import Permission, decide_command
 from yagent.kernel.judge import invoke, toolfail
 from yagent.kernel.judge.preset import BUILTIN as PRESETS
 from yagent.tools import commands
@@ -210,8 +210,8 @@ def test_remember_writes_one_exact_rule_per_asked_command(tmp_path: Path) -> Non
     done = g.remember("git push origin main && ls && make test")
     assert [r.prefix for r in done.rules] == [("git", "push", "origin", "main"), ("make", "test")]
     assert done.skipped == ()
-    assert decide_command(g.policy, "git push origin main").decision is Decision.ALLOW
-    assert decide_command(g.policy, "git push other").decision is Decision.PROMPT
+    assert decide_command(g.policy, "git push origin main").decision is Permission.ALLOW
+    assert decide_command(g.policy, "git push other").decision is Permission.PROMPT
     written = RuleFile(tmp_path).entries()
     assert [e["prefix"] for e in written] == [["git", "push", "origin", "main"], ["make", "test"]]
     again = g.remember("git push origin main")
@@ -219,7 +219,7 @@ def test_remember_writes_one_exact_rule_per_asked_command(tmp_path: Path) -> Non
     assert len(RuleFile(tmp_path).entries()) == 2, "remembering twice writes nothing new"
     # A fresh gate over the same project sees the rules (they are the project's now).
     fresh = build_policy(RuleFile(tmp_path).entries())
-    assert decide_command(fresh, "make test").decision is Decision.ALLOW
+    assert decide_command(fresh, "make test").decision is Permission.ALLOW
 
 
 @pytest.mark.parametrize(
@@ -256,13 +256,13 @@ def test_a_failed_write_keeps_the_policy(tmp_path: Path) -> None:
     done = g.remember("make")
     assert done.rules == ()
     assert "not written" in done.skipped[-1]
-    assert decide_command(g.policy, "make").decision is Decision.PROMPT
+    assert decide_command(g.policy, "make").decision is Permission.PROMPT
 
 
 def test_remember_without_a_file_is_this_process_only(tmp_path: Path) -> None:
     g = CommandGate(POLICY, PRESETS.resolve("workspace-write"), tmp_path)
     assert g.remember("make").rules
-    assert decide_command(g.policy, "make").decision is Decision.ALLOW
+    assert decide_command(g.policy, "make").decision is Permission.ALLOW
 
 
 def test_tools_under_the_masked_tmp_are_bound_back(tmp_path: Path) -> None:

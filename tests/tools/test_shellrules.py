@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from yagent.kernel.confine.cmdpolicy import Decision, PrefixRule, decide_command
+from yagent.kernel.confine.cmdpolicy import Permission, PrefixRule, decide_command
 from yagent.tools import shellrules
 from yagent.tools.shellrules import RuleFile, ShellRulesError, build_policy, remembered_rule
 
@@ -32,7 +32,7 @@ POLICY = build_policy([])
     ],
 )
 def test_read_only_commands_are_allowed(line: str) -> None:
-    assert decide_command(POLICY, line).decision is Decision.ALLOW
+    assert decide_command(POLICY, line).decision is Permission.ALLOW
 
 
 @pytest.mark.parametrize(
@@ -56,7 +56,7 @@ def test_read_only_commands_are_allowed(line: str) -> None:
     ],
 )
 def test_root_wiping_lines_are_forbidden(line: str) -> None:
-    assert decide_command(POLICY, line).decision is Decision.FORBIDDEN
+    assert decide_command(POLICY, line).decision is Permission.FORBIDDEN
 
 
 @pytest.mark.parametrize(
@@ -72,13 +72,13 @@ def test_root_wiping_lines_are_forbidden(line: str) -> None:
     ],
 )
 def test_everything_else_asks(line: str) -> None:
-    assert decide_command(POLICY, line).decision is Decision.PROMPT
+    assert decide_command(POLICY, line).decision is Permission.PROMPT
 
 
 def test_configured_rules_join_the_set_and_are_checked_with_it() -> None:
     extra = {"name": "make", "prefix": "make", "verdict": "allow", "match": ["make && ls"]}
     policy = build_policy([extra])
-    assert decide_command(policy, "make test").decision is Decision.ALLOW
+    assert decide_command(policy, "make test").decision is Permission.ALLOW
     # Alone (without the built-in `ls` rule) the example does not hold: checked as one set.
     with pytest.raises(ShellRulesError, match="make"):
         build_policy([extra], builtin=False)
@@ -100,7 +100,7 @@ def test_bad_rules_are_errors_naming_them(entry: dict[str, object]) -> None:
 
 def test_default_forbidden_and_no_builtin() -> None:
     policy = build_policy([], default="forbidden", builtin=False)
-    assert decide_command(policy, "ls").decision is Decision.FORBIDDEN
+    assert decide_command(policy, "ls").decision is Permission.FORBIDDEN
     assert policy.rules == ()
 
 
@@ -120,7 +120,7 @@ def test_rule_file_round_trip(tmp_path: Path) -> None:
     assert [e["name"] for e in entries] == ["r1", "r2"]
     assert entries[0]["prefix"] == ["pytest", "-k", 'a "b"\\c']
     policy = build_policy(entries)
-    assert decide_command(policy, "make all").decision is Decision.ALLOW
+    assert decide_command(policy, "make all").decision is Permission.ALLOW
     assert list(rules.path.parent.iterdir()) == [rules.path], "no temporary file left behind"
 
 
@@ -128,7 +128,7 @@ def test_rule_file_round_trip(tmp_path: Path) -> None:
 @given(st.lists(st.text(min_size=1, max_size=12), min_size=1, max_size=4))
 def test_any_token_survives_the_file(tokens: list[str]) -> None:
     tokens = [t.replace("\x00", "") or "x" for t in tokens]
-    rule = PrefixRule("r", tuple(tokens), Decision.ALLOW)
+    rule = PrefixRule("r", tuple(tokens), Permission.ALLOW)
     text = shellrules._table(shellrules.rule_entry(rule))
     assert tomllib.loads(text)["rules"][0]["prefix"] == tokens
 

@@ -179,7 +179,7 @@ def rule_tightens(entry: Any, policy: cmdpolicy.Policy | None) -> bool:
         decided = cmdpolicy.decide_command(policy, prefix).decision
     except cmdpolicy.CmdPolicyError:
         return False
-    return decided is not cmdpolicy.Decision.FORBIDDEN
+    return decided is not cmdpolicy.Permission.FORBIDDEN
 
 
 def split_rules(

@@ -336,7 +336,7 @@ class CommandGate:
         rules: list[cmdpolicy.PrefixRule] = []
         when = time.strftime("%Y-%m-%d")
         for command in verdict.commands:
-            if command.decision is not cmdpolicy.Decision.PROMPT:
+            if command.decision is not cmdpolicy.Permission.PROMPT:
                 continue
             if command.signals or not command.exact:
                 facts = ", ".join(str(s) for s in command.signals) or "a run-time word"

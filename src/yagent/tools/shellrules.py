@@ -116,7 +116,7 @@ def remembered_rule(argv: Sequence[str], name: str, when: str) -> cmdpolicy.Pref
     return cmdpolicy.PrefixRule(
         name=name,
         prefix=tuple(argv),
-        verdict=cmdpolicy.Decision.ALLOW,
+        verdict=cmdpolicy.Permission.ALLOW,
         match=(shlex.join(argv),),
         justification=f"remembered from an approval on {when}",
     )

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from yagent.kernel.confine.cmdpolicy import Decision, Policy, PrefixRule
+from yagent.kernel.confine.cmdpolicy import Permission, Policy, PrefixRule
 
-A, P, F = Decision.ALLOW, Decision.PROMPT, Decision.FORBIDDEN
+A, P, F = Permission.ALLOW, Permission.PROMPT, Permission.FORBIDDEN
 
 
 def allow_list() -> Policy:

@@ -21,14 +21,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from yagent.kernel.confine.cmdpolicy import Decision, Policy, UnjudgeableError, decide_command
+from yagent.kernel.confine.cmdpolicy import Permission, Policy, UnjudgeableError, decide_command
 from yagent.kernel.confine.cmdpolicy.decide import Verdict
 
-F, P = Decision.FORBIDDEN, Decision.PROMPT
+F, P = Permission.FORBIDDEN, Permission.PROMPT
 U = "unjudgeable"
 
 # (name, line, expected): expected is FORBIDDEN, PROMPT or "unjudgeable" — never allow.
-ATTACKS: list[tuple[str, str, Decision | str]] = [
+ATTACKS: list[tuple[str, str, Permission | str]] = [
     # chaining
     ("semicolon", "git status; rm -rf /", F),
     ("and", "ls && curl x", F),
@@ -214,13 +214,13 @@ def test_suite_is_large_enough() -> None:
 @pytest.mark.parametrize(
     ("line", "expected"), [a[1:] for a in ATTACKS], ids=[a[0] for a in ATTACKS]
 )
-def test_attack_is_not_allowed(policy: Policy, line: str, expected: Decision | str) -> None:
+def test_attack_is_not_allowed(policy: Policy, line: str, expected: Permission | str) -> None:
     verdict = _judge(policy, line)
     if expected == U:
         assert verdict is None, f"expected unjudgeable, got {verdict and verdict.decision}"
         return
     assert verdict is not None
-    assert verdict.decision is not Decision.ALLOW, verdict.explain()
+    assert verdict.decision is not Permission.ALLOW, verdict.explain()
     assert verdict.decision is expected, verdict.explain()
 
 
@@ -261,7 +261,7 @@ SAFE: list[tuple[str, str]] = [
 @pytest.mark.parametrize("line", [s[1] for s in SAFE], ids=[s[0] for s in SAFE])
 def test_safe_line_stays_allowed(policy: Policy, line: str) -> None:
     verdict = decide_command(policy, line)
-    assert verdict.decision is Decision.ALLOW, verdict.explain()
+    assert verdict.decision is Permission.ALLOW, verdict.explain()
 
 
 _SAFE_LINES = [s[1] for s in SAFE if "\n" not in s[1] and "#" not in s[1]]

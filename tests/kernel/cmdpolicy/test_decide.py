@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from yagent.kernel.confine.cmdpolicy import (
-    Decision,
+    Permission,
     Policy,
     PrefixRule,
     ShellSyntaxError,
@@ -18,7 +18,7 @@ from yagent.kernel.confine.cmdpolicy import (
 )
 from yagent.kernel.judge import invoke, toolfail
 
-A, P, F = Decision.ALLOW, Decision.PROMPT, Decision.FORBIDDEN
+A, P, F = Permission.ALLOW, Permission.PROMPT, Permission.FORBIDDEN
 
 
 def kinds(policy: Policy, line: str) -> set[SignalKind]:

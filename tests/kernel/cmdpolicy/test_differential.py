@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from yagent.kernel.confine.cmdpolicy import (
-    Decision,
+    Permission,
     Policy,
     PrefixRule,
     UnjudgeableError,
@@ -34,8 +34,8 @@ from yagent.kernel.confine.cmdpolicy import (
 BASH = "/usr/bin/bash" if Path("/usr/bin/bash").exists() else "/bin/bash"
 _NAMES = ["aa", "bb", "cc", "dd", "ee", "ff", "gg", "ll", "mm ", "ss", "tt", "uu", "vv", "ww"]
 POLICY = Policy(
-    [PrefixRule(f"allow-{i}", (n,), Decision.ALLOW) for i, n in enumerate(_NAMES)]
-    + [PrefixRule(f"forbid-{i}", (n, "-y"), Decision.FORBIDDEN) for i, n in enumerate(_NAMES)]
+    [PrefixRule(f"allow-{i}", (n,), Permission.ALLOW) for i, n in enumerate(_NAMES)]
+    + [PrefixRule(f"forbid-{i}", (n, "-y"), Permission.FORBIDDEN) for i, n in enumerate(_NAMES)]
 )
 _HANDLER = (
     "command_not_found_handle() { local IFS=$'\\x1f'; printf '%s\\x1e' \"$*\" >&3; return 127; }\n"
@@ -78,10 +78,10 @@ def assert_sound(line: str) -> None:
         verdict = decide_command(POLICY, line)
     except UnjudgeableError:
         return
-    if verdict.decision is not Decision.ALLOW:
+    if verdict.decision is not Permission.ALLOW:
         return
     for argv in bash_runs(line):
-        assert POLICY.decide(argv).decision is Decision.ALLOW, (
+        assert POLICY.decide(argv).decision is Permission.ALLOW, (
             f"allowed {line!r}, but bash ran {argv!r}\n{verdict.explain()}"
         )
 
@@ -180,4 +180,4 @@ def test_harness_sees_what_bash_runs() -> None:
         ("bb", "-y"),
         ("cc",),
     ]
-    assert POLICY.decide(("bb", "-y")).decision is Decision.FORBIDDEN
+    assert POLICY.decide(("bb", "-y")).decision is Permission.FORBIDDEN

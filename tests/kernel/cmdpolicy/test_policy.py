@@ -8,14 +8,14 @@ import pytest
 
 from yagent.kernel.confine.cmdpolicy import (
     DEFAULT_STEERING_ENV,
-    Decision,
+    Permission,
     Policy,
     PolicyError,
     PrefixRule,
     RuleExampleError,
 )
 
-A, P, F = Decision.ALLOW, Decision.PROMPT, Decision.FORBIDDEN
+A, P, F = Permission.ALLOW, Permission.PROMPT, Permission.FORBIDDEN
 
 
 def test_good_examples_load() -> None:
@@ -88,7 +88,7 @@ def test_conflict_loser_with_examples_surfaces_at_load() -> None:
 def test_default_allow_is_refused() -> None:
     with pytest.raises(PolicyError, match="deny-list"):
         Policy([], default=A)
-    with pytest.raises(PolicyError, match="Decision"):
+    with pytest.raises(PolicyError, match="Permission"):
         Policy([], default="prompt")  # type: ignore[arg-type]
     assert Policy([], default=F).default is F
 

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from yagent.kernel.confine.cmdpolicy import Decision, Policy, PolicyError, PrefixRule, SignalKind
+from yagent.kernel.confine.cmdpolicy import Permission, Policy, PolicyError, PrefixRule, SignalKind
 from yagent.kernel.judge import invoke
 
-A, P, F = Decision.ALLOW, Decision.PROMPT, Decision.FORBIDDEN
+A, P, F = Permission.ALLOW, Permission.PROMPT, Permission.FORBIDDEN
 
 
 def test_decision_strictness_and_ring_vocabulary() -> None:
-    assert Decision.strictest(A, F, P) is F
-    assert Decision.strictest(A, P) is P
+    assert Permission.strictest(A, F, P) is F
+    assert Permission.strictest(A, P) is P
     assert [d.to_invoke() for d in (A, P, F)] == [
         invoke.Decision.ALLOW,
         invoke.Decision.PROMPT,
@@ -30,7 +30,7 @@ def test_decision_strictness_and_ring_vocabulary() -> None:
         ({"name": "x", "prefix": ("ls", "")}, "NUL-bearing"),
         ({"name": "x", "prefix": ("l\x00s",)}, "NUL-bearing"),
         ({"name": "x", "prefix": ("ls",), "match": "ls -l"}, "sequence of strings"),
-        ({"name": "x", "prefix": ("ls",), "verdict": "allow"}, "Decision"),
+        ({"name": "x", "prefix": ("ls",), "verdict": "allow"}, "Permission"),
         ({"name": "x", "prefix": ("ls",), "justification": 3}, "justification"),
     ],
 )

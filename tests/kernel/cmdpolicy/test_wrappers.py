@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from yagent.kernel.confine.cmdpolicy import Decision, Policy, PrefixRule, SignalKind, decide_command
+from yagent.kernel.confine.cmdpolicy import (
+    Permission,
+    Policy,
+    PrefixRule,
+    SignalKind,
+    decide_command,
+)
 from yagent.kernel.confine.cmdpolicy.git import normalise_git
 from yagent.kernel.confine.cmdpolicy.model import Arg, Stdin
 from yagent.kernel.confine.cmdpolicy.wrappers import _SIMPLE, parse_options, unwrap
 
-A, P, F = Decision.ALLOW, Decision.PROMPT, Decision.FORBIDDEN
+A, P, F = Permission.ALLOW, Permission.PROMPT, Permission.FORBIDDEN
 
 
 def words(*values: str) -> tuple[Arg, ...]:

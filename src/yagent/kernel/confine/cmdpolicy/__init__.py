@@ -27,7 +27,7 @@ from yagent.kernel.confine.cmdpolicy.errors import (
     UnclosedQuoteError,
     UnjudgeableError,
 )
-from yagent.kernel.confine.cmdpolicy.model import Decision, Signal, SignalKind
+from yagent.kernel.confine.cmdpolicy.model import Permission, Signal, SignalKind
 from yagent.kernel.confine.cmdpolicy.policy import DEFAULT_STEERING_ENV, Policy
 from yagent.kernel.confine.cmdpolicy.rules import PrefixMatch, PrefixRule
 from yagent.kernel.confine.cmdpolicy.tokens import Segment, Token, scan, split_commands, tokenize
@@ -36,7 +36,7 @@ __all__ = [
     "DEFAULT_STEERING_ENV",
     "CmdPolicyError",
     "CommandVerdict",
-    "Decision",
+    "Permission",
     "Policy",
     "PolicyError",
     "PrefixMatch",

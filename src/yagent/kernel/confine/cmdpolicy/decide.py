@@ -31,7 +31,7 @@ from yagent.kernel.confine.cmdpolicy.errors import TooLargeError
 from yagent.kernel.confine.cmdpolicy.model import (
     NO_STDIN,
     Arg,
-    Decision,
+    Permission,
     Signal,
     SignalKind,
     Stdin,
@@ -52,7 +52,7 @@ class CommandVerdict:
     """One command's judgement: its argv, decision, deciding rule and the wrappers it ran under."""
 
     argv: tuple[str, ...]
-    decision: Decision
+    decision: Permission
     rule: PrefixRule | None
     signals: tuple[Signal, ...] = ()
     via: tuple[str, ...] = ()
@@ -82,7 +82,7 @@ class Verdict:
     """The line's judgement and the facts behind it."""
 
     line: str
-    decision: Decision
+    decision: Permission
     # the rules that set `decision` (empty when a floor or default did)
     rules: tuple[PrefixRule, ...]
     commands: tuple[CommandVerdict, ...]
@@ -94,7 +94,7 @@ class Verdict:
 
     @property
     def allowed(self) -> bool:
-        return self.decision is Decision.ALLOW
+        return self.decision is Permission.ALLOW
 
     def explain(self) -> str:
         lines = [f"{self.decision.value}: {self.line!r}"]
@@ -109,9 +109,9 @@ class Verdict:
 
     def to_invoke(self, stage: str = "cmdpolicy") -> invoke.Verdict:
         """This verdict in the judgement ring's vocabulary."""
-        if self.decision is Decision.ALLOW:
+        if self.decision is Permission.ALLOW:
             return invoke.Verdict.allow(stage=stage)
-        if self.decision is Decision.PROMPT:
+        if self.decision is Permission.PROMPT:
             return invoke.Verdict.prompt(self.explain(), stage=stage)
         return invoke.Verdict.deny(self.explain(), kind=toolfail.Kind.FORBIDDEN, stage=stage)
 
@@ -120,11 +120,11 @@ class RuleBook(Protocol):
     """What the judge asks of a rule set (`policy.Policy` is the one the kernel ships)."""
 
     @property
-    def default(self) -> Decision: ...
+    def default(self) -> Permission: ...
 
     def judge_args(
         self, values: Sequence[str | None], open_tail: bool = False
-    ) -> tuple[Decision, PrefixRule | None, tuple[Signal, ...]]: ...
+    ) -> tuple[Permission, PrefixRule | None, tuple[Signal, ...]]: ...
 
     def names(self, head: str) -> bool: ...
 
@@ -217,7 +217,7 @@ class _Judge:
             signal = Signal(
                 SignalKind.DYNAMIC, f"command name known only at run time: {args[0].source}"
             )
-            decision = Decision.strictest(self._policy.default, Decision.PROMPT)
+            decision = Permission.strictest(self._policy.default, Permission.PROMPT)
             self._record(args, decision, None, (signal,), via)
             return
         extra: list[Signal] = []
@@ -235,7 +235,7 @@ class _Judge:
     def _record(
         self,
         args: tuple[Arg, ...],
-        decision: Decision,
+        decision: Permission,
         rule: PrefixRule | None,
         signals: tuple[Signal, ...],
         via: tuple[str, ...],
@@ -249,11 +249,11 @@ class _Judge:
         signals = tuple(dict.fromkeys(self._signals))
         every = [*signals, *(s for c in commands for s in c.signals)]
         if commands:
-            decision = Decision.strictest(*(c.decision for c in commands))
+            decision = Permission.strictest(*(c.decision for c in commands))
         else:
             decision = self._policy.default
         if every:
-            decision = Decision.strictest(decision, Decision.PROMPT)
+            decision = Permission.strictest(decision, Permission.PROMPT)
         deciding = {
             c.rule.name: c.rule for c in commands if c.rule is not None and c.decision is decision
         }

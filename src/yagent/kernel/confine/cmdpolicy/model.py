@@ -1,6 +1,6 @@
 """cmdpolicy value types shared by the tokeniser, the AST walk, the wrappers and the decision.
 
-`Decision` is the three-valued verdict (allow < prompt < forbidden, ordered by strictness; it maps
+`Permission` is the three-valued verdict (allow < prompt < forbidden, ordered by strictness; it maps
 onto `invoke.Decision` with forbidden → deny). `Arg` is one shell word as the AST sees it: its
 literal value when the word is fully static, `None` when bash would only know it at run time.
 `Signal` is a fact that prefix rules cannot see (a write redirection, a dynamic expansion…); every
@@ -16,7 +16,7 @@ from yagent.kernel.confine.cmdpolicy.expand import Field, unread
 from yagent.kernel.judge import invoke
 
 
-class Decision(enum.StrEnum):
+class Permission(enum.StrEnum):
     ALLOW = "allow"
     PROMPT = "prompt"
     FORBIDDEN = "forbidden"
@@ -30,15 +30,15 @@ class Decision(enum.StrEnum):
         return _TO_INVOKE[self]
 
     @staticmethod
-    def strictest(*decisions: Decision) -> Decision:
+    def strictest(*decisions: Permission) -> Permission:
         return max(decisions, key=lambda d: _STRICTNESS[d])
 
 
-_STRICTNESS = {Decision.ALLOW: 0, Decision.PROMPT: 1, Decision.FORBIDDEN: 2}
+_STRICTNESS = {Permission.ALLOW: 0, Permission.PROMPT: 1, Permission.FORBIDDEN: 2}
 _TO_INVOKE = {
-    Decision.ALLOW: invoke.Decision.ALLOW,
-    Decision.PROMPT: invoke.Decision.PROMPT,
-    Decision.FORBIDDEN: invoke.Decision.DENY,
+    Permission.ALLOW: invoke.Decision.ALLOW,
+    Permission.PROMPT: invoke.Decision.PROMPT,
+    Permission.FORBIDDEN: invoke.Decision.DENY,
 }
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from yagent.kernel.confine.cmdpolicy.decide import Verdict, decide_command
 from yagent.kernel.confine.cmdpolicy.errors import PolicyError, RuleExampleError, UnjudgeableError
-from yagent.kernel.confine.cmdpolicy.model import Decision, Signal
+from yagent.kernel.confine.cmdpolicy.model import Permission, Signal
 from yagent.kernel.confine.cmdpolicy.rules import PrefixMatch, PrefixRule, RuleIndex
 from yagent.kernel.confine.cmdpolicy.tokens import scan
 
@@ -50,12 +50,12 @@ class Policy:
         self,
         rules: Iterable[PrefixRule],
         *,
-        default: Decision = Decision.PROMPT,
+        default: Permission = Permission.PROMPT,
         steering_env: Iterable[str] = DEFAULT_STEERING_ENV,
     ) -> None:
-        if not isinstance(default, Decision):
-            raise PolicyError(f"default must be a Decision, got {default!r}")
-        if default is Decision.ALLOW:
+        if not isinstance(default, Permission):
+            raise PolicyError(f"default must be a Permission, got {default!r}")
+        if default is Permission.ALLOW:
             raise PolicyError(
                 "default must be prompt or forbidden: an allow default is a deny-list"
             )
@@ -82,7 +82,7 @@ class Policy:
         return self._rules
 
     @property
-    def default(self) -> Decision:
+    def default(self) -> Permission:
         return self._default
 
     @property
@@ -96,7 +96,7 @@ class Policy:
 
     def judge_args(
         self, values: Sequence[str | None], open_tail: bool = False
-    ) -> tuple[Decision, PrefixRule | None, tuple[Signal, ...]]:
+    ) -> tuple[Permission, PrefixRule | None, tuple[Signal, ...]]:
         """One command's decision with run-time words taken into account (first word static)."""
         return self._index.judge(values, open_tail, self._default)
 
@@ -171,11 +171,11 @@ def _table(item: Any, what: str) -> Mapping[str, Any]:
     return item
 
 
-def _decision(value: Any, what: str) -> Decision:
+def _decision(value: Any, what: str) -> Permission:
     try:
-        return Decision(value)
+        return Permission(value)
     except ValueError:
-        choices = [d.value for d in Decision]
+        choices = [d.value for d in Permission]
         raise PolicyError(f"{what}: {value!r} is not one of {choices}") from None
 
 

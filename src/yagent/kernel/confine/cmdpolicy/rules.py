@@ -11,7 +11,7 @@ Guarantees:
   basename — where an allow is capped at prompt (PATH), because `./ls` is not the `ls` the rule
   meant, while `/bin/rm -rf` is still the `rm -rf` a forbid rule meant.
 Refuses: a malformed rule (`PolicyError`) — empty name or prefix, non-string or NUL-bearing tokens,
-a verdict that is not a `Decision`.
+a verdict that is not a `Permission`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from yagent.kernel.confine.cmdpolicy.errors import PolicyError
-from yagent.kernel.confine.cmdpolicy.model import Decision, Signal, SignalKind, basename
+from yagent.kernel.confine.cmdpolicy.model import Permission, Signal, SignalKind, basename
 
 _NO, _DEFINITE, _POSSIBLE = 0, 1, 2
 
@@ -31,7 +31,7 @@ class PrefixRule:
 
     name: str
     prefix: tuple[str, ...]
-    verdict: Decision
+    verdict: Permission
     match: tuple[str, ...] = ()
     not_match: tuple[str, ...] = ()
     justification: str = ""
@@ -51,8 +51,8 @@ class PrefixRule:
             raise PolicyError(f"rule {self.name!r}: empty prefix")
         if any(not token or "\x00" in token for token in self.prefix):
             raise PolicyError(f"rule {self.name!r}: empty or NUL-bearing prefix token")
-        if not isinstance(self.verdict, Decision):
-            raise PolicyError(f"rule {self.name!r}: verdict must be a Decision")
+        if not isinstance(self.verdict, Permission):
+            raise PolicyError(f"rule {self.name!r}: verdict must be a Permission")
         if not isinstance(self.justification, str):
             raise PolicyError(f"rule {self.name!r}: justification must be a string")
 
@@ -78,7 +78,7 @@ class PrefixRule:
 class PrefixMatch:
     """The pure prefix answer for one argv: the decision and the rule that gave it (if any)."""
 
-    decision: Decision
+    decision: Permission
     rule: PrefixRule | None
 
 
@@ -109,9 +109,9 @@ class RuleIndex:
         return None
 
     def judge(
-        self, values: Sequence[str | None], open_tail: bool, default: Decision
-    ) -> tuple[Decision, PrefixRule | None, tuple[Signal, ...]]:
-        """Decision, deciding rule and signals for one argv whose first word is static."""
+        self, values: Sequence[str | None], open_tail: bool, default: Permission
+    ) -> tuple[Permission, PrefixRule | None, tuple[Signal, ...]]:
+        """Permission, deciding rule and signals for one argv whose first word is static."""
         head = values[0]
         assert head is not None
         rule = self.best(values, open_tail)
@@ -121,19 +121,19 @@ class RuleIndex:
             group = basename(head)
             rule = self.best((group, *values[1:]), open_tail)
         decision = default if rule is None else rule.verdict
-        if rule is not None and group != head and decision is Decision.ALLOW:
-            decision = Decision.PROMPT
+        if rule is not None and group != head and decision is Permission.ALLOW:
+            decision = Permission.PROMPT
             signals.append(
                 Signal(SignalKind.PATH, f"{head} is not allowed by basename rule {rule.name!r}")
             )
-        if decision is Decision.ALLOW:
+        if decision is Permission.ALLOW:
             shifted = (group, *values[1:])
             for other in self._by_head.get(group, ()):
                 if (
-                    other.verdict is not Decision.ALLOW
+                    other.verdict is not Permission.ALLOW
                     and other.fits(shifted, open_tail) == _POSSIBLE
                 ):
-                    decision = Decision.PROMPT
+                    decision = Permission.PROMPT
                     signals.append(
                         Signal(
                             SignalKind.AMBIGUOUS,
