@@ -63,8 +63,8 @@ NO_BACKOFF = Backoff(0.0, 1.0, 0.0)
 
 
 @dataclass(frozen=True, slots=True)
-class Rule:
-    """One row of the table."""
+class FailureRule:
+    """One row of the table: how a failure of one kind is handled."""
 
     retryable: bool
     backoff: Backoff
@@ -73,14 +73,14 @@ class Rule:
     guidance: str
 
 
-def _row(retry: bool, backoff: Backoff, human: bool, resend: bool, guidance: str) -> Rule:
-    return Rule(retry, backoff, human, resend, guidance)
+def _row(retry: bool, backoff: Backoff, human: bool, resend: bool, guidance: str) -> FailureRule:
+    return FailureRule(retry, backoff, human, resend, guidance)
 
 
 _QUICK = Backoff(0.5, 2.0, 8.0)
 _SLOW = Backoff(2.0, 2.0, 60.0)
 
-TABLE: Mapping[Kind, Rule] = MappingProxyType(
+TABLE: Mapping[Kind, FailureRule] = MappingProxyType(
     {
         Kind.TIMEOUT: _row(
             True,
@@ -226,7 +226,7 @@ TABLE: Mapping[Kind, Rule] = MappingProxyType(
 )
 
 
-def rule(kind: Kind) -> Rule:
+def rule(kind: Kind) -> FailureRule:
     """The table row for `kind`."""
     return TABLE[kind]
 
