@@ -33,8 +33,8 @@ from yagent.kernel.trace.trajectory import (
     Declares,
     Kind,
     Ref,
-    Rule,
     RuleBook,
+    SignalRule,
     SpanPlan,
     Trajectory,
     Turn,
@@ -63,40 +63,40 @@ _RUN = {"status": "status", "agent": "agent", "steps": "steps", "error": "error"
 
 VOCABULARY = RuleBook(
     {
-        "model_request": Rule(
+        "model_request": SignalRule(
             Kind.STEP_START, _STEP, _LANE, name="agent", scope=_D,
             attrs={"step": "step", "agent": "agent"},
         ),
-        "assistant_turn": Rule(
+        "assistant_turn": SignalRule(
             Kind.STEP_END, _STEP, _LANE, name="agent", scope=_D,
             declares=Declares("tool_calls", Ref("call", (_D, "id"))),
             attrs={"step": "step", "agent": "agent", **_USAGE},
         ),
-        "tool_call": Rule(
+        "tool_call": SignalRule(
             Kind.CALL, _CALL, _STEP, name="name", scope=_D,
             attrs={"call_id": "call_id", "step": "step", "arguments": "arguments"},
         ),
-        "tool_result": Rule(
+        "tool_result": SignalRule(
             Kind.RESULT, _CALL, _STEP, name="name", scope=_D, ok="ok", outcome="kind",
             attrs={"call_id": "call_id", "step": "step", "result": "content"},
         ),
         # A host call made by a program (run_program), a child of the program's own call.
-        "program_call": Rule(
+        "program_call": SignalRule(
             Kind.CALL, _CALL, Ref("call", (_D, "parent_call_id")), name="name", scope=_D,
             attrs={"call_id": "call_id"},
         ),
-        "program_result": Rule(
+        "program_result": SignalRule(
             Kind.RESULT, _CALL, Ref("call", (_D, "parent_call_id")), name="name", scope=_D,
             ok="ok", outcome="kind", attrs={"call_id": "call_id", "stage": "stage"},
         ),
         # Published by whoever starts a sub-agent: its lane, the agent, and the parent's call.
-        "delegation_start": Rule(
+        "delegation_start": SignalRule(
             Kind.SPAN_START, _LANE, Ref("call", ("parent_delegation_id", "call_id")),
             name="agent", scope=_D, attrs={"agent": "agent", "task": "task"},
         ),
         "run_end": (
-            Rule(Kind.TURN_END, when={_D: ""}, attrs=_RUN),
-            Rule(Kind.SPAN_END, _LANE, name="agent", scope=_D, ok="ok", outcome="status",
+            SignalRule(Kind.TURN_END, when={_D: ""}, attrs=_RUN),
+            SignalRule(Kind.SPAN_END, _LANE, name="agent", scope=_D, ok="ok", outcome="status",
                  attrs=_RUN),
         ),
     },

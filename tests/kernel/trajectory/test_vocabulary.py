@@ -6,7 +6,14 @@ import math
 
 import pytest
 
-from yagent.kernel.trace.trajectory import Declares, Kind, Ref, Rule, RuleBook, VocabularyError
+from yagent.kernel.trace.trajectory import (
+    Declares,
+    Kind,
+    Ref,
+    RuleBook,
+    SignalRule,
+    VocabularyError,
+)
 from yagent.kernel.trace.trajectory.vocabulary import pick
 
 from .vocab import BOOK, CALL, STEP
@@ -54,18 +61,18 @@ def test_ref_refuses_what_cannot_name_a_row(bad: tuple[str, tuple[str, ...]]) ->
 
 def test_rules_that_cannot_name_their_row_are_refused_when_built() -> None:
     with pytest.raises(VocabularyError, match="row reference"):
-        Rule(Kind.CALL)
+        SignalRule(Kind.CALL)
     with pytest.raises(VocabularyError, match="turn end"):
-        Rule(Kind.TURN_END, row=CALL)
+        SignalRule(Kind.TURN_END, row=CALL)
     with pytest.raises(VocabularyError, match="turn end"):
-        Rule(Kind.TURN_END, parent=STEP)
+        SignalRule(Kind.TURN_END, parent=STEP)
     with pytest.raises(VocabularyError, match="declares"):
-        Rule(Kind.CALL, CALL, declares=Declares("x", CALL))
+        SignalRule(Kind.CALL, CALL, declares=Declares("x", CALL))
 
 
 def test_rule_tables_are_frozen_copies() -> None:
     attrs = {"k": "v"}
-    rule = Rule(Kind.CALL, CALL, attrs=attrs)
+    rule = SignalRule(Kind.CALL, CALL, attrs=attrs)
     attrs["k2"] = "v2"
     assert dict(rule.attrs) == {"k": "v"}
     with pytest.raises(TypeError):
@@ -74,7 +81,7 @@ def test_rule_tables_are_frozen_copies() -> None:
 
 def test_rulebook_refuses_a_type_both_mapped_and_ignored_and_empty_entries() -> None:
     with pytest.raises(VocabularyError, match="both mapped and ignored"):
-        RuleBook({"a": Rule(Kind.CALL, CALL)}, ignore=["a"])
+        RuleBook({"a": SignalRule(Kind.CALL, CALL)}, ignore=["a"])
     with pytest.raises(VocabularyError, match="one or more"):
         RuleBook({"a": ()})
     with pytest.raises(VocabularyError, match="one or more"):
@@ -97,7 +104,7 @@ def test_first_matching_rule_wins_and_when_must_match_exactly() -> None:
     assert span.row == "span:d1"
     assert span.ok is False
     # no lane at all: neither rule matches (None != ""), and the event is not recognised
-    book = RuleBook({"over": Rule(Kind.TURN_END, when={"lane": ""})})
+    book = RuleBook({"over": SignalRule(Kind.TURN_END, when={"lane": ""})})
     assert book.translate("over", {}) is None
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from yagent.kernel.trace.trajectory import Declares, Kind, Ref, Rule, RuleBook, Trajectory
+from yagent.kernel.trace.trajectory import Declares, Kind, Ref, RuleBook, SignalRule, Trajectory
 
 STEP = Ref("step", ("lane", "n"))
 CALL = Ref("call", ("lane", "id"))
@@ -12,8 +12,10 @@ LANE = Ref("span", ("lane",))
 
 BOOK = RuleBook(
     {
-        "think": Rule(Kind.STEP_START, STEP, LANE, name="who", scope="lane", attrs={"n": "n"}),
-        "thought": Rule(
+        "think": SignalRule(
+            Kind.STEP_START, STEP, LANE, name="who", scope="lane", attrs={"n": "n"}
+        ),
+        "thought": SignalRule(
             Kind.STEP_END,
             STEP,
             LANE,
@@ -21,8 +23,10 @@ BOOK = RuleBook(
             declares=Declares("wants", Ref("call", ("lane", "id"))),
             attrs={"model": "model", "input_tokens": "usage.in", "output_tokens": "usage.out"},
         ),
-        "invoke": Rule(Kind.CALL, CALL, STEP, name="tool", scope="lane", attrs={"call_id": "id"}),
-        "answer": Rule(
+        "invoke": SignalRule(
+            Kind.CALL, CALL, STEP, name="tool", scope="lane", attrs={"call_id": "id"}
+        ),
+        "answer": SignalRule(
             Kind.RESULT,
             CALL,
             STEP,
@@ -32,12 +36,12 @@ BOOK = RuleBook(
             outcome="why",
             attrs={"call_id": "id"},
         ),
-        "sub": Rule(
+        "sub": SignalRule(
             Kind.SPAN_START, LANE, Ref("call", ("parent", "via")), name="who", scope="lane"
         ),
         "over": (
-            Rule(Kind.TURN_END, when={"lane": ""}, attrs={"status": "status"}),
-            Rule(Kind.SPAN_END, LANE, scope="lane", ok="ok", attrs={"status": "status"}),
+            SignalRule(Kind.TURN_END, when={"lane": ""}, attrs={"status": "status"}),
+            SignalRule(Kind.SPAN_END, LANE, scope="lane", ok="ok", attrs={"status": "status"}),
         ),
     },
     ignore=("chatter",),

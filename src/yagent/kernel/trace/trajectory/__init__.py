@@ -48,9 +48,9 @@ from yagent.kernel.trace.trajectory.vocabulary import (
     Kind,
     Ref,
     RowKind,
-    Rule,
     RuleBook,
     Signal,
+    SignalRule,
     Vocabulary,
 )
 
@@ -72,9 +72,9 @@ __all__ = [
     "Ref",
     "Row",
     "RowKind",
-    "Rule",
     "RuleBook",
     "Signal",
+    "SignalRule",
     "SpanEvent",
     "SpanPlan",
     "Summary",

@@ -175,7 +175,7 @@ PAIRING_STATES = ("paired", "missing_result", "unpaired_result")
 HISTORY_STATES = ("duplicate_result", "duplicate_call")
 TIMINGS = ("measured", "open", "backfilled", "inverted", "untimed")
 
-# Row attribute keys this table reads: what a host vocabulary's `Rule.attrs` should fill.
+# Row attribute keys this table reads: what a host vocabulary's `SignalRule.attrs` should fill.
 ROW_ATTR_KEYS = (
     "operation",
     "model",

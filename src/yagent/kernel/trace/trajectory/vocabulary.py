@@ -167,7 +167,7 @@ def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 @dataclass(frozen=True, slots=True)
-class Rule:
+class SignalRule:
     """One host event type (or, with `when`, one shape of it) as a signal.
 
     `name`, `scope`, `ok`, `outcome` are payload paths; `attrs` maps an attribute key of the row
@@ -260,12 +260,12 @@ class RuleBook:
     event no rule's `when` matches, is reported as not recognised."""
 
     def __init__(
-        self, rules: Mapping[str, Rule | Sequence[Rule]], *, ignore: Iterable[str] = ()
+        self, rules: Mapping[str, SignalRule | Sequence[SignalRule]], *, ignore: Iterable[str] = ()
     ) -> None:
-        table: dict[str, tuple[Rule, ...]] = {}
+        table: dict[str, tuple[SignalRule, ...]] = {}
         for type_, entry in rules.items():
-            options = (entry,) if isinstance(entry, Rule) else tuple(entry)
-            if not options or not all(isinstance(r, Rule) for r in options):
+            options = (entry,) if isinstance(entry, SignalRule) else tuple(entry)
+            if not options or not all(isinstance(r, SignalRule) for r in options):
                 raise VocabularyError(f"event type {type_!r} needs one or more rules")
             table[type_] = options
         ignored = frozenset(ignore)
@@ -276,7 +276,7 @@ class RuleBook:
         self._ignored = ignored
 
     @property
-    def rules(self) -> Mapping[str, tuple[Rule, ...]]:
+    def rules(self) -> Mapping[str, tuple[SignalRule, ...]]:
         return self._rules
 
     @property
