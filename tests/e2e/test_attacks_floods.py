@@ -25,8 +25,14 @@ from tests.llm.wire import WireServer
 from yagent.llm.scripted import call, calls
 
 
-def run(tmp_path: Path, ws: Path, batch: list[tuple[str, dict[str, Any]]]) -> Any:
-    """One real run of `batch`; the requests the model server received and the results."""
+def run(
+    tmp_path: Path,
+    ws: Path,
+    batch: list[tuple[str, dict[str, Any]]],
+    secrets: dict[str, str] | None = None,
+) -> Any:
+    """One real run of `batch` (with `secrets` in yagent's environment, else a dummy API key);
+    the requests the model server received and every tool result."""
     home = tmp_path / "home"
     home.mkdir()
     items = [(name, json.dumps(args), f"c{i}") for i, (name, args) in enumerate(batch)]
@@ -36,8 +42,8 @@ def run(tmp_path: Path, ws: Path, batch: list[tuple[str, dict[str, Any]]]) -> An
             f'[llm]\nprovider = "openai"\nmodel = "gpt-test"\nbase_url = "{server.url}/v1"\n'
             "step_retries = 0\n"
         )
-        env = {**os.environ, "YAGENT_HOME": str(home), "OPENAI_API_KEY": "sk-test-not-real"}
-        env["HOME"] = str(tmp_path)
+        env = {**os.environ, "YAGENT_HOME": str(home), "HOME": str(tmp_path)}
+        env |= secrets or {"OPENAI_API_KEY": "sk-test-not-real"}
         for name in ("YAGENT_PROVIDER", "YAGENT_MODEL", "YAGENT_BASE_URL"):
             env.pop(name, None)
         done = subprocess.run(
@@ -50,6 +56,7 @@ def run(tmp_path: Path, ws: Path, batch: list[tuple[str, dict[str, Any]]]) -> An
         sent = [r.body for r in server.received]
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     results = [json.loads(x) for x in done.stdout.splitlines() if '"tool_result"' in x]
+    assert len(results) == len(batch) + 1  # every call and agent_exit
     return sent, results
 
 

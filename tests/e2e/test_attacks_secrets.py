@@ -11,15 +11,10 @@ shell command — may bring a secret to the model.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.test_providers import openai_reply
-from tests.llm.wire import WireServer
-from yagent.llm.scripted import call, calls
+from tests.e2e.test_attacks_floods import run as flood_run
 
 SECRETS = {
     "OPENAI_API_KEY": "sk-APIKEY-9d1e",
@@ -31,30 +26,7 @@ SECRETS = {
 def run(tmp_path: Path, batch: list[tuple[str, dict[str, Any]]]) -> Any:
     ws = tmp_path / "ws"
     ws.mkdir()
-    home = tmp_path / "home"
-    home.mkdir()
-    items = [(name, json.dumps(args), f"c{i}") for i, (name, args) in enumerate(batch)]
-    turns = [calls(items), call("agent_exit", json.dumps({"reason": "done"}), call_id="x")]
-    with WireServer([openai_reply(t) for t in turns]) as server:
-        (home / "config.toml").write_text(
-            f'[llm]\nprovider = "openai"\nmodel = "gpt-test"\nbase_url = "{server.url}/v1"\n'
-            "step_retries = 0\n"
-        )
-        env = {**os.environ, "YAGENT_HOME": str(home), "HOME": str(tmp_path), **SECRETS}
-        for name in ("YAGENT_PROVIDER", "YAGENT_MODEL", "YAGENT_BASE_URL"):
-            env.pop(name, None)
-        done = subprocess.run(
-            [sys.executable, "-m", "yagent.cli", "run", "--json", "-y", "-C", str(ws), "go"],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=150,
-        )
-        sent = [r.body for r in server.received]
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    results = [json.loads(x) for x in done.stdout.splitlines() if '"tool_result"' in x]
-    assert len(results) == len(batch) + 1
-    return sent, results
+    return flood_run(tmp_path, ws, batch, secrets=SECRETS)
 
 
 def test_no_route_brings_yagents_own_environment_to_the_model(tmp_path: Path) -> None:

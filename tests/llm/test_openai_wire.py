@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 import pytest
 
+from tests.llm.test_openai_engine import KEY, engine
 from tests.llm.wire import Reply, WireServer, oa_chunk, openai_frames, text_frames
 from yagent.kernel.judge.toolfail import Kind
 from yagent.llm.openai_engine import OpenAIEngine
@@ -30,12 +31,7 @@ from yagent.llm.types import (
     complete,
 )
 
-KEY = "sk-test-secret-0123456789"
-REQ = Request(system="", messages=(Message("user", "hi"),))
-
-
-def engine(url: str, **kw: Any) -> OpenAIEngine:
-    return OpenAIEngine("gpt-test", base_url=url, api_key=KEY, **kw)
+REQ = Request(system="", messages=(Message("user", "hi"),))  # no system message in the body
 
 
 async def collect(eng: OpenAIEngine, request: Request = REQ) -> list[StreamEvent]:

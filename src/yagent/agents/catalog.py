@@ -43,6 +43,12 @@ class AgentDef:
     model: str = ""  # empty: the configured default model
 
     @property
+    def reply_is_answer(self) -> bool:
+        """Its plain reply is its answer: never reminded to submit through `agent_exit` (chat),
+        so an `answered` run is not "nothing submitted" (`cli.outcome`, the terminal's note)."""
+        return self.no_action_retry_limit == 0
+
+    @property
     def marker(self) -> str:
         """The prompt's first line: how scripted and replay engines recognise this agent."""
         return self.prompt.strip().splitlines()[0]

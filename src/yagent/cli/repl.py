@@ -141,7 +141,8 @@ async def _turn(conv: Conversation, line: str, resume: ResumeDecision | None = N
             "[yellow]turn stopped[/] — the conversation is kept; the next task continues it"
         )
     else:
-        answers = app.agent(conv.agent or app.config.agent.default).no_action_retry_limit == 0
+        name = resume.run.agent if resume is not None and resume.run is not None else conv.agent
+        answers = app.agent(name or app.config.agent.default).reply_is_answer
         screen.final(conv.session_id, result, reply_is_answer=answers)
     stop_if_full(app, conv.session_id)  # a full disk halted the turn: one line, exit 75
 

@@ -298,7 +298,7 @@ async def run_command(
         if result is not None:
             name = resume.run.agent if resume is not None and resume.run is not None else None
             agent = app.agent(name or opts.agent or app.config.agent.default)
-            answers = agent.no_action_retry_limit == 0
+            answers = agent.reply_is_answer
             status = outcome.exit_status(
                 result, reply_is_answer=answers, fail_on_no_submit=opts.fail_on_no_submit
             )
