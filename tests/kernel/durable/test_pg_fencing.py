@@ -27,14 +27,14 @@ from yagent.kernel.durable.commitgate import Outcome
 from yagent.kernel.durable.commitgate.postgres import PgGate
 from yagent.kernel.durable.sideeffect.postgres import PgStore
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 TTL = 1.0
 
 
 def start_worker(url: str, kind: str) -> tuple[subprocess.Popen[str], dict[str, object]]:
     env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}
     proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests" / "kernel" / "pg_worker.py"), url, kind, str(TTL)],
+        [sys.executable, str(Path(__file__).resolve().parent / "pg_worker.py"), url, kind, str(TTL)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
