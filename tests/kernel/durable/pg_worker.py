@@ -1,6 +1,6 @@
-"""A worker process for tests/kernel/durable/test_pg_fencing.py: takes a lease on PostgreSQL, says so,
-waits for a line on stdin (the test pauses it meanwhile), then tries to commit and prints the
-outcome as one JSON line. Usage: pg_worker.py URL sideeffect|commitgate TTL."""
+"""A worker process for tests/kernel/durable/test_pg_fencing.py: takes a lease on PostgreSQL,
+says so, waits for a line on stdin (the test pauses it meanwhile), then tries to commit and
+prints the outcome as one JSON line. Usage: pg_worker.py URL sideeffect|commitgate TTL."""
 
 from __future__ import annotations
 

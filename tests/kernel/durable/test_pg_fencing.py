@@ -28,13 +28,14 @@ from yagent.kernel.durable.commitgate.postgres import PgGate
 from yagent.kernel.durable.sideeffect.postgres import PgStore
 
 ROOT = Path(__file__).resolve().parents[3]
+WORKER = Path(__file__).resolve().parent / "pg_worker.py"
 TTL = 1.0
 
 
 def start_worker(url: str, kind: str) -> tuple[subprocess.Popen[str], dict[str, object]]:
     env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}
     proc = subprocess.Popen(
-        [sys.executable, str(Path(__file__).resolve().parent / "pg_worker.py"), url, kind, str(TTL)],
+        [sys.executable, str(WORKER), url, kind, str(TTL)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
