@@ -52,6 +52,7 @@ SPLITS = (
     ("heldout", "tool_queries_heldout.json"),
     ("tuning", "tool_queries.json"),
     ("paraphrase", "tool_queries_paraphrase.json"),
+    ("fresh", "tool_queries_fresh.json"),
 )
 RECALL_KS = (1, 3, 5, 10)
 
