@@ -22,8 +22,9 @@ import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from yagent.kernel.judge.tooldisclose.bm25 import Index, words
+from yagent.kernel.judge.tooldisclose.bm25 import Index, single_words, words
 from yagent.kernel.judge.tooldisclose.errors import DuplicateToolError, InvalidEntryError
+from yagent.kernel.judge.tooldisclose.vocab import Vocabulary
 
 # Field weights of the search (seams: a host or a benchmark may patch them before building a
 # catalog). The name is what the model will type, so a hit there says the most. The values were
@@ -32,7 +33,7 @@ from yagent.kernel.judge.tooldisclose.errors import DuplicateToolError, InvalidE
 # low weight, and a weak length normalisation (`LENGTH_NORM`, BM25's b) keeps tools with long
 # descriptions from being pushed down for their length alone.
 NAME_WEIGHT = 3.0
-BRIEF_WEIGHT = 1.0
+BRIEF_WEIGHT = 2.0
 TAG_WEIGHT = 2.0
 DESCRIPTION_WEIGHT = 1.0
 PARAM_WEIGHT = 1.0
@@ -41,6 +42,9 @@ LENGTH_NORM = 0.3
 # A query word no tool contains stands for the catalog words sharing its first `UNSEEN_PREFIX`
 # characters, at a fraction of a real match (`bm25.UNSEEN_WEIGHT`); 0 turns the fallback off.
 UNSEEN_PREFIX = 5
+# Read queries with the general developer vocabulary of `vocab` (a seam: False reads each word
+# alone, as the search did before the vocabulary existed).
+USE_VOCABULARY = True
 
 EMPTY_QUERY = "the query has no searchable words; describe the action or the object you need"
 NO_MATCH = "no tool in the catalog matches the query; try other words"
@@ -154,7 +158,10 @@ class Catalog:
         self._entries: tuple[ToolEntry, ...] = tuple(by_name[n] for n in sorted(by_name))
         self._by_name = by_name
         self._index = Index(
-            [_fields(e) for e in self._entries], b=LENGTH_NORM, unseen_prefix=UNSEEN_PREFIX
+            [_fields(e) for e in self._entries],
+            b=LENGTH_NORM,
+            unseen_prefix=UNSEEN_PREFIX,
+            expand=Vocabulary(words).expand if USE_VOCABULARY else single_words,
         )
 
     def __len__(self) -> int:

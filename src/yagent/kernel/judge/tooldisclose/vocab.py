@@ -1,0 +1,202 @@
+"""vocab: the general developer vocabulary tool search reads a request with.
+
+Contract:
+- `SAME` lists words and phrases a developer uses interchangeably (abbreviations, spellings:
+  `PR` / `pull request`, `k8s` / `kubernetes`, `repo` / `repository`); `RELATED` lists families
+  of words that ask for the same action or name the same kind of thing (`delete` / `remove` /
+  `drop`, `bug` / `issue` / `ticket`). Both are general English and developer usage, written by
+  hand for any catalog: no tool name, no server name beyond the common abbreviations of a few
+  platforms, nothing taken from a benchmark's queries.
+- `Vocabulary.expand(words)` takes a query's analysed words (`bm25.words`) and returns one group
+  per concept: each query word with weight 1.0, joined by the other members of every family one
+  of its phrases belongs to — at `SAME_WEIGHT` for `SAME`, at `RELATED_WEIGHT` for `RELATED`.
+  A multi-word member adds each of its words as a group of its own. Phrases are matched on
+  analysed words, longest first, so `pull requests` and `Pull-Request` match `pull request`.
+- Expansion is query-side only and deterministic; the groups say nothing about whether the
+  catalog holds a word (`bm25.Index` drops the ones it does not).
+What a match is worth (BM25, field weights) is `bm25`'s and `catalog`'s business.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+Group = dict[str, float]
+
+# Interchangeable spellings: a match on one is a match on the other.
+SAME: tuple[tuple[str, ...], ...] = (
+    ("pr", "pull request"),
+    ("mr", "merge request"),
+    ("k8s", "kubernetes", "kube"),
+    ("repo", "repository"),
+    ("db", "database"),
+    ("dir", "directory", "folder"),
+    ("env", "environment"),
+    ("env var", "environment variable"),
+    ("config", "configuration"),
+    ("vm", "virtual machine"),
+    ("msg", "message"),
+    ("ack", "acknowledge"),
+    ("ttl", "time to live"),
+    ("ci", "continuous integration"),
+    ("doc", "document"),
+    ("docs", "documentation"),
+    ("auth", "authentication"),
+    ("creds", "credentials"),
+    ("perms", "permissions"),
+    ("stats", "statistics"),
+    ("deps", "dependencies"),
+    ("vuln", "vulnerability"),
+    ("ns", "namespace"),
+    ("svc", "service"),
+    ("mem", "memory"),
+    ("tz", "time zone", "timezone"),
+    ("regex", "regular expression"),
+    ("dm", "direct message"),
+    ("info", "information"),
+    ("img", "image"),
+    ("pkg", "package"),
+    ("email", "mail"),
+    ("sms", "text message"),
+    ("url", "link"),
+    ("ls", "list"),
+    ("rm", "delete"),
+    ("mv", "move"),
+    ("cp", "copy"),
+    ("mkdir", "make directory"),
+)
+
+# Words that ask for the same action or name the same kind of thing in a developer's request.
+RELATED: tuple[tuple[str, ...], ...] = (
+    ("delete", "remove", "drop", "erase", "destroy", "wipe", "discard"),
+    ("create", "add", "new", "insert"),
+    ("update", "edit", "change", "modify", "alter", "amend"),
+    ("run", "execute", "invoke", "trigger", "launch", "kick off"),
+    ("start", "boot", "spin up"),
+    ("stop", "halt", "shut down", "shutdown"),
+    ("kill", "terminate", "cancel", "abort"),
+    ("restart", "reboot", "bounce", "recycle"),
+    ("send", "post", "deliver"),
+    ("search", "find", "look up", "lookup", "look for", "locate", "grep"),
+    ("list", "enumerate"),
+    ("read", "view", "see", "display", "inspect"),
+    ("download", "fetch", "retrieve", "grab"),
+    ("upload", "attach"),
+    ("write", "save", "store"),
+    ("overwrite", "replace"),
+    ("rename", "move"),
+    ("copy", "duplicate", "clone"),
+    ("undo", "revert", "roll back", "rollback"),
+    ("approve", "accept", "sign off"),
+    ("comment", "reply", "respond", "note", "remark"),
+    ("close", "resolve"),
+    ("mute", "silence", "snooze"),
+    ("deploy", "ship"),
+    ("validate", "verify", "lint", "check"),
+    ("monitor", "watch", "observe"),
+    ("schedule", "book"),
+    ("preview", "dry run"),
+    ("count", "how many", "number of"),
+    ("diff", "difference", "compare"),
+    ("changed", "modified", "touched", "edited"),
+    ("bug", "issue", "ticket", "defect"),
+    ("error", "exception", "crash", "failure"),
+    ("vm", "machine", "box", "instance"),
+    ("user", "member", "people", "person", "username"),
+    ("team", "group"),
+    ("meeting", "event", "appointment"),
+    ("spreadsheet", "sheet"),
+    ("secret", "password", "credential"),
+    ("alert", "alarm"),
+    ("incident", "outage"),
+    ("cost", "spend", "spending", "billing"),
+    ("latest", "newest", "most recent"),
+    ("free", "available"),
+    ("size", "big", "large", "disk space"),
+    ("expire", "expiry", "expiration", "ttl"),
+    ("remember", "memorize", "memory"),
+    ("customer", "client"),
+    ("payment", "charge", "transaction"),
+    ("invoice", "bill"),
+    ("dropdown", "drop-down", "combobox", "select"),
+    ("popup", "pop-up", "dialog", "modal"),
+    ("click", "press", "tap"),
+    ("type", "enter", "input"),
+    ("screenshot", "capture"),
+    ("navigate", "go to", "visit", "browse"),
+    ("web", "internet", "online"),
+    ("near", "nearby", "around", "local"),
+    ("image", "picture", "photo"),
+    ("contents", "inside"),
+    ("schema", "structure", "columns", "fields"),
+    ("column", "field", "attribute"),
+    ("row", "record", "entry"),
+    ("star", "favorite", "bookmark"),
+)
+
+SAME_WEIGHT = 1.0
+# What a related word weighs against the word the user typed (a `RELATED` match is a guess).
+RELATED_WEIGHT = 0.5
+_LONGEST = 3  # words in the longest phrase matched
+
+
+@dataclass(frozen=True, slots=True)
+class Vocabulary:
+    """Families of phrases, each phrase kept as its analysed words (see the module contract)."""
+
+    analyse: Callable[[str], list[str]]
+    same: Sequence[Sequence[str]] = SAME
+    related: Sequence[Sequence[str]] = RELATED
+    same_weight: float = SAME_WEIGHT
+    related_weight: float = RELATED_WEIGHT
+    _links: dict[tuple[str, ...], dict[tuple[str, ...], float]] = field(
+        init=False, default_factory=dict
+    )
+
+    def __post_init__(self) -> None:
+        for families, weight in (
+            (self.same, self.same_weight),
+            (self.related, self.related_weight),
+        ):
+            for family in families:
+                phrases = [p for p in dict.fromkeys(tuple(self.analyse(m)) for m in family) if p]
+                for phrase in phrases:
+                    links = self._links.setdefault(phrase, {})
+                    for other in phrases:
+                        if other != phrase and links.get(other, 0.0) < weight:
+                            links[other] = weight
+
+    def related_to(self, phrase: Iterable[str]) -> dict[tuple[str, ...], float]:
+        """The phrases one analysed phrase stands for, with their weights (empty when none)."""
+        return dict(self._links.get(tuple(phrase), {}))
+
+    def expand(self, words: Sequence[str]) -> list[Group]:
+        """One group per concept of the query (see the module contract)."""
+        groups: dict[str, Group] = {w: {w: 1.0} for w in words}
+        extra: dict[str, float] = {}
+        i = 0
+        while i < len(words):
+            size = next(
+                (
+                    n
+                    for n in range(min(_LONGEST, len(words) - i), 0, -1)
+                    if tuple(words[i : i + n]) in self._links
+                ),
+                0,
+            )
+            if not size:
+                i += 1
+                continue
+            span = tuple(words[i : i + size])
+            for other, weight in self._links[span].items():
+                if size == 1 and len(other) == 1:
+                    group = groups[span[0]]
+                    group[other[0]] = max(group.get(other[0], 0.0), weight)
+                    continue
+                for word in other:
+                    if word not in groups:
+                        extra[word] = max(extra.get(word, 0.0), weight)
+            i += size
+        merged = {w for group in groups.values() for w in group}
+        return [*groups.values(), *({w: v} for w, v in extra.items() if w not in merged)]
