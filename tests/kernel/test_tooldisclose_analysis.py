@@ -188,3 +188,11 @@ def test_catalog_vocabulary_seam() -> None:
     finally:
         catalog_mod.USE_VOCABULARY = True
     assert Catalog(entries).search("remove", 1).names == ("files_delete",)
+
+
+def test_an_alternative_of_a_phrase_joins_its_head_word() -> None:
+    # Mutation: give `pr` a group of its own and a tool saying both `pull request` and `PR`
+    # counts the one concept twice.
+    groups = vocab.Vocabulary(words).expand(words("list pull requests"))
+    assert {"request": 1.0, "pr": 1.0} in groups
+    assert {"pr": 1.0} not in groups

@@ -65,19 +65,22 @@ SAME: tuple[tuple[str, ...], ...] = (
     ("mv", "move"),
     ("cp", "copy"),
     ("mkdir", "make directory"),
+    ("app", "application"),
+    ("cert", "certificate"),
+    ("tls", "ssl"),
 )
 
 # Words that ask for the same action or name the same kind of thing in a developer's request.
 RELATED: tuple[tuple[str, ...], ...] = (
-    ("delete", "remove", "drop", "erase", "destroy", "wipe", "discard"),
-    ("create", "add", "new", "insert"),
+    ("delete", "remove", "drop", "erase", "destroy", "wipe", "discard", "tear down", "nuke"),
+    ("create", "add", "new", "insert", "provision"),
     ("update", "edit", "change", "modify", "alter", "amend"),
     ("run", "execute", "invoke", "trigger", "launch", "kick off"),
     ("start", "boot", "spin up"),
     ("stop", "halt", "shut down", "shutdown"),
-    ("kill", "terminate", "cancel", "abort"),
+    ("kill", "terminate", "cancel", "abort", "stop"),
     ("restart", "reboot", "bounce", "recycle"),
-    ("send", "post", "deliver"),
+    ("send", "post", "deliver", "notify"),
     ("search", "find", "look up", "lookup", "look for", "locate", "grep"),
     ("list", "enumerate"),
     ("read", "view", "see", "display", "inspect"),
@@ -92,16 +95,16 @@ RELATED: tuple[tuple[str, ...], ...] = (
     ("comment", "reply", "respond", "note", "remark"),
     ("close", "resolve"),
     ("mute", "silence", "snooze"),
-    ("deploy", "ship"),
+    ("deploy", "ship", "roll out"),
     ("validate", "verify", "lint", "check"),
     ("monitor", "watch", "observe"),
     ("schedule", "book"),
     ("preview", "dry run"),
     ("count", "how many", "number of"),
-    ("diff", "difference", "compare"),
+    ("diff", "difference", "compare", "patch"),
     ("changed", "modified", "touched", "edited"),
     ("bug", "issue", "ticket", "defect"),
-    ("error", "exception", "crash", "failure"),
+    ("error", "exception", "crash", "failure", "fail", "broken"),
     ("vm", "machine", "box", "instance"),
     ("user", "member", "people", "person", "username"),
     ("team", "group"),
@@ -133,11 +136,19 @@ RELATED: tuple[tuple[str, ...], ...] = (
     ("column", "field", "attribute"),
     ("row", "record", "entry"),
     ("star", "favorite", "bookmark"),
+    ("purge", "clear", "flush", "invalidate"),
+    ("describe", "details", "inspect"),
+    ("label", "tag"),
+    ("usage", "utilization", "consumption", "use"),
+    ("log", "output", "stdout", "stderr"),
+    ("commit", "revision", "sha", "changeset"),
+    ("permission", "access", "privilege"),
+    ("metric", "timeseries", "time series"),
 )
 
 SAME_WEIGHT = 1.0
 # What a related word weighs against the word the user typed (a `RELATED` match is a guess).
-RELATED_WEIGHT = 0.5
+RELATED_WEIGHT = 0.6
 _LONGEST = 3  # words in the longest phrase matched
 
 
@@ -190,8 +201,9 @@ class Vocabulary:
                 continue
             span = tuple(words[i : i + size])
             for other, weight in self._links[span].items():
-                if size == 1 and len(other) == 1:
-                    group = groups[span[0]]
+                if len(other) == 1:
+                    # A one-word alternative stands in for the span's last (head) word.
+                    group = groups[span[-1]]
                     group[other[0]] = max(group.get(other[0], 0.0), weight)
                     continue
                 for word in other:
