@@ -38,13 +38,15 @@ from __future__ import annotations
 import json
 import statistics
 import sys
+import time
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from benchlib import Report
+from benchlib import Report, interleaved
 from yagent.kernel.judge.tooldisclose import Catalog, Param, ToolEntry, render_catalog
+from yagent.kernel.judge.tooldisclose import catalog as catalog_mod
 
 DATA = Path(__file__).resolve().parent / "data"
 TOP_K = 5
@@ -55,6 +57,10 @@ SPLITS = (
     ("fresh", "tool_queries_fresh.json"),
 )
 RECALL_KS = (1, 3, 5, 10)
+# CPU time of one search over the 410 tools, all splits' queries: the search before the Porter2 /
+# vocabulary change measured 180 µs per query on the development machine; the bound is twice that.
+SEARCH_US_BOUND = 360.0
+LATENCY_PAIRS = 7
 
 # The host-side tools that make disclosure usable: the model searches, then loads (the gate also
 # loads on a first call). Their schemas are paid for on every turn, so they are counted.
@@ -230,6 +236,44 @@ def split_figures(
             bench.figure(name, pct, "%", missed_queries=misses, **extra)
 
 
+def search_cpu_us(catalog: Catalog, queries: Sequence[str]) -> float:
+    """CPU microseconds per query of one pass of `Catalog.search` over `queries`."""
+    start = time.process_time()
+    for query in queries:
+        catalog.search(query, TOP_K)
+    return (time.process_time() - start) * 1e6 / len(queries)
+
+
+def latency_figures(bench: Report, tools: list[dict[str, Any]], queries: Sequence[str]) -> None:
+    """Search and build cost, and the vocabulary's share of it, measured in one run."""
+    start = time.process_time()
+    catalog = Catalog(entry(t) for t in tools)
+    build_ms = (time.process_time() - start) * 1e3
+    catalog_mod.USE_VOCABULARY = False
+    try:
+        plain = Catalog(entry(t) for t in tools)
+    finally:
+        catalog_mod.USE_VOCABULARY = True
+    pairs = interleaved(
+        partial(search_cpu_us, plain, queries),
+        partial(search_cpu_us, catalog, queries),
+        LATENCY_PAIRS,
+    )
+    common = {"tools": len(catalog), "queries": len(queries), "clock": "process CPU time"}
+    bench.figure("tooldisclose.catalog_build_ms", round(build_ms, 1), "ms", **common)
+    bench.figure(
+        "tooldisclose.search_us_per_query",
+        round(pairs.b, 1),
+        "us",
+        bound=SEARCH_US_BOUND,
+        within="max",
+        words_alone_us=round(pairs.a, 1),
+        vocabulary_ratio=round(pairs.ratio, 2),
+        pairs=pairs.pairs,
+        **common,
+    )
+
+
 def main() -> int:
     bench = Report()
     tools = json.loads((DATA / "tools.json").read_text())
@@ -241,9 +285,12 @@ def main() -> int:
     bench.figure("tooldisclose.full_schemas_tokens", full, "tokens", **common)
     per_tool = round(full / len(catalog), 1)
     bench.figure("tooldisclose.schema_tokens_per_tool", per_tool, "tokens", **common)
+    every: list[str] = []
     for split, file in SPLITS:
         queries = json.loads((DATA / file).read_text())
         split_figures(bench, split, queries, catalog, by_name, count, common)
+        every.extend(q["query"] for q in queries)
+    latency_figures(bench, tools, every)
     return bench.exit_code()
 
 
