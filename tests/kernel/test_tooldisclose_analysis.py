@@ -196,3 +196,39 @@ def test_an_alternative_of_a_phrase_joins_its_head_word() -> None:
     groups = vocab.Vocabulary(words).expand(words("list pull requests"))
     assert {"request": 1.0, "pr": 1.0} in groups
     assert {"pr": 1.0} not in groups
+
+
+# --- owner/name slugs -----------------------------------------------------------------------
+
+
+def read(query: str, known: frozenset[str] = frozenset()) -> set[str]:
+    groups = vocab.Vocabulary(words).read(query, known.__contains__)
+    return {w for group in groups for w in group}
+
+
+def test_owner_name_slug_reads_as_a_repository() -> None:
+    # Mutation: read `acme/web` as the words `acme` and `web`, and the web search tool wins.
+    catalog = Catalog(
+        [
+            tool("code_list_branches", "List branches of a repository."),
+            tool("a_web", "Search the web."),
+        ]
+    )
+    result = catalog.search("which branches exist in acme/web", 5)
+    assert result.names == ("code_list_branches",)
+    assert "repositori" in read("which branches exist in acme/web")
+    assert "web" not in read("which branches exist in acme/web")
+
+
+def test_slug_whose_first_part_the_catalog_knows_keeps_its_words() -> None:
+    # `deployment/api` is kubectl's kind/name, not a repository: the catalog knows `deployment`.
+    catalog = Catalog(
+        [tool("k_restart", "Restart a deployment."), tool("a_star", "Star a repository.")]
+    )
+    assert catalog.search("restart deployment/api", 5).names == ("k_restart",)
+    assert "repositori" not in read("restart deployment/api", frozenset({"deploy"}))
+
+
+@pytest.mark.parametrize("query", ["edit src/main.py", "tail /var/log/app.log", "open ./a/b"])
+def test_paths_are_not_slugs(query: str) -> None:
+    assert "repositori" not in read(query)

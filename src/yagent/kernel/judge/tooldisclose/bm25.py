@@ -15,16 +15,16 @@ Contract:
   on the documents' contents and their order in the sequence the caller gave; callers that want
   order-independence (the catalog) pass documents in a canonical order.
 - A query is read as groups of terms, one group per concept: by default each query word alone;
-  an `expand` function given to the index (the catalog passes `vocab.Vocabulary.expand`) may add
-  weighted alternatives. A group scores what its best term scores in that document (weight × the
-  group's idf × saturated term frequency), so a concept counts once however many of its
-  alternatives a tool uses. The group's idf is that of the word the user typed when the index
-  knows it (else its members' smallest), so the typed word (weight 1.0) outweighs an alternative
-  of lower weight even where the alternative is the rarer word.
+  an `expand` reader given to the index (the catalog passes `vocab.Vocabulary.read`) may add
+  weighted alternatives; it is told which words the index holds. A group scores what its best
+  term scores in that document (weight × the group's idf × saturated term frequency), so a
+  concept counts once however many of its alternatives a tool uses. The group's idf is that of
+  the word the user typed when the index knows it (else its members' smallest), so the typed
+  word (weight 1.0) outweighs an alternative of lower weight even where that one is rarer.
 - A document with no query term scores exactly 0.0 — unless the index was built with
   `unseen_prefix=n` (n > 0): then a query word of at least n characters that no document contains
   stands for the indexed words sharing its first n characters, each at `UNSEEN_WEIGHT` of a real
-  match (`modification` finds `modify`; a typo keeps its head). Words the index knows are never
+  match (`comparison` finds `compare`; a typo keeps its head). Words the index knows are never
   expanded, so an exact match always outweighs a fallback one of the same word.
 It knows no vocabulary of any domain: no synonyms of its own (a caller passes `expand`), no tool
 or skill names.
@@ -81,9 +81,13 @@ def words(text: str) -> list[str]:
     return out
 
 
-def single_words(query_words: Sequence[str]) -> list[Group]:
-    """The default reading of a query: each word its own group, nothing added."""
-    return [{w: 1.0} for w in dict.fromkeys(query_words)]
+def single_words(query: str, known: Callable[[str], bool]) -> list[Group]:
+    """The default reading of a query: each of its words its own group, nothing added."""
+    return [{w: 1.0} for w in dict.fromkeys(words(query))]
+
+
+# How a query is read into groups: the query and a test of whether the index holds a word.
+Reader = Callable[[str, Callable[[str], bool]], list[Group]]
 
 
 class Index:
@@ -109,7 +113,7 @@ class Index:
         k1: float = 1.2,
         b: float = 0.75,
         unseen_prefix: int = 0,
-        expand: Callable[[Sequence[str]], list[Group]] = single_words,
+        expand: Reader = single_words,
     ) -> None:
         self._k1, self._b, self._prefix, self._expand = k1, b, unseen_prefix, expand
         tfs: list[dict[str, float]] = []
@@ -155,7 +159,7 @@ class Index:
         for, however rare it is.
         """
         out: list[tuple[float, Group]] = []
-        for group in self._expand(words(query)):
+        for group in self._expand(query, self._df.__contains__):
             known: Group = {}
             for word, weight in group.items():
                 if word in self._df:

@@ -161,7 +161,7 @@ class Catalog:
             [_fields(e) for e in self._entries],
             b=LENGTH_NORM,
             unseen_prefix=UNSEEN_PREFIX,
-            expand=Vocabulary(words).expand if USE_VOCABULARY else single_words,
+            expand=Vocabulary(words).read if USE_VOCABULARY else single_words,
         )
 
     def __len__(self) -> int:

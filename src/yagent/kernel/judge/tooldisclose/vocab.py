@@ -12,6 +12,12 @@ Contract:
   of its phrases belongs to — at `SAME_WEIGHT` for `SAME`, at `RELATED_WEIGHT` for `RELATED`.
   A multi-word member adds each of its words as a group of its own. Phrases are matched on
   analysed words, longest first, so `pull requests` and `Pull-Request` match `pull request`.
+- `Vocabulary.read(query, known)` is what the index calls: it reads `owner/name` slugs first
+  (one slash between two plain names, no file extension: `acme/web`, `torvalds/linux`) as a
+  repository — the way developers name one — when the catalog does not know the owner's word:
+  the slug's words are values, not concepts, so they are dropped and a `repository` concept is
+  added at `RELATED_WEIGHT`. A slug whose first part the catalog knows (`deployment/api`,
+  `kubernetes/kubernetes`) is read as its words. Then it analyses the rest and calls `expand`.
 - Expansion is query-side only and deterministic; the groups say nothing about whether the
   catalog holds a word (`bm25.Index` drops the ones it does not).
 What a match is worth (BM25, field weights) is `bm25`'s and `catalog`'s business.
@@ -19,6 +25,7 @@ What a match is worth (BM25, field weights) is `bm25`'s and `catalog`'s business
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -151,6 +158,9 @@ SAME_WEIGHT = 1.0
 # What a related word weighs against the word the user typed (a `RELATED` match is a guess).
 RELATED_WEIGHT = 0.6
 _LONGEST = 3  # words in the longest phrase matched
+# `owner/name`: one slash between two plain names, not part of a path or a file name.
+_SLUG = re.compile(r"(?<![\w./-])([A-Za-z0-9][\w-]*)/[A-Za-z0-9][\w-]*(?![\w./-])")
+REPOSITORY = "repository"
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,3 +223,22 @@ class Vocabulary:
             i += size
         merged = {w for group in groups.values() for w in group}
         return [*groups.values(), *({w: v} for w, v in extra.items() if w not in merged)]
+
+    def read(self, query: str, known: Callable[[str], bool]) -> list[Group]:
+        """The groups of a raw query: slugs first, then `expand` (see the module contract)."""
+        slugs = 0
+
+        def owner_name(match: re.Match[str]) -> str:
+            nonlocal slugs
+            owner = self.analyse(match.group(1))
+            if owner and all(known(w) for w in owner):
+                return match.group(0).replace("/", " ")
+            slugs += 1
+            return " "
+
+        groups = self.expand(self.analyse(_SLUG.sub(owner_name, query)))
+        if slugs:
+            repository = self.analyse(REPOSITORY)
+            taken = {w for group in groups for w in group}
+            groups.extend({w: self.related_weight} for w in repository if w not in taken)
+        return groups
