@@ -5,13 +5,14 @@ Contract:
   (`DuplicateToolError`). It keeps them sorted by name, so nothing it returns depends on the
   order the host listed them in, on dict order or on file order.
 - `search(query, k)` scores every entry with BM25 over its name, brief, description, parameter
-  names, parameter descriptions and tags (name matches weigh most; a query word no tool contains
-  falls back, weakly, on the catalog words sharing its first `UNSEEN_PREFIX` characters — visible
-  in the hits' lower scores) and returns at most `k` hits,
-  best first; equal scores are ordered by name. Entries with score 0 are never returned. The
-  result says how many entries matched in all (`matched`), whether `k` cut the list
-  (`truncated`) and, when it is empty, why
-  (`reason`: a query without searchable words is not "nothing matched").
+  names, parameter descriptions and tags (name matches weigh most; the query is read with the
+  general developer vocabulary of `vocab` — `PR` meets `pull request`, `remove` meets `delete` at
+  a lower weight; a query word no tool contains falls back, weakly, on the catalog words sharing
+  its first `UNSEEN_PREFIX` characters — visible in the hits' lower scores) and returns at most
+  `k` hits, best first; equal scores are ordered by name. Entries with score 0 are never
+  returned. The result says how many entries matched in all (`matched`), whether `k` cut the
+  list (`truncated`) and, when it is empty, why (`reason`: a query without searchable words is
+  not "nothing matched").
 - `render_catalog(entries)` is the compact model-facing listing: one `name — brief` line per tool.
 It holds no schemas' JSON and no tool implementations: those stay with the host.
 """
@@ -27,8 +28,9 @@ from yagent.kernel.judge.tooldisclose.errors import DuplicateToolError, InvalidE
 from yagent.kernel.judge.tooldisclose.vocab import Vocabulary
 
 # Field weights of the search (seams: a host or a benchmark may patch them before building a
-# catalog). The name is what the model will type, so a hit there says the most. The values were
-# chosen on bench/data/tool_queries.json and judged on the held-out split written before tuning
+# catalog). The name is what the model will type, so a hit there says the most; the brief, a
+# curated one-line summary, says more than the longer description. The values were chosen on
+# bench/data/tool_queries.json (and the paraphrase split) and judged on the held-out splits
 # (docs/performance.md): parameter descriptions add words users say ("time spent", "glob") at a
 # low weight, and a weak length normalisation (`LENGTH_NORM`, BM25's b) keeps tools with long
 # descriptions from being pushed down for their length alone.
