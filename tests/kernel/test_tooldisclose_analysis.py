@@ -232,3 +232,29 @@ def test_slug_whose_first_part_the_catalog_knows_keeps_its_words() -> None:
 @pytest.mark.parametrize("query", ["edit src/main.py", "tail /var/log/app.log", "open ./a/b"])
 def test_paths_are_not_slugs(query: str) -> None:
     assert "repositori" not in read(query)
+
+
+# --- state words ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "query", ["show open PRs", "list closed issues", "which incidents are still open"]
+)
+def test_a_state_word_inside_a_request_also_stands_for_state(query: str) -> None:
+    assert "state" in read(query)
+
+
+@pytest.mark.parametrize("query", ["open a PR from fix into main", "please open an issue"])
+def test_a_state_word_opening_the_request_is_its_verb(query: str) -> None:
+    # Mutation: read every `open` as a state and "open a PR" also asks for a state filter.
+    assert "state" not in read(query)
+
+
+def test_a_state_reading_ranks_a_filtering_tool_above_an_unrelated_one() -> None:
+    catalog = Catalog(
+        [
+            ToolEntry("a_tags", "", "List tags of a repository."),
+            ToolEntry("b_issues", "", "List issues, filtered by state."),
+        ]
+    )
+    assert catalog.search("list the open ones", 1).names == ("b_issues",)

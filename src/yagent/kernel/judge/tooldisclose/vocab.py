@@ -18,6 +18,10 @@ Contract:
   the slug's words are values, not concepts, so they are dropped and a `repository` concept is
   added at `RELATED_WEIGHT`. A slug whose first part the catalog knows (`deployment/api`,
   `kubernetes/kubernetes`) is read as its words. Then it analyses the rest and calls `expand`.
+  A `STATE_WORDS` word (`open`, `closed`, `merged`, `resolved`) is a verb when it opens the
+  request (after lead-ins such as "please", "can you") and a state anywhere else ("show open
+  PRs"): read as a state, its group also holds `state` at `RELATED_WEIGHT`, the word tools that
+  filter by state use.
 - Expansion is query-side only and deterministic; the groups say nothing about whether the
   catalog holds a word (`bm25.Index` drops the ones it does not).
 What a match is worth (BM25, field weights) is `bm25`'s and `catalog`'s business.
@@ -161,6 +165,31 @@ _LONGEST = 3  # words in the longest phrase matched
 # `owner/name`: one slash between two plain names, not part of a path or a file name.
 _SLUG = re.compile(r"(?<![\w./-])([A-Za-z0-9][\w-]*)/[A-Za-z0-9][\w-]*(?![\w./-])")
 REPOSITORY = "repository"
+# Words that are a verb when they open a request ("open a PR") and a state anywhere else ("show
+# open PRs", "list closed issues"): read as a state, they also stand for `STATE`.
+STATE_WORDS = ("open", "closed", "merged", "resolved")
+STATE = "state"
+# Words a request may start with before its verb.
+_LEAD_INS = frozenset(
+    [
+        "please",
+        "can",
+        "could",
+        "would",
+        "will",
+        "you",
+        "i",
+        "we",
+        "want",
+        "need",
+        "to",
+        "let",
+        "lets",
+        "let's",
+        "go",
+    ]
+)
+_RAW_WORD = re.compile(r"[\w']+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,7 +265,16 @@ class Vocabulary:
             slugs += 1
             return " "
 
-        groups = self.expand(self.analyse(_SLUG.sub(owner_name, query)))
+        text = _SLUG.sub(owner_name, query)
+        groups = self.expand(self.analyse(text))
+        lead = next((w for w in _RAW_WORD.findall(text.lower()) if w not in _LEAD_INS), "")
+        states = {w for s in STATE_WORDS if s != lead for w in self.analyse(s)}
+        state = self.analyse(STATE)
+        for group in groups:
+            head = next(iter(group))
+            if head in states and group[head] == 1.0:
+                for w in state:
+                    group[w] = max(group.get(w, 0.0), self.related_weight)
         if slugs:
             repository = self.analyse(REPOSITORY)
             taken = {w for group in groups for w in group}
