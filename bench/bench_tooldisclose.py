@@ -13,7 +13,8 @@ was tuned on, reported separately; `tool_queries_paraphrase.json` is a second he
 (terse user phrasings written from the tool descriptions of a seeded sample of 110 tools, committed
 before the second round of ranking work); `tool_queries_fresh.json` (120 developer phrasings, one
 per tool) was written and committed before the Porter2 / vocabulary round, and its misses are not
-read while tuning: it stands in for a query set written by someone else. Each is reported on its own.
+read while tuning: it stands in for a query set written by someone else. Each is reported on its
+own.
 
 Figures (one JSON line each), per split where it applies:
 - tokens of every tool's schema as a provider receives it (OpenAI `tools` JSON) — the baseline,
