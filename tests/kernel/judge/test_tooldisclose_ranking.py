@@ -52,21 +52,23 @@ def test_find_is_a_searchable_word() -> None:
 
 
 def test_unseen_word_falls_back_on_indexed_words_with_its_head() -> None:
-    docs = [[("modify the schema", 1.0)], [("drop the table", 1.0)]]
-    # Mutation: remove the fallback and a word no document contains scores nothing.
-    assert Index(docs).scores("modification")[0] == 0.0
+    docs = [[("compare the schemas", 1.0)], [("drop the table", 1.0)]]
+    # Mutation: remove the fallback and a word no document contains scores nothing (Porter2
+    # leaves `comparison` apart from `compare`).
+    assert Index(docs).scores("comparison")[0] == 0.0
     with_fallback = Index(docs, unseen_prefix=5)
-    assert with_fallback.terms("modification") == {"modifi": UNSEEN_WEIGHT}
-    scores = with_fallback.scores("modification")
+    assert with_fallback.terms("comparison") == {"compar": UNSEEN_WEIGHT}
+    scores = with_fallback.scores("comparison")
     assert scores[0] > 0.0
     assert scores[1] == 0.0
 
 
 def test_known_words_are_never_expanded() -> None:
-    # Mutation: expand every query word and `deploy` also pulls in `deployment`.
-    index = Index([[("deploy", 1.0)], [("deployment", 1.0)]], unseen_prefix=5)
-    assert index.terms("deploy") == {"deploy": 1.0}
-    assert index.scores("deploy")[1] == 0.0
+    # Mutation: expand every query word and `commit` also pulls in `committer` (its stem
+    # `committ` shares the head `commi`).
+    index = Index([[("commit", 1.0)], [("committer", 1.0)]], unseen_prefix=5)
+    assert index.terms("commit") == {"commit": 1.0}
+    assert index.scores("commit")[1] == 0.0
 
 
 def test_short_unseen_words_are_not_expanded() -> None:
@@ -77,19 +79,19 @@ def test_short_unseen_words_are_not_expanded() -> None:
 
 def test_an_exact_match_outweighs_a_fallback_match() -> None:
     # Mutation: give fallback matches full weight and both queries score alike.
-    index = Index([[("modify log", 1.0)], [("drop table", 1.0)]], unseen_prefix=5)
-    assert index.scores("modify")[0] > index.scores("modification")[0] > 0.0
+    index = Index([[("compare log", 1.0)], [("drop table", 1.0)]], unseen_prefix=5)
+    assert index.scores("compare")[0] > index.scores("comparison")[0] > 0.0
 
 
 def test_catalog_search_uses_the_fallback_and_stays_deterministic() -> None:
     entries = [
-        tool("db_alter_table", "Modify the columns of a table."),
+        tool("db_diff_table", "Compare the columns of two tables."),
         tool("db_drop_table", "Drop a table."),
-        tool("db_modify_index", "Modify an index."),
+        tool("db_compare_index", "Compare two indexes."),
     ]
-    result = Catalog(entries).search("schema modifications", 5)
-    assert set(result.names) == {"db_alter_table", "db_modify_index"}
-    assert result.names == Catalog(reversed(entries)).search("schema modifications", 5).names
+    result = Catalog(entries).search("comparisons", 5)
+    assert set(result.names) == {"db_diff_table", "db_compare_index"}
+    assert result.names == Catalog(reversed(entries)).search("comparisons", 5).names
     assert catalog_mod.UNSEEN_PREFIX > 0
 
 
@@ -111,7 +113,7 @@ def test_parameter_name_outweighs_parameter_description() -> None:
 
 
 def test_fallback_ties_are_ordered_by_name() -> None:
-    twins = [tool(n, "Modify the record.") for n in ("rec_charlie", "rec_alpha", "rec_bravo")]
-    result = Catalog(twins).search("modification", 3)
+    twins = [tool(n, "Compare the records.") for n in ("rec_charlie", "rec_alpha", "rec_bravo")]
+    result = Catalog(twins).search("comparison", 3)
     assert result.names == ("rec_alpha", "rec_bravo", "rec_charlie")
     assert len({hit.score for hit in result.hits}) == 1

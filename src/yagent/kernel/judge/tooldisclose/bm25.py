@@ -1,30 +1,42 @@
 """bm25: the one tokenizer and scorer that tool search and skill relevance share.
 
 Contract:
-- `words(text)` lowercases, splits on anything that is not a letter or digit, splits camelCase /
-  PascalCase runs into their parts (keeping the whole run too, so `GitHub` matches `github`),
-  drops a small set of English function words and applies a light suffix stemmer (plurals,
-  `-ing`, `-ed`, final `-e`, final consonant + `y` read as `i`) so `files`/`file`,
-  `creating`/`create` and `modify`/`modified`/`modifies` meet. Deterministic and pure. `find` is a
+- `words(text)` lowercases and splits on anything that is not a letter or digit (so snake_case,
+  kebab-case and dotted names fall apart), splits camelCase / PascalCase runs into their parts
+  and a trailing digit run off a word (`route53` → `route`, `53`), keeping the whole run too (so
+  `GitHub` matches `github`); an upper-case acronym's plural `s` is dropped (`PRs` → `pr`) and an
+  English clitic (`what's`, `don't`, `we'll`) leaves no word behind. It drops a small set of
+  English function words and stems the rest with Porter2 (`stemmer`): `deployment`/`deployed`,
+  `configuration`/`configure`, `modify`/`modified` meet. Deterministic and pure. `find` is a
   word (tools are described as "Find …"); `get`, `show`, `make` stay function words: they are
   said of almost any request.
 - `Index` scores documents made of weighted fields with BM25 (k1, b) where a field's weight
   multiplies its term frequencies and length (the usual BM25F simplification). Scores depend only
   on the documents' contents and their order in the sequence the caller gave; callers that want
   order-independence (the catalog) pass documents in a canonical order.
-- A document with no query word scores exactly 0.0 — unless the index was built with
+- A query is read as groups of terms, one group per concept: by default each query word alone;
+  an `expand` reader given to the index (the catalog passes `vocab.Vocabulary.read`) may add
+  weighted alternatives; it is told which words the index holds. A group scores what its best
+  term scores in that document (weight × the group's idf × saturated term frequency), so a
+  concept counts once however many of its alternatives a tool uses. The group's idf is that of
+  the word the user typed when the index knows it (else its members' smallest), so the typed
+  word (weight 1.0) outweighs an alternative of lower weight even where that one is rarer.
+- A document with no query term scores exactly 0.0 — unless the index was built with
   `unseen_prefix=n` (n > 0): then a query word of at least n characters that no document contains
   stands for the indexed words sharing its first n characters, each at `UNSEEN_WEIGHT` of a real
-  match (`modification` finds `modify`; a typo keeps its head). Words the index knows are never
+  match (`comparison` finds `compare`; a typo keeps its head). Words the index knows are never
   expanded, so an exact match always outweighs a fallback one of the same word.
-It knows no vocabulary of any domain: no synonyms, no tool or skill names.
+It knows no vocabulary of any domain: no synonyms of its own (a caller passes `expand`), no tool
+or skill names.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+
+from yagent.kernel.judge.tooldisclose.stemmer import stem
 
 STOPWORDS: frozenset[str] = frozenset(
     """
@@ -35,54 +47,64 @@ STOPWORDS: frozenset[str] = frozenset(
     """.split()  # noqa: SIM905 - a word list reads better as text
 )
 
+_CLITIC = re.compile(r"(?<=[^\W_])(?:n['\u2019]t|['\u2019](?:s|re|ve|ll|d|m|t))\b", re.IGNORECASE)
 _RUN = re.compile(r"[^\W_]+")
 _CAMEL = re.compile(r"[A-Z0-9]+(?=[A-Z][a-z])|[A-Z]?[a-z0-9]+|[A-Z0-9]+")
-_VOWEL = re.compile(r"[aeiouy]")
-_DOUBLE = frozenset("bdgmnprt")
+_ACRONYM_PLURAL = re.compile(r"([A-Z]{2,})s$")
+_TRAILING_DIGITS = re.compile(r"([a-z]{3,})([0-9]+)$")
 # What a prefix-fallback match weighs against a real one (see `Index`).
 UNSEEN_WEIGHT = 0.3
 
+Group = dict[str, float]
 
-def stem(word: str) -> str:
-    """A light English suffix stemmer; applied to both sides, so only consistency matters."""
-    if len(word) <= 3 or not word.isascii() or not word.isalpha():
-        return word
-    if word.endswith("ies") and len(word) > 4:
-        word = word[:-3] + "y"
-    elif word.endswith(("sses", "ches", "shes", "xes", "zes")):
-        word = word[:-2]
-    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        word = word[:-1]
-    for suffix in ("ing", "ed"):
-        base = word[: -len(suffix)]
-        if word.endswith(suffix) and len(base) >= 3 and _VOWEL.search(base):
-            word = base
-            if len(word) > 3 and word[-1] == word[-2] and word[-1] in _DOUBLE:
-                word = word[:-1]
-            break
-    if word.endswith("e") and len(word) > 3:
-        word = word[:-1]
-    elif word.endswith("y") and len(word) > 3 and word[-2] not in "aeiouy":
-        word = word[:-1] + "i"
-    return word
+
+def _pieces(run: str) -> list[str]:
+    """The lowercase words of one letter-digit run: the run itself, then its parts if any."""
+    plural = _ACRONYM_PLURAL.fullmatch(run) if run.isascii() else None
+    if plural:
+        run = plural.group(1)
+    lower = run.lower()
+    if not run.isascii():
+        return [lower]
+    parts = [p.lower() for p in _CAMEL.findall(run)]
+    if len(parts) == 1:
+        digits = _TRAILING_DIGITS.fullmatch(lower)
+        parts = list(digits.groups()) if digits else []
+    return [lower, *parts] if len(parts) > 1 else [lower]
 
 
 def words(text: str) -> list[str]:
     """The searchable words of `text`, in order (duplicates kept: they are term frequency)."""
     out: list[str] = []
-    for run in _RUN.findall(text):
-        parts = _CAMEL.findall(run) if run.isascii() else []
-        tokens = [run.lower()]
-        if len(parts) > 1:
-            tokens.extend(part.lower() for part in parts)
-        out.extend(stem(t) for t in tokens if t not in STOPWORDS)
+    for run in _RUN.findall(_CLITIC.sub(" ", text)):
+        out.extend(stem(t) for t in _pieces(run) if t not in STOPWORDS)
     return out
+
+
+def single_words(query: str, known: Callable[[str], bool]) -> list[Group]:
+    """The default reading of a query: each of its words its own group, nothing added."""
+    return [{w: 1.0} for w in dict.fromkeys(words(query))]
+
+
+# How a query is read into groups: the query and a test of whether the index holds a word.
+Reader = Callable[[str, Callable[[str], bool]], list[Group]]
 
 
 class Index:
     """BM25 over documents of weighted fields: `docs[i]` is a sequence of `(text, weight)`."""
 
-    __slots__ = ("_avg", "_b", "_df", "_heads", "_k1", "_lengths", "_n", "_prefix", "_tf")
+    __slots__ = (
+        "_avg",
+        "_b",
+        "_df",
+        "_expand",
+        "_heads",
+        "_k1",
+        "_n",
+        "_norm",
+        "_postings",
+        "_prefix",
+    )
 
     def __init__(
         self,
@@ -91,11 +113,11 @@ class Index:
         k1: float = 1.2,
         b: float = 0.75,
         unseen_prefix: int = 0,
+        expand: Reader = single_words,
     ) -> None:
-        self._k1, self._b, self._prefix = k1, b, unseen_prefix
-        self._tf: list[dict[str, float]] = []
-        self._lengths: list[float] = []
-        self._df: dict[str, int] = {}
+        self._k1, self._b, self._prefix, self._expand = k1, b, unseen_prefix, expand
+        tfs: list[dict[str, float]] = []
+        lengths: list[float] = []
         for fields in docs:
             tf: dict[str, float] = {}
             length = 0.0
@@ -103,12 +125,19 @@ class Index:
                 for word in words(text):
                     tf[word] = tf.get(word, 0.0) + weight
                     length += weight
-            self._tf.append(tf)
-            self._lengths.append(length)
-            for word in tf:
-                self._df[word] = self._df.get(word, 0) + 1
-        self._n = len(self._tf)
-        self._avg = (sum(self._lengths) / self._n) if self._n else 0.0
+            tfs.append(tf)
+            lengths.append(length)
+        self._n = len(tfs)
+        self._avg = (sum(lengths) / self._n) if self._n else 0.0
+        # BM25's length part of each document, computed once: k1 * (1 - b + b * len / avg).
+        self._norm = [
+            k1 * (1.0 - b + b * length / self._avg) if self._avg else k1 for length in lengths
+        ]
+        self._postings: dict[str, list[tuple[int, float]]] = {}
+        for i, tf in enumerate(tfs):
+            for word, freq in tf.items():
+                self._postings.setdefault(word, []).append((i, freq))
+        self._df = {word: len(docs_of) for word, docs_of in self._postings.items()}
         self._heads: dict[str, list[str]] = {}
         if unseen_prefix > 0:
             for word in sorted(self._df):
@@ -122,15 +151,36 @@ class Index:
         df = self._df.get(word, 0)
         return math.log(1.0 + (self._n - df + 0.5) / (df + 0.5))
 
+    def groups(self, query: str) -> list[tuple[float, Group]]:
+        """The query's concepts: each an idf and its indexed words with their query weights.
+
+        A group's idf is its head's (the word the user typed) when the index knows it, else the
+        smallest of its members': an alternative is never worth more than the word it stands in
+        for, however rare it is.
+        """
+        out: list[tuple[float, Group]] = []
+        for group in self._expand(query, self._df.__contains__):
+            known: Group = {}
+            for word, weight in group.items():
+                if word in self._df:
+                    known[word] = max(known.get(word, 0.0), weight)
+                elif self._prefix and len(word) >= self._prefix:
+                    for near in self._heads.get(word[: self._prefix], ()):
+                        if near not in known:
+                            known[near] = weight * UNSEEN_WEIGHT
+            if not known:
+                continue
+            head = next(iter(group))
+            idf = self.idf(head) if head in self._df else min(self.idf(w) for w in known)
+            out.append((idf, known))
+        return out
+
     def terms(self, query: str) -> dict[str, float]:
-        """The indexed words `query` stands for, each with its query weight (1.0 or fallback)."""
+        """Every indexed word `query` stands for, with its best query weight."""
         out: dict[str, float] = {}
-        for word in dict.fromkeys(words(query)):
-            if word in self._df:
-                out[word] = 1.0
-            elif self._prefix and len(word) >= self._prefix:
-                for near in self._heads.get(word[: self._prefix], ()):
-                    out.setdefault(near, UNSEEN_WEIGHT)
+        for _, group in self.groups(query):
+            for word, weight in group.items():
+                out[word] = max(out.get(word, 0.0), weight)
         return out
 
     def scores(self, query: str) -> list[float]:
@@ -138,13 +188,15 @@ class Index:
         out = [0.0] * self._n
         if not self._avg:
             return out
-        weights = [(term, w * self.idf(term)) for term, w in self.terms(query).items()]
-        for i, tf in enumerate(self._tf):
-            norm = self._k1 * (1.0 - self._b + self._b * self._lengths[i] / self._avg)
-            total = 0.0
-            for term, idf in weights:
-                freq = tf.get(term, 0.0)
-                if freq:
-                    total += idf * freq * (self._k1 + 1.0) / (freq + norm)
-            out[i] = total
+        k1, norm = self._k1, self._norm
+        for idf, group in self.groups(query):
+            best: dict[int, float] = {}
+            for word, weight in group.items():
+                factor = weight * idf * (k1 + 1.0)
+                for i, freq in self._postings[word]:
+                    score = factor * freq / (freq + norm[i])
+                    if score > best.get(i, 0.0):
+                        best[i] = score
+            for i, score in best.items():
+                out[i] += score
         return out

@@ -5,13 +5,14 @@ Contract:
   (`DuplicateToolError`). It keeps them sorted by name, so nothing it returns depends on the
   order the host listed them in, on dict order or on file order.
 - `search(query, k)` scores every entry with BM25 over its name, brief, description, parameter
-  names, parameter descriptions and tags (name matches weigh most; a query word no tool contains
-  falls back, weakly, on the catalog words sharing its first `UNSEEN_PREFIX` characters — visible
-  in the hits' lower scores) and returns at most `k` hits,
-  best first; equal scores are ordered by name. Entries with score 0 are never returned. The
-  result says how many entries matched in all (`matched`), whether `k` cut the list
-  (`truncated`) and, when it is empty, why
-  (`reason`: a query without searchable words is not "nothing matched").
+  names, parameter descriptions and tags (name matches weigh most; the query is read with the
+  general developer vocabulary of `vocab` — `PR` meets `pull request`, `remove` meets `delete` at
+  a lower weight; a query word no tool contains falls back, weakly, on the catalog words sharing
+  its first `UNSEEN_PREFIX` characters — visible in the hits' lower scores) and returns at most
+  `k` hits, best first; equal scores are ordered by name. Entries with score 0 are never
+  returned. The result says how many entries matched in all (`matched`), whether `k` cut the
+  list (`truncated`) and, when it is empty, why (`reason`: a query without searchable words is
+  not "nothing matched").
 - `render_catalog(entries)` is the compact model-facing listing: one `name — brief` line per tool.
 It holds no schemas' JSON and no tool implementations: those stay with the host.
 """
@@ -22,17 +23,19 @@ import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from yagent.kernel.judge.tooldisclose.bm25 import Index, words
+from yagent.kernel.judge.tooldisclose.bm25 import Index, single_words, words
 from yagent.kernel.judge.tooldisclose.errors import DuplicateToolError, InvalidEntryError
+from yagent.kernel.judge.tooldisclose.vocab import Vocabulary
 
 # Field weights of the search (seams: a host or a benchmark may patch them before building a
-# catalog). The name is what the model will type, so a hit there says the most. The values were
-# chosen on bench/data/tool_queries.json and judged on the held-out split written before tuning
+# catalog). The name is what the model will type, so a hit there says the most; the brief, a
+# curated one-line summary, says more than the longer description. The values were chosen on
+# bench/data/tool_queries.json (and the paraphrase split) and judged on the held-out splits
 # (docs/performance.md): parameter descriptions add words users say ("time spent", "glob") at a
 # low weight, and a weak length normalisation (`LENGTH_NORM`, BM25's b) keeps tools with long
 # descriptions from being pushed down for their length alone.
 NAME_WEIGHT = 3.0
-BRIEF_WEIGHT = 1.0
+BRIEF_WEIGHT = 2.0
 TAG_WEIGHT = 2.0
 DESCRIPTION_WEIGHT = 1.0
 PARAM_WEIGHT = 1.0
@@ -41,6 +44,9 @@ LENGTH_NORM = 0.3
 # A query word no tool contains stands for the catalog words sharing its first `UNSEEN_PREFIX`
 # characters, at a fraction of a real match (`bm25.UNSEEN_WEIGHT`); 0 turns the fallback off.
 UNSEEN_PREFIX = 5
+# Read queries with the general developer vocabulary of `vocab` (a seam: False reads each word
+# alone, as the search did before the vocabulary existed).
+USE_VOCABULARY = True
 
 EMPTY_QUERY = "the query has no searchable words; describe the action or the object you need"
 NO_MATCH = "no tool in the catalog matches the query; try other words"
@@ -154,7 +160,10 @@ class Catalog:
         self._entries: tuple[ToolEntry, ...] = tuple(by_name[n] for n in sorted(by_name))
         self._by_name = by_name
         self._index = Index(
-            [_fields(e) for e in self._entries], b=LENGTH_NORM, unseen_prefix=UNSEEN_PREFIX
+            [_fields(e) for e in self._entries],
+            b=LENGTH_NORM,
+            unseen_prefix=UNSEEN_PREFIX,
+            expand=Vocabulary(words).read if USE_VOCABULARY else single_words,
         )
 
     def __len__(self) -> int:
