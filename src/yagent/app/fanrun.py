@@ -84,9 +84,7 @@ async def execute(
     names = [t.assignment.name for t in plan.tasks]
     out: list[TaskReceipt] = [kept[n] for n in names if n in kept]
     limiter = anyio.CapacityLimiter(plan.max_parallel)
-    session = services.sessions.open(session_id)
-    publish = session.publish
-    with services.observed(session):
+    with services.sessions.held(session_id) as session, services.observed(session):
         async with anyio.create_task_group() as tg:
             for task in plan.tasks:
                 name = task.assignment.name
@@ -99,7 +97,7 @@ async def execute(
         ordered = tuple(sorted(out, key=lambda r: names.index(r.name)))
         failed = [f"{r.name} ({r.receipt.status.value})" for r in ordered if not r.receipt.ok]
         error = f"{len(failed)} of {len(ordered)} tasks did not complete: " + ", ".join(failed)
-        publish(
+        session.publish(
             "run_end",
             {
                 "agent": "parallel",

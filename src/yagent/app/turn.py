@@ -102,16 +102,17 @@ async def run_task(
     if session_id is None:
         session_id = new_session(services, task, agent.name, agent.model)
     await services.leases.take(session_id)  # before its history is read: one live runner a session
-    session = services.sessions.open(session_id)
-    if new:
-        history: list[Message] = []
-    elif lane is None and (live := session.take_live()) is not None:
-        history = list(live)  # this process ran it: keep its compacted context
-    else:  # this run's own messages (a parallel task's lane starts with none)
-        history = from_store(services.store.messages(session_id, delegation_id=delegation))
-    # the session's own band marker: every reminder made or checked in this run carries it
-    with reminder.using(session.marker):
-        return await _run(services, session, reminder.reseal(task), agent, history, resume, lane)
+    with services.sessions.held(session_id) as session:  # never dropped while this run is live
+        if new:
+            history: list[Message] = []
+        elif lane is None and (live := session.take_live()) is not None:
+            history = list(live)  # this process ran it: keep its compacted context
+        else:  # this run's own messages (a parallel task's lane starts with none)
+            history = from_store(services.store.messages(session_id, delegation_id=delegation))
+        # the session's own band marker: every reminder made or checked in this run carries it
+        with reminder.using(session.marker):
+            task = reminder.reseal(task)
+            return await _run(services, session, task, agent, history, resume, lane)
 
 
 async def _run(
