@@ -1,6 +1,6 @@
 """One agent run inside an `App` (`App.run` is this): the session it belongs to, its history,
 the surface and tool context, durability tracking, the loop, and what is recorded when it ends.
-It sees the app only as `app.services.RunServices` (its long-lived services), never `App`
+It sees the app only as `app.services.TurnServices` (its long-lived services), never `App`
 itself, and the session as its `app.opensession.OpenSession`, opened once the lease is held.
 
 Contract: see `App.run` in `app.assemble` — a new session unless `session_id` continues one (its
@@ -58,7 +58,7 @@ from yagent.app.opensession import OpenSession
 from yagent.app.pastsessions import StoreReader
 from yagent.app.recorder import SessionObserver
 from yagent.app.runtrack import RunTrack, open_track
-from yagent.app.services import RunServices
+from yagent.app.services import TurnServices
 from yagent.app.stopkind import stop_kind
 from yagent.kernel.context import reminder
 from yagent.llm import Message, Usage
@@ -70,7 +70,7 @@ from yagent.tools.surface import Surface
 from yagent.tools.yolo import Yolo
 
 
-def new_session(services: RunServices, task: str, agent: str, model: str = "") -> str:
+def new_session(services: TurnServices, task: str, agent: str, model: str = "") -> str:
     """A new session of this workspace for `task` (its title), run by `agent` (on `model`, else
     the engine's); its id."""
     info = services.store.create_session(
@@ -83,7 +83,7 @@ def new_session(services: RunServices, task: str, agent: str, model: str = "") -
 
 
 async def run_task(
-    services: RunServices,
+    services: TurnServices,
     task: str,
     *,
     agent_name: str | None = None,
@@ -116,7 +116,7 @@ async def run_task(
 
 
 async def _run(
-    services: RunServices,
+    services: TurnServices,
     session: OpenSession,
     task: str,
     agent: AgentDef,
@@ -210,7 +210,7 @@ async def _run(
 
 
 async def _model_task(
-    services: RunServices, session: OpenSession, task: str, *, continued: bool
+    services: TurnServices, session: OpenSession, task: str, *, continued: bool
 ) -> str:
     """The task as the model reads it: its session references and MCP resources expanded (each
     expansion published)."""
@@ -227,7 +227,7 @@ async def _model_task(
 
 
 def _system(
-    services: RunServices, agent: AgentDef, surface: Surface, task: str, memory: str
+    services: TurnServices, agent: AgentDef, surface: Surface, task: str, memory: str
 ) -> str:
     """The run's system prompt: the agent's, its tools, skills, memories and instructions."""
     return system_prompt(
@@ -245,7 +245,7 @@ def _system(
 
 
 async def _ended(
-    services: RunServices,
+    services: TurnServices,
     session: OpenSession,
     lane: Lane | None,
     hooks: hookrun.RunHooks,
@@ -266,7 +266,7 @@ async def _ended(
 
 
 def _tools(
-    services: RunServices,
+    services: TurnServices,
     session: OpenSession,
     agent: AgentDef,
     lane: Lane | None,
@@ -318,7 +318,7 @@ def _tools(
 
 
 def _refused(
-    services: RunServices, session_id: str, agent: str, reason: str, publish: hookrun.Publish
+    services: TurnServices, session_id: str, agent: str, reason: str, publish: hookrun.Publish
 ) -> AgentResult:
     """The result of a run a `user_prompt_submit` hook refused: the model was never asked."""
     publish("run_end", {"agent": agent, "status": "error", "steps": 0, "error": reason})
@@ -327,7 +327,7 @@ def _refused(
 
 
 def _learner(
-    services: RunServices,
+    services: TurnServices,
     surface: Surface,
     adapter: Adapter,
     publish: Callable[[str, Mapping[str, Any]], None],
