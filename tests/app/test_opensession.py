@@ -9,6 +9,8 @@ context would land in the other session.
 
 from __future__ import annotations
 
+import gc
+import weakref
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -140,7 +142,11 @@ async def test_idle_sessions_are_bounded_and_a_dropped_one_reopens_from_the_stor
             assert result.status.value == "answered", result.error
             ids.append(sid)
             assert len(app.sessions) <= 2
+            if n == 0:
+                first = weakref.ref(app.sessions.get(sid))
         assert app.sessions.get(ids[0]) is None  # dropped: the least recently used
+        gc.collect()
+        assert first() is None  # and nothing else keeps it (or its live context) alive
         kept = app.sessions.get(ids[-1])
         assert kept is not None
         assert kept.live is not None  # the recent one keeps its context

@@ -30,7 +30,8 @@ Contract:
   again is made afresh: its next run reads its history from the store (as a run in another
   process would) and draws a new band marker; only the compacted live context is lost, which
   costs the next turn a longer history, never a record. `open(id)` gives the session without
-  holding it (an idle one, counted in the bound); `get(id)` never makes one.
+  holding it (an idle one, counted in the bound); `get(id)` never makes one; `publisher(id)`
+  publishes into it by id, for what outlives its runs (so nothing but the table keeps a session).
 - `Outlets` is what a session writes to and shows on; it is read at each use (the engine and the
   configuration may be switched between turns: `/model`). `App` satisfies it.
 Refused: nothing here opens a store, a connection or a lease, nor decides how a run goes.
@@ -152,6 +153,16 @@ class OpenSessions:
 
     def get(self, session_id: str) -> OpenSession | None:
         return self._open.get(session_id)
+
+    def publisher(self, session_id: str) -> Callable[[str, Mapping[str, Any]], None]:
+        """`publish` into the session found by its id at each call, for what outlives a run (the
+        hooks' `session_end`, fired when the app closes): it keeps the table, never the session,
+        so an idle session it names can still be dropped (and is opened again to publish)."""
+
+        def publish(kind: str, payload: Mapping[str, Any]) -> None:
+            self.open(session_id).publish(kind, payload)
+
+        return publish
 
     def __len__(self) -> int:
         return len(self._open)

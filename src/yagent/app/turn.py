@@ -1,7 +1,8 @@
 """One agent run inside an `App` (`App.run` is this): the session it belongs to, its history,
 the surface and tool context, durability tracking, the loop, and what is recorded when it ends.
 It sees the app only as `app.services.TurnServices` (its long-lived services), never `App`
-itself, and the session as its `app.opensession.OpenSession`, opened once the lease is held.
+itself, and the session as its `app.opensession.OpenSession`, held (never dropped from the
+app's table of open sessions) from once the lease is taken until the run ends.
 
 Contract: see `App.run` in `app.assemble` — a new session unless `session_id` continues one (its
 messages as history, or the compacted context this process kept); `resume` continues an
@@ -130,7 +131,10 @@ async def _run(
     remembered = memories.inject(services.home, services.workspace)
     if remembered.worth_reporting:
         publish("memory", remembered.event())
-    hooks = services.hooks.for_run(session_id, publish, agent.name, delegation)
+    # the hooks outlive the run (`session_end` when the app closes): they publish by session id
+    hooks = services.hooks.for_run(
+        session_id, services.sessions.publisher(session_id), agent.name, delegation
+    )
     await hooks.session_start(continued=bool(history))
     blocked = await hooks.prompt(task)
     if blocked is not None:
