@@ -6,8 +6,10 @@ itself and `assemble`, which builds the app). Its bundle is the one `app.service
 throughout the module. Every `services.X` and
 `self.services.X` read in the module (also through a local alias of `self.services`) must be a
 member of that bundle, its bases included; `services` used any other way than a member read or
-as an argument handed on (`getattr(services, ...)`, a subscript) fails too. Handing `services` on
-to another run module is judged by mypy (the callee's bundle must be a base of the caller's).
+as an argument handed on (`getattr(services, ...)`, a subscript) fails too, and so does reaching
+the services another object holds (`runner.services.board`: a read past the bundle). Handing
+`services` on to another run module is judged by mypy (the callee's bundle must be a base of the
+caller's).
 """
 
 from __future__ import annotations
@@ -88,6 +90,8 @@ def _is_services(node: ast.expr, aliases: set[str]) -> bool:
     )
 
 
+# a `tools.adapter.ToolContext`'s `services` are the run's typed slots for executors, not the app's
+TOOL_CONTEXTS = {"ctx"}
 OPAQUE = {"getattr", "setattr", "hasattr", "delattr", "vars", "dir"}
 
 
@@ -131,6 +135,15 @@ def read(source: str) -> Reading:
                 continue  # reflection reads what no one declared: left unaccounted
             accounted |= {id(a) for a in handed}  # handed on: mypy judges the callee's bundle
     for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr == "services"
+            and not _is_services(node, aliases)
+            and not (isinstance(node.value, ast.Name) and node.value.id in TOOL_CONTEXTS)
+        ):
+            out.problems.append(
+                f"line {node.lineno}: reaches another object's services: {ast.unparse(node)!r}"
+            )
         if (
             isinstance(node, ast.Name | ast.Attribute)
             and _is_services(node, aliases)
@@ -235,5 +248,9 @@ def test_the_app_two_bundles_or_an_opaque_use_fails() -> None:
     assert judge("m", handed, found) == []  # handed on: mypy judges the callee's bundle
     opaque = "def f(services: LaneServices) -> None:\n    getattr(services, 'store')\n"
     assert judge("m", opaque, found) == ["m: line 2: services used as 'services'"]
+    other = "def f(services: LaneServices, runner: R) -> None:\n    runner.services.board\n"
+    assert judge("m", other, found) == [
+        "m: line 2: reaches another object's services: 'runner.services'"
+    ]
     indexed = "def f(services: LaneServices) -> None:\n    x = [services][0].store\n"
     assert judge("m", indexed, found) == ["m: line 2: services used as 'services'"]
