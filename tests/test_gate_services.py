@@ -2,8 +2,12 @@
 
 The source of `yagent.tools` is scanned for `….services.get(SLOT)` / `….services.put(SLOT)`. From
 each executor (the registry's, and an MCP tool's) the functions it calls are followed — plain
-calls and `module.function` calls resolved in the calling module — and every slot read on the
-way must be in the executor's declaration. A read site no executor reaches must be listed in
+calls and `module.function` calls resolved in the calling module, a class's constructor
+(`__init__`, `__post_init__`) when the class is called, `self.m()` / `cls.m()` to the method of
+the enclosing class, and `obj.m()` on any other object to every method named `m` of the classes
+of the calling module (a call graph over the module's functions: which object it is, is not
+known, so each is taken) — and every slot read on the way must be in the executor's
+declaration. A read site no executor reaches must be listed in
 `OUTSIDE` with who answers for it: the host (it sets services on the run's own context), or the
 executor whose declaration must cover it (a method called back while that executor's call runs).
 So a new read anywhere in tools/ fails here until it is declared.
@@ -14,8 +18,9 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
+import re
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -76,10 +81,11 @@ def _service_arg(node: ast.Call) -> ast.expr | None:
     return None
 
 
-def index() -> dict[tuple[str, int], Fn]:
-    """Every function in tools/, keyed by (module, first line incl. decorators)."""
+def index(modules: Iterable[types.ModuleType] | None = None) -> dict[tuple[str, int], Fn]:
+    """Every function in tools/ (or in `modules`), keyed by (module, first line incl.
+    decorators)."""
     found: dict[tuple[str, int], Fn] = {}
-    for module in _modules():
+    for module in _modules() if modules is None else modules:
         tree = ast.parse(inspect.getsource(module))
 
         def visit(node: ast.AST, prefix: str, module: types.ModuleType = module) -> None:
@@ -117,9 +123,41 @@ def _key(obj: object) -> tuple[str, int] | None:
     target = inspect.unwrap(obj) if callable(obj) else None
     code = getattr(target, "__code__", None)
     mod = getattr(target, "__module__", "") or ""
-    if code is None or not mod.startswith("yagent.tools"):
+    if code is None:
         return None
     return (mod, code.co_firstlineno)
+
+
+CONSTRUCTORS = ("__init__", "__post_init__")
+
+
+def _callees(fn: Fn, call: ast.Call, fns: dict[tuple[str, int], Fn]) -> list[Fn]:
+    """The functions of the index `call` (inside `fn`) may run."""
+    target = _resolve(fn.module, call.func)
+    if inspect.isclass(target):  # a class called: its constructor runs
+        found = [_key(target.__dict__.get(name)) for name in CONSTRUCTORS]
+        return [fns[k] for k in found if k in fns]
+    key = _key(target)
+    if key in fns:
+        return [fns[key]]
+    func = call.func
+    if not isinstance(func, ast.Attribute):
+        return []
+    owner = fn.qualname.rsplit(".", 1)[0]  # the enclosing class, for a method
+    on_self = isinstance(func.value, ast.Name) and func.value.id in ("self", "cls")
+    prefix = f"{fn.module.__name__}."
+    methods = [
+        f
+        for f in fns.values()
+        if f.module is fn.module
+        and f.qualname.startswith(prefix)
+        and f.qualname.count(".") - prefix.count(".") == 1  # Class.method, not a function
+        and f.qualname.rsplit(".", 1)[1] == func.attr
+    ]
+    if on_self:  # the enclosing class's own method, else the same name elsewhere in the module
+        own = [f for f in methods if f.qualname.rsplit(".", 1)[0] == owner]
+        return own or methods
+    return methods
 
 
 def reached(start: object, fns: dict[tuple[str, int], Fn]) -> list[Fn]:
@@ -135,9 +173,7 @@ def reached(start: object, fns: dict[tuple[str, int], Fn]) -> list[Fn]:
         seen[fn.qualname] = fn
         for sub in ast.walk(fn.node):
             if isinstance(sub, ast.Call):
-                key = _key(_resolve(fn.module, sub.func))
-                if key in fns:
-                    todo.append(fns[key])
+                todo += _callees(fn, sub, fns)
         todo += [f for f in fns.values() if f.qualname.startswith(fn.qualname + ".")]
     return list(seen.values())
 
@@ -209,3 +245,25 @@ def test_an_unlisted_read_site_nobody_reaches_is_flagged(monkeypatch: pytest.Mon
     ]
     del execs[MCP_TOOL]  # the methods it answers for now answer to nobody
     assert any("Inbound._said answers to an MCP tool" in v for v in violations(fns, execs))
+
+
+def test_reads_through_methods_in_the_module_are_followed() -> None:
+    """A read inside a method an executor calls — on self, on an object it made or was handed,
+    in a constructor — is the executor's read (tests/gate_services_fixture.py)."""
+    from tests import gate_services_fixture as fx
+
+    fns = index([fx])
+    execs: dict[str, Callable[..., Any]] = {
+        "method": fx.through_a_method,
+        "handed": fx.through_an_object_handed_on,
+        "made": fx.through_a_constructor,
+        "declared": fx.declared_both,
+    }
+    found = violations(fns, execs)
+    where = [re.match(r"(\w+): (\S+):\d+ reads 'fixture: read through a method'", v) for v in found]
+    assert sorted(f"{m[1]} {m[2]}" for m in where if m) == [
+        "handed tests.gate_services_fixture.Reader.read_for",
+        "made tests.gate_services_fixture.Opener.__init__",
+        "method tests.gate_services_fixture.Helper._hidden",
+    ]
+    assert len(found) == 3

@@ -9,12 +9,15 @@ context would land in the other session.
 
 from __future__ import annotations
 
+import gc
+import weakref
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
 import pytest
 
+from yagent.app import opensession
 from yagent.app.assemble import App, open_app
 from yagent.app.config import load
 from yagent.llm.types import AssistantTurn, Request, StreamEvent, TextDelta, TurnDone, Usage
@@ -96,3 +99,105 @@ async def test_two_sessions_at_once_through_one_app_keep_their_own_state(
         assert session.live is not None
         answers = [str(m.content) for m in session.live if m.role == "assistant"]
         assert answers == [letter * WORD]
+
+
+class Answers:
+    """Answers every task with `answer to <task>`; a task naming `hold` waits for `release`."""
+
+    model = "answers"
+
+    def __init__(self) -> None:
+        self.requests: list[Request] = []
+        self.waiting = anyio.Event()
+        self.release = anyio.Event()
+
+    async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
+        self.requests.append(request)
+        task = [str(m.content) for m in request.messages if m.role == "user"][-1]
+        if "hold" in task:
+            self.waiting.set()
+            await self.release.wait()
+        text = f"answer to {task}"
+        yield TextDelta(text)
+        yield TurnDone(AssistantTurn(text, (), Usage(10, 5), "stop", self.model))
+
+
+def _seen(request: Request) -> list[tuple[str, str]]:
+    return [(m.role, str(m.content)) for m in request.messages if m.role != "system"]
+
+
+@pytest.mark.anyio
+async def test_idle_sessions_are_bounded_and_a_dropped_one_reopens_from_the_store(
+    dirs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(opensession, "IDLE_LIMIT", 2)
+    home, ws = dirs
+    engine = Answers()
+    async with open_app(
+        load(home=home, workspace=ws), home=home, workspace=ws, interactive=False, engine=engine
+    ) as app:
+        ids = []
+        for n in range(6):  # six sessions, one after the other: at most two stay open
+            sid, result = await app.run(f"task {n}", agent_name="chat")
+            assert result.status.value == "answered", result.error
+            ids.append(sid)
+            assert len(app.sessions) <= 2
+            if n == 0:
+                first = weakref.ref(app.sessions.get(sid))
+        assert app.sessions.get(ids[0]) is None  # dropped: the least recently used
+        gc.collect()
+        assert first() is None  # and nothing else keeps it (or its live context) alive
+        kept = app.sessions.get(ids[-1])
+        assert kept is not None
+        assert kept.live is not None  # the recent one keeps its context
+        # the dropped session continues from the store; the kept one from its live context
+        await app.run("again 0", agent_name="chat", session_id=ids[0])
+        from_store = _seen(engine.requests[-1])
+        await app.run("again 5", agent_name="chat", session_id=ids[-1])
+        from_live = _seen(engine.requests[-1])
+        assert app.sessions.get(ids[0]) is not None  # open again, the most recently used two
+        assert len(app.sessions) == 2
+    assert from_store == [
+        ("user", "task 0"),
+        ("assistant", "answer to task 0"),
+        ("user", "again 0"),
+    ]
+    assert from_live == [
+        ("user", "task 5"),
+        ("assistant", "answer to task 5"),
+        ("user", "again 5"),
+    ]
+
+
+@pytest.mark.anyio
+async def test_a_session_a_run_holds_is_never_dropped(
+    dirs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(opensession, "IDLE_LIMIT", 1)
+    home, ws = dirs
+    engine = Answers()
+    async with open_app(
+        load(home=home, workspace=ws), home=home, workspace=ws, interactive=False, engine=engine
+    ) as app:
+        held: list[str] = []
+
+        async def long_run() -> None:
+            sid, result = await app.run("hold on", agent_name="chat")
+            assert result.status.value == "answered", result.error
+            held.append(sid)
+
+        with anyio.fail_after(60):
+            async with anyio.create_task_group() as group:
+                group.start_soon(long_run)
+                await engine.waiting.wait()
+                running = [s for s in app.store.list_sessions(limit=None) if s.title == "hold on"]
+                live = app.sessions.get(running[0].id)
+                assert live is not None
+                for n in range(4):  # others come and go while it runs
+                    await app.run(f"task {n}", agent_name="chat")
+                    assert app.sessions.get(running[0].id) is live  # held: never dropped
+                assert len(app.sessions) == 2  # the held one and one idle
+                engine.release.set()
+        assert app.sessions.get(held[0]) is live  # its run ended: idle, the most recent
+        assert live.live is not None
+        assert len(app.sessions) == 1

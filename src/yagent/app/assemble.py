@@ -4,9 +4,10 @@
 dispatcher and authorization loop, MCP servers (connected for the app's lifetime), hooks, the
 Surface per agent, the Adapter, the session store, and the engine — the long-lived services; a
 session's own state is not the app's: `App.sessions` (`app.opensession`) keeps one
-`OpenSession` per session this process runs. `App.run()` (`app.turn`) runs one task with one
-agent — the run modules see the app as `app.services.RunServices`, which `App` satisfies and
-hands over, and the session as its `OpenSession` — and records everything in the session:
+`OpenSession` per session a run holds, and a bounded few idle ones (`IDLE_LIMIT`).
+`App.run()` (`app.turn`) runs one task with one agent — each run module sees the app as its
+own bundle of `app.services` (`TurnServices`…), which `App` satisfies and hands over, and the
+session as its `OpenSession` — and records everything in the session:
 messages, the event rollout, tool calls and results, usage and cost — through the session's
 `app.steplog.StepLog`: a step's records are written in one transaction at each of its commit
 points (before a tool runs, at the step's end), any other event at once, always in publish

@@ -24,26 +24,26 @@ if TYPE_CHECKING:
 
 async def compact_now(app: App, session_id: str, agent_name: str | None = None) -> None:
     agent = app.agent(agent_name or app.config.agent.default)
-    session = app.sessions.open(session_id)
-    live = session.live
-    history = list(live) if live is not None else from_store(app.store.messages(session_id))
-    settings = contextconfig.context_settings(
-        app.config, state_dir=app.home / "state" / session_id, session_id=session_id
-    )
-    # any history over a token or two is "full": compacted down to the recent messages it keeps
-    settings = dataclasses.replace(settings, compact_at=2e-6, compact_to=1e-6)
-    summarizer = EngineSummarizer(
-        app.engine,
-        step_retries=agent.step_retries,
-        agent=agent.name,
-        on_turn=lambda turn: session.recorder().usage(agent.name, turn),
-    )
-    engine_economy = Economy(
-        settings,
-        emit=session.publish,
-        archive=contextconfig.archiver(app.store, session_id, agent.name),
-        summarizer=summarizer,
-    )
-    engine_economy.start(history)
-    compacted = await engine_economy.before_request(history, step=0, system="", tools=())
-    session.live = tuple(compacted)
+    with app.sessions.held(session_id) as session:  # not dropped while it compacts
+        live = session.live
+        history = list(live) if live is not None else from_store(app.store.messages(session_id))
+        settings = contextconfig.context_settings(
+            app.config, state_dir=app.home / "state" / session_id, session_id=session_id
+        )
+        # any history over a token or two is "full": compacted down to the recent messages it keeps
+        settings = dataclasses.replace(settings, compact_at=2e-6, compact_to=1e-6)
+        summarizer = EngineSummarizer(
+            app.engine,
+            step_retries=agent.step_retries,
+            agent=agent.name,
+            on_turn=lambda turn: session.recorder().usage(agent.name, turn),
+        )
+        engine_economy = Economy(
+            settings,
+            emit=session.publish,
+            archive=contextconfig.archiver(app.store, session_id, agent.name),
+            summarizer=summarizer,
+        )
+        engine_economy.start(history)
+        compacted = await engine_economy.before_request(history, step=0, system="", tools=())
+        session.live = tuple(compacted)

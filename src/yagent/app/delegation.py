@@ -45,7 +45,7 @@ from yagent.app.lanerun import LaneRun, run_lane
 from yagent.app.localdocs import local_docs_for_task
 from yagent.app.opensession import OpenSession
 from yagent.app.runtrack import continuation_task
-from yagent.app.services import RunServices
+from yagent.app.services import DelegationServices
 from yagent.kernel.confine import sandbox
 from yagent.kernel.durable import taskboard
 from yagent.kernel.judge import areas, delegate, dispatch
@@ -72,7 +72,9 @@ def board_id(session_id: str, did: str) -> str:
     return f"{session_id}/{did}"
 
 
-def child_task(services: RunServices, request: Request, declaration: areas.Declaration) -> str:
+def child_task(
+    services: DelegationServices, request: Request, declaration: areas.Declaration
+) -> str:
     """The task text the child agent receives (Director constraint C19): the Director's words,
     then the instructions files of the directories it works in (`app.localdocs`: its write and
     read areas, never the root's, read fresh; what did not fit is named on a visible line)."""
@@ -81,7 +83,9 @@ def child_task(services: RunServices, request: Request, declaration: areas.Decla
     return f"{request.task}\n\n{docs.text}" if docs.text else request.task
 
 
-def after_child(services: RunServices, session_id: str, outcome: Outcome, ran: LaneRun) -> Outcome:
+def after_child(
+    services: DelegationServices, session_id: str, outcome: Outcome, ran: LaneRun
+) -> Outcome:
     """The outcome once the child finished, before it is recorded: with what its work proves
     (Director constraints C6, C7, C15, C16) — its evidence set (`app.evidence`: empty unless it
     submitted through `agent_exit`) and, for an analysis agent (its profile is read-only) or
@@ -98,7 +102,7 @@ def after_child(services: RunServices, session_id: str, outcome: Outcome, ran: L
     return dataclasses.replace(outcome, evidence=evidence.files, blueprint=account)
 
 
-def _analysis(services: RunServices, agent: str) -> bool:
+def _analysis(services: DelegationServices, agent: str) -> bool:
     """Whether the agent reads and changes nothing (Repo, Meta, a read-only custom agent): its
     findings are what a blueprint keeps."""
     try:
@@ -113,7 +117,7 @@ class Runner:
 
     def __init__(
         self,
-        services: RunServices,
+        services: DelegationServices,
         session: OpenSession,
         caller: str,
         lane: Lane | None,

@@ -29,7 +29,7 @@ from yagent.app import delegationview
 from yagent.app.delegation import Refused, Runner, board_id
 from yagent.app.delegationview import Outcome
 from yagent.app.durable import Action
-from yagent.app.services import RunServices
+from yagent.app.services import ResumeServices
 from yagent.kernel.durable import taskboard
 from yagent.kernel.judge import delegate
 from yagent.llm import Message, ToolCall
@@ -43,7 +43,7 @@ RECORDED = "[recorded before the interruption; not run again]\n"
 
 
 async def settle(
-    services: RunServices, runner: Runner, surface: Surface, history: Sequence[Message]
+    services: ResumeServices, runner: Runner, surface: Surface, history: Sequence[Message]
 ) -> list[Message]:
     """`history` with a result for every open delegate call (see the module contract)."""
     answered = {m.tool_call_id for m in history if m.role == "tool"}
@@ -59,7 +59,7 @@ async def settle(
     return out
 
 
-async def _decide(services: RunServices, runner: Runner, call: ToolCall) -> str:
+async def _decide(services: ResumeServices, runner: Runner, call: ToolCall) -> str:
     request = _request(call)
     task = await _find(services, runner.session_id, call.id)
     if task is None:  # never posted: it never started
@@ -102,7 +102,7 @@ def _request(call: ToolCall) -> Request:
     return Request(call.id, agent, task, words("write"), words("read"))
 
 
-async def _find(services: RunServices, session_id: str, call_id: str) -> taskboard.Task | None:
+async def _find(services: ResumeServices, session_id: str, call_id: str) -> taskboard.Task | None:
     """The last delegation of this session posted for `call_id`."""
     prefix = board_id(session_id, "")
     found = None
@@ -119,7 +119,7 @@ async def _find(services: RunServices, session_id: str, call_id: str) -> taskboa
 
 
 def _degraded(
-    services: RunServices, runner: Runner, did: str, call: ToolCall, why: list[str]
+    services: ResumeServices, runner: Runner, did: str, call: ToolCall, why: list[str]
 ) -> Outcome:
     """A report of what the child did, from its records, and why nothing better could be given."""
     calls = services.store.tool_calls(runner.session_id, delegation_id=did)
@@ -148,7 +148,7 @@ def _degraded(
     return Outcome.of(receipt, delegation_id=did, call_id=call.id, notes=tuple(why))
 
 
-def _store(services: RunServices, runner: Runner, call: ToolCall, text: str) -> Message:
+def _store(services: ResumeServices, runner: Runner, call: ToolCall, text: str) -> Message:
     """The call's result, stored as its tool message (the way `runtrack.settle` stores one)."""
     runner.session.log.flush()
     content = json.dumps(text, ensure_ascii=False)  # as the executor's result is serialised

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from yagent.agents import catalog
-from yagent.app.services import RunServices
+from yagent.app.services import PlanServices
 from yagent.kernel.confine import sandbox
 from yagent.kernel.judge import areas, delegate, toolfail
 from yagent.tools.commands import CommandGate
@@ -111,18 +111,18 @@ class ParallelRun:
 
 
 # -- checking -----------------------------------------------------------------------------------
-def executors(services: RunServices) -> list[delegate.Executor]:
+def executors(services: PlanServices) -> list[delegate.Executor]:
     """The catalog: every built-in and configured agent with the effects of its tools."""
     names = sorted({*catalog.BUILTIN_AGENTS, *services.config.agents})
     return [delegate.Executor.of(n, _capabilities(services, n)) for n in names]
 
 
-def _capabilities(services: RunServices, name: str) -> set[str]:
+def _capabilities(services: PlanServices, name: str) -> set[str]:
     return {spec.effect.value for spec in services.surface(services.agent(name)).specs()}
 
 
 async def prepare(
-    services: RunServices,
+    services: PlanServices,
     assignments: Sequence[Assignment],
     *,
     max_parallel: int | None = None,
@@ -227,7 +227,7 @@ def check_area(root: Path, owner: str, area: areas.Parts) -> None:
 
 
 def _executor(
-    services: RunServices, a: Assignment, catalogue: list[delegate.Executor]
+    services: PlanServices, a: Assignment, catalogue: list[delegate.Executor]
 ) -> tuple[delegate.Executor, frozenset[str]]:
     try:
         if a.agent:

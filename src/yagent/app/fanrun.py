@@ -37,7 +37,7 @@ from yagent.app.lane import Lane
 from yagent.app.lanerun import run_lane
 from yagent.app.opensession import OpenSession
 from yagent.app.runtrack import continuation_task
-from yagent.app.services import RunServices
+from yagent.app.services import ParallelServices
 from yagent.app.stopkind import StopKind, stop_kind_of
 from yagent.kernel.judge import delegate
 
@@ -51,7 +51,7 @@ def delegation_id(name: str, session_id: str) -> str:
 
 
 async def run_parallel(
-    services: RunServices, work: Work, *, max_parallel: int | None = None
+    services: ParallelServices, work: Work, *, max_parallel: int | None = None
 ) -> ParallelRun:
     """Run the plan's tasks concurrently in one new session; one receipt per task, in order."""
     plan = (
@@ -72,7 +72,7 @@ async def run_parallel(
 
 
 async def execute(
-    services: RunServices,
+    services: ParallelServices,
     session_id: str,
     plan: Plan,
     *,
@@ -84,9 +84,7 @@ async def execute(
     names = [t.assignment.name for t in plan.tasks]
     out: list[TaskReceipt] = [kept[n] for n in names if n in kept]
     limiter = anyio.CapacityLimiter(plan.max_parallel)
-    session = services.sessions.open(session_id)
-    publish = session.publish
-    with services.observed(session):
+    with services.sessions.held(session_id) as session, services.observed(session):
         async with anyio.create_task_group() as tg:
             for task in plan.tasks:
                 name = task.assignment.name
@@ -99,7 +97,7 @@ async def execute(
         ordered = tuple(sorted(out, key=lambda r: names.index(r.name)))
         failed = [f"{r.name} ({r.receipt.status.value})" for r in ordered if not r.receipt.ok]
         error = f"{len(failed)} of {len(ordered)} tasks did not complete: " + ", ".join(failed)
-        publish(
+        session.publish(
             "run_end",
             {
                 "agent": "parallel",
@@ -116,7 +114,7 @@ async def execute(
 
 
 async def _run_one(
-    services: RunServices,
+    services: ParallelServices,
     session: OpenSession,
     task: Task,
     lane: Lane,
@@ -156,7 +154,7 @@ class ResumeWork:
 
 
 async def resume_plan(
-    services: RunServices, session_id: str, *, max_parallel: int | None = None
+    services: ParallelServices, session_id: str, *, max_parallel: int | None = None
 ) -> ResumeWork:
     """The stored plan re-checked, and each task's fate (see the module contract)."""
     try:
@@ -200,7 +198,7 @@ async def resume_plan(
     return ResumeWork(info.id, plan, kept, resumes, tuple(lines))
 
 
-async def resume_parallel(services: RunServices, work: ResumeWork) -> ParallelRun:
+async def resume_parallel(services: ParallelServices, work: ResumeWork) -> ParallelRun:
     return await execute(services, work.session_id, work.plan, kept=work.kept, resumes=work.resumes)
 
 
@@ -223,7 +221,7 @@ def assignment_of(raw: object) -> Assignment:
     )
 
 
-def _recorded_receipts(services: RunServices, session_id: str) -> dict[str, TaskReceipt]:
+def _recorded_receipts(services: ParallelServices, session_id: str) -> dict[str, TaskReceipt]:
     found: dict[str, TaskReceipt] = {}
     for event in services.store.events(session_id, types=RECEIPT_EVENT):
         data = event.payload.get("receipt")
@@ -244,7 +242,7 @@ def _recorded_receipts(services: RunServices, session_id: str) -> dict[str, Task
     return found
 
 
-def _from_run_end(services: RunServices, session_id: str, task: Task, did: str) -> TaskReceipt:
+def _from_run_end(services: ParallelServices, session_id: str, task: Task, did: str) -> TaskReceipt:
     ends = services.store.events(session_id, types="run_end", delegation_id=did)
     status = str(ends[-1].payload.get("status", "")) if ends else ""
     name, agent = task.assignment.name, task.executor.name

@@ -33,7 +33,7 @@ from yagent.agents.results import AgentResult
 from yagent.app.durable import ResumeDecision
 from yagent.app.lane import Lane
 from yagent.app.opensession import OpenSession
-from yagent.app.services import RunServices
+from yagent.app.services import LaneServices
 from yagent.app.stopkind import stop_kind
 from yagent.kernel.judge import delegate
 from yagent.tools.areastage import describe
@@ -56,7 +56,7 @@ remote: ContextVar[LaneRunner | None] = ContextVar("yagent_remote_lanes", defaul
 
 
 async def run_lane(
-    services: RunServices,
+    services: LaneServices,
     session: OpenSession,
     lane: Lane,
     *,

@@ -18,8 +18,20 @@ Contract:
 - Every run in one session shares its `OpenSession` — a turn, the lanes of a parallel run, the
   Director's delegations (they run in the delegator's session) — as they share its records; two
   sessions share none of it, even when they run at once through one app.
-- `OpenSessions` is the table the app keeps of the sessions it has opened: `open(id)` gives the
-  session's one `OpenSession`, made on first use; `get(id)` never makes one.
+- `OpenSessions` is the table the app keeps of the sessions it has opened. `held(id)` gives the
+  session's one `OpenSession` (made on first use) for as long as a run holds it: a turn, a
+  parallel run and a remote lane each hold their session while they run, and one session may be
+  held by several at once (its lanes and delegations). A held session is never dropped. When the
+  last holder lets go the session is idle: it stays open with its live context, and the table
+  keeps at most `IDLE_LIMIT` idle sessions — opening or letting go of one beyond that drops the
+  least recently used idle ones (their pending records written first). So a long-lived host (a
+  worker, an interactive session that switches sessions) keeps what its live runs and its
+  recent sessions need, not one `OpenSession` per session it ever ran. A dropped session opened
+  again is made afresh: its next run reads its history from the store (as a run in another
+  process would) and draws a new band marker; only the compacted live context is lost, which
+  costs the next turn a longer history, never a record. `open(id)` gives the session without
+  holding it (an idle one, counted in the bound); `get(id)` never makes one; `publisher(id)`
+  publishes into it by id, for what outlives its runs (so nothing but the table keeps a session).
 - `Outlets` is what a session writes to and shows on; it is read at each use (the engine and the
   configuration may be switched between turns: `/model`). `App` satisfies it.
 Refused: nothing here opens a store, a connection or a lease, nor decides how a run goes.
@@ -27,7 +39,9 @@ Refused: nothing here opens a store, a connection or a lease, nor decides how a 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import contextlib
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Protocol
 
 from yagent.app.fulldisk import FullDisk
@@ -43,6 +57,7 @@ from yagent.memory import SessionStore
 from yagent.messaging import Dispatcher, Event
 
 Observer = Callable[[Event], None]
+IDLE_LIMIT = 8  # idle sessions kept open (with their live context) beyond those held by a run
 
 
 class Outlets(Protocol):
@@ -105,17 +120,54 @@ class OpenSession:
 
 
 class OpenSessions:
-    """The sessions this process has opened, one `OpenSession` each (module contract)."""
+    """The sessions this process has open, one `OpenSession` each (module contract)."""
 
     def __init__(self, outlets: Outlets) -> None:
         self._outlets = outlets
-        self._open: dict[str, OpenSession] = {}
+        self._open: OrderedDict[str, OpenSession] = OrderedDict()  # least recently used first
+        self._holders: dict[str, int] = {}
 
     def open(self, session_id: str) -> OpenSession:
+        """The session's `OpenSession`, made on first use, not held (idle unless a run holds it)."""
         found = self._open.get(session_id)
         if found is None:
             found = self._open[session_id] = OpenSession(session_id, self._outlets)
+        self._open.move_to_end(session_id)
+        self._trim()
         return found
+
+    @contextlib.contextmanager
+    def held(self, session_id: str) -> Iterator[OpenSession]:
+        """The session's `OpenSession`, never dropped until the last holder lets go."""
+        self._holders[session_id] = self._holders.get(session_id, 0) + 1
+        try:
+            yield self.open(session_id)
+        finally:
+            left = self._holders[session_id] - 1
+            if left:
+                self._holders[session_id] = left
+            else:
+                del self._holders[session_id]
+                self._open.move_to_end(session_id)  # the most recently used idle one
+                self._trim()
 
     def get(self, session_id: str) -> OpenSession | None:
         return self._open.get(session_id)
+
+    def publisher(self, session_id: str) -> Callable[[str, Mapping[str, Any]], None]:
+        """`publish` into the session found by its id at each call, for what outlives a run (the
+        hooks' `session_end`, fired when the app closes): it keeps the table, never the session,
+        so an idle session it names can still be dropped (and is opened again to publish)."""
+
+        def publish(kind: str, payload: Mapping[str, Any]) -> None:
+            self.open(session_id).publish(kind, payload)
+
+        return publish
+
+    def __len__(self) -> int:
+        return len(self._open)
+
+    def _trim(self) -> None:
+        idle = [sid for sid in self._open if sid not in self._holders]
+        for sid in idle[: max(0, len(idle) - IDLE_LIMIT)]:
+            self._open.pop(sid).close()  # what it left pending is written before it goes

@@ -1,7 +1,8 @@
 """One agent run inside an `App` (`App.run` is this): the session it belongs to, its history,
 the surface and tool context, durability tracking, the loop, and what is recorded when it ends.
-It sees the app only as `app.services.RunServices` (its long-lived services), never `App`
-itself, and the session as its `app.opensession.OpenSession`, opened once the lease is held.
+It sees the app only as `app.services.TurnServices` (its long-lived services), never `App`
+itself, and the session as its `app.opensession.OpenSession`, held (never dropped from the
+app's table of open sessions) from once the lease is taken until the run ends.
 
 Contract: see `App.run` in `app.assemble` — a new session unless `session_id` continues one (its
 messages as history, or the compacted context this process kept); `resume` continues an
@@ -58,7 +59,7 @@ from yagent.app.opensession import OpenSession
 from yagent.app.pastsessions import StoreReader
 from yagent.app.recorder import SessionObserver
 from yagent.app.runtrack import RunTrack, open_track
-from yagent.app.services import RunServices
+from yagent.app.services import TurnServices
 from yagent.app.stopkind import stop_kind
 from yagent.kernel.context import reminder
 from yagent.llm import Message, Usage
@@ -70,7 +71,7 @@ from yagent.tools.surface import Surface
 from yagent.tools.yolo import Yolo
 
 
-def new_session(services: RunServices, task: str, agent: str, model: str = "") -> str:
+def new_session(services: TurnServices, task: str, agent: str, model: str = "") -> str:
     """A new session of this workspace for `task` (its title), run by `agent` (on `model`, else
     the engine's); its id."""
     info = services.store.create_session(
@@ -83,7 +84,7 @@ def new_session(services: RunServices, task: str, agent: str, model: str = "") -
 
 
 async def run_task(
-    services: RunServices,
+    services: TurnServices,
     task: str,
     *,
     agent_name: str | None = None,
@@ -102,20 +103,21 @@ async def run_task(
     if session_id is None:
         session_id = new_session(services, task, agent.name, agent.model)
     await services.leases.take(session_id)  # before its history is read: one live runner a session
-    session = services.sessions.open(session_id)
-    if new:
-        history: list[Message] = []
-    elif lane is None and (live := session.take_live()) is not None:
-        history = list(live)  # this process ran it: keep its compacted context
-    else:  # this run's own messages (a parallel task's lane starts with none)
-        history = from_store(services.store.messages(session_id, delegation_id=delegation))
-    # the session's own band marker: every reminder made or checked in this run carries it
-    with reminder.using(session.marker):
-        return await _run(services, session, reminder.reseal(task), agent, history, resume, lane)
+    with services.sessions.held(session_id) as session:  # never dropped while this run is live
+        if new:
+            history: list[Message] = []
+        elif lane is None and (live := session.take_live()) is not None:
+            history = list(live)  # this process ran it: keep its compacted context
+        else:  # this run's own messages (a parallel task's lane starts with none)
+            history = from_store(services.store.messages(session_id, delegation_id=delegation))
+        # the session's own band marker: every reminder made or checked in this run carries it
+        with reminder.using(session.marker):
+            task = reminder.reseal(task)
+            return await _run(services, session, task, agent, history, resume, lane)
 
 
 async def _run(
-    services: RunServices,
+    services: TurnServices,
     session: OpenSession,
     task: str,
     agent: AgentDef,
@@ -129,7 +131,10 @@ async def _run(
     remembered = memories.inject(services.home, services.workspace)
     if remembered.worth_reporting:
         publish("memory", remembered.event())
-    hooks = services.hooks.for_run(session_id, publish, agent.name, delegation)
+    # the hooks outlive the run (`session_end` when the app closes): they publish by session id
+    hooks = services.hooks.for_run(
+        session_id, services.sessions.publisher(session_id), agent.name, delegation
+    )
     await hooks.session_start(continued=bool(history))
     blocked = await hooks.prompt(task)
     if blocked is not None:
@@ -209,7 +214,7 @@ async def _run(
 
 
 async def _model_task(
-    services: RunServices, session: OpenSession, task: str, *, continued: bool
+    services: TurnServices, session: OpenSession, task: str, *, continued: bool
 ) -> str:
     """The task as the model reads it: its session references and MCP resources expanded (each
     expansion published)."""
@@ -226,7 +231,7 @@ async def _model_task(
 
 
 def _system(
-    services: RunServices, agent: AgentDef, surface: Surface, task: str, memory: str
+    services: TurnServices, agent: AgentDef, surface: Surface, task: str, memory: str
 ) -> str:
     """The run's system prompt: the agent's, its tools, skills, memories and instructions."""
     return system_prompt(
@@ -244,7 +249,7 @@ def _system(
 
 
 async def _ended(
-    services: RunServices,
+    services: TurnServices,
     session: OpenSession,
     lane: Lane | None,
     hooks: hookrun.RunHooks,
@@ -265,7 +270,7 @@ async def _ended(
 
 
 def _tools(
-    services: RunServices,
+    services: TurnServices,
     session: OpenSession,
     agent: AgentDef,
     lane: Lane | None,
@@ -317,7 +322,7 @@ def _tools(
 
 
 def _refused(
-    services: RunServices, session_id: str, agent: str, reason: str, publish: hookrun.Publish
+    services: TurnServices, session_id: str, agent: str, reason: str, publish: hookrun.Publish
 ) -> AgentResult:
     """The result of a run a `user_prompt_submit` hook refused: the model was never asked."""
     publish("run_end", {"agent": agent, "status": "error", "steps": 0, "error": reason})
@@ -326,7 +331,7 @@ def _refused(
 
 
 def _learner(
-    services: RunServices,
+    services: TurnServices,
     surface: Surface,
     adapter: Adapter,
     publish: Callable[[str, Mapping[str, Any]], None],

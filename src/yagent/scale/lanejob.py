@@ -127,17 +127,18 @@ async def _run(app: App, sid: str, job: Mapping[str, Any]) -> dict[str, Any]:
         )
         gate = app.safety.commands.confined(list(job["write"]))
         lane = Lane(str(job["name"]), did, declaration, gate, link)
-        ran = await run_lane(
-            app,
-            app.sessions.open(sid),
-            lane,
-            executor=delegate.Executor.of(agent, ()),
-            required=frozenset(),
-            task=str(job["task"]),
-            text=text,
-            resume=resume,
-            start=job["start"],
-        )
+        with app.sessions.held(sid) as session:  # the delegator's session, held while it runs
+            ran = await run_lane(
+                app,
+                session,
+                lane,
+                executor=delegate.Executor.of(agent, ()),
+                required=frozenset(),
+                task=str(job["task"]),
+                text=text,
+                resume=resume,
+                start=job["start"],
+            )
     return lanerun_dict(LaneRun(ran.receipt, ran.run_status, ran.result, sid))
 
 

@@ -16,6 +16,10 @@ Contract:
   result says so; a run that concluded there is reported failed: its patch is not here).
 - `delegate` runs one lane of a delegator (a Director's delegation, a fan-out task:
   `scale.lanejob`), heartbeating and reporting failures and cancellation as `run` does.
+- `prepare`, `collect` and `cleanup` heartbeat every `BEAT_EVERY` seconds while they work (a
+  clone over a slow link, a large patch or tree to remove can outlast a heartbeat timeout; their
+  blocking work runs in threads): the workflow gives them the run's heartbeat timeout, so a
+  worker that dies in one of them is noticed within it rather than at its 10-minute limit.
 - `run` heartbeats to Temporal on every event the agent run publishes and at least every
   `BEAT_EVERY` seconds while the process is alive (a tool call may be silent for minutes; only a
   dead or cut-off worker misses its heartbeat). Cancellation (a cancelled batch) reaches it at its
@@ -28,18 +32,21 @@ Leaves to `workflows`: order, timeouts, retries.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 from temporalio import activity
 
+from yagent.kernel.durable.contract import StepOutcome
 from yagent.scale import lanejob, taskrun
 from yagent.scale.tasks import TaskSpec
 from yagent.scale.temporal.workflows import CLEANUP, COLLECT, DELEGATE, PREPARE, RUN
 
 BEAT_EVERY = 2.0
+T = TypeVar("T")
 
 
 @dataclass
@@ -51,10 +58,14 @@ class Activities:
     async def prepare(self, job: dict[str, Any]) -> dict[str, str]:
         spec = TaskSpec.from_dict(job["task"])
         key = str(job["key"])
-        outcome = await taskrun.prepare_step(self.work, key, spec)
-        # the run may land on another worker: this check leaves no checkout behind on this one
-        await anyio.to_thread.run_sync(taskrun.cleanup, self.work, key)
-        return taskrun.outcome_dict(outcome)
+
+        async def check() -> StepOutcome:
+            outcome = await taskrun.prepare_step(self.work, key, spec)
+            # the run may land on another worker: this check leaves no checkout behind here
+            await anyio.to_thread.run_sync(taskrun.cleanup, self.work, key)
+            return outcome
+
+        return taskrun.outcome_dict(await _beating(check))
 
     @activity.defn(name=RUN)
     async def run(self, job: dict[str, Any]) -> dict[str, str]:
@@ -91,11 +102,12 @@ class Activities:
     async def collect(self, data: dict[str, Any]) -> dict[str, Any]:
         run = taskrun.outcome_of(data["run"])
         key = str(data["job"]["key"])
-        return await taskrun.collect(self.work, key, str(data["base"]), run)
+        return await _beating(lambda: taskrun.collect(self.work, key, str(data["base"]), run))
 
     @activity.defn(name=CLEANUP)
     async def cleanup(self, job: dict[str, Any]) -> dict[str, str]:
-        outcome = await anyio.to_thread.run_sync(taskrun.cleanup, self.work, str(job["key"]))
+        key = str(job["key"])
+        outcome = await _beating(lambda: anyio.to_thread.run_sync(taskrun.cleanup, self.work, key))
         return taskrun.outcome_dict(outcome)
 
     @activity.defn(name=DELEGATE)
@@ -122,3 +134,14 @@ async def _ticker() -> None:
     while True:
         activity.heartbeat("alive")
         await anyio.sleep(BEAT_EVERY)
+
+
+async def _beating(work: Callable[[], Awaitable[T]]) -> T:
+    """`work`'s result, heartbeating every `BEAT_EVERY` seconds while it runs (its blocking
+    parts — git, file trees — run in threads, so the beats go on)."""
+    result: list[T] = []
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(_ticker)
+        result.append(await work())
+        tg.cancel_scope.cancel()
+    return result[0]

@@ -2,7 +2,8 @@
 
 Contract (Temporal's determinism rules hold: no I/O, no clock, no randomness here — only
 temporalio, the standard library and the names of activities):
-- `TaskWorkflow` runs the task's activities in order: `prepare` (the checkout), `run` (the agent
+- `TaskWorkflow` runs the task's activities in order, each with the batch's heartbeat timeout:
+  `prepare` (the checkout), `run` (the agent
   run: a long activity that heartbeats, retried on another worker after a missed heartbeat or a
   crash — it resumes from the run's checkpoint), `collect` (the result) and `cleanup`. A failed
   prepare ends the task `failed` without a run; cleanup runs whatever happened. Its result is the
@@ -51,7 +52,11 @@ class TaskWorkflow:
         steps: list[dict[str, str]] = []
         try:
             prepared = await workflow.execute_activity(
-                PREPARE, job, start_to_close_timeout=_QUICK, retry_policy=_SHORT_RETRY
+                PREPARE,
+                job,
+                start_to_close_timeout=_QUICK,
+                heartbeat_timeout=timedelta(seconds=heartbeat),
+                retry_policy=_SHORT_RETRY,
             )
             steps.append(prepared)
             if prepared["status"] != "done":
@@ -79,13 +84,18 @@ class TaskWorkflow:
                 COLLECT,
                 {"job": job, "base": prepared["digest"], "run": ran},
                 start_to_close_timeout=_QUICK,
+                heartbeat_timeout=timedelta(seconds=heartbeat),
                 retry_policy=_SHORT_RETRY,
             )
             steps.append(_step(key, "collect", "done", ""))
             return collected | {"steps": steps}
         finally:
             await workflow.execute_activity(
-                CLEANUP, job, start_to_close_timeout=_QUICK, retry_policy=_SHORT_RETRY
+                CLEANUP,
+                job,
+                start_to_close_timeout=_QUICK,
+                heartbeat_timeout=timedelta(seconds=heartbeat),
+                retry_policy=_SHORT_RETRY,
             )
 
 
