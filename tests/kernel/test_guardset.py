@@ -555,3 +555,21 @@ async def test_one_at_a_time_asks_in_set_order_and_merges_the_same() -> None:
     assert one_by_one.verdict.reason == together.verdict.reason
     assert [d.stage for d in one_by_one.denials] == ["a", "c", "d"]
     assert one_by_one.denials[-1].kind is toolfail.Kind.INTERNAL  # fail closed, one by one too
+
+
+def test_merge_attributes_each_verdict_to_its_guard_and_copies_only_to_rename() -> None:
+    guards = Set.of(
+        allow("b", 1),
+        Guard("a", 0, returning(invoke.Verdict.allow("a"))),
+        prompt("c", 2),
+    ).guards
+    named = invoke.Verdict.allow("a")
+    unnamed = invoke.Verdict.allow()
+    asking = invoke.Verdict.prompt("c wants a person", stage="elsewhere")
+    outcome = guardset.merge(guards, [named, unnamed, asking])
+    assert [v.stage for v in outcome.verdicts] == ["a", "b", "c"]
+    assert outcome.verdicts[0] is named  # already its guard's: not copied (the hot path)
+    assert outcome.verdicts[1] == invoke.Verdict.allow("b")
+    assert outcome.verdicts[2] == invoke.Verdict.prompt("c wants a person", stage="c")
+    assert outcome.prompts == (outcome.verdicts[2],)
+    assert outcome.verdict.decision is invoke.Decision.PROMPT

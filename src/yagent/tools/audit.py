@@ -42,14 +42,21 @@ class AuditStage:
     def __init__(self, surface: ToolView, gate: auditgate.AuditGate) -> None:
         self._surface = surface
         self.gate = gate
+        self._ops: dict[str, tuple[Spec, auditgate.Op]] = {}  # per tool: its spec and op
+
+    def _operation(self, spec: Spec) -> auditgate.Op:
+        """`operation(spec)`, built once per spec object (a rebuilt surface's new spec of the
+        same name is judged afresh); the gate's thresholds are read at every call."""
+        held = self._ops.get(spec.name)
+        if held is None or held[0] is not spec:
+            held = self._ops[spec.name] = (spec, operation(spec))
+        return held[1]
 
     async def judge(self, call: Call) -> Verdict:
         spec = self._surface.spec(call.tool)
         if spec is None:  # not in the surface: the disclosure gate before us refuses it
             return Verdict.allow(self.name)
-        verdict = await auditgate.stage(self.gate, lambda c: operation(spec), name=self.name).judge(
-            call
-        )
+        verdict = self.gate.decide_with(lambda: self._operation(spec)).verdict(self.name)
         if verdict.decision is Decision.PROMPT and self._surface.guard.standing(spec):
             return Verdict.allow(self.name)
         return verdict

@@ -191,10 +191,14 @@ def merge(
     """Merge per-guard verdicts (aligned with `guards`) into one outcome. The one merge rule."""
     if len(guards) != len(verdicts):
         raise GuardsetError("guardset.merge: one verdict per guard is required")
-    # Each verdict is attributed to its guard so the merged reason can cite it by name.
+    # Each verdict is attributed to its guard so the merged reason can cite it by name (copied
+    # only when it names another stage: a verdict is immutable, and most already name theirs).
     ranked = sorted(
-        ((g, dataclasses.replace(v, stage=g.name)) for g, v in zip(guards, verdicts, strict=True)),
-        key=lambda pair: _order(pair[0]),
+        (
+            (g, v if v.stage == g.name else dataclasses.replace(v, stage=g.name))
+            for g, v in zip(guards, verdicts, strict=True)
+        ),
+        key=_order_of_pair,
     )
     ordered = tuple(v for _, v in ranked)
     denials = [(g, v) for g, v in ranked if v.decision is invoke.Decision.DENY]
@@ -209,6 +213,10 @@ def merge(
         verdict = invoke.Verdict.allow(stage=STAGE_NAME)
     only_denials = tuple(v for _, v in denials)
     return Outcome(verdict, ordered, only_denials, prompts, blocking, generation)
+
+
+def _order_of_pair(pair: tuple[Guard, invoke.Verdict]) -> tuple[int, str]:
+    return _order(pair[0])
 
 
 def _merged_denial(
