@@ -7,6 +7,8 @@ never depends on which guard finished first. Merge rules, in one place (`merge`)
   the first by rank);
 - otherwise any PROMPT wins (a person must approve);
 - otherwise ALLOW.
+When every guard allowed, `evaluate` builds that ALLOW outcome directly (the guards are already in
+set order: nothing to rank) — the same outcome `merge` gives, which a differential test holds.
 A guard that raises, or returns something that is not a Verdict, is an internal DENY (fail closed)
 with the exception chained. Cancellation is not a guard failure: it propagates.
 """
@@ -130,6 +132,8 @@ class Set:
         wait on anything (no task per guard) — and merge their verdicts in set order."""
         if not concurrently:
             spoken_in_order = [await _check_one(guard, call) for guard in self.guards]
+            if all(v.decision is invoke.Decision.ALLOW for v in spoken_in_order):
+                return _all_allowed(self.guards, spoken_in_order, self.generation)
             return merge(self.guards, spoken_in_order, generation=self.generation)
         verdicts: list[invoke.Verdict | None] = [None] * len(self.guards)
 
@@ -213,6 +217,21 @@ def merge(
         verdict = invoke.Verdict.allow(stage=STAGE_NAME)
     only_denials = tuple(v for _, v in denials)
     return Outcome(verdict, ordered, only_denials, prompts, blocking, generation)
+
+
+_SET_ALLOW = invoke.Verdict.allow(stage=STAGE_NAME)
+
+
+def _all_allowed(
+    guards: tuple[Guard, ...], verdicts: list[invoke.Verdict], generation: int
+) -> Outcome:
+    """`merge` of verdicts that all allow, from guards already in set order (the common case,
+    without ranking): each verdict attributed to its guard, the set's ALLOW."""
+    named = tuple(
+        v if v.stage == g.name else dataclasses.replace(v, stage=g.name)
+        for g, v in zip(guards, verdicts, strict=True)
+    )
+    return Outcome(_SET_ALLOW, named, (), (), None, generation)
 
 
 def _order_of_pair(pair: tuple[Guard, invoke.Verdict]) -> tuple[int, str]:
