@@ -7,8 +7,9 @@ never depends on which guard finished first. Merge rules, in one place (`merge`)
   the first by rank);
 - otherwise any PROMPT wins (a person must approve);
 - otherwise ALLOW.
-When every guard allowed, `evaluate` builds that ALLOW outcome directly (the guards are already in
-set order: nothing to rank) — the same outcome `merge` gives, which a differential test holds.
+When every guard allowed, `evaluate` one at a time builds that ALLOW outcome directly (the guards
+are already in set order: nothing to rank) — the outcome `merge` gives, as a differential test
+holds.
 A guard that raises, or returns something that is not a Verdict, is an internal DENY (fail closed)
 with the exception chained. Cancellation is not a guard failure: it propagates.
 """
