@@ -117,3 +117,40 @@ async def test_after_a_compaction_new_objects_are_still_offloaded(tmp_path: Path
     later = await eco.before_request(shown, step=step + 2, system="s", tools=[])
     assert URI not in later[-3].content
     assert "[offloaded image/png" in later[-3].content
+
+
+class Scans(Offloader):
+    """The real offloader, counting the texts it is asked to process."""
+
+    processed = 0
+
+    def process(self, value: Any, *, seen: frozenset[str] = frozenset()) -> Any:
+        Scans.processed += 1
+        return super().process(value, seen=seen)
+
+
+@pytest.mark.anyio
+async def test_a_step_of_short_messages_asks_the_offloader_nothing(tmp_path: Path) -> None:
+    events: list[tuple[str, Mapping[str, Any]]] = []
+    offloader = Scans(FileStore(tmp_path / "offload"), min_bytes=1024)
+    eco = Economy(
+        ContextSettings(window=10_000_000, offload=offloader),
+        emit=lambda kind, payload: events.append((kind, payload)),
+        archive=None,
+        summarizer=Summaries(),
+    )
+    messages = [Message("user", "task")]
+    eco.start(messages)
+    for i in range(5):
+        messages += _step(i)
+        before = Scans.processed
+        messages = await eco.before_request(messages, step=i + 1, system="sys", tools=[])
+        assert Scans.processed == before, "a message too short to hold an object was scanned"
+    messages += _step(5, URI)  # long enough to hold one: scanned, shown once, then replaced
+    messages = await eco.before_request(messages, step=6, system="sys", tools=[])
+    assert URI in messages[-1].content
+    messages += _step(6)
+    messages = await eco.before_request(messages, step=7, system="sys", tools=[])
+    assert URI not in messages[-3].content
+    assert "[offloaded image/png" in messages[-3].content
+    assert [kind for kind, _ in events].count("offload") == 1

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from yagent.kernel.judge import auditgate
+from yagent.kernel.judge.invoke import Call, Decision
 from yagent.tools import flow
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.audit import operation
@@ -83,3 +84,23 @@ async def test_deny_is_never_answered_away(tmp_path: Path) -> None:
     assert json.loads(res.content)["kind"] == "permission"
     with pytest.raises(auditgate.LoosenError):
         gate.lower_with(lambda t: auditgate.Thresholds(0.9, 1.0, False))
+
+
+@pytest.mark.anyio
+async def test_thresholds_lowered_between_calls_judge_the_next_call(tmp_path: Path) -> None:
+    gate = auditgate.AuditGate()
+    spec = ext("s__write", "idempotent")  # low risk, mutating: allowed at the defaults
+    surface = Surface(
+        BUILTIN,
+        profile("coding"),
+        WorkspaceGuard(tmp_path),
+        external=[spec],
+        options=SurfaceOptions(deferred=False, audit=gate),
+    )
+    stage = next(s for s in surface.chain.stages if s.name == "audit")
+    assert (await stage.judge(Call(spec.name))).allowed
+    assert (await stage.judge(Call(spec.name))).allowed  # the same tool again: same answer
+    gate.tighten(review_mutating=True)
+    assert (await stage.judge(Call(spec.name))).decision is Decision.PROMPT
+    gate.tighten(deny_at=0.25)
+    assert (await stage.judge(Call(spec.name))).decision is Decision.DENY

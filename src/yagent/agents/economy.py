@@ -141,7 +141,7 @@ class Economy:
         facts: dict[str, Any] = {}
         inline = 0
         offload = self.settings.offload
-        if offload is not None:
+        if offload is not None and offload.can_hold(content):
             outcome = offload.process(content, seen=self._seen)  # new objects: marked next request
             content = outcome.value
             if outcome.replaced:
@@ -193,6 +193,9 @@ class Economy:
         for index in range(start, len(messages)):
             message, key = messages[index], self._ids[index]
             if key in self._settled:
+                continue
+            if not offload.can_hold(message.content):  # too short for any object: settled
+                self._settled.add(key)
                 continue
             outcome = offload.process(message.content, seen=seen)
             self._seen = self._seen | outcome.seen

@@ -47,6 +47,8 @@ from yagent.tools.toolresult import failure_content
 Publish = Callable[[str, Mapping[str, Any]], None]
 GATE_TTL = 30.0
 
+# `json.dumps(facts, sort_keys=True, default=str)`, its encoder built once (a step's digest)
+_FACTS = json.JSONEncoder(sort_keys=True, default=str)
 _RUNNING = checkpoint.StepStatus.RUNNING
 _COMPLETED = checkpoint.StepStatus.COMPLETED
 
@@ -138,7 +140,7 @@ class RunTrack:
         await self._save(state)
 
     def _completed(self, n: int) -> checkpoint.StepRecord:
-        facts = json.dumps(self._facts.get(n, []), sort_keys=True, default=str).encode()
+        facts = _FACTS.encode(self._facts.get(n, [])).encode()
         return checkpoint.StepRecord(str(n), _COMPLETED, checkpoint.digest(facts))
 
     def _detail(self, status: str, error: str = "") -> str:

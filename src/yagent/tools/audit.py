@@ -42,14 +42,27 @@ class AuditStage:
     def __init__(self, surface: ToolView, gate: auditgate.AuditGate) -> None:
         self._surface = surface
         self.gate = gate
+        # per tool: its spec, and the gate's verdict on its operation under one generation
+        self._judged: dict[str, tuple[Spec, int, Verdict]] = {}
+
+    def _verdict(self, spec: Spec) -> Verdict:
+        """The gate's verdict on `spec`'s operation. It depends on nothing but the operation
+        (built from the spec's declared facts) and the gate's thresholds, which change only
+        with its generation: it is judged again when either changed (a rebuilt surface's new
+        spec of the same name, lowered thresholds), else the last verdict stands."""
+        held = self._judged.get(spec.name)
+        if held is not None and held[0] is spec and held[1] == self.gate.generation:
+            return held[2]
+        audit = self.gate.decide_with(lambda: operation(spec))
+        verdict = audit.verdict(self.name)
+        self._judged[spec.name] = (spec, audit.generation, verdict)
+        return verdict
 
     async def judge(self, call: Call) -> Verdict:
         spec = self._surface.spec(call.tool)
         if spec is None:  # not in the surface: the disclosure gate before us refuses it
             return Verdict.allow(self.name)
-        verdict = await auditgate.stage(self.gate, lambda c: operation(spec), name=self.name).judge(
-            call
-        )
+        verdict = self._verdict(spec)
         if verdict.decision is Decision.PROMPT and self._surface.guard.standing(spec):
             return Verdict.allow(self.name)
         return verdict

@@ -224,12 +224,10 @@ class EffectTable:
                 return Found("mcp-unannotated", spec.name)
             why = "mcp-destructive" if "destructive" in spec.tags else "mcp-mutating"
             return Found(why, spec.name)
+        if spec.effect is not Effect.NETWORK:  # only a NETWORK tool's method is read
+            return None
         method = _arg(args, "method")
-        if (
-            spec.effect is Effect.NETWORK
-            and isinstance(method, str)
-            and method.upper() not in _SAFE_METHODS
-        ):
+        if isinstance(method, str) and method.upper() not in _SAFE_METHODS:
             return Found("http-method", f"{spec.name} {method.upper()}")
         return None
 

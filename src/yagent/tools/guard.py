@@ -114,6 +114,7 @@ class WorkspaceGuard:
         reads: ReadMask | None = None,
     ) -> None:
         self.workspace = Path(os.path.realpath(workspace))
+        self._workspace_text = str(self.workspace)  # as settings store it: resolved
         self.reads = reads or ReadMask(self.workspace)
         self.settings = settings
         self.yolo = yolo
@@ -136,7 +137,7 @@ class WorkspaceGuard:
         if self.settings is None:
             return False
         try:
-            return self.settings.is_project_authorized(self.workspace)
+            return self.settings.authorizes(self._workspace_text)
         except SettingsError:
             return False  # a broken settings file grants nothing (and is reported elsewhere)
 
@@ -240,8 +241,17 @@ class WorkspaceGuard:
             "in your own config re-opens a path"
         )
 
+    @staticmethod
+    def can_be_dangerous(spec: Spec) -> bool:
+        """Whether `danger` can name a reason for some call to `spec`: only a spec declaring
+        `always_authorize`, a `danger_flag` or a `command_arg` has one (False: `danger` is None
+        whatever the arguments)."""
+        return bool(spec.always_authorize or spec.danger_flag or spec.command_arg)
+
     def danger(self, spec: Spec, args: Mapping[str, Any]) -> str | None:
         """Why this call is a dangerous operation needing authorization, or None."""
+        if not self.can_be_dangerous(spec):
+            return None
         reasons: list[str] = []
         if spec.always_authorize:
             reasons.append(f"{spec.name} {spec.always_authorize}")

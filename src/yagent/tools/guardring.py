@@ -44,10 +44,11 @@ class DenialRing:
         self._set = guardset.Set(
             guardset.Guard(stage.name, rank, stage.judge) for rank, stage in enumerate(stages)
         )
+        self._names = self._set.names  # the set never changes: named once, not per call
 
     @property
     def guards(self) -> tuple[str, ...]:
-        return self._set.names
+        return self._names
 
     def recalled(self) -> list[Stage]:
         """The ring's stages for their own places in the chain (see the module contract)."""
@@ -55,7 +56,7 @@ class DenialRing:
 
     async def judge(self, call: Call) -> Verdict:
         outcome = await self._set.evaluate(call, concurrently=False)  # none of them waits
-        _JUDGED.set((call, dict(zip(self._set.names, outcome.verdicts, strict=True))))
+        _JUDGED.set((call, dict(zip(self._names, outcome.verdicts, strict=True))))
         if not outcome.denials:
             return Verdict.allow(self.name)
         if len(outcome.denials) == 1:

@@ -79,7 +79,12 @@ class Settings:
         return found
 
     def is_project_authorized(self, project: Path) -> bool:
-        return os.path.realpath(project) in self.authorized_projects()
+        return self.authorizes(os.path.realpath(project))
+
+    def authorizes(self, resolved: str) -> bool:
+        """Whether the project at `resolved` (a path already resolved with `realpath`, as
+        stored) holds the project-level standing permission."""
+        return resolved in self.authorized_projects()
 
     def authorize_project(self, project: Path) -> None:
         """Add `project` to authorized_projects (read-modify-write under a lock, atomic write)."""

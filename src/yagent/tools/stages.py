@@ -5,7 +5,9 @@ The boundary ring first refuses (DENY, whatever stands) a call whose paths lie i
 sandbox hides (`WorkspaceGuard.unreadable`). Boundary and authorization return PROMPT with the
 guard's reason when a person must be asked and no standing permission covers the call, ALLOW
 otherwise. A tool the surface does not know is not theirs to judge (the tooldisclose gate before
-them refuses it).
+them refuses it). A standing permission is looked up (the person's settings file) only when a
+question would otherwise be asked: a call with nothing to ask costs no lookup, and the answer is
+the same as looking it up first (`tests/tools/test_ring_standing.py`).
 
 The command-policy ring (present when the surface has a `CommandGate`) is the authorization ring
 for every spec with a `command_arg`: it judges the command line (cmdpolicy × gatecheck) and folds
@@ -113,10 +115,10 @@ class BoundaryStage:
         protected = guard.protected(spec, call.args)
         if protected:
             return Verdict.prompt(protected, stage=self.name)
-        if guard.standing(spec):
-            return Verdict.allow(self.name)
         reason = guard.boundary(spec, call.args)
-        return Verdict.prompt(reason, stage=self.name) if reason else Verdict.allow(self.name)
+        if reason is None or guard.standing(spec):  # standing only answers a question
+            return Verdict.allow(self.name)
+        return Verdict.prompt(reason, stage=self.name)
 
 
 class AuthorizationStage:
@@ -128,7 +130,12 @@ class AuthorizationStage:
     async def judge(self, call: Call) -> Verdict:
         spec = self._surface.spec(call.tool)
         guard = self._surface.guard
-        if spec is None or guard.standing(spec) or self._surface.judges_commands(spec):
+        if (
+            spec is None
+            or self._surface.judges_commands(spec)
+            or not guard.can_be_dangerous(spec)  # nothing to ask: no standing to look up
+            or guard.standing(spec)
+        ):
             return Verdict.allow(self.name)
         reason = guard.danger(spec, call.args)
         return Verdict.prompt(reason, stage=self.name) if reason else Verdict.allow(self.name)

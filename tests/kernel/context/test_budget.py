@@ -544,3 +544,21 @@ async def test_cancellation_is_not_swallowed() -> None:
     with anyio.move_on_after(0.01) as scope:
         await run(make_plan(), Slow(), msgs(10))
     assert scope.cancelled_caught
+
+
+_SEGMENTS = st.lists(
+    st.tuples(st.sampled_from(["system", "tools", "history", "results", "x"]), st.integers(0, 50)),
+    max_size=6,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(before=_SEGMENTS, after=_SEGMENTS)
+def test_the_largest_growth_is_the_first_of_every_growth(
+    before: list[tuple[str, int]], after: list[tuple[str, int]]
+) -> None:
+    window = clamp_window(10_000)
+    earlier, later = budget.Usage(tuple(before), window), budget.Usage(tuple(after), window)
+    ranked = later.growth(earlier)
+    want = ranked[0] if ranked and ranked[0].delta > 0 else None
+    assert later.largest_growth(earlier) == want

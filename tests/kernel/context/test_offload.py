@@ -250,3 +250,73 @@ def test_file_store_cleans_its_temp_file_when_the_write_fails(tmp_path: Path) ->
     with pytest.raises(IsADirectoryError):
         store.put(DIGEST, IMAGE)
     assert list(tmp_path.rglob("*.tmp")) == []
+
+
+class _Counting(offload.Store):
+    def __init__(self) -> None:
+        self.objects: dict[str, bytes] = {}
+
+    def put(self, digest: str, data: bytes) -> None:
+        self.objects[digest] = data
+
+    def get(self, digest: str) -> bytes:
+        return self.objects[digest]
+
+
+_B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+
+@st.composite
+def _near_the_bound(draw: st.DrawFn) -> tuple[int, str]:
+    """A minimum size and a text made of base64 runs, data URIs and words around it."""
+    least = draw(st.integers(min_value=1, max_value=40))
+    shortest = -(-least * 4 // 3)
+    pieces = draw(
+        st.lists(
+            st.one_of(
+                st.text(alphabet=_B64 + "=", min_size=max(0, shortest - 3), max_size=shortest + 4),
+                st.binary(min_size=max(0, least - 2), max_size=least + 2).map(
+                    lambda b: base64.b64encode(b).decode()
+                ),
+                st.binary(min_size=max(0, least - 2), max_size=least + 2).map(
+                    lambda b: "data:image/png;base64," + base64.b64encode(b).decode()
+                ),
+                st.sampled_from([" ", "\n", "data:", ";base64,", "word", "="]),
+            ),
+            max_size=4,
+        )
+    )
+    return least, "".join(pieces)
+
+
+@settings(max_examples=400, deadline=None)
+@given(case=_near_the_bound(), seen_first=st.booleans())
+def test_a_text_shorter_than_any_object_is_passed_without_a_scan(
+    case: tuple[int, str], seen_first: bool
+) -> None:
+    least, text = case
+    off = Offloader(_Counting(), min_bytes=least)
+    seen = off.process(text).seen if seen_first else frozenset()
+    out = off.process(text, seen=seen)
+    scan = offload._Pass(off, seen)  # the scan every text had before the fast path
+    assert out.value == scan.walk(text, 0)
+    assert (out.marked, out.replaced) == (
+        tuple(scan.marked.values()),
+        tuple(scan.replaced.values()),
+    )
+    if not off.can_hold(text):  # then the scan finds nothing, and the fast path says so
+        assert len(text) < off.shortest
+        assert (scan.marked, scan.replaced, scan.kept) == ({}, {}, {})
+        assert out.value is text
+        assert out.seen == seen
+
+
+def test_the_shortest_object_text_is_at_the_bound() -> None:
+    least = 1023  # a multiple of 3: its base64 text has no padding and is exactly the bound
+    off = Offloader(_Counting(), min_bytes=least)
+    run = base64.b64encode(bytes(range(256)) * 3 + bytes(least - 768)).decode()
+    assert len(run) == off.shortest
+    assert off.can_hold(run)
+    assert off.process(run).marked
+    assert not off.can_hold(run[:-4])
+    assert not off.process(run[:-4]).marked

@@ -121,3 +121,28 @@ async def test_an_inline_transaction_that_raises_writes_nothing(tmp_path: Path) 
         with pytest.raises(DemoError, match="transaction failed"):
             await db.transact(conn_put, write=True)  # primary key violation
         assert await db.transact(_count, write=False) == 1
+
+
+@pytest.mark.anyio
+async def test_inline_writes_in_a_row_set_no_busy_timeout_and_a_read_waits_again(
+    tmp_path: Path,
+) -> None:
+    """A run checkpoints every step: from the second inline write on, a write is its BEGIN, its
+    statements and its COMMIT — the busy timeout is switched only when what follows may wait."""
+    with open_db(tmp_path / "d.db", "NORMAL", busy_timeout=5.0) as db:
+        said: list[str] = []
+        db._connection().set_trace_callback(said.append)
+        for n in range(3):
+            put = lambda c, n=n: c.execute("INSERT INTO demo_rows VALUES (?, 1)", (f"k{n}",))  # noqa: E731
+            await db.transact(put, write=True)
+        writes = said[said.index("BEGIN IMMEDIATE", 1) :]
+        assert not [s for s in writes if s.startswith("PRAGMA")], said
+        assert said[0] == "PRAGMA busy_timeout = 0"  # the first write: no waiting on the loop
+        said.clear()
+        assert await db.transact(_count, write=False) == 3
+        assert said[0] == "PRAGMA busy_timeout = 5000"  # a read may wait: it waits as configured
+        assert db._connection().execute("PRAGMA busy_timeout").fetchone()[0] == 5000
+        said.clear()
+        await db.transact(lambda c: c.execute("DELETE FROM demo_rows"), write=True)
+        assert said[:2] == ["PRAGMA busy_timeout = 0", "BEGIN IMMEDIATE"]
+        assert db.run(lambda c: c.execute("PRAGMA busy_timeout").fetchone()[0], False) == 5000

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 from collections.abc import Awaitable, Callable
@@ -9,6 +10,8 @@ from collections.abc import Awaitable, Callable
 import anyio
 import anyio.lowlevel
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from yagent.kernel.judge import guardset, invoke, toolfail
 from yagent.kernel.judge.guardset import Guard, Set
@@ -555,3 +558,54 @@ async def test_one_at_a_time_asks_in_set_order_and_merges_the_same() -> None:
     assert one_by_one.verdict.reason == together.verdict.reason
     assert [d.stage for d in one_by_one.denials] == ["a", "c", "d"]
     assert one_by_one.denials[-1].kind is toolfail.Kind.INTERNAL  # fail closed, one by one too
+
+
+def test_merge_attributes_each_verdict_to_its_guard_and_copies_only_to_rename() -> None:
+    guards = Set.of(
+        allow("b", 1),
+        Guard("a", 0, returning(invoke.Verdict.allow("a"))),
+        prompt("c", 2),
+    ).guards
+    named = invoke.Verdict.allow("a")
+    unnamed = invoke.Verdict.allow()
+    asking = invoke.Verdict.prompt("c wants a person", stage="elsewhere")
+    outcome = guardset.merge(guards, [named, unnamed, asking])
+    assert [v.stage for v in outcome.verdicts] == ["a", "b", "c"]
+    assert outcome.verdicts[0] is named  # already its guard's: not copied (the hot path)
+    assert outcome.verdicts[1] == invoke.Verdict.allow("b")
+    assert outcome.verdicts[2] == invoke.Verdict.prompt("c wants a person", stage="c")
+    assert outcome.prompts == (outcome.verdicts[2],)
+    assert outcome.verdict.decision is invoke.Decision.PROMPT
+
+
+_SPOKEN = st.sampled_from(
+    [
+        invoke.Verdict.allow(),
+        invoke.Verdict.allow("other"),
+        invoke.Verdict(invoke.Decision.ALLOW, "allowed, and said why"),
+        invoke.Verdict.prompt("ask"),
+        invoke.Verdict.deny("no", kind=toolfail.Kind.PERMISSION),
+        invoke.Verdict.deny("later", kind=toolfail.Kind.RATE_LIMITED, retryable=True),
+    ]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(spoken=st.lists(_SPOKEN, min_size=1, max_size=5), named=st.lists(st.booleans(), max_size=5))
+def test_evaluating_one_at_a_time_is_merge_over_what_was_said(
+    spoken: list[invoke.Verdict], named: list[bool]
+) -> None:
+    names = [f"g{i}" for i in range(len(spoken))]
+    said = [
+        dataclasses.replace(v, stage=n) if i < len(named) and named[i] else v
+        for i, (n, v) in enumerate(zip(names, spoken, strict=True))
+    ]
+    guards = Set(
+        Guard(n, len(said) - i, returning(v))
+        for i, (n, v) in enumerate(zip(names, said, strict=True))
+    )
+    by_name = dict(zip(names, said, strict=True))
+    want = guardset.merge(guards.guards, [by_name[g.name] for g in guards.guards])
+    got = anyio.run(lambda: guards.evaluate(CALL, concurrently=False))
+    assert got == want
+    assert got.verdict.reason == want.verdict.reason

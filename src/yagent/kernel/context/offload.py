@@ -16,6 +16,8 @@ Guarantees:
   `OffloadError`, never wrong bytes). Digests are exactly 64 lower-case hex characters
   (`BadDigestError` otherwise), so a digest can never name a path outside the store.
 - Containers nested deeper than `MAX_DEPTH` are left as they are and counted (`skipped_deep`).
+- A text shorter than the shortest object text (`shortest`, `can_hold`) is passed without a scan:
+  the scan could find nothing in it.
 Refuses: a non-positive `min_bytes`.
 Leaves to the host: keeping `seen` between turns (per conversation), wire formats whose fields
 cannot hold text (convert such parts using `Outcome.replaced`), and giving the model a way to
@@ -246,9 +248,18 @@ class Offloader:
         self.min_bytes = min_bytes
         self.placeholder = placeholder
         self.pattern = _pattern(min_bytes)
+        # The fewest characters an object's text takes: a bare run needs this many, and a data
+        # URI's payload decodes to at most 3 bytes per 4 characters, so `min_bytes` take as many.
+        self.shortest = -(-min_bytes * 4 // 3)
+
+    def can_hold(self, text: str) -> bool:
+        """False when `text` is too short to hold any object (then `process` finds nothing)."""
+        return len(text) >= self.shortest
 
     def process(self, value: Any, *, seen: frozenset[str] = frozenset()) -> Outcome:
         """Mark new objects, replace already-seen ones; `value` itself is never mutated."""
+        if type(value) is str and len(value) < self.shortest:  # nothing fits: no scan
+            return Outcome(value, seen, (), (), ())
         state = _Pass(self, seen)
         out = state.walk(value, 0)
         return Outcome(

@@ -12,7 +12,8 @@ Guarantees:
   writer may wait for another writer's lock. At synchronous NORMAL a commit does not wait for
   the disk (a WAL commit there costs tens of µs; the hop to a worker thread costs more), so an
   operation whose lock is free and whose write lock is free at once (`BEGIN IMMEDIATE` tried
-  with no busy wait) runs on the caller's thread; when either is taken it goes to the worker
+  with no busy wait; the busy timeout is put back before anything that may wait, and only then)
+  runs on the caller's thread; when either is taken it goes to the worker
   thread and waits there — the event loop is never blocked waiting for another writer. What an
   inline operation still does on the caller's thread: the operation itself, and the WAL
   checkpoint SQLite runs at a commit once the log passes its auto-checkpoint size (1 000
@@ -99,6 +100,7 @@ class Database:
         self.path = os.fspath(path)
         self._inline = mode == "NORMAL"  # a commit does not wait for the disk
         self._busy_ms = int(busy_timeout * 1000)
+        self._waiting = True  # the connection's busy timeout is `busy_timeout` (False: 0)
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         try:
@@ -176,19 +178,28 @@ class Database:
                 self._lock.release()
         return await anyio.to_thread.run_sync(self.run, fn, write)
 
+    def _waits(self, conn: sqlite3.Connection, wait: bool) -> None:
+        """The connection's busy timeout: the configured one (`wait`) or none, set only when it
+        changes (held under `_lock`)."""
+        if self._waiting is not wait:
+            conn.execute(f"PRAGMA busy_timeout = {self._busy_ms if wait else 0}")
+            self._waiting = wait
+
     def _begin_at_once(self, write: bool) -> bool:
         """Begin without waiting for another writer; False (nothing begun) when one holds the
-        write lock. The connection's busy timeout is restored either way."""
+        write lock. A read waits as configured (a WAL reader takes no lock a writer holds, but
+        may wait out another connection's recovery). A write begins with no busy timeout and
+        keeps none until something that may wait: once `BEGIN IMMEDIATE` holds the write lock of
+        a WAL file, its statements and its COMMIT wait for no lock (the checkpoint a commit may
+        run is passive), so consecutive inline writes set no timeout at all."""
         conn = self._connection()
         try:
             if not write:
-                conn.execute("BEGIN")  # a WAL reader takes no lock a writer holds
+                self._waits(conn, True)
+                conn.execute("BEGIN")
                 return True
-            conn.execute("PRAGMA busy_timeout = 0")
-            try:
-                conn.execute("BEGIN IMMEDIATE")
-            finally:
-                conn.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
+            self._waits(conn, False)
+            conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
             if getattr(exc, "sqlite_errorcode", None) in (
                 sqlite3.SQLITE_BUSY,
@@ -205,6 +216,7 @@ class Database:
         with self._lock:
             conn = self._connection()
             try:
+                self._waits(conn, True)  # here a writer waits for the lock, as configured
                 begin(conn, write=write)
             except sqlite3.Error as exc:
                 raise self._error(f"{self.prefix}: cannot begin a transaction: {exc}") from exc

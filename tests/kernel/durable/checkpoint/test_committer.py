@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import anyio
 import pytest
 
@@ -121,3 +123,46 @@ async def test_open_continues_after_the_stored_snapshot() -> None:
 def test_invalid_committer_arguments_are_refused(run_id: object, last: object) -> None:
     with pytest.raises(InvalidArgumentError):
         Committer(MemoryStore(), run_id, last_seq=last)  # type: ignore[arg-type]
+
+
+@pytest.mark.anyio
+async def test_an_uncontended_commit_does_not_yield_to_other_tasks() -> None:
+    # A run checkpoints every step: an uncontended commit over a store that does not wait is
+    # one synchronous step, not a trip through the event loop (another task runs after it).
+    committer = Committer(MemoryStore(), "r1")
+    ran: list[str] = []
+
+    async def other() -> None:
+        ran.append("other")
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(other)
+        await committer.commit(RunState.ACTIVE, PENDING)
+        await committer.commit_steps(RunState.ACTIVE, PENDING)
+        ran.append("committed")
+    assert ran == ["committed", "other"]
+    assert committer.last_seq == 2
+
+
+class StallingSteps(MemoryStore):
+    def __init__(self) -> None:
+        super().__init__()
+        self.saved: list[int] = []
+
+    async def save_steps_if_newer(
+        self, run_id: str, seq: int, state: RunState, steps: Sequence[StepRecord]
+    ) -> None:
+        await anyio.sleep(0.001 * (5 - seq % 5))  # later seqs would finish first
+        await super().save_steps_if_newer(run_id, seq, state, steps)
+        self.saved.append(seq)
+
+
+@pytest.mark.anyio
+async def test_concurrent_step_commits_wait_for_each_other_in_order() -> None:
+    store = StallingSteps()
+    committer = Committer(store, "r1")
+    async with anyio.create_task_group() as tg:
+        for _ in range(10):
+            tg.start_soon(committer.commit_steps, RunState.ACTIVE, PENDING)
+    assert store.saved == list(range(1, 11))
+    assert committer.last_seq == 10

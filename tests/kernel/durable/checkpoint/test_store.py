@@ -32,6 +32,7 @@ from yagent.kernel.durable.checkpoint import (
     StoreCAS,
     StoreError,
     decide,
+    digest,
 )
 from yagent.kernel.testing import checkpointsuite as suite
 from yagent.kernel.testing.checkpointsuite import CASES, ContractViolation, run_case
@@ -364,5 +365,37 @@ async def test_a_step_saved_by_its_change_writes_that_step_only(tmp_path: Path) 
         snapshot = await store.load("r1")
         assert snapshot is not None
         assert [s.id for s in snapshot.steps] == [str(n) for n in range(1, 202)]
+    finally:
+        store.close()
+
+
+@pytest.mark.anyio
+async def test_a_step_change_on_a_stored_run_takes_one_statement_for_its_seq(
+    tmp_path: Path,
+) -> None:
+    # the seq check and the snapshot row are one UPDATE when the run is stored and behind
+    store = SqliteStore(tmp_path / "c.db", synchronous="NORMAL")
+    try:
+        committer = Committer(store, "r1")
+        await committer.commit_steps(RunState.ACTIVE, [StepRecord("1", StepStatus.RUNNING)])
+        statements: list[str] = []
+        conn = store._db._connection()
+        conn.set_trace_callback(statements.append)
+        done = StepRecord("1", StepStatus.COMPLETED, digest(b"1"))
+        second = StepRecord("2", StepStatus.RUNNING)
+        await committer.commit_steps(RunState.ACTIVE, [done, second])
+        conn.set_trace_callback(None)
+        body = [s for s in statements if "checkpoint_" in s]
+        assert len(body) == 3, body  # the snapshot's seq and state, then each step's row
+        assert body[0].startswith("UPDATE checkpoint_snapshots")
+        assert await store.load("r1") == RunProgress("r1", 2, RunState.ACTIVE, (done, second))
+        # at or below the stored seq, or seq 0: refused and nothing written, stored run or not
+        for run, seq in (("r1", 2), ("r1", 1), ("r1", 0), ("r2", 0)):
+            with pytest.raises(StaleSeqError):
+                await store.save_steps_if_newer(run, seq, RunState.FAILED, [second])
+        assert await store.load("r1") == RunProgress("r1", 2, RunState.ACTIVE, (done, second))
+        assert await store.load("r2") is None
+        await store.save_steps_if_newer("r2", 1, RunState.ACTIVE, [second])  # a new run: inserted
+        assert await store.load("r2") == RunProgress("r2", 1, RunState.ACTIVE, (second,))
     finally:
         store.close()

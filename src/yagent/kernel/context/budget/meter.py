@@ -136,9 +136,23 @@ class Usage:
         return tuple(sorted(changes, key=lambda g: (-g.delta, g.segment)))
 
     def largest_growth(self, earlier: Usage) -> Growth | None:
-        """The segment that grew most since `earlier`, or None when nothing grew."""
-        top = self.growth(earlier)
-        return top[0] if top and top[0].delta > 0 else None
+        """The segment that grew most since `earlier`, or None when nothing grew: the first of
+        `growth(earlier)`, found without ranking the rest (asked at every request)."""
+        before, after = _first_counts(earlier.segments), _first_counts(self.segments)
+        top: tuple[int, str] | None = None
+        for name in dict.fromkeys([*before, *after]):
+            key = (before.get(name, 0) - after.get(name, 0), name)  # (-delta, name): growth's order
+            if top is None or key < top:
+                top = key
+        if top is None or top[0] >= 0:
+            return None
+        name = top[1]
+        return Growth(name, before.get(name, 0), after.get(name, 0))
+
+
+def _first_counts(segments: tuple[tuple[str, int], ...]) -> dict[str, int]:
+    """Each segment's tokens as `Usage.tokens` reads them (the first of a repeated name)."""
+    return dict(reversed(segments))
 
 
 class Meter:

@@ -10,6 +10,9 @@ stale). Commits of one committer are serialised: snapshot N+1 is never saved bef
 `commit_steps(state, steps)` is the same for a `StepsCAS`: it saves the changed steps only.
 A `StaleSeqError` means another writer saved a newer snapshot of the run: the committer does not
 silently follow it. `resync()` adopts the stored seq for a host that decided to take over.
+An uncontended commit takes its lock without a trip through the event loop (a run commits every
+step): over a store that does not wait it runs to its end before any other task; cancellation
+reaches it at the store's own waits, as before.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ class Committer:
         self._steps_store = store if isinstance(store, StepsCAS) else None
         self.run_id = run_id
         self._last = last_seq
-        self._lock = anyio.Lock()
+        self._lock = _Turn()
 
     @classmethod
     async def open(cls, store: StoreCAS, run_id: str) -> Committer:
@@ -82,3 +85,21 @@ class Committer:
             stored = await self._store.load(self.run_id)
             self._last = 0 if stored is None else stored.seq
             return self._last
+
+
+class _Turn:
+    """The commit lock: taken at once when free (no yield), waited for in turn otherwise."""
+
+    __slots__ = ("_lock",)
+
+    def __init__(self) -> None:
+        self._lock = anyio.Lock()
+
+    async def __aenter__(self) -> None:
+        try:
+            self._lock.acquire_nowait()
+        except anyio.WouldBlock:
+            await self._lock.acquire()
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._lock.release()

@@ -214,13 +214,20 @@ def _stored_seq(conn: Any, run_id: str) -> int | None:
 def write_changes(conn: Any, change: RunProgress) -> None:
     """Save `change`'s steps beside its run's snapshot (see `save_steps_if_newer`)."""
     key = change.run_id
-    require_newer(key, change.seq, _stored_seq(conn, key))
-    conn.execute(
-        "INSERT INTO checkpoint_snapshots (run_id, seq, state, steps)"
-        " VALUES (?, ?, ?, '[]') ON CONFLICT (run_id)"
-        " DO UPDATE SET seq = excluded.seq, state = excluded.state",
-        (key, change.seq, change.state.value),
-    )
+    # The common case in one statement: the run is stored and behind this seq (a seq of 0 is
+    # never above a stored one). Anything else is judged as a whole save is.
+    moved = conn.execute(
+        "UPDATE checkpoint_snapshots SET seq = ?, state = ? WHERE run_id = ? AND seq < ?",
+        (change.seq, change.state.value, key, change.seq),
+    ).rowcount
+    if moved != 1:
+        require_newer(key, change.seq, _stored_seq(conn, key))
+        conn.execute(
+            "INSERT INTO checkpoint_snapshots (run_id, seq, state, steps)"
+            " VALUES (?, ?, ?, '[]') ON CONFLICT (run_id)"
+            " DO UPDATE SET seq = excluded.seq, state = excluded.state",
+            (key, change.seq, change.state.value),
+        )
     conn.executemany(
         "INSERT INTO checkpoint_steps (run_id, step_id, status, digest, detail)"
         " VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id, step_id) DO UPDATE SET"

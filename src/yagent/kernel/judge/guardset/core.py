@@ -7,6 +7,9 @@ never depends on which guard finished first. Merge rules, in one place (`merge`)
   the first by rank);
 - otherwise any PROMPT wins (a person must approve);
 - otherwise ALLOW.
+When every guard allowed, `evaluate` one at a time builds that ALLOW outcome directly (the guards
+are already in set order: nothing to rank) — the outcome `merge` gives, as a differential test
+holds.
 A guard that raises, or returns something that is not a Verdict, is an internal DENY (fail closed)
 with the exception chained. Cancellation is not a guard failure: it propagates.
 """
@@ -130,6 +133,8 @@ class Set:
         wait on anything (no task per guard) — and merge their verdicts in set order."""
         if not concurrently:
             spoken_in_order = [await _check_one(guard, call) for guard in self.guards]
+            if all(v.decision is invoke.Decision.ALLOW for v in spoken_in_order):
+                return _all_allowed(self.guards, spoken_in_order, self.generation)
             return merge(self.guards, spoken_in_order, generation=self.generation)
         verdicts: list[invoke.Verdict | None] = [None] * len(self.guards)
 
@@ -191,10 +196,14 @@ def merge(
     """Merge per-guard verdicts (aligned with `guards`) into one outcome. The one merge rule."""
     if len(guards) != len(verdicts):
         raise GuardsetError("guardset.merge: one verdict per guard is required")
-    # Each verdict is attributed to its guard so the merged reason can cite it by name.
+    # Each verdict is attributed to its guard so the merged reason can cite it by name (copied
+    # only when it names another stage: a verdict is immutable, and most already name theirs).
     ranked = sorted(
-        ((g, dataclasses.replace(v, stage=g.name)) for g, v in zip(guards, verdicts, strict=True)),
-        key=lambda pair: _order(pair[0]),
+        (
+            (g, v if v.stage == g.name else dataclasses.replace(v, stage=g.name))
+            for g, v in zip(guards, verdicts, strict=True)
+        ),
+        key=_order_of_pair,
     )
     ordered = tuple(v for _, v in ranked)
     denials = [(g, v) for g, v in ranked if v.decision is invoke.Decision.DENY]
@@ -209,6 +218,25 @@ def merge(
         verdict = invoke.Verdict.allow(stage=STAGE_NAME)
     only_denials = tuple(v for _, v in denials)
     return Outcome(verdict, ordered, only_denials, prompts, blocking, generation)
+
+
+_SET_ALLOW = invoke.Verdict.allow(stage=STAGE_NAME)
+
+
+def _all_allowed(
+    guards: tuple[Guard, ...], verdicts: list[invoke.Verdict], generation: int
+) -> Outcome:
+    """`merge` of verdicts that all allow, from guards already in set order (the common case,
+    without ranking): each verdict attributed to its guard, the set's ALLOW."""
+    named = tuple(
+        v if v.stage == g.name else dataclasses.replace(v, stage=g.name)
+        for g, v in zip(guards, verdicts, strict=True)
+    )
+    return Outcome(_SET_ALLOW, named, (), (), None, generation)
+
+
+def _order_of_pair(pair: tuple[Guard, invoke.Verdict]) -> tuple[int, str]:
+    return _order(pair[0])
 
 
 def _merged_denial(
