@@ -71,3 +71,85 @@ async def test_send_threadsafe_from_a_worker_thread() -> None:
     d = Dispatcher()
     await anyio.to_thread.run_sync(d.send_threadsafe, Event("from-thread"))
     assert (await d.receive()).type == "from-thread"
+
+
+# -- ready(linger): a display woken once per burst, not once per event -------------------------
+HOUR = 3600.0  # a linger no test waits out: only an event (or close) may end it
+
+
+async def _drain(d: Dispatcher) -> list[str]:
+    got: list[str] = []
+    while (event := d.receive_nowait()) is not None:
+        got.append(event.type)
+    return got
+
+
+@pytest.mark.anyio
+async def test_ready_returns_at_once_when_an_event_waits() -> None:
+    d = Dispatcher()
+    d.send(Event("a"))
+    with anyio.fail_after(30):  # a hang guard: lingering here would be the bug
+        await d.ready(linger=HOUR)
+    assert await _drain(d) == ["a"]
+
+
+@pytest.mark.anyio
+async def test_a_burst_is_drained_in_one_wake_up_and_a_critical_event_ends_the_linger() -> None:
+    """The producer yields between its events (as the loop does); the consumer, woken by the
+    first, lingers and drains them all at once — in order, the critical one first."""
+    d = Dispatcher()
+    batches: list[list[str]] = []
+
+    async def consumer() -> None:
+        await d.ready(linger=HOUR)
+        batches.append(await _drain(d))
+
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(consumer)
+            await anyio.lowlevel.checkpoint()  # the consumer waits
+            for n in range(50):
+                d.send(Event(f"e{n}"))
+                await anyio.lowlevel.checkpoint()
+            d.send(Event(USER_HELP_NEEDED))
+    assert batches == [[USER_HELP_NEEDED, *(f"e{n}" for n in range(50))]]
+
+
+@pytest.mark.anyio
+async def test_a_linger_ends_when_the_queue_is_half_full_so_nothing_is_dropped() -> None:
+    d = Dispatcher(maxsize=8)
+    got: list[str] = []
+    batches = 0
+
+    async def consumer() -> None:
+        nonlocal batches
+        try:
+            while True:
+                await d.ready(linger=HOUR)
+                batches += 1
+                got.extend(await _drain(d))
+        except DispatcherClosedError:
+            return
+
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(consumer)
+            await anyio.lowlevel.checkpoint()
+            for n in range(40):
+                assert d.send(Event(f"e{n}")), f"e{n} dropped"
+                await anyio.lowlevel.checkpoint()
+            d.close()  # also ends a linger
+    assert got == [f"e{n}" for n in range(40)]
+    assert d.stats.dropped_newest == 0
+    assert batches < 40  # several events per wake-up
+
+
+@pytest.mark.anyio
+async def test_ready_raises_once_closed_and_drained() -> None:
+    d = Dispatcher()
+    d.send(Event("last"))
+    d.close()
+    await d.ready(linger=HOUR)
+    assert await _drain(d) == ["last"]
+    with pytest.raises(DispatcherClosedError):
+        await d.ready(linger=HOUR)
