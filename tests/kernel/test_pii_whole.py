@@ -141,3 +141,23 @@ def test_the_depth_limit_holds_on_the_fast_path() -> None:
         value = {"k": value}
     judged = pii.apply_value(value, pii.Surface.LOG)  # the number sits at MAX_DEPTH exactly
     assert judged.findings
+
+
+DIGITS_AND_SEPARATORS = st.text(alphabet="0123456789 -x.\n+", max_size=40)
+
+
+@settings(max_examples=600, deadline=None)
+@given(DIGITS_AND_SEPARATORS)
+def test_the_numeric_run_is_searched_first_and_misses_no_numeric_hint(text: str) -> None:
+    """`scan` looks for the cheap `_NUMERIC_RUN` before the exact `_NUMERIC_HINT`: every text the
+    hint matches, the run matches too — so no numeric finding is skipped by the cheaper search."""
+    detect = importlib.import_module("yagent.kernel.confine.pii.detect")
+    if detect._NUMERIC_HINT.search(text):
+        assert detect._NUMERIC_RUN.search(text)
+
+
+@pytest.mark.parametrize("text", ["1 2 3 4 5 6 7 8 9 0 1", "139-1234-5678", "13912345678"])
+def test_a_spaced_or_grouped_number_passes_the_numeric_run(text: str) -> None:
+    detect = importlib.import_module("yagent.kernel.confine.pii.detect")
+    assert detect._NUMERIC_RUN.search(text)
+    assert detect._NUMERIC_HINT.search(text)

@@ -13,7 +13,8 @@ Guarantees:
   the pass finds an item exactly when some leaf holds one); only a value where that pass finds
   something is walked leaf by leaf: same findings, same result, one scan for a clean value.
   Leaves of other types (bytes, custom objects) are not scanned and their paths are listed in
-  `unscanned`. Nesting deeper than MAX_DEPTH (or a cycle) raises TooDeepError; two keys that mask
+  `unscanned`. `is_clean(value, kinds)` is that whole-value pass alone (True: unchanged on
+  every surface). Nesting deeper than MAX_DEPTH (or a cycle) raises TooDeepError; two keys that mask
   to the same text raise KeyCollisionError rather than silently dropping one.
 """
 
@@ -95,6 +96,13 @@ def apply_value(value: T, surface: Surface, *, store: PolicyStore | None = None)
 
 
 SEPARATOR = "\n"  # between the texts of one whole-value pass (see the module contract)
+
+
+def is_clean(value: Any, kinds: frozenset[Kind]) -> bool:
+    """True when `value` is judged whole (every leaf scannable, within MAX_DEPTH) and holds no
+    finding of `kinds`: `apply_value` then returns it unchanged on every surface, whatever the
+    action — so one call answers for several surfaces. False says nothing: judge it per surface."""
+    return _clean(value, kinds)
 
 
 def _clean(value: Any, kinds: frozenset[Kind]) -> bool:
