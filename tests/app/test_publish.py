@@ -8,6 +8,7 @@ masked payload, never the raw one."""
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,8 @@ from .trace_events import troubled_session
 MARKER = catalog.builtin("coding", 0).marker
 MOBILE = "13912345678"
 EMAIL = "li.lei@example.com"
+pii_apply = importlib.import_module("yagent.kernel.confine.pii.apply")  # the module, not
+# the function the package re-exports under the same name
 ROLLOUT_ONLY = {SUB_AGENT_ACTIVITY, WARNING_EVENT}  # stored, neither shown nor observed
 
 
@@ -201,3 +204,56 @@ async def test_an_observer_cannot_change_what_the_display_shows(tmp_path: Path) 
             shown.append(event)
     assert shown
     assert not any("meddled" in e.payload for e in shown)
+
+
+@pytest.mark.parametrize(
+    ("log", "display"), [("block", "mask"), ("mask", "off"), ("off", "mask"), ("mask", "mask")]
+)
+@pytest.mark.anyio
+async def test_an_event_without_personal_data_is_scanned_once_for_both_surfaces(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, log: str, display: str
+) -> None:
+    """Whatever the two surfaces' actions, a clean payload is judged with one scan (the whole
+    payload's texts, once) and reaches the store, the observers and the display unchanged; a
+    payload with personal data is still judged by each surface's own policy."""
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    ws.mkdir()
+    write(home / "config.toml", f'[pii]\nlog = "{log}"\ndisplay = "{display}"\n')
+    scans: list[str] = []
+    real_scan = pii_apply.scan
+
+    def counted(text: str, *args: Any, **kwargs: Any) -> Any:
+        scans.append(text)
+        return real_scan(text, *args, **kwargs)
+
+    engine = ScriptedEngine({"coding": [call("think", "{}")]}, markers={"coding": MARKER})
+    async with open_app(
+        load(home=home, workspace=ws, env={}),
+        home=home,
+        workspace=ws,
+        interactive=False,
+        engine=engine,
+    ) as app:
+        session_id = app.store.create_session(workspace=str(ws), title="t").id
+        observed: list[Event] = []
+        app.observers.append(observed.append)
+        monkeypatch.setattr(pii_apply, "scan", counted)
+        payload = {"text": "nothing personal here, 42 times", "n": 7, "tags": ["a", "b"]}
+        app.sessions.open(session_id).publish("note", payload)
+        assert len(scans) == 1
+        app.sessions.open(session_id).publish("note", {"text": f"call {MOBILE}", "n": 1})
+        monkeypatch.undo()
+        shown = []
+        while (event := app.dispatcher.receive_nowait()) is not None:
+            shown.append(event)
+        stored = [e.payload for e in app.store.events(session_id) if e.type == "note"]
+    assert shown[0].payload == payload
+    assert observed[0].payload == payload
+    assert stored[0] == payload
+    masked = {"text": "call [MOBILE]", "n": 1}
+    raw = {"text": f"call {MOBILE}", "n": 1}
+    assert shown[1].payload == (raw if display == "off" else masked)
+    if log != "block":
+        assert stored[1] == observed[1].payload == (raw if log == "off" else masked)
+    else:
+        assert str(stored[1]["text"]).startswith("[withheld: contains personal data (mobile)")

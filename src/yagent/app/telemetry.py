@@ -11,8 +11,9 @@ Contract:
   parent/child links from the projection, token usage and cost as attributes, watchdog warnings
   as span events. Metric points carry only labels `otelmap` allows — never a forbidden one.
 - `Telemetry(rows=False)` keeps no rows (for a host with no exporter, which reads none): each
-  event is translated into signals for the watchdog only — the same signals, so the same
-  findings, in the same order, at the same events; its `projection()` and `trajectory` are
+  event is translated into the watchdog's pairing signals only (`RuleBook.pairing`: the fields
+  `watchdog.PAIRING` names, no times, names or attributes) — so the same findings, in the same
+  order, at the same events; its `projection()` and `trajectory` are
   refused (a `ValueError`), never empty, and it cannot be given a sink.
 - OpenTelemetry is optional (`pip install 'yagent[otel]'`): `exporter_from_env` returns None when
   no `OTEL_*` variable asks for export, and raises `TelemetryUnavailableError` when one does but
@@ -45,6 +46,7 @@ from yagent.llm.pricing import DEFAULT_PRICES, PriceTable
 from yagent.messaging import Event
 
 WARNING_EVENT = "watchdog_warning"  # the event a host records for a watchdog finding
+NOTHING: tuple[Finding, ...] = ()
 
 _D = "delegation_id"
 _STEP = Ref("step", (_D, "step"))
@@ -169,10 +171,12 @@ class _Feed:
         self, type: str, payload: Mapping[str, Any], ts: float | None, seq: int | None
     ) -> tuple[int, bool, tuple[Finding, ...]]:
         """(turn index, whether this event ended that turn, new findings)."""
-        if not self.rows:  # the watchdog reads no attribute: `enrich` adds only attributes
-            signals = VOCABULARY.translate(type, payload, ts=ts, seq=seq) or ()
-            found = tuple(f for s in signals for f in self.watchdog.observe(s))
-            return 0, any(s.kind is Kind.TURN_END for s in signals), found
+        if not self.rows:  # the watchdog reads the pairing fields alone (`watchdog.PAIRING`)
+            ended, found = False, NOTHING
+            for signal in VOCABULARY.pairing(type, payload) or ():
+                found += self.watchdog.observe(signal)
+                ended = ended or signal.kind is Kind.TURN_END
+            return 0, ended, found
         update = self.trajectory.feed(type, enrich(type, payload, self.prices), ts=ts, seq=seq)
         if not update.recognised:
             self.unrecognised[type] = None
