@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
-from yagent.kernel.trace.trajectory import Kind, Ref, RuleBook, Signal, SignalRule, Trajectory
-from yagent.kernel.trace.trajectory.vocabulary import PairingSignal
+from yagent.kernel.trace.trajectory import (
+    Kind,
+    PairingSignal,
+    Ref,
+    RuleBook,
+    Signal,
+    SignalRule,
+    Trajectory,
+)
 from yagent.kernel.trace.watchdog import PAIRING, Finding, FindingKind, Watchdog
 
 from .trajectory.vocab import BOOK, CALL, ev

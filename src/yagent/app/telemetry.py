@@ -33,6 +33,7 @@ from yagent.app.otelenv import TelemetryUnavailableError, wants_export
 from yagent.kernel.trace.trajectory import (
     Declares,
     Kind,
+    PairingSignal,
     Ref,
     RuleBook,
     SignalRule,
@@ -47,6 +48,7 @@ from yagent.messaging import Event
 
 WARNING_EVENT = "watchdog_warning"  # the event a host records for a watchdog finding
 NOTHING: tuple[Finding, ...] = ()
+NOTHING_SIGNALLED: tuple[PairingSignal, ...] = ()
 
 _D = "delegation_id"
 _STEP = Ref("step", (_D, "step"))
@@ -171,12 +173,8 @@ class _Feed:
         self, type: str, payload: Mapping[str, Any], ts: float | None, seq: int | None
     ) -> tuple[int, bool, tuple[Finding, ...]]:
         """(turn index, whether this event ended that turn, new findings)."""
-        if not self.rows:  # the watchdog reads the pairing fields alone (`watchdog.PAIRING`)
-            ended, found = False, NOTHING
-            for signal in VOCABULARY.pairing(type, payload) or ():
-                found += self.watchdog.observe(signal)
-                ended = ended or signal.kind is Kind.TURN_END
-            return 0, ended, found
+        if not self.rows:  # nothing to export: a turn's end changes nothing here
+            return 0, False, self.watch(type, payload)
         update = self.trajectory.feed(type, enrich(type, payload, self.prices), ts=ts, seq=seq)
         if not update.recognised:
             self.unrecognised[type] = None
@@ -184,6 +182,13 @@ class _Feed:
         self.findings.setdefault(update.turn, []).extend(found)
         ended = any(s.kind is Kind.TURN_END for s in update.signals)
         return update.turn, ended, found
+
+    def watch(self, type: str, payload: Mapping[str, Any]) -> tuple[Finding, ...]:
+        """The watchdog alone, fed the pairing fields it reads (`watchdog.PAIRING`)."""
+        found = NOTHING
+        for signal in VOCABULARY.pairing(type, payload) or NOTHING_SIGNALLED:
+            found += self.watchdog.observe(signal)
+        return found
 
     def projection(self) -> Projection:
         turns = self.trajectory.turns()
@@ -252,7 +257,14 @@ class Telemetry:
 
     def observe_event(self, event: Event) -> None:
         """An `App.observers` entry."""
-        self.observe(event.type, event.payload, ts=event.ts)
+        if self._feed.rows:
+            self.observe(event.type, event.payload, ts=event.ts)
+            return
+        with self._lock:  # no rows: the watchdog alone (`observe`, without its bookkeeping)
+            found = self._feed.watch(event.type, event.payload)
+        if found and self._on_warning is not None:
+            for finding in found:
+                self._on_warning(finding)
 
     def observe(
         self, type: str, payload: Mapping[str, Any], *, ts: float | None, seq: int | None = None

@@ -216,11 +216,17 @@ SHORTEST = 11  # the fewest characters of any finding but an e-mail (a mobile's 
 def scan(text: str, kinds: frozenset[Kind] = ALL_KINDS, *, path: str = "") -> tuple[Finding, ...]:
     """Every validated finding of the wanted kinds in `text`, in order, without overlaps.
     Detection runs on the NFKC-folded text; positions are those of the original `text`."""
-    if len(text) < SHORTEST and "@" not in text and text.isascii():
-        return ()  # ASCII folds to itself; no kind but an e-mail fits in fewer characters
+    ascii = text.isascii()  # ASCII folds to itself: judged before anything is folded
+    if ascii and "@" not in text:
+        if len(text) < SHORTEST:
+            return ()  # no kind but an e-mail fits in fewer characters
+        if not (_NUMERIC_RUN.search(text) and _NUMERIC_HINT.search(text)):
+            return ()  # no numeric kind without 11 digits (see _NUMERIC_HINT)
     folded = fold(text)
-    if "@" not in folded.text and not (
-        _NUMERIC_RUN.search(folded.text) and _NUMERIC_HINT.search(folded.text)
+    if (
+        not ascii
+        and "@" not in folded.text
+        and not (_NUMERIC_RUN.search(folded.text) and _NUMERIC_HINT.search(folded.text))
     ):
         return ()  # no e-mail without an `@`, no numeric kind without 11 digits (see _NUMERIC_HINT)
     found: list[tuple[Kind, Span]] = []
