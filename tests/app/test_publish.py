@@ -9,10 +9,12 @@ masked payload, never the raw one."""
 from __future__ import annotations
 
 import importlib
+import io
 import json
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
@@ -20,6 +22,7 @@ from yagent.agents import catalog
 from yagent.app.assemble import open_app
 from yagent.app.config import load
 from yagent.app.telemetry import WARNING_EVENT, Telemetry, exporter_from_env, project
+from yagent.cli.render import Renderer
 from yagent.llm.scripted import ScriptedEngine, call
 from yagent.memory import SUB_AGENT_ACTIVITY
 from yagent.messaging import Event
@@ -257,3 +260,49 @@ async def test_an_event_without_personal_data_is_scanned_once_for_both_surfaces(
         assert stored[1] == observed[1].payload == (raw if log == "off" else masked)
     else:
         assert str(stored[1]["text"]).startswith("[withheld: contains personal data (mobile)")
+
+
+@pytest.mark.anyio
+async def test_the_terminals_pump_shows_every_event_in_publish_order_and_masked(
+    tmp_path: Path,
+) -> None:
+    """The CLI's own consumer (`Renderer.pump`, draining in batches) running beside a real run:
+    every event observed is shown, in publish order; streamed text (the number and the address
+    cut across deltas) is shown masked, never a raw piece."""
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    ws.mkdir()
+    write(home / "config.toml", '[pii]\nlog = "mask"\ndisplay = "mask"\n')
+    texts = [f"Reach me at {MOBILE} today.\n", "plain words\n", f"or write to {EMAIL} now.\n"]
+    steps = [
+        call("think", json.dumps({"thought": "t"}), call_id=f"c{i}", text=t)
+        for i, t in enumerate(texts)
+    ]
+    steps.append(call("agent_exit", json.dumps({"reason": "done"}), call_id="cx"))
+    engine = ScriptedEngine({"coding": steps}, markers={"coding": MARKER})
+    out = io.StringIO()
+    renderer = Renderer(json_mode=True, ask=None, out=out)
+    observed: list[Event] = []
+    async with open_app(
+        load(home=home, workspace=ws, env={}),
+        home=home,
+        workspace=ws,
+        interactive=False,
+        engine=engine,
+    ) as app:
+        app.observers.append(observed.append)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(renderer.pump, app)
+            _, result = await app.run("go", agent_name="coding")
+            tg.cancel_scope.cancel()
+        while (event := app.dispatcher.receive_nowait()) is not None:
+            renderer.show(event)  # what was published after the pump stopped, as the CLI does
+    assert result.status.value == "finished", result.error
+    shown = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [s["type"] for s in shown if s["type"] != "assistant_delta"] == [
+        e.type for e in observed
+    ]
+    streamed = "".join(s["text"] for s in shown if s["type"] == "assistant_delta")
+    assert "[MOBILE]" in streamed
+    assert "[EMAIL]" in streamed
+    for raw in (MOBILE, MOBILE[:7], MOBILE[-7:], EMAIL, "li.lei@", "example.com"):
+        assert raw not in out.getvalue(), raw
