@@ -114,8 +114,13 @@ def _clean(value: Any, kinds: frozenset[Kind]) -> bool:
     return not scan(SEPARATOR.join(texts), kinds)
 
 
+SHORT_INT = 10**10  # an int above -SHORT_INT and below it has 10 digits at most: no finding
+
+
 def _texts(value: Any, out: list[str], depth: int) -> bool:
-    """Collect every text `_Walker.walk` would scan; False when the walk must decide instead.
+    """Collect every text `_Walker.walk` would scan that could hold a finding (an int of 10
+    digits or fewer cannot: every numeric kind has 11 or more, and it has no `@`); False when
+    the walk must decide instead.
 
     Event payloads are plain dicts and lists of str, int, bool and None: those are told by their
     exact type, their leaves handled in the loop (every event's payload passes here, and the
@@ -132,7 +137,10 @@ def _texts(value: Any, out: list[str], depth: int) -> bool:
             leaf = type(item)
             if leaf is str:
                 out.append(item)
-            elif leaf is int or leaf is float:
+            elif leaf is int:
+                if not -SHORT_INT < item < SHORT_INT:
+                    out.append(str(item))
+            elif leaf is float:
                 out.append(str(item))
             elif item is not None and leaf is not bool and not _texts(item, out, depth + 1):
                 return False
@@ -141,7 +149,10 @@ def _texts(value: Any, out: list[str], depth: int) -> bool:
         leaf = type(item)
         if leaf is str:
             out.append(item)
-        elif leaf is int or leaf is float:
+        elif leaf is int:
+            if not -SHORT_INT < item < SHORT_INT:
+                out.append(str(item))
+        elif leaf is float:
             out.append(str(item))
         elif item is not None and leaf is not bool and not _texts(item, out, depth + 1):
             return False
@@ -158,7 +169,8 @@ def _texts_any(value: Any, out: list[str], depth: int) -> bool:
     if value is None or isinstance(value, bool):
         return True
     if isinstance(value, int | float):
-        out.append(str(value))
+        if type(value) is not int or not -SHORT_INT < value < SHORT_INT:  # a subclass's str
+            out.append(str(value))  # may say anything: scanned as the walk scans it
         return True
     if isinstance(value, Mapping):
         for key, item in value.items():
