@@ -153,3 +153,22 @@ async def test_ready_raises_once_closed_and_drained() -> None:
     assert await _drain(d) == ["last"]
     with pytest.raises(DispatcherClosedError):
         await d.ready(linger=HOUR)
+
+
+@pytest.mark.anyio
+async def test_no_linger_once_the_queue_is_half_full() -> None:
+    """A burst that half filled the queue before the consumer ran is drained without waiting."""
+    d = Dispatcher(maxsize=8)
+    got: list[list[str]] = []
+
+    async def consumer() -> None:
+        await d.ready(linger=HOUR)
+        got.append(await _drain(d))
+
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(consumer)
+            await anyio.lowlevel.checkpoint()  # the consumer waits for the first event
+            for n in range(4):  # sent without an await between them
+                d.send(Event(f"e{n}"))
+    assert got == [[f"e{n}" for n in range(4)]]

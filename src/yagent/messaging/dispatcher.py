@@ -131,7 +131,7 @@ class Dispatcher:
             if self._wakeup.is_set():
                 self._wakeup = anyio.Event()
             await self._wakeup.wait()
-        if linger <= 0 or self._closed or len(self._critical):
+        if linger <= 0 or self._closed or len(self._critical) or len(self._normal) >= self._half:
             return
         self._wakeup = anyio.Event()
         self._lingering = True
