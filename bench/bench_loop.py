@@ -257,7 +257,7 @@ async def _shown(app: App, work: Awaitable[Any]) -> Any:
     async def consume() -> None:
         while True:
             await app.dispatcher.ready(LINGER)
-            while app.dispatcher.receive_nowait() is not None:
+            while app.dispatcher.next_in_order() is not None:
                 pass
 
     async with anyio.create_task_group() as tg:

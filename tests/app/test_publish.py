@@ -294,7 +294,7 @@ async def test_the_terminals_pump_shows_every_event_in_publish_order_and_masked(
             tg.start_soon(renderer.pump, app)
             _, result = await app.run("go", agent_name="coding")
             tg.cancel_scope.cancel()
-        while (event := app.dispatcher.receive_nowait()) is not None:
+        while (event := app.dispatcher.next_in_order()) is not None:
             renderer.show(event)  # what was published after the pump stopped, as the CLI does
     assert result.status.value == "finished", result.error
     shown = [json.loads(line) for line in out.getvalue().splitlines()]

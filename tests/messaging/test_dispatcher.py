@@ -172,3 +172,32 @@ async def test_no_linger_once_the_queue_is_half_full() -> None:
             for n in range(4):  # sent without an await between them
                 d.send(Event(f"e{n}"))
     assert got == [[f"e{n}" for n in range(4)]]
+
+
+def test_next_in_order_gives_publish_order_across_the_two_queues() -> None:
+    """A display shows events as they were published — an approval question after the tool
+    call it is about — while `receive_nowait` still reads the critical queue first."""
+    d = Dispatcher(critical_maxsize=2)
+    for name in ("a", USER_HELP_NEEDED, "b", "c", USER_HELP_RESPONSE, "d"):
+        d.send(Event(name))
+    got = []
+    while (event := d.next_in_order()) is not None:
+        got.append(event.type)
+    assert got == ["a", USER_HELP_NEEDED, "b", "c", USER_HELP_RESPONSE, "d"]
+
+
+def test_next_in_order_after_a_displaced_question_and_mixed_reads() -> None:
+    d = Dispatcher(critical_maxsize=1)
+    d.send(Event("a"))
+    d.send(Event(USER_HELP_NEEDED, {"n": 1}))
+    d.send(Event("b"))
+    d.send(Event(USER_HELP_NEEDED, {"n": 2}))  # the first question let go: its queue holds one
+    d.send(Event("c"))
+    first = d.receive_nowait()  # critical first, as before
+    assert first is not None
+    assert first.payload == {"n": 2}
+    d.send(Event(USER_HELP_RESPONSE))
+    got = []
+    while (event := d.next_in_order()) is not None:
+        got.append(event.type)
+    assert got == ["a", "b", "c", USER_HELP_RESPONSE]

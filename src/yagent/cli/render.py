@@ -9,8 +9,9 @@ reason when there is none. Answers travel back through the dispatcher's critical
 delivered to the authorization loop by the same pump that shows events.
 The pump drains the dispatcher in batches: woken by the first event of a burst, it lets the rest
 gather for `messaging.LINGER` (a critical event, a half-full queue or the end cuts that short),
-then shows them in the order the dispatcher gives them — one wake-up per burst, not one per
-event. It yields after at most `BATCH` events, so the Ctrl-C handler never waits behind a backlog.
+then shows them in publish order (`Dispatcher.next_in_order`: an approval question after the
+tool call it is about) — one wake-up per burst, not one per event. It yields after at most
+`BATCH` events, so the Ctrl-C handler never waits behind a backlog.
 """
 
 from __future__ import annotations
@@ -146,7 +147,7 @@ class Renderer:
                 except DispatcherClosedError:
                     return
             shown = 0
-            while shown < BATCH and (event := dispatcher.receive_nowait()) is not None:
+            while shown < BATCH and (event := dispatcher.next_in_order()) is not None:
                 shown += 1
                 if event.type == USER_HELP_RESPONSE:
                     if app.confirm is not None:

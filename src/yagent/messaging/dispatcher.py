@@ -1,7 +1,9 @@
 """The dispatcher: a bounded normal queue and a critical FIFO side queue, critical read first.
 
 `send()` never blocks and never raises on a full queue: it applies the queue's loss rule, counts
-the drop and logs a warning. `receive()` waits for the next event, critical first. `close()` ends
+the drop and logs a warning. `receive()` waits for the next event, critical first; `next_in_order()`
+is for a display: the next event in publish order across both queues (a question after the tool
+call it is about), a critical event still kept apart from a full normal queue. `close()` ends
 receivers with `DispatcherClosedError` once both queues are drained. Single event loop; from other
 threads use `send_threadsafe`.
 `ready(linger)` is for a display that drains in batches (`receive_nowait` until None): it returns
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -71,6 +74,11 @@ class Dispatcher:
         self._normal_bus: eventbus.Bus[Event] = eventbus.Bus()
         self._critical = self._critical_bus.subscribe(critical_maxsize, keep_newest=True)
         self._normal = self._normal_bus.subscribe(maxsize)
+        # publish order across the queues: per critical event waiting, how many normal events
+        # had been accepted before it; and how many normal events have been taken
+        self._marks: deque[int] = deque()
+        self._normal_accepted = 0
+        self._normal_taken = 0
         self._wakeup = anyio.Event()
         self._lingering = False  # a consumer in `ready` lets events gather: not woken per send
         self._half = max(maxsize // 2, 1)
@@ -90,11 +98,16 @@ class Dispatcher:
         delivery = (self._critical_bus if critical else self._normal_bus).publish(event)
         if delivery.displaced:
             self.stats.dropped_oldest_critical += 1
+            self._marks.popleft()
             log.warning("critical queue full: dropped the oldest critical event for %s", event.type)
         elif delivery.dropped:
             self.stats.dropped_newest += 1
             log.warning("event queue full: dropped %s event", event.type)
             return False
+        if critical:
+            self._marks.append(self._normal_accepted)
+        else:
+            self._normal_accepted += 1
         self.stats.sent += 1
         if not self._lingering or critical or len(self._normal) >= self._half:
             self._wakeup.set()
@@ -106,7 +119,23 @@ class Dispatcher:
 
     def receive_nowait(self) -> Event | None:
         event = self._critical.get_nowait()
-        return event if event is not None else self._normal.get_nowait()
+        if event is not None:
+            self._marks.popleft()
+            return event
+        return self._take_normal()
+
+    def next_in_order(self) -> Event | None:
+        """The next event in publish order across both queues (module contract), or None."""
+        if self._marks and self._marks[0] <= self._normal_taken:
+            return self.receive_nowait()  # every normal event sent before it has been taken
+        event = self._take_normal()
+        return event if event is not None else self.receive_nowait()
+
+    def _take_normal(self) -> Event | None:
+        event = self._normal.get_nowait()
+        if event is not None:
+            self._normal_taken += 1
+        return event
 
     async def receive(self) -> Event:
         while True:
