@@ -13,8 +13,8 @@ Contract:
 - `Telemetry(rows=False)` keeps no rows (for a host with no exporter, which reads none): each
   event is translated into the watchdog's pairing signals only (`RuleBook.pairing`: the fields
   `watchdog.PAIRING` names, no times, names or attributes) — so the same findings, in the same
-  order, at the same events; its `projection()` and `trajectory` are
-  refused (a `ValueError`), never empty, and it cannot be given a sink.
+  order, at the same events; its `projection()` and `trajectory` are refused (a `ValueError`),
+  never empty, and it cannot be given a sink.
 - OpenTelemetry is optional (`pip install 'yagent[otel]'`): `exporter_from_env` returns None when
   no `OTEL_*` variable asks for export, and raises `TelemetryUnavailableError` when one does but
   the SDK is missing — asked-for telemetry is never silently off.

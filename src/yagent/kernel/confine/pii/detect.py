@@ -216,15 +216,15 @@ SHORTEST = 11  # the fewest characters of any finding but an e-mail (a mobile's 
 def scan(text: str, kinds: frozenset[Kind] = ALL_KINDS, *, path: str = "") -> tuple[Finding, ...]:
     """Every validated finding of the wanted kinds in `text`, in order, without overlaps.
     Detection runs on the NFKC-folded text; positions are those of the original `text`."""
-    ascii = text.isascii()  # ASCII folds to itself: judged before anything is folded
-    if ascii and "@" not in text:
+    is_ascii = text.isascii()  # ASCII folds to itself: judged before anything is folded
+    if is_ascii and "@" not in text:
         if len(text) < SHORTEST:
             return ()  # no kind but an e-mail fits in fewer characters
         if not (_NUMERIC_RUN.search(text) and _NUMERIC_HINT.search(text)):
             return ()  # no numeric kind without 11 digits (see _NUMERIC_HINT)
     folded = fold(text)
     if (
-        not ascii
+        not is_ascii
         and "@" not in folded.text
         and not (_NUMERIC_RUN.search(folded.text) and _NUMERIC_HINT.search(folded.text))
     ):
