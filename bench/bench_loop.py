@@ -73,6 +73,7 @@ from yagent.app.assemble import App, open_app
 from yagent.app.config import AgentSettings, load
 from yagent.llm.scripted import ScriptedEngine, call
 from yagent.memory import message_body
+from yagent.messaging import LINGER
 from yagent.tools import registry
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.guard import WorkspaceGuard
@@ -250,11 +251,14 @@ def yagent_app(app: App) -> Prepare:
 
 
 async def _shown(app: App, work: Awaitable[Any]) -> Any:
-    """`work`'s result, the app's events consumed meanwhile as a terminal would."""
+    """`work`'s result, the app's events consumed meanwhile as the terminal's pump does
+    (`cli.render`): woken by a burst's first event, drained after `messaging.LINGER`."""
 
     async def consume() -> None:
         while True:
-            await app.dispatcher.receive()
+            await app.dispatcher.ready(LINGER)
+            while app.dispatcher.next_in_order() is not None:
+                pass
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(consume)

@@ -8,10 +8,13 @@ masked payload, never the raw one."""
 
 from __future__ import annotations
 
+import importlib
+import io
 import json
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
@@ -19,6 +22,7 @@ from yagent.agents import catalog
 from yagent.app.assemble import open_app
 from yagent.app.config import load
 from yagent.app.telemetry import WARNING_EVENT, Telemetry, exporter_from_env, project
+from yagent.cli.render import Renderer
 from yagent.llm.scripted import ScriptedEngine, call
 from yagent.memory import SUB_AGENT_ACTIVITY
 from yagent.messaging import Event
@@ -29,6 +33,8 @@ from .trace_events import troubled_session
 MARKER = catalog.builtin("coding", 0).marker
 MOBILE = "13912345678"
 EMAIL = "li.lei@example.com"
+pii_apply = importlib.import_module("yagent.kernel.confine.pii.apply")  # the module, not
+# the function the package re-exports under the same name
 ROLLOUT_ONLY = {SUB_AGENT_ACTIVITY, WARNING_EVENT}  # stored, neither shown nor observed
 
 
@@ -201,3 +207,102 @@ async def test_an_observer_cannot_change_what_the_display_shows(tmp_path: Path) 
             shown.append(event)
     assert shown
     assert not any("meddled" in e.payload for e in shown)
+
+
+@pytest.mark.parametrize(
+    ("log", "display"), [("block", "mask"), ("mask", "off"), ("off", "mask"), ("mask", "mask")]
+)
+@pytest.mark.anyio
+async def test_an_event_without_personal_data_is_scanned_once_for_both_surfaces(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, log: str, display: str
+) -> None:
+    """Whatever the two surfaces' actions, a clean payload is judged with one scan (the whole
+    payload's texts, once) and reaches the store, the observers and the display unchanged; a
+    payload with personal data is still judged by each surface's own policy."""
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    ws.mkdir()
+    write(home / "config.toml", f'[pii]\nlog = "{log}"\ndisplay = "{display}"\n')
+    scans: list[str] = []
+    real_scan = pii_apply.scan
+
+    def counted(text: str, *args: Any, **kwargs: Any) -> Any:
+        scans.append(text)
+        return real_scan(text, *args, **kwargs)
+
+    engine = ScriptedEngine({"coding": [call("think", "{}")]}, markers={"coding": MARKER})
+    async with open_app(
+        load(home=home, workspace=ws, env={}),
+        home=home,
+        workspace=ws,
+        interactive=False,
+        engine=engine,
+    ) as app:
+        session_id = app.store.create_session(workspace=str(ws), title="t").id
+        observed: list[Event] = []
+        app.observers.append(observed.append)
+        monkeypatch.setattr(pii_apply, "scan", counted)
+        payload = {"text": "nothing personal here, 42 times", "n": 7, "tags": ["a", "b"]}
+        app.sessions.open(session_id).publish("note", payload)
+        assert len(scans) == 1
+        app.sessions.open(session_id).publish("note", {"text": f"call {MOBILE}", "n": 1})
+        monkeypatch.undo()
+        shown = []
+        while (event := app.dispatcher.receive_nowait()) is not None:
+            shown.append(event)
+        stored = [e.payload for e in app.store.events(session_id) if e.type == "note"]
+    assert shown[0].payload == payload
+    assert observed[0].payload == payload
+    assert stored[0] == payload
+    masked = {"text": "call [MOBILE]", "n": 1}
+    raw = {"text": f"call {MOBILE}", "n": 1}
+    assert shown[1].payload == (raw if display == "off" else masked)
+    if log != "block":
+        assert stored[1] == observed[1].payload == (raw if log == "off" else masked)
+    else:
+        assert str(stored[1]["text"]).startswith("[withheld: contains personal data (mobile)")
+
+
+@pytest.mark.anyio
+async def test_the_terminals_pump_shows_every_event_in_publish_order_and_masked(
+    tmp_path: Path,
+) -> None:
+    """The CLI's own consumer (`Renderer.pump`, draining in batches) running beside a real run:
+    every event observed is shown, in publish order; streamed text (the number and the address
+    cut across deltas) is shown masked, never a raw piece."""
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    ws.mkdir()
+    write(home / "config.toml", '[pii]\nlog = "mask"\ndisplay = "mask"\n')
+    texts = [f"Reach me at {MOBILE} today.\n", "plain words\n", f"or write to {EMAIL} now.\n"]
+    steps = [
+        call("think", json.dumps({"thought": "t"}), call_id=f"c{i}", text=t)
+        for i, t in enumerate(texts)
+    ]
+    steps.append(call("agent_exit", json.dumps({"reason": "done"}), call_id="cx"))
+    engine = ScriptedEngine({"coding": steps}, markers={"coding": MARKER})
+    out = io.StringIO()
+    renderer = Renderer(json_mode=True, ask=None, out=out)
+    observed: list[Event] = []
+    async with open_app(
+        load(home=home, workspace=ws, env={}),
+        home=home,
+        workspace=ws,
+        interactive=False,
+        engine=engine,
+    ) as app:
+        app.observers.append(observed.append)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(renderer.pump, app)
+            _, result = await app.run("go", agent_name="coding")
+            tg.cancel_scope.cancel()
+        while (event := app.dispatcher.next_in_order()) is not None:
+            renderer.show(event)  # what was published after the pump stopped, as the CLI does
+    assert result.status.value == "finished", result.error
+    shown = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [s["type"] for s in shown if s["type"] != "assistant_delta"] == [
+        e.type for e in observed
+    ]
+    streamed = "".join(s["text"] for s in shown if s["type"] == "assistant_delta")
+    assert "[MOBILE]" in streamed
+    assert "[EMAIL]" in streamed
+    for raw in (MOBILE, MOBILE[:7], MOBILE[-7:], EMAIL, "li.lei@", "example.com"):
+        assert raw not in out.getvalue(), raw

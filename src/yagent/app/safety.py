@@ -68,15 +68,19 @@ class Safety:
     def for_log_and_display(
         self, payload: Mapping[str, Any]
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """(`for_log`, `for_display`) of one payload, judged once when both surfaces' policies
-        act alike (the same kinds and strength apply to every surface: the same text comes out);
-        otherwise each surface is judged by its own policy."""
+        """(`for_log`, `for_display`) of one payload, two copies (an observer that edits its own
+        does not change the display's). One policy snapshot decides: a payload without personal
+        data — the common case — is judged with one whole-payload scan for both surfaces,
+        whatever their actions (it leaves both unchanged); one with a finding is judged by each
+        surface's own policy, once for both when they act alike (the same text comes out)."""
         before = self.pii.snapshot()
-        logged = self.for_log(payload)
         policy = before.policy
-        alike = policy.action(pii.Surface.LOG) is policy.action(pii.Surface.DISPLAY)
-        if alike and self.pii.snapshot().generation == before.generation:  # not changed meanwhile
-            return logged, dict(logged)
+        log, display = policy.log, policy.display
+        if (log is display is pii.Action.OFF) or pii.is_clean(payload, policy.kinds):
+            return dict(payload), dict(payload)
+        logged = self.for_log(payload)
+        if log is display and self.pii.snapshot().generation == before.generation:
+            return logged, dict(logged)  # not changed meanwhile: the log's judgement holds
         return logged, self.for_display(payload)
 
 

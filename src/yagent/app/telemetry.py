@@ -11,9 +11,10 @@ Contract:
   parent/child links from the projection, token usage and cost as attributes, watchdog warnings
   as span events. Metric points carry only labels `otelmap` allows — never a forbidden one.
 - `Telemetry(rows=False)` keeps no rows (for a host with no exporter, which reads none): each
-  event is translated into signals for the watchdog only — the same signals, so the same
-  findings, in the same order, at the same events; its `projection()` and `trajectory` are
-  refused (a `ValueError`), never empty, and it cannot be given a sink.
+  event is translated into the watchdog's pairing signals only (`RuleBook.pairing`: the fields
+  `watchdog.PAIRING` names, no times, names or attributes) — so the same findings, in the same
+  order, at the same events; its `projection()` and `trajectory` are refused (a `ValueError`),
+  never empty, and it cannot be given a sink.
 - OpenTelemetry is optional (`pip install 'yagent[otel]'`): `exporter_from_env` returns None when
   no `OTEL_*` variable asks for export, and raises `TelemetryUnavailableError` when one does but
   the SDK is missing — asked-for telemetry is never silently off.
@@ -32,6 +33,7 @@ from yagent.app.otelenv import TelemetryUnavailableError, wants_export
 from yagent.kernel.trace.trajectory import (
     Declares,
     Kind,
+    PairingSignal,
     Ref,
     RuleBook,
     SignalRule,
@@ -45,6 +47,8 @@ from yagent.llm.pricing import DEFAULT_PRICES, PriceTable
 from yagent.messaging import Event
 
 WARNING_EVENT = "watchdog_warning"  # the event a host records for a watchdog finding
+NOTHING: tuple[Finding, ...] = ()
+NOTHING_SIGNALLED: tuple[PairingSignal, ...] = ()
 
 _D = "delegation_id"
 _STEP = Ref("step", (_D, "step"))
@@ -169,10 +173,8 @@ class _Feed:
         self, type: str, payload: Mapping[str, Any], ts: float | None, seq: int | None
     ) -> tuple[int, bool, tuple[Finding, ...]]:
         """(turn index, whether this event ended that turn, new findings)."""
-        if not self.rows:  # the watchdog reads no attribute: `enrich` adds only attributes
-            signals = VOCABULARY.translate(type, payload, ts=ts, seq=seq) or ()
-            found = tuple(f for s in signals for f in self.watchdog.observe(s))
-            return 0, any(s.kind is Kind.TURN_END for s in signals), found
+        if not self.rows:  # nothing to export: a turn's end changes nothing here
+            return 0, False, self.watch(type, payload)
         update = self.trajectory.feed(type, enrich(type, payload, self.prices), ts=ts, seq=seq)
         if not update.recognised:
             self.unrecognised[type] = None
@@ -180,6 +182,13 @@ class _Feed:
         self.findings.setdefault(update.turn, []).extend(found)
         ended = any(s.kind is Kind.TURN_END for s in update.signals)
         return update.turn, ended, found
+
+    def watch(self, type: str, payload: Mapping[str, Any]) -> tuple[Finding, ...]:
+        """The watchdog alone, fed the pairing fields it reads (`watchdog.PAIRING`)."""
+        found = NOTHING
+        for signal in VOCABULARY.pairing(type, payload) or NOTHING_SIGNALLED:
+            found += self.watchdog.observe(signal)
+        return found
 
     def projection(self) -> Projection:
         turns = self.trajectory.turns()
@@ -248,7 +257,14 @@ class Telemetry:
 
     def observe_event(self, event: Event) -> None:
         """An `App.observers` entry."""
-        self.observe(event.type, event.payload, ts=event.ts)
+        if self._feed.rows:
+            self.observe(event.type, event.payload, ts=event.ts)
+            return
+        with self._lock:  # no rows: the watchdog alone (`observe`, without its bookkeeping)
+            found = self._feed.watch(event.type, event.payload)
+        if found and self._on_warning is not None:
+            for finding in found:
+                self._on_warning(finding)
 
     def observe(
         self, type: str, payload: Mapping[str, Any], *, ts: float | None, seq: int | None = None

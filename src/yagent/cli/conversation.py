@@ -116,7 +116,7 @@ class Conversation:
         self.renderer.console.print(text, markup=markup, highlight=False)
 
     def drain_events(self) -> None:
-        while (event := self.app.dispatcher.receive_nowait()) is not None:
+        while (event := self.app.dispatcher.next_in_order()) is not None:
             self.renderer.show(event)
 
     def refresh_status(self) -> None:

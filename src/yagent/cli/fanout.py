@@ -122,7 +122,7 @@ async def _with_app(
             tg.start_soon(_interrupts, lambda _: app.pause.abandon())
             outcome = await go()
             tg.cancel_scope.cancel()
-        while (event := app.dispatcher.receive_nowait()) is not None:
+        while (event := app.dispatcher.next_in_order()) is not None:
             renderer.show(event)  # what was published after the pump stopped
         summary(renderer, outcome)
         if isinstance(engine, ReplayEngine):

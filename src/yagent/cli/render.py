@@ -7,6 +7,11 @@ Approval requests (`user_help_needed`) are answered by asking the person
 when there is a terminal — yes / no / always for this tool / skip all — and refused with a stated
 reason when there is none. Answers travel back through the dispatcher's critical queue and are
 delivered to the authorization loop by the same pump that shows events.
+The pump drains the dispatcher in batches: woken by the first event of a burst, it lets the rest
+gather for `messaging.LINGER` (a critical event, a half-full queue or the end cuts that short),
+then shows them in publish order (`Dispatcher.next_in_order`: an approval question after the
+tool call it is about) — one wake-up per burst, not one per event. It yields after at most
+`BATCH` events, so the Ctrl-C handler never waits behind a backlog.
 """
 
 from __future__ import annotations
@@ -28,11 +33,18 @@ from yagent.cli.safetext import json_line, visible, visible_event
 from yagent.cli.stream import StreamView
 from yagent.cli.tree import LiveTree
 from yagent.kernel.context.protocol import render_markdown
-from yagent.messaging import USER_HELP_NEEDED, USER_HELP_RESPONSE, DispatcherClosedError, Event
+from yagent.messaging import (
+    LINGER,
+    USER_HELP_NEEDED,
+    USER_HELP_RESPONSE,
+    DispatcherClosedError,
+    Event,
+)
 from yagent.tools.confirm import Scope, response
 
 Ask = Callable[[str], Awaitable[str]]
 PREVIEW = 400
+BATCH = 64  # events shown between two yields of the pump (module contract)
 
 CHOICES = {
     "y": (True, Scope.ONCE),
@@ -118,33 +130,36 @@ class Renderer:
         self.console = Console(file=self.out, highlight=False, soft_wrap=True)
         self.stream = StreamView(self.out, self.console)
         self.stream_tick = 0.05  # seconds without events before waiting streamed text is shown
+        self.linger = LINGER  # seconds a burst gathers after its first event
         # delegations as a live tree under the output, on a terminal only (`cli.tree`)
         self.tree = LiveTree(self.console) if self.console.is_terminal and not json_mode else None
         self.interrupted = False  # the person stopped this turn: its run_end is not news
 
     # -- the pump ------------------------------------------------------------------------
     async def pump(self, app: Any) -> None:
-        """Read the app's dispatcher until it closes: show events, route answers."""
+        """Read the app's dispatcher until it closes: show events, route answers (module
+        contract: batches, order, a yield after at most `BATCH` events)."""
+        dispatcher = app.dispatcher
         while True:
-            event = None
             with anyio.move_on_after(self.stream_tick):
                 try:
-                    event = await app.dispatcher.receive()
+                    await dispatcher.ready(self.linger)
                 except DispatcherClosedError:
                     return
-            if event is None:
+            shown = 0
+            while shown < BATCH and (event := dispatcher.next_in_order()) is not None:
+                shown += 1
+                if event.type == USER_HELP_RESPONSE:
+                    if app.confirm is not None:
+                        app.confirm.consume(event)
+                elif event.type == USER_HELP_NEEDED:
+                    dispatcher.send(await self.answer(visible_event(event)))
+                else:
+                    self.show(event)
+            if not shown:
                 self.stream.tick()  # streamed text that waited long enough
                 if self.tree is not None:
                     self.tree.tick()  # the elapsed times move
-                continue
-            if event.type == USER_HELP_RESPONSE:
-                if app.confirm is not None:
-                    app.confirm.consume(event)
-                continue
-            if event.type == USER_HELP_NEEDED:
-                app.dispatcher.send(await self.answer(visible_event(event)))
-                continue
-            self.show(event)
 
     async def answer(self, event: Event) -> Event:
         payload = event.payload

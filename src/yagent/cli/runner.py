@@ -187,7 +187,7 @@ async def run_turn(
         tg.cancel_scope.cancel()
     if app.pause.abandoned:
         app.pause = PauseGate()  # the next turn starts with a gate nobody abandoned
-    while (event := app.dispatcher.receive_nowait()) is not None:
+    while (event := app.dispatcher.next_in_order()) is not None:
         renderer.show(event)  # what was published after the pump stopped
     if signal.SIGTERM in signals:
         sys.stderr.write("yagent: shut down after draining the turn\n")

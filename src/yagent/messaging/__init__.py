@@ -8,6 +8,7 @@ loop's `user_help_needed` / `user_help_response` — travel on a FIFO side queue
 
 from yagent.messaging.dispatcher import (
     CRITICAL_TYPES,
+    LINGER,
     USER_HELP_NEEDED,
     USER_HELP_RESPONSE,
     Dispatcher,
@@ -17,6 +18,7 @@ from yagent.messaging.dispatcher import (
 
 __all__ = [
     "CRITICAL_TYPES",
+    "LINGER",
     "USER_HELP_NEEDED",
     "USER_HELP_RESPONSE",
     "Dispatcher",

@@ -1,23 +1,33 @@
 """The dispatcher: a bounded normal queue and a critical FIFO side queue, critical read first.
 
 `send()` never blocks and never raises on a full queue: it applies the queue's loss rule, counts
-the drop and logs a warning. `receive()` waits for the next event, critical first. `close()` ends
+the drop and logs a warning. `receive()` waits for the next event, critical first; `next_in_order()`
+is for a display: the next event in publish order across both queues (a question after the tool
+call it is about), a critical event still kept apart from a full normal queue. `close()` ends
 receivers with `DispatcherClosedError` once both queues are drained. Single event loop; from other
 threads use `send_threadsafe`.
-The two queues are two subscriptions of the kernel's one event bus (`kernel.trace.eventbus`): the
-normal one drops the new event when full, the critical one (`keep_newest`) lets its oldest go.
+`ready(linger)` is for a display that drains in batches (`receive_nowait` until None): it returns
+at once (after a checkpoint) when an event waits; otherwise once the first arrives, then up to
+`linger` seconds more while later events gather — one wake-up per burst, not one per event. The
+linger ends early, never late: at a critical event, when the normal queue is half full (a burst
+is never dropped for the linger) and at `close()`. One consumer lingers at a time.
+Each queue is the one subscription of its own kernel event bus (`kernel.trace.eventbus`), and
+`send` publishes an event on its type's bus (no filter runs per event): the normal queue drops the
+new event when full, the critical one (`keep_newest`) lets its oldest go.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 import anyio.from_thread
+import anyio.lowlevel
 
 from yagent.kernel.trace import eventbus
 
@@ -26,6 +36,9 @@ log = logging.getLogger("yagent.messaging")
 USER_HELP_NEEDED = "user_help_needed"
 USER_HELP_RESPONSE = "user_help_response"
 CRITICAL_TYPES: frozenset[str] = frozenset({USER_HELP_NEEDED, USER_HELP_RESPONSE})
+LINGER = 0.02
+"""Seconds a display lets events gather after the first before it shows them (`ready`): below a
+screen frame, and below the streamed text's own throttle (`cli.stream.MIN_INTERVAL`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,18 +70,23 @@ class Dispatcher:
         if maxsize < 1 or critical_maxsize < 1:
             raise ValueError("dispatcher queue sizes must be at least 1")
         self._critical_types = critical_types
-        self._bus: eventbus.Bus[Event] = eventbus.Bus()
-        self._critical = self._bus.subscribe(critical_maxsize, self.is_critical, keep_newest=True)
-        self._normal = self._bus.subscribe(maxsize, self._is_normal)
+        self._critical_bus: eventbus.Bus[Event] = eventbus.Bus()
+        self._normal_bus: eventbus.Bus[Event] = eventbus.Bus()
+        self._critical = self._critical_bus.subscribe(critical_maxsize, keep_newest=True)
+        self._normal = self._normal_bus.subscribe(maxsize)
+        # publish order across the queues: per critical event waiting, how many normal events
+        # had been accepted before it; and how many normal events have been taken
+        self._marks: deque[int] = deque()
+        self._normal_accepted = 0
+        self._normal_taken = 0
         self._wakeup = anyio.Event()
+        self._lingering = False  # a consumer in `ready` lets events gather: not woken per send
+        self._half = max(maxsize // 2, 1)
         self._closed = False
         self.stats = Stats()
 
     def is_critical(self, event: Event) -> bool:
         return event.type in self._critical_types
-
-    def _is_normal(self, event: Event) -> bool:
-        return event.type not in self._critical_types
 
     def send(self, event: Event) -> bool:
         """Queue `event`; False when it (or, for critical events, the oldest one) was dropped."""
@@ -76,16 +94,23 @@ class Dispatcher:
             log.warning("dispatcher closed: dropped %s event", event.type)
             self.stats.dropped_newest += 1
             return False
-        delivery = self._bus.publish(event)
+        critical = event.type in self._critical_types
+        delivery = (self._critical_bus if critical else self._normal_bus).publish(event)
         if delivery.displaced:
             self.stats.dropped_oldest_critical += 1
+            self._marks.popleft()
             log.warning("critical queue full: dropped the oldest critical event for %s", event.type)
         elif delivery.dropped:
             self.stats.dropped_newest += 1
             log.warning("event queue full: dropped %s event", event.type)
             return False
+        if critical:
+            self._marks.append(self._normal_accepted)
+        else:
+            self._normal_accepted += 1
         self.stats.sent += 1
-        self._wakeup.set()
+        if not self._lingering or critical or len(self._normal) >= self._half:
+            self._wakeup.set()
         return not delivery.displaced
 
     def send_threadsafe(self, event: Event) -> None:
@@ -94,7 +119,23 @@ class Dispatcher:
 
     def receive_nowait(self) -> Event | None:
         event = self._critical.get_nowait()
-        return event if event is not None else self._normal.get_nowait()
+        if event is not None:
+            self._marks.popleft()
+            return event
+        return self._take_normal()
+
+    def next_in_order(self) -> Event | None:
+        """The next event in publish order across both queues (module contract), or None."""
+        if self._marks and self._marks[0] <= self._normal_taken:
+            return self.receive_nowait()  # every normal event sent before it has been taken
+        event = self._take_normal()
+        return event if event is not None else self.receive_nowait()
+
+    def _take_normal(self) -> Event | None:
+        event = self._normal.get_nowait()
+        if event is not None:
+            self._normal_taken += 1
+        return event
 
     async def receive(self) -> Event:
         while True:
@@ -107,9 +148,32 @@ class Dispatcher:
                 self._wakeup = anyio.Event()
             await self._wakeup.wait()
 
+    async def ready(self, linger: float = 0.0) -> None:
+        """Return when an event waits (module contract); `DispatcherClosedError` once closed
+        with nothing left."""
+        if len(self._critical) or len(self._normal):
+            await anyio.lowlevel.checkpoint()  # a batch after a batch: cancellation gets a turn
+            return
+        while not (len(self._critical) or len(self._normal)):
+            if self._closed:
+                raise DispatcherClosedError("dispatcher closed")
+            if self._wakeup.is_set():
+                self._wakeup = anyio.Event()
+            await self._wakeup.wait()
+        if linger <= 0 or self._closed or len(self._critical) or len(self._normal) >= self._half:
+            return
+        self._wakeup = anyio.Event()
+        self._lingering = True
+        try:
+            with anyio.move_on_after(linger):
+                await self._wakeup.wait()
+        finally:
+            self._lingering = False
+
     def close(self) -> None:
         self._closed = True
-        self._bus.close()  # what is buffered stays readable
+        self._critical_bus.close()  # what is buffered stays readable
+        self._normal_bus.close()
         self._wakeup.set()
 
     def pending(self) -> tuple[int, int]:

@@ -28,7 +28,12 @@ PIECES = st.sampled_from(
     [MOBILE, EMAIL, ID, CARD, "1", "1.", ".", "@", "-", " ", "+86", "x", "a.b", "９", "＠", "\n"]
 )
 TEXTS = st.lists(PIECES, max_size=4).map("".join)
-LEAVES = st.one_of(TEXTS, st.integers(), st.floats(allow_nan=False), st.booleans(), st.none())
+EDGE_INTS = st.sampled_from(  # around the 10-digit limit below which an int is not scanned
+    [9_999_999_999, 10**10, -9_999_999_999, -(10**10), int(MOBILE), -int(MOBILE), int(CARD)]
+)
+LEAVES = st.one_of(
+    TEXTS, st.integers(), EDGE_INTS, st.floats(allow_nan=False), st.booleans(), st.none()
+)
 VALUES = st.recursive(
     LEAVES,
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXTS, inner, max_size=3),
@@ -141,3 +146,23 @@ def test_the_depth_limit_holds_on_the_fast_path() -> None:
         value = {"k": value}
     judged = pii.apply_value(value, pii.Surface.LOG)  # the number sits at MAX_DEPTH exactly
     assert judged.findings
+
+
+DIGITS_AND_SEPARATORS = st.text(alphabet="0123456789 -x.\n+", max_size=40)
+
+
+@settings(max_examples=600, deadline=None)
+@given(DIGITS_AND_SEPARATORS)
+def test_the_numeric_run_is_searched_first_and_misses_no_numeric_hint(text: str) -> None:
+    """`scan` looks for the cheap `_NUMERIC_RUN` before the exact `_NUMERIC_HINT`: every text the
+    hint matches, the run matches too — so no numeric finding is skipped by the cheaper search."""
+    detect = importlib.import_module("yagent.kernel.confine.pii.detect")
+    if detect._NUMERIC_HINT.search(text):
+        assert detect._NUMERIC_RUN.search(text)
+
+
+@pytest.mark.parametrize("text", ["1 2 3 4 5 6 7 8 9 0 1", "139-1234-5678", "13912345678"])
+def test_a_spaced_or_grouped_number_passes_the_numeric_run(text: str) -> None:
+    detect = importlib.import_module("yagent.kernel.confine.pii.detect")
+    assert detect._NUMERIC_RUN.search(text)
+    assert detect._NUMERIC_HINT.search(text)

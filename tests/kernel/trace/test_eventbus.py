@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections import defaultdict
 
 import anyio
@@ -387,3 +388,19 @@ def test_get_nowait_reads_without_waiting_even_after_close() -> None:
     bus.close()
     assert sub.get_nowait() == 7
     assert sub.get_nowait() is None
+
+
+def test_a_thread_blocked_in_get_is_woken_by_a_publish() -> None:
+    """Publishers notify the condition only while a thread sleeps in `get`; that thread must
+    still be woken by the next publish (a negative window: it fails only by waiting 30 s)."""
+    bus: Bus[int] = Bus()
+    sub = bus.subscribe(10)
+    got: list[int] = []
+    reader = threading.Thread(target=lambda: got.append(sub.get()))
+    reader.start()
+    while not sub._sleepers:  # the reader is asleep in get()
+        time.sleep(0.001)
+    bus.publish(7)
+    reader.join(timeout=30)
+    assert not reader.is_alive()
+    assert got == [7]

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
-from yagent.kernel.trace.trajectory import Kind, Signal, Trajectory
-from yagent.kernel.trace.watchdog import Finding, FindingKind, Watchdog
+from yagent.kernel.trace.trajectory import (
+    Kind,
+    PairingSignal,
+    Ref,
+    RuleBook,
+    Signal,
+    SignalRule,
+    Trajectory,
+)
+from yagent.kernel.trace.watchdog import PAIRING, Finding, FindingKind, Watchdog
 
-from .trajectory.vocab import BOOK, ev
+from .trajectory.vocab import BOOK, CALL, ev
 
 UNEXECUTED = FindingKind.DECLARED_NOT_EXECUTED
 UNDECLARED = FindingKind.RESULT_WITHOUT_DECLARATION
@@ -150,3 +158,75 @@ def test_a_nested_call_is_declared_by_its_executing_parent() -> None:
     orphan.observe(Signal(Kind.CALL, "call:q#1", parent="call:q"))  # parent never executed
     orphan.observe(Signal(Kind.RESULT, "call:q#1", parent="call:q"))
     assert [f.call for f in orphan.close_all()] == ["call:q#1"]
+
+
+# -- what the watchdog reads: the pairing fields, nothing else --------------------------------
+NESTED_BOOK = RuleBook(
+    {
+        **BOOK.rules,
+        "host_call": SignalRule(Kind.CALL, CALL, Ref("call", ("lane", "via")), name="tool"),
+        "host_answer": SignalRule(
+            Kind.RESULT, CALL, Ref("call", ("lane", "via")), name="tool", ok="ok", outcome="why"
+        ),
+    },
+    ignore=BOOK.ignored,
+)
+TROUBLED = [
+    ev("think", n=1, who="a"),
+    ev("thought", n=1, wants=[{"id": "a"}, {"id": "b"}, {"id": "p"}], model="m"),
+    ev("invoke", id="a", n=1, tool="read"),
+    ev("answer", id="a", n=1, tool="read", ok=True),
+    ev("invoke", id="p", n=1, tool="program"),
+    ev("host_call", id="p1", via="p", tool="read"),
+    ev("host_answer", id="p1", via="p", tool="read", ok=False, why="denied"),
+    ev("answer", id="p", n=1, tool="program", ok=True),
+    ev("answer", id="z", n=1, tool="ghost", ok=True),  # a result nobody declared
+    ev("sub", lane="d1", parent="", via="a", who="child"),
+    ev("think", lane="d1", n=1),
+    ev("thought", lane="d1", n=1, wants=[{"id": "k"}]),
+    ev("over", lane="d1", ok=True, status="done"),
+    ev("chatter"),
+    ev("think", n=2),  # closes step 1: b declared, never executed
+    ev("over", status="finished"),
+]
+
+
+class Reads:
+    """A signal that records which of its fields are read."""
+
+    def __init__(self, signal: Signal, seen: set[str]) -> None:
+        self._signal, self._seen = signal, seen
+
+    def __getattr__(self, name: str) -> object:
+        self._seen.add(name)
+        return getattr(self._signal, name)
+
+
+def test_the_watchdog_reads_only_the_pairing_fields() -> None:
+    """`PAIRING` is what the watchdog may read of a signal: a host that feeds it `pairing`
+    signals (no times, names, outcomes or attributes) gets the same findings."""
+    seen: set[str] = set()
+    dog, found = Watchdog(), []
+    for i, (type_, payload) in enumerate(TROUBLED):
+        for signal in NESTED_BOOK.translate(type_, payload, ts=float(i), seq=i) or ():
+            found += dog.observe(Reads(signal, seen))  # type: ignore[arg-type]
+    assert {f.kind for f in found} == {UNEXECUTED, UNDECLARED}
+    assert seen <= PAIRING
+    assert {"kind", "row", "parent", "declares"} <= seen
+
+
+def test_pairing_signals_are_the_translated_ones_with_only_the_pairing_fields() -> None:
+    full, lean = Watchdog(), Watchdog()
+    for i, (type_, payload) in enumerate(TROUBLED):
+        signals = NESTED_BOOK.translate(type_, payload, ts=float(i), seq=i)
+        pairs = NESTED_BOOK.pairing(type_, payload)
+        assert (pairs is None) == (signals is None)
+        assert [tuple(getattr(s, f) for f in PairingSignal._fields) for s in signals or ()] == [
+            tuple(p) for p in pairs or ()
+        ]
+        assert set(PairingSignal._fields) == PAIRING
+        assert [f for s in signals or () for f in full.observe(s)] == [
+            f for s in pairs or () for f in lean.observe(s)
+        ]
+    assert full.findings == lean.findings
+    assert full.findings

@@ -85,14 +85,14 @@ class BusStats:
     subscriptions: tuple[SubscriptionStats, ...]
 
 
-_DELIVERED: dict[int, Delivery] = {}
+_DELIVERED: dict[tuple[int, int], Delivery] = {}
 
 
-def _delivered(count: int) -> Delivery:
-    """The common answer (every subscriber took it), shared per count: it is immutable."""
-    found = _DELIVERED.get(count)
+def _delivered(count: int, filtered: int = 0) -> Delivery:
+    """The common answers (nothing dropped), shared per counts: a Delivery is immutable."""
+    found = _DELIVERED.get((count, filtered))
     if found is None:
-        found = _DELIVERED.setdefault(count, Delivery(count))
+        found = _DELIVERED.setdefault((count, filtered), Delivery(count, filtered=filtered))
     return found
 
 
@@ -101,7 +101,7 @@ class Subscription(Generic[E]):
 
     __slots__ = (
         "_buffer", "_bus", "_closed", "_delivered", "_dropped", "_filter", "_filter_errors",
-        "_keep_newest", "_lock", "_ready", "_waiters", "id", "maxsize",
+        "_keep_newest", "_lock", "_ready", "_sleepers", "_waiters", "id", "maxsize",
     )  # fmt: skip
 
     def __init__(
@@ -121,6 +121,7 @@ class Subscription(Generic[E]):
         self._ready = threading.Condition(self._lock)
         self._buffer: collections.deque[E] = collections.deque()
         self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        self._sleepers = 0  # threads blocked in `get`: only they need the condition notified
         self._closed = False
         self._delivered = 0
         self._dropped = 0
@@ -175,7 +176,10 @@ class Subscription(Generic[E]):
                 status = "displaced"
             self._buffer.append(event)
             self._delivered += 1
-            self._ready.notify()
+            if self._sleepers:
+                self._ready.notify()
+            if not self._waiters:
+                return status
             waiters, self._waiters = self._waiters, []
         _wake(waiters)
         return status
@@ -210,7 +214,11 @@ class Subscription(Generic[E]):
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
                     raise TimeoutError(f"eventbus: no event within {timeout} s")
-                self._ready.wait(remaining)
+                self._sleepers += 1
+                try:
+                    self._ready.wait(remaining)
+                finally:
+                    self._sleepers -= 1
             return self._buffer.popleft()
 
     def __aiter__(self) -> Subscription[E]:
@@ -325,8 +333,8 @@ class Bus(Generic[E]):
                 filtered += 1
             elif status == "displaced":
                 displaced += 1
-        if not (dropped or filtered or displaced):
-            return _delivered(delivered)
+        if not (dropped or displaced):
+            return _delivered(delivered, filtered)
         return Delivery(delivered + displaced, dropped + displaced, filtered, displaced=displaced)
 
     def close(self) -> None:

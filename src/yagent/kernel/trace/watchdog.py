@@ -12,6 +12,8 @@ call, ending a run) belong to the guards and the loop; the watchdog must never b
 Leaves to the host: what to do with a warning (record it, show it, export it), and where a step
 closes when its stream has no step starts (`close_step` / `close_scope` / `close_all`).
 State is per turn: `observe` resets it at a turn end, so call ids may repeat across turns.
+`observe` reads only the `PAIRING` fields of a signal (kind, row, parent, scope, declares): a host
+that keeps no rows can feed it `RuleBook.pairing`'s `PairingSignal`s, which carry nothing else.
 """
 
 from __future__ import annotations
@@ -20,7 +22,10 @@ import enum
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from yagent.kernel.trace.trajectory.vocabulary import Kind, Signal
+from yagent.kernel.trace.trajectory.vocabulary import Kind, PairingSignal, Signal
+
+PAIRING = frozenset(PairingSignal._fields)
+"""The fields of a `Signal` that `Watchdog.observe` reads (tested: it reads no other)."""
 
 
 class FindingKind(enum.StrEnum):
@@ -160,7 +165,7 @@ class Watchdog:
         self._findings.append(finding)
         return (finding,)
 
-    def observe(self, signal: Signal) -> tuple[Finding, ...]:
+    def observe(self, signal: Signal | PairingSignal) -> tuple[Finding, ...]:
         """Drive the watchdog with the trajectory's generic signals."""
         kind, row, scope = signal.kind, signal.row, signal.scope
         if kind is Kind.TURN_END:

@@ -24,6 +24,7 @@ from yagent.kernel.confine.pii.apply import (
     TooDeepError,
     apply,
     apply_value,
+    is_clean,
 )
 from yagent.kernel.confine.pii.detect import (
     ALL_KINDS,
@@ -73,6 +74,7 @@ __all__ = [
     "TooDeepError",
     "apply",
     "apply_value",
+    "is_clean",
     "luhn",
     "scan",
     "valid_card",

@@ -13,7 +13,8 @@ Guarantees:
   the pass finds an item exactly when some leaf holds one); only a value where that pass finds
   something is walked leaf by leaf: same findings, same result, one scan for a clean value.
   Leaves of other types (bytes, custom objects) are not scanned and their paths are listed in
-  `unscanned`. Nesting deeper than MAX_DEPTH (or a cycle) raises TooDeepError; two keys that mask
+  `unscanned`. `is_clean(value, kinds)` is that whole-value pass alone (True: unchanged on
+  every surface). Nesting deeper than MAX_DEPTH (or a cycle) raises TooDeepError; two keys that mask
   to the same text raise KeyCollisionError rather than silently dropping one.
 """
 
@@ -97,6 +98,13 @@ def apply_value(value: T, surface: Surface, *, store: PolicyStore | None = None)
 SEPARATOR = "\n"  # between the texts of one whole-value pass (see the module contract)
 
 
+def is_clean(value: Any, kinds: frozenset[Kind]) -> bool:
+    """True when `value` is judged whole (every leaf scannable, within MAX_DEPTH) and holds no
+    finding of `kinds`: `apply_value` then returns it unchanged on every surface, whatever the
+    action — so one call answers for several surfaces. False says nothing: judge it per surface."""
+    return _clean(value, kinds)
+
+
 def _clean(value: Any, kinds: frozenset[Kind]) -> bool:
     """True when `value` holds only scannable leaves and one pass over them finds nothing; False
     when something is found or the value needs the walk (another leaf type, too deep, a cycle)."""
@@ -106,8 +114,13 @@ def _clean(value: Any, kinds: frozenset[Kind]) -> bool:
     return not scan(SEPARATOR.join(texts), kinds)
 
 
+SHORT_INT = 10**10  # an int above -SHORT_INT and below it has 10 digits at most: no finding
+
+
 def _texts(value: Any, out: list[str], depth: int) -> bool:
-    """Collect every text `_Walker.walk` would scan; False when the walk must decide instead.
+    """Collect every text `_Walker.walk` would scan that could hold a finding (an int of 10
+    digits or fewer cannot: every numeric kind has 11 or more, and it has no `@`); False when
+    the walk must decide instead.
 
     Event payloads are plain dicts and lists of str, int, bool and None: those are told by their
     exact type, their leaves handled in the loop (every event's payload passes here, and the
@@ -124,7 +137,10 @@ def _texts(value: Any, out: list[str], depth: int) -> bool:
             leaf = type(item)
             if leaf is str:
                 out.append(item)
-            elif leaf is int or leaf is float:
+            elif leaf is int:
+                if not -SHORT_INT < item < SHORT_INT:
+                    out.append(str(item))
+            elif leaf is float:
                 out.append(str(item))
             elif item is not None and leaf is not bool and not _texts(item, out, depth + 1):
                 return False
@@ -133,7 +149,10 @@ def _texts(value: Any, out: list[str], depth: int) -> bool:
         leaf = type(item)
         if leaf is str:
             out.append(item)
-        elif leaf is int or leaf is float:
+        elif leaf is int:
+            if not -SHORT_INT < item < SHORT_INT:
+                out.append(str(item))
+        elif leaf is float:
             out.append(str(item))
         elif item is not None and leaf is not bool and not _texts(item, out, depth + 1):
             return False
@@ -150,7 +169,8 @@ def _texts_any(value: Any, out: list[str], depth: int) -> bool:
     if value is None or isinstance(value, bool):
         return True
     if isinstance(value, int | float):
-        out.append(str(value))
+        if type(value) is not int or not -SHORT_INT < value < SHORT_INT:  # a subclass's str
+            out.append(str(value))  # may say anything: scanned as the walk scans it
         return True
     if isinstance(value, Mapping):
         for key, item in value.items():

@@ -207,16 +207,27 @@ _FINDERS: tuple[tuple[Kind, Callable[[str], list[Span]]], ...] = (
 # (a mobile's 11, an ID's first 17, a card's 13-19, in every layout above): a text without such a
 # run holds none — one cheap search instead of every kind's patterns.
 _NUMERIC_HINT = re.compile(r"[0-9](?:[ -]?[0-9]){10}")
+# A necessary condition for the hint, searched first (no backtracking over the optional
+# separators): every match of the hint opens with a digit and holds 11 or more of [0-9 -].
+_NUMERIC_RUN = re.compile(r"[0-9][0-9 -]{10}")
 SHORTEST = 11  # the fewest characters of any finding but an e-mail (a mobile's 11 digits)
 
 
 def scan(text: str, kinds: frozenset[Kind] = ALL_KINDS, *, path: str = "") -> tuple[Finding, ...]:
     """Every validated finding of the wanted kinds in `text`, in order, without overlaps.
     Detection runs on the NFKC-folded text; positions are those of the original `text`."""
-    if len(text) < SHORTEST and "@" not in text and text.isascii():
-        return ()  # ASCII folds to itself; no kind but an e-mail fits in fewer characters
+    is_ascii = text.isascii()  # ASCII folds to itself: judged before anything is folded
+    if is_ascii and "@" not in text:
+        if len(text) < SHORTEST:
+            return ()  # no kind but an e-mail fits in fewer characters
+        if not (_NUMERIC_RUN.search(text) and _NUMERIC_HINT.search(text)):
+            return ()  # no numeric kind without 11 digits (see _NUMERIC_HINT)
     folded = fold(text)
-    if "@" not in folded.text and not _NUMERIC_HINT.search(folded.text):
+    if (
+        not is_ascii
+        and "@" not in folded.text
+        and not (_NUMERIC_RUN.search(folded.text) and _NUMERIC_HINT.search(folded.text))
+    ):
         return ()  # no e-mail without an `@`, no numeric kind without 11 digits (see _NUMERIC_HINT)
     found: list[tuple[Kind, Span]] = []
     claimed: list[Span] = []

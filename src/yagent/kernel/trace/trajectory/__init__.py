@@ -46,6 +46,7 @@ from yagent.kernel.trace.trajectory.spans import ROOT_ID, SpanEvent, SpanPlan, p
 from yagent.kernel.trace.trajectory.vocabulary import (
     Declares,
     Kind,
+    PairingSignal,
     Ref,
     RowKind,
     RuleBook,
@@ -69,6 +70,7 @@ __all__ = [
     "LabelPolicyError",
     "OtelMapError",
     "Pairing",
+    "PairingSignal",
     "Ref",
     "Row",
     "RowKind",

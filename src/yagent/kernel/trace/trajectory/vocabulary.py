@@ -22,7 +22,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from yagent.kernel.trace.trajectory.errors import VocabularyError
 
@@ -71,6 +71,18 @@ class Signal:
     outcome: str | None = None
     declares: tuple[str, ...] = ()
     attrs: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
+
+
+class PairingSignal(NamedTuple):
+    """A `Signal` cut to what pairing calls with steps reads (`watchdog.PAIRING`): what
+    `RuleBook.pairing` makes for a host that keeps no rows — no time, seq, name, outcome or
+    attribute is read or built."""
+
+    kind: Kind
+    row: str | None
+    parent: str | None = None
+    scope: str = ""
+    declares: tuple[str, ...] = ()
 
 
 class Vocabulary(Protocol):
@@ -140,14 +152,25 @@ class Ref:
         """The row id; the first source holding a field wins. None when a field is missing from
         every source, or when every field is empty."""
         parts = []
-        for get in self._getters:
-            for source in sources:
+        if len(sources) == 1:  # the usual case (an event payload), without the inner loop
+            source = sources[0]
+            for get in self._getters:
                 value = get(source)
-                if value is not None:
-                    break
-            else:
-                return None
-            parts.append(_part(value))
+                if value is None:
+                    return None
+                if type(value) is str and "%" not in value and "/" not in value:
+                    parts.append(value)  # `_part` would return it as it is
+                else:
+                    parts.append(_part(value))
+        else:
+            for get in self._getters:
+                for source in sources:
+                    value = get(source)
+                    if value is not None:
+                        break
+                else:
+                    return None
+                parts.append(_part(value))
         if not any(parts):
             return None
         return f"{self.namespace}:{'/'.join(parts)}"
@@ -188,6 +211,7 @@ class SignalRule:
     _get: tuple[Getter | None, ...] = field(init=False, repr=False, compare=False)
     _attrs: tuple[tuple[str, Getter], ...] = field(init=False, repr=False, compare=False)
     _when: tuple[tuple[Getter, Any], ...] = field(init=False, repr=False, compare=False)
+    _declared_items: Getter | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.kind is Kind.TURN_END:
@@ -204,19 +228,36 @@ class SignalRule:
         object.__setattr__(self, "_get", tuple(getter(p) if p else None for p in paths))
         object.__setattr__(self, "_attrs", tuple((k, getter(p)) for k, p in self.attrs.items()))
         object.__setattr__(self, "_when", tuple((getter(p), v) for p, v in self.when.items()))
+        declared = getter(self.declares.field) if self.declares is not None else None
+        object.__setattr__(self, "_declared_items", declared)
 
     def matches(self, payload: Mapping[str, Any]) -> bool:
+        if not self._when:
+            return True
         return all(get(payload) == value for get, value in self._when)
 
+    def _declared(self, payload: Mapping[str, Any]) -> tuple[str, ...]:
+        if self.declares is None or self._declared_items is None:
+            return ()
+        items = self._declared_items(payload)
+        if not isinstance(items, list | tuple):
+            return ()
+        refs = (self.declares.ref.resolve(i, payload) for i in items if isinstance(i, Mapping))
+        return tuple(dict.fromkeys(r for r in refs if r is not None))
+
+    def pairing(self, payload: Mapping[str, Any]) -> PairingSignal:
+        """`signal`'s kind, row, parent, scope and declares alone (`PairingSignal`)."""
+        get_scope = self._get[1]
+        return PairingSignal(
+            self.kind,
+            self.row.resolve(payload) if self.row is not None else None,
+            self.parent.resolve(payload) if self.parent is not None else None,
+            _text(get_scope(payload)) if get_scope else "",
+            self._declared(payload) if self.declares is not None else (),
+        )
+
     def signal(self, payload: Mapping[str, Any], ts: float | None, seq: int | None) -> Signal:
-        declared: tuple[str, ...] = ()
-        if self.declares is not None:
-            items = pick(payload, self.declares.field)
-            if isinstance(items, list | tuple):
-                refs = (
-                    self.declares.ref.resolve(i, payload) for i in items if isinstance(i, Mapping)
-                )
-                declared = tuple(dict.fromkeys(r for r in refs if r is not None))
+        declared = self._declared(payload)
         attrs = {key: value for key, get in self._attrs if (value := get(payload)) is not None}
         get_name, get_scope, get_ok, get_outcome = self._get
         return Signal(
@@ -296,4 +337,13 @@ class RuleBook:
         for rule in self._rules.get(type, ()):
             if rule.matches(payload):
                 return (rule.signal(payload, ts, seq),)
+        return None
+
+    def pairing(self, type: str, payload: Mapping[str, Any]) -> tuple[PairingSignal, ...] | None:
+        """`translate`, each signal as `SignalRule.pairing` makes it (for a watchdog alone)."""
+        if type in self._ignored:
+            return ()
+        for rule in self._rules.get(type, ()):
+            if rule.matches(payload):
+                return (rule.pairing(payload),)
         return None
