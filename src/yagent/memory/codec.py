@@ -95,10 +95,26 @@ _READABLE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_na
 _ESCAPED = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False)
 
 
+def _readable_c() -> Any:
+    """`_READABLE`'s C encoder, built once (`JSONEncoder.encode` builds one per call): without
+    the cycle check, which the values `dumps` gets have passed already (`normalise_object` or
+    `_is_plain`). None where the C accelerator is missing."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return None
+    return make(
+        None, _READABLE.default, json.encoder.encode_basestring, None, ":", ",", False, False, False
+    )
+
+
+_READABLE_C = _readable_c()
+
+
 def dumps(value: dict[str, Any]) -> str:
-    """Compact JSON of an already normalised object (no NaN can reach here). Text stays readable;
-    a lone surrogate, which UTF-8 (SQLite's text) cannot hold, is kept as a JSON escape."""
-    text = _READABLE.encode(value)
+    """Compact JSON of an already normalised object (no NaN, no cycle can reach here). Text stays
+    readable; a lone surrogate, which UTF-8 (SQLite's text) cannot hold, is kept as a JSON
+    escape."""
+    text = _READABLE.encode(value) if _READABLE_C is None else "".join(_READABLE_C(value, 0))
     if _utf8_clean(text):
         return text
     return _ESCAPED.encode(value)
@@ -123,12 +139,35 @@ def text_arg(value: object, what: str) -> str:
     return value
 
 
+def _is_plain(value: Any) -> bool:
+    """Whether `_plain` would copy `value` as it is (a tuple is written as a list either way)."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return True
+    if kind is float:
+        return math.isfinite(value)
+    if kind is dict:
+        return all(type(key) is str and _is_plain(item) for key, item in value.items())
+    if kind is list or kind is tuple:
+        return all(_is_plain(item) for item in value)
+    return False
+
+
 def encode_object(value: object, what: str) -> str:
+    """`dumps(normalise_object(value, what))`, without the copy when every value is plain."""
+    if type(value) is dict:
+        try:
+            if _is_plain(value):
+                return dumps(value)
+        except RecursionError:
+            pass  # circular or too deep: `normalise_object` says so
     return dumps(normalise_object(value, what))
 
 
 def pack(text: str) -> str | bytes:
     """A record's JSON as it is stored (see the module docstring)."""
+    if len(text) * 4 < PACK_AT:  # at most four bytes a character: short whatever it holds
+        return text
     raw = text.encode("utf-8")
     if len(raw) < PACK_AT:
         return text
