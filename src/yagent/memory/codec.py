@@ -98,7 +98,7 @@ _ESCAPED = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=
 def _readable_c() -> Any:
     """`_READABLE`'s C encoder, built once (`JSONEncoder.encode` builds one per call): without
     the cycle check, which the values `dumps` gets have passed already (`normalise_object` or
-    `_is_plain`). None where the C accelerator is missing."""
+    `_keys_plain`). None where the C accelerator is missing."""
     make = getattr(json.encoder, "c_make_encoder", None)
     if make is None:
         return None
@@ -139,28 +139,51 @@ def text_arg(value: object, what: str) -> str:
     return value
 
 
-def _is_plain(value: Any) -> bool:
-    """Whether `_plain` would copy `value` as it is (a tuple is written as a list either way)."""
-    kind = type(value)
-    if kind in _PLAIN:
-        return True
-    if kind is float:
-        return math.isfinite(value)
-    if kind is dict:
-        return all(type(key) is str and _is_plain(item) for key, item in value.items())
-    if kind is list or kind is tuple:
-        return all(_is_plain(item) for item in value)
-    return False
+_SCALARS = frozenset({str, int, float, bool, type(None)})  # exact types the C encoder judges
+
+
+def _keys_plain(value: dict[Any, Any]) -> bool:
+    """Whether every key in `value` (and in the dicts and lists in it) is a str and every
+    container an exact dict, list or tuple: what the C encoder cannot judge itself (it writes an
+    int key as a string). It refuses the rest: another type (`TypeError`), NaN (`ValueError`)."""
+    for key, item in value.items():
+        if type(key) is not str:
+            return False
+        kind = type(item)
+        if kind is dict:
+            if not _keys_plain(item):
+                return False
+        elif kind is list or kind is tuple:
+            if not _items_plain(item):
+                return False
+        elif kind not in _SCALARS:
+            return False
+    return True
+
+
+def _items_plain(items: list[Any] | tuple[Any, ...]) -> bool:
+    for item in items:
+        kind = type(item)
+        if kind is dict:
+            if not _keys_plain(item):
+                return False
+        elif kind is list or kind is tuple:
+            if not _items_plain(item):
+                return False
+        elif kind not in _SCALARS:
+            return False
+    return True
 
 
 def encode_object(value: object, what: str) -> str:
-    """`dumps(normalise_object(value, what))`, without the copy when every value is plain."""
+    """`dumps(normalise_object(value, what))`, without the copy: the keys are checked here, the
+    values by the encoder; anything either refuses takes the copy, which says what and where."""
     if type(value) is dict:
         try:
-            if _is_plain(value):
+            if _keys_plain(value):
                 return dumps(value)
-        except RecursionError:
-            pass  # circular or too deep: `normalise_object` says so
+        except (RecursionError, ValueError):
+            pass  # circular, too deep, or NaN: `normalise_object` says so
     return dumps(normalise_object(value, what))
 
 

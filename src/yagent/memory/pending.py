@@ -171,7 +171,8 @@ def _check(record: Pending) -> tuple[Any, ...]:
         return (_EVENT, *values, body, ref)
     if kind is PendingMessage:
         assert isinstance(record, PendingMessage)
-        body = codec.normalise_object(record.body, "message")
+        body = record.body
+        text = codec.encode_object(body, "message")  # refuses a body that is not an object
         reserved = sorted(set(body) & set(MESSAGE_META_KEYS))
         if reserved:
             raise ValueError(
@@ -183,7 +184,7 @@ def _check(record: Pending) -> tuple[Any, ...]:
             _MESSAGE,
             text_arg(record.agent, "agent"),
             text_arg(record.delegation_id, "delegation_id"),
-            codec.pack(codec.dumps(body)),
+            codec.pack(text),
             content if isinstance(content, str) else None,
             record,
         )
