@@ -29,7 +29,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import Protocol, Self
 
 from yagent.kernel.durable import sqlitedb
 from yagent.kernel.durable.clock import SystemClock as SystemClock
@@ -41,6 +41,12 @@ from yagent.memory.errors import (
 )
 from yagent.memory.records import Clock
 from yagent.memory.schema import open_database, translate
+
+
+class Numbered(Protocol):
+    """A record handed to the store that learns its seq once stored (`memory.pending`)."""
+
+    seq: int | None
 
 
 class StoreBase:
@@ -82,7 +88,7 @@ class StoreBase:
         self._seqs: dict[tuple[str, str], int] = {}
         self._data_version: int | None = None
         self._seqs_checked = False
-        self._assigned: list[Any] = []  # pending messages given a seq in the open transaction
+        self._assigned: list[Numbered] = []  # pending messages given a seq in the open transaction
 
     @property
     def path(self) -> Path:

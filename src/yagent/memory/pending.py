@@ -144,95 +144,98 @@ def message_content(conn: sqlite3.Connection, session_id: str, seq: int) -> str 
 _EVENT, _MESSAGE, _USAGE, _CALL, _RESULT = range(5)
 
 
-def _check(record: Pending) -> tuple[Any, ...]:
-    """A record's checked values (see the module contract); raises before any write."""
-    kind = type(record)
-    if kind is PendingEvent:
-        assert isinstance(record, PendingEvent)
-        values = (
-            text_arg(record.type, "event type"),
-            text_arg(record.delegation_id, "delegation_id"),
-        )
-        ref = record.content_message
-        if ref is None:  # no reference possible: encoded now, once
-            payload = record.payload
-            if type(payload) is dict and CONTENT_REF not in payload:
-                return (
-                    _EVENT,
-                    *values,
-                    codec.pack(codec.encode_object(payload, "event payload")),
-                    None,
-                )
-            body = codec.normalise_object(payload, "event payload")
-            _refuse_ref_key(body)
-            return (_EVENT, *values, codec.pack(codec.dumps(body)), None)
-        body = codec.normalise_object(record.payload, "event payload")  # a copy: may lose content
-        _refuse_ref_key(body)
-        return (_EVENT, *values, body, ref)
-    if kind is PendingMessage:
-        assert isinstance(record, PendingMessage)
-        body = record.body
-        text = codec.encode_object(body, "message")  # refuses a body that is not an object
-        reserved = sorted(set(body) & set(MESSAGE_META_KEYS))
-        if reserved:
-            raise ValueError(
-                f"message carries the store's own keys {reserved}; pass agent / delegation_id as "
-                "arguments (message_body() strips a row read back from messages())"
-            )
-        content = body.get("content")
-        return (
-            _MESSAGE,
-            text_arg(record.agent, "agent"),
-            text_arg(record.delegation_id, "delegation_id"),
-            codec.pack(text),
-            content if isinstance(content, str) else None,
-            record,
-        )
-    if kind is PendingUsage:
-        assert isinstance(record, PendingUsage)
-        return (
-            _USAGE,
-            text_arg(record.model, "model"),
-            text_arg(record.delegation_id, "delegation_id"),
-            count_arg(record.input_tokens, "input_tokens"),
-            count_arg(record.output_tokens, "output_tokens"),
-            count_arg(record.cache_read_tokens, "cache_read_tokens"),
-            count_arg(record.cache_write_tokens, "cache_write_tokens"),
-            cost_arg(record.cost),
-        )
-    if kind is PendingCall:
-        assert isinstance(record, PendingCall)
-        return (
-            _CALL,
-            text_arg(record.call_id, "call_id"),
-            text_arg(record.name, "name"),
-            text_arg(record.arguments, "arguments"),
-            text_arg(record.delegation_id, "delegation_id"),
-            time_arg(record.started_at, "started_at"),
-        )
-    if kind is PendingResult:
-        assert isinstance(record, PendingResult)
-        if not isinstance(record.ok, bool):
-            raise TypeError(f"ok must be a bool, got {record.ok!r}")
-        if record.kind is not None:
-            text_arg(record.kind, "kind")
-        delegation = record.delegation_id
-        return (
-            _RESULT,
-            text_arg(record.call_id, "call_id"),
-            time_arg(record.ended_at, "ended_at"),
-            text_arg(record.content, "content"),
-            int(record.ok),
-            record.kind,
-            None if delegation is None else text_arg(delegation, "delegation_id"),
-            record.content_message,
-        )
-    raise TypeError(f"not a record the store writes: {type(record).__name__}")
-
-
-def _refuse_ref_key(body: Mapping[str, Any]) -> None:
+def _event(record: PendingEvent) -> tuple[Any, ...]:
+    values = (text_arg(record.type, "event type"), text_arg(record.delegation_id, "delegation_id"))
+    payload, ref = record.payload, record.content_message
+    if ref is None and type(payload) is dict and CONTENT_REF not in payload:
+        # no reference possible: encoded now, once, without a copy
+        return (_EVENT, *values, codec.pack(codec.encode_object(payload, "event payload")), None)
+    body = codec.normalise_object(payload, "event payload")  # a copy: may lose its content
     if CONTENT_REF in body:
         raise ValueError(f"event payload carries the store's own key {CONTENT_REF!r}")
+    if ref is None:
+        return (_EVENT, *values, codec.pack(codec.dumps(body)), None)
+    return (_EVENT, *values, body, ref)
+
+
+def _message(record: PendingMessage) -> tuple[Any, ...]:
+    body = record.body
+    text = codec.encode_object(body, "message")  # refuses a body that is not an object
+    reserved = sorted(set(body) & set(MESSAGE_META_KEYS))
+    if reserved:
+        raise ValueError(
+            f"message carries the store's own keys {reserved}; pass agent / delegation_id as "
+            "arguments (message_body() strips a row read back from messages())"
+        )
+    content = body.get("content")
+    return (
+        _MESSAGE,
+        text_arg(record.agent, "agent"),
+        text_arg(record.delegation_id, "delegation_id"),
+        codec.pack(text),
+        content if isinstance(content, str) else None,
+        record,
+    )
+
+
+def _usage(record: PendingUsage) -> tuple[Any, ...]:
+    return (
+        _USAGE,
+        text_arg(record.model, "model"),
+        text_arg(record.delegation_id, "delegation_id"),
+        count_arg(record.input_tokens, "input_tokens"),
+        count_arg(record.output_tokens, "output_tokens"),
+        count_arg(record.cache_read_tokens, "cache_read_tokens"),
+        count_arg(record.cache_write_tokens, "cache_write_tokens"),
+        cost_arg(record.cost),
+    )
+
+
+def _call(record: PendingCall) -> tuple[Any, ...]:
+    return (
+        _CALL,
+        text_arg(record.call_id, "call_id"),
+        text_arg(record.name, "name"),
+        text_arg(record.arguments, "arguments"),
+        text_arg(record.delegation_id, "delegation_id"),
+        time_arg(record.started_at, "started_at"),
+    )
+
+
+def _result(record: PendingResult) -> tuple[Any, ...]:
+    if not isinstance(record.ok, bool):
+        raise TypeError(f"ok must be a bool, got {record.ok!r}")
+    if record.kind is not None:
+        text_arg(record.kind, "kind")
+    delegation = record.delegation_id
+    return (
+        _RESULT,
+        text_arg(record.call_id, "call_id"),
+        time_arg(record.ended_at, "ended_at"),
+        text_arg(record.content, "content"),
+        int(record.ok),
+        record.kind,
+        None if delegation is None else text_arg(delegation, "delegation_id"),
+        record.content_message,
+    )
+
+
+_CHECKS: dict[type, Any] = {
+    PendingEvent: _event,
+    PendingMessage: _message,
+    PendingUsage: _usage,
+    PendingCall: _call,
+    PendingResult: _result,
+}
+
+
+def _check(record: Pending) -> tuple[Any, ...]:
+    """A record's checked values (see the module contract); raises before any write."""
+    check = _CHECKS.get(type(record))
+    if check is None:
+        raise TypeError(f"not a record the store writes: {type(record).__name__}")
+    values: tuple[Any, ...] = check(record)
+    return values
 
 
 _INSERT = {
