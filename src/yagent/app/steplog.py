@@ -23,9 +23,10 @@ Contract:
 - A write that fails raises at the commit point, as a single write did before; its transaction
   is rolled back whole (no step half-written) and its records are not retried. A record is
   turned into the store's form at the commit point too (a payload without `call_id` fails
-  there, with the rest of its step). With a `full`
-  (`app.fulldisk`), a batch that finds the disk full seals the run's record instead of raising:
-  that batch and every later one are skipped, so what is stored stays an exact prefix.
+  there, with the rest of its step); a call's `started_at` and a result's `ended_at` are when
+  its event was published. With a `full` (`app.fulldisk`), a batch that finds the disk full
+  seals the run's record instead of raising: that batch and every later one are skipped, so
+  what is stored stays an exact prefix.
 Leaves to the caller: what the records say (`app.assemble`), when a run starts and ends.
 """
 
