@@ -33,9 +33,13 @@ def think_script(steps: int) -> list[Any]:
 
 
 async def run_counting(
-    dirs: tuple[Path, Path], script: list[Any], observer: Callable[[App, Event], None] | None = None
+    dirs: tuple[Path, Path],
+    script: list[Any],
+    observer: Callable[[App, Event], None] | None = None,
+    statements: list[str] | None = None,
 ) -> tuple[str, int]:
-    """Run `script`; the session and how many write transactions its store began."""
+    """Run `script`; the session and how many write transactions its store began (and every
+    statement the store ran, into `statements`)."""
     home, ws = dirs
     engine = ScriptedEngine({"coding": script}, markers={"coding": MARKER})
     async with open_app(
@@ -46,9 +50,14 @@ async def run_counting(
         engine=engine,
     ) as app:
         begins: list[str] = []
-        app.store._live().set_trace_callback(
-            lambda sql: begins.append(sql) if sql == "BEGIN IMMEDIATE" else None
-        )
+
+        def trace(sql: str) -> None:
+            if sql == "BEGIN IMMEDIATE":
+                begins.append(sql)
+            if statements is not None:
+                statements.append(sql)
+
+        app.store._live().set_trace_callback(trace)
         if observer is not None:
             app.observers.append(lambda event: observer(app, event))
         session_id, result = await app.run("go", agent_name="coding")
@@ -67,6 +76,24 @@ async def test_a_step_costs_two_transactions_whatever_it_records(tmp_path: Path)
     per_step = (counts[1] - counts[0]) / 10
     # each step records 3 events, 2 messages, usage, a call row and its result: 8 writes
     assert per_step == 2, counts
+
+
+@pytest.mark.anyio
+async def test_a_tool_step_runs_nineteen_statements_and_reads_no_seq_back(tmp_path: Path) -> None:
+    ran: list[list[str]] = []
+    for steps in (4, 14):
+        home, ws = tmp_path / f"h{steps}", tmp_path / f"w{steps}"
+        ws.mkdir()
+        ran.append([])
+        await run_counting((home, ws), think_script(steps), statements=ran[-1])
+    per_step = (len(ran[1]) - len(ran[0])) / 10
+    # write-ahead: BEGIN, the seq check, the session's time, four events, the usage, the
+    # assistant message, the call row, COMMIT; the step's end: BEGIN, the seq check, the
+    # session's time, the tool message, two events, the call's result, COMMIT
+    assert per_step <= 19, per_step
+    # each table's last seq is read once per run, not once per transaction
+    seq_reads = [len([sql for sql in run if "MAX(seq)" in sql]) for run in ran]
+    assert seq_reads[0] == seq_reads[1] <= 4, seq_reads
 
 
 @pytest.mark.anyio

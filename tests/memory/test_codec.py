@@ -74,6 +74,21 @@ def test_the_fast_path_copies_and_refuses_as_the_walk_does(value: dict[Any, Any]
     assert _same(fast[1], walk[1]) if fast[0] == "ok" else fast[1] == walk[1]
 
 
+@settings(deadline=None, max_examples=300)
+@given(st.dictionaries(_keys, _values, max_size=5))
+def test_encoding_without_a_copy_writes_and_refuses_as_the_copy_does(value: dict[Any, Any]) -> None:
+    direct = _outcome(lambda v: codec.encode_object(v, "payload"), value)
+    copied = _outcome(lambda v: codec.dumps(codec.normalise_object(v, "payload")), value)
+    assert direct == copied
+
+
+def test_encoding_a_circular_object_is_refused_by_name() -> None:
+    value: dict[str, Any] = {"a": []}
+    value["a"].append(value)
+    with pytest.raises(TypeError, match="payload is circular"):
+        codec.encode_object(value, "payload")
+
+
 @pytest.mark.parametrize(
     ("value", "words"),
     [

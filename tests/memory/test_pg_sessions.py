@@ -78,3 +78,20 @@ def test_stores_racing_for_one_key_make_one_session(pg_url: str) -> None:
         store.close()
     assert len({sid for sid, _ in got}) == 1
     assert sorted(created for _, created in got) == [False] * 5 + [True]
+
+
+def test_two_stores_writing_one_session_in_turn_take_every_seq_once(pg_url: str) -> None:
+    """Machines writing the same session between each other's transactions: PostgreSQL has no
+    `data_version`, so each transaction reads the last seq again — never one remembered."""
+    with PgSessionStore(pg_url) as one, PgSessionStore(pg_url) as two:
+        sid = one.create_session(workspace="/w").id
+        for round_ in range(3):
+            with one.batch(whole=True):
+                one.append_event(sid, "one", {"round": round_})
+                one.append_message(sid, {"role": "user", "content": f"one {round_}"})
+            two.append_event(sid, "two", {"round": round_})
+            two.append_message(sid, {"role": "user", "content": f"two {round_}"})
+        events = one.events(sid)
+        assert [e.seq for e in events] == list(range(1, 7))
+        assert [e.type for e in events] == ["one", "two"] * 3
+        assert [m["seq"] for m in two.messages(sid)] == list(range(1, 7))

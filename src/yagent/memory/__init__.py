@@ -5,10 +5,12 @@ Guarantees: every record of a session has a gapless per-kind `seq` even with sev
 processes writing (WAL, busy timeout, `BEGIN IMMEDIATE`); payloads are JSON objects checked before
 anything is written (`TypeError` otherwise); a write for an unknown session raises
 `SessionNotFoundError`; unknown cost stays unknown in usage totals; the latest checkpoint per
-delegation wins. Refuses: files of a newer schema, of another program, or not SQLite at all —
-untouched; an empty (0-byte, truncated) or damaged file (`DamagedStoreError`) — never written
-over; a full disk is `StoreFullError` (the write did not happen). Leaves to the host: what
-messages and event payloads contain, when to checkpoint, and what a session's status means.
+delegation wins; `write_records` stores several records of a session (`Pending*`) in one
+transaction, in order (`memory.pending`). Refuses: files of a newer schema, of another program,
+or not SQLite at all — untouched; an empty (0-byte, truncated) or damaged file
+(`DamagedStoreError`) — never written over; a full disk is `StoreFullError` (the write did not
+happen). Leaves to the host: what messages and event payloads contain, when to checkpoint, and
+what a session's status means.
 """
 
 from yagent.memory.errors import (
@@ -25,6 +27,14 @@ from yagent.memory.errors import (
     ToolCallNotFoundError,
 )
 from yagent.memory.log import message_body
+from yagent.memory.pending import (
+    Pending,
+    PendingCall,
+    PendingEvent,
+    PendingMessage,
+    PendingResult,
+    PendingUsage,
+)
 from yagent.memory.records import (
     MESSAGE_META_KEYS,
     STATUSES,
@@ -57,6 +67,12 @@ __all__ = [
     "DamagedStoreError",
     "EventRecord",
     "NewerSchemaError",
+    "Pending",
+    "PendingCall",
+    "PendingEvent",
+    "PendingMessage",
+    "PendingResult",
+    "PendingUsage",
     "RolloutSummary",
     "SchemaError",
     "SessionInfo",

@@ -9,6 +9,15 @@ the lock is held, so timestamps follow commit order within a process. A store us
 child refuses (`StoreClosedError`): the child must open its own. Transactions, savepoints and the
 meaning of SQLite's failures are `kernel.durable.sqlitedb`'s synchronous core, the one every
 SQLite store uses (docs/adr/0025-session-store-on-the-sqlite-core.md).
+
+Seqs: the last seq this connection took per table and session is remembered between
+transactions, so one writer reads a table's `MAX(seq)` once, not once per transaction. It is
+trusted only while no other connection has committed to the file: the first seq a write
+transaction takes checks `PRAGMA data_version` (which moves exactly when another connection —
+another store object, another process — commits) under the write lock, and forgets every
+remembered seq when it moved; they are read again. A transaction (or a call's savepoint) that
+is undone forgets them too: the seqs it took were never stored
+(docs/adr/0026-two-session-commits-per-step.md).
 """
 
 from __future__ import annotations
@@ -20,7 +29,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import Protocol, Self
 
 from yagent.kernel.durable import sqlitedb
 from yagent.kernel.durable.clock import SystemClock as SystemClock
@@ -32,6 +41,12 @@ from yagent.memory.errors import (
 )
 from yagent.memory.records import Clock
 from yagent.memory.schema import open_database, translate
+
+
+class Numbered(Protocol):
+    """A record handed to the store that learns its seq once stored (`memory.pending`)."""
+
+    seq: int | None
 
 
 class StoreBase:
@@ -66,9 +81,14 @@ class StoreBase:
         # the sessions already marked written, and the content of the messages it wrote.
         self._touched: set[str] = set()
         self._written: dict[tuple[str, int], object] = {}
-        self._seqs: dict[tuple[str, str], int] = {}  # (table, session) -> the last seq taken
         self._whole = False  # the open batch stands or falls as one (no savepoint per call)
         self._failed: BaseException | None = None  # the first call that failed in a whole batch
+        # Between transactions (see the module doc): (table, session) -> the last seq taken, the
+        # file's data_version they hold for, and whether this transaction has checked it yet.
+        self._seqs: dict[tuple[str, str], int] = {}
+        self._data_version: int | None = None
+        self._seqs_checked = False
+        self._assigned: list[Numbered] = []  # pending messages given a seq in the open transaction
 
     @property
     def path(self) -> Path:
@@ -130,7 +150,8 @@ class StoreBase:
                         raise BatchFailedError(f"a call in the batch failed: {failed}") from failed
                 finally:
                     self._batch, self._whole, self._failed = None, False, None
-                    self._forget()
+                    self._touched.clear()
+                    self._written.clear()
 
     @contextlib.contextmanager
     def _transaction(self, *, write: bool) -> Iterator[tuple[sqlite3.Connection, float]]:
@@ -151,11 +172,16 @@ class StoreBase:
                 sqlitedb.begin(conn, write=write)
             except sqlite3.Error as exc:
                 raise _translate(self._path, exc) from exc
+            self._seqs_checked = False
             try:
                 with sqlitedb.committed(conn):
                     yield conn, self._clock.now()
-            except sqlite3.DatabaseError as exc:  # full disk, damage found mid-read, busy
-                raise _translate(self._path, exc) from exc
+            except BaseException as exc:
+                self._forget()  # nothing this transaction took or wrote is stored
+                if isinstance(exc, sqlite3.DatabaseError):  # full disk, damage, busy
+                    raise _translate(self._path, exc) from exc
+                raise
+            self._assigned.clear()  # committed: the seqs given out are stored
 
     @contextlib.contextmanager
     def _savepoint(self, conn: sqlite3.Connection) -> Iterator[tuple[sqlite3.Connection, float]]:
@@ -170,19 +196,36 @@ class StoreBase:
             raise _translate(self._path, exc) from exc
 
     def _forget(self) -> None:
+        """Something was undone: what the batch knew, every remembered seq, and the seqs given
+        to pending messages in the open transaction (a copy is stored where they were meant)."""
         self._touched.clear()
         self._written.clear()
         self._seqs.clear()
+        for message in self._assigned:
+            message.seq = None
+        self._assigned.clear()
 
     def _next_seq(self, conn: sqlite3.Connection, table: str, session_id: str) -> int:
-        """`next_seq`, read once per table and session in a batch: the batch holds the write lock
-        from its first call to its commit, so no other writer takes a seq meanwhile."""
+        """`next_seq`, read once per table and session while no other connection commits: the
+        write transaction holds the write lock from its first statement to its commit, and its
+        first seq checks that nobody else wrote since the last (see the module doc)."""
+        if not self._seqs_checked:
+            self._seqs_checked = True
+            if not self._seqs_current(conn):
+                self._seqs.clear()
         key = (table, session_id)
-        last = self._seqs.get(key) if self._batch is not None else None
+        last = self._seqs.get(key)
         seq = next_seq(conn, table, session_id) if last is None else last + 1
-        if self._batch is not None:
-            self._seqs[key] = seq
+        self._seqs[key] = seq
         return seq
+
+    def _seqs_current(self, conn: sqlite3.Connection) -> bool:
+        """Whether the remembered seqs still hold: no other connection committed since they were
+        taken (`PRAGMA data_version` moves exactly then; this connection's own commits leave it)."""
+        version: int = conn.execute("PRAGMA data_version").fetchone()[0]
+        current = version == self._data_version
+        self._data_version = version
+        return current
 
     def _touch(self, conn: sqlite3.Connection, session_id: str, now: float) -> None:
         """`touch`, once per session in a batch: its first call marks the session written (and

@@ -95,10 +95,26 @@ _READABLE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_na
 _ESCAPED = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False)
 
 
+def _readable_c() -> Any:
+    """`_READABLE`'s C encoder, built once (`JSONEncoder.encode` builds one per call): without
+    the cycle check, which the values `dumps` gets have passed already (`normalise_object` or
+    `_keys_plain`). None where the C accelerator is missing."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return None
+    return make(
+        None, _READABLE.default, json.encoder.encode_basestring, None, ":", ",", False, False, False
+    )
+
+
+_READABLE_C = _readable_c()
+
+
 def dumps(value: dict[str, Any]) -> str:
-    """Compact JSON of an already normalised object (no NaN can reach here). Text stays readable;
-    a lone surrogate, which UTF-8 (SQLite's text) cannot hold, is kept as a JSON escape."""
-    text = _READABLE.encode(value)
+    """Compact JSON of an already normalised object (no NaN, no cycle can reach here). Text stays
+    readable; a lone surrogate, which UTF-8 (SQLite's text) cannot hold, is kept as a JSON
+    escape."""
+    text = _READABLE.encode(value) if _READABLE_C is None else "".join(_READABLE_C(value, 0))
     if _utf8_clean(text):
         return text
     return _ESCAPED.encode(value)
@@ -123,12 +139,58 @@ def text_arg(value: object, what: str) -> str:
     return value
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})  # exact types the C encoder judges
+
+
+def _keys_plain(value: dict[Any, Any]) -> bool:
+    """Whether every key in `value` (and in the dicts and lists in it) is a str and every
+    container an exact dict, list or tuple: what the C encoder cannot judge itself (it writes an
+    int key as a string). It refuses the rest: another type (`TypeError`), NaN (`ValueError`)."""
+    for key, item in value.items():
+        if type(key) is not str:
+            return False
+        kind = type(item)
+        if kind is dict:
+            if not _keys_plain(item):
+                return False
+        elif kind is list or kind is tuple:
+            if not _items_plain(item):
+                return False
+        elif kind not in _SCALARS:
+            return False
+    return True
+
+
+def _items_plain(items: list[Any] | tuple[Any, ...]) -> bool:
+    for item in items:
+        kind = type(item)
+        if kind is dict:
+            if not _keys_plain(item):
+                return False
+        elif kind is list or kind is tuple:
+            if not _items_plain(item):
+                return False
+        elif kind not in _SCALARS:
+            return False
+    return True
+
+
 def encode_object(value: object, what: str) -> str:
+    """`dumps(normalise_object(value, what))`, without the copy: the keys are checked here, the
+    values by the encoder; anything either refuses takes the copy, which says what and where."""
+    if type(value) is dict:
+        try:
+            if _keys_plain(value):
+                return dumps(value)
+        except (RecursionError, ValueError):
+            pass  # circular, too deep, or NaN: `normalise_object` says so
     return dumps(normalise_object(value, what))
 
 
 def pack(text: str) -> str | bytes:
     """A record's JSON as it is stored (see the module docstring)."""
+    if len(text) * 4 < PACK_AT:  # at most four bytes a character: short whatever it holds
+        return text
     raw = text.encode("utf-8")
     if len(raw) < PACK_AT:
         return text

@@ -9,14 +9,14 @@ caller (loop and delegation resume alike) goes through. Step facts come from the
 
 from __future__ import annotations
 
-import math
 import sqlite3
 from collections.abc import Mapping
 from typing import Any
 
 from yagent.memory import codec
-from yagent.memory.base import StoreBase, require
+from yagent.memory.base import require
 from yagent.memory.codec import text_arg
+from yagent.memory.pending import PendingUsage, RecordsPart, count_arg
 from yagent.memory.records import (
     SUB_AGENT_ACTIVITY,
     ArchiveRecord,
@@ -25,26 +25,6 @@ from yagent.memory.records import (
     UsageRecord,
     UsageTotals,
 )
-
-_TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
-
-
-def _count(value: object, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{what} must be an int, got {value!r}")
-    if value < 0:
-        raise ValueError(f"{what} must be >= 0, got {value}")
-    return value
-
-
-def _cost(value: object) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise TypeError(f"cost must be a finite number or None (unknown), got {value!r}")
-    if value < 0:
-        raise ValueError(f"cost must be >= 0, got {value}")
-    return float(value)
 
 
 def query_usage_records(conn: sqlite3.Connection, session_id: str) -> list[UsageRecord]:
@@ -113,7 +93,7 @@ def query_archive(
     return [ArchiveRecord(seq, ts, k, codec.decode_object(payload)) for seq, ts, k, payload in rows]
 
 
-class LedgerPart(StoreBase):
+class LedgerPart(RecordsPart):
     def add_usage(
         self,
         session_id: str,
@@ -127,26 +107,16 @@ class LedgerPart(StoreBase):
         delegation_id: str = "",
     ) -> int:
         """Record one model call's usage; `cost=None` means unknown (never read as 0). Its seq."""
-        counts = tuple(
-            _count(value, name)
-            for name, value in zip(
-                _TOKEN_FIELDS,
-                (input_tokens, output_tokens, cache_read_tokens, cache_write_tokens),
-                strict=True,
-            )
+        record = PendingUsage(
+            model=model,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            cache_read_tokens=cache_read_tokens,
+            cache_write_tokens=cache_write_tokens,
+            cost=cost,
+            delegation_id=delegation_id,
         )
-        values = (text_arg(model, "model"), text_arg(delegation_id, "delegation_id"))
-        price = _cost(cost)
-        with self._write() as (conn, now):
-            self._touch(conn, session_id, now)
-            seq = self._next_seq(conn, "usage", session_id)
-            conn.execute(
-                "INSERT INTO usage (session_id, seq, ts, model, delegation_id, input_tokens, "
-                "output_tokens, cache_read_tokens, cache_write_tokens, cost) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (session_id, seq, now, *values, *counts, price),
-            )
-            return seq
+        return self.write_records(session_id, (record,))[0]
 
     def usage(
         self, session_id: str, *, delegation_id: str | None = None, model: str | None = None
@@ -160,7 +130,7 @@ class LedgerPart(StoreBase):
     ) -> int:
         """Append a checkpoint for the run `delegation_id` stopped at `step`; its seq."""
         body = codec.encode_object(data, "checkpoint data")
-        values = (text_arg(delegation_id, "delegation_id"), _count(step, "step"), body)
+        values = (text_arg(delegation_id, "delegation_id"), count_arg(step, "step"), body)
         with self._write() as (conn, now):
             self._touch(conn, session_id, now)
             seq = self._next_seq(conn, "checkpoints", session_id)

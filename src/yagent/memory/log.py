@@ -12,30 +12,28 @@ A tool result is stored once. `append_event(..., content_message=seq)` and
 when that message's `content` equals the payload's `content` (checked in the transaction), the
 event keeps a reference (`CONTENT_REF`) and the call row `content_message` instead of a copy;
 otherwise they keep their own. Reading resolves every reference: callers see the same records
-either way.
+either way. Every write here is `memory.pending`'s one write path with one record; several
+records of a session go in one transaction through `write_records`.
 """
 
 from __future__ import annotations
 
-import math
 import sqlite3
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from yagent.memory import codec
-from yagent.memory.base import StoreBase, require
-from yagent.memory.codec import text_arg
-from yagent.memory.errors import ToolCallNotFoundError
+from yagent.memory.base import require
+from yagent.memory.pending import (
+    CONTENT_REF,
+    PendingCall,
+    PendingEvent,
+    PendingMessage,
+    PendingResult,
+    RecordsPart,
+    message_content,
+)
 from yagent.memory.records import MESSAGE_META_KEYS, EventRecord, ToolCallRecord
-
-# The key an event payload holds instead of `content` when its text lives in a tool message.
-CONTENT_REF = "content_message"
-
-
-def time_arg(value: object, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise TypeError(f"{what} must be a finite number of seconds, got {value!r}")
-    return float(value)
 
 
 def _delegation_filter(delegation_id: str | None) -> tuple[str, tuple[str, ...]]:
@@ -94,18 +92,8 @@ def _resolved(conn: sqlite3.Connection, session_id: str, payload: dict[str, Any]
     if not isinstance(ref, int) or "content" in payload:
         return payload
     out = {key: value for key, value in payload.items() if key != CONTENT_REF}
-    out["content"] = _message_content(conn, session_id, ref)
+    out["content"] = message_content(conn, session_id, ref)
     return out
-
-
-def _message_content(conn: sqlite3.Connection, session_id: str, seq: int) -> str | None:
-    row = conn.execute(
-        "SELECT body FROM messages WHERE session_id = ? AND seq = ?", (session_id, seq)
-    ).fetchone()
-    if row is None:
-        return None
-    content = codec.decode_object(row[0]).get("content")
-    return content if isinstance(content, str) else None
 
 
 def query_tool_calls(
@@ -127,7 +115,7 @@ def query_tool_calls(
             d,
             started,
             ended,
-            content if ref is None else _message_content(conn, session_id, ref),
+            content if ref is None else message_content(conn, session_id, ref),
             ok=None if ok is None else bool(ok),
             kind=kind,
         )
@@ -135,7 +123,7 @@ def query_tool_calls(
     ]
 
 
-class ConversationPart(StoreBase):
+class ConversationPart(RecordsPart):
     def append_message(
         self,
         session_id: str,
@@ -145,25 +133,8 @@ class ConversationPart(StoreBase):
         agent: str = "",
     ) -> int:
         """Store one message (a JSON object, e.g. {"role": ..., "content": ...}); its seq."""
-        body = codec.normalise_object(message, "message")
-        reserved = sorted(set(body) & set(MESSAGE_META_KEYS))
-        if reserved:
-            raise ValueError(
-                f"message carries the store's own keys {reserved}; pass agent / delegation_id as "
-                "arguments (message_body() strips a row read back from messages())"
-            )
-        values = (text_arg(agent, "agent"), text_arg(delegation_id, "delegation_id"))
-        with self._write() as (conn, now):
-            self._touch(conn, session_id, now)
-            seq = self._next_seq(conn, "messages", session_id)
-            conn.execute(
-                "INSERT INTO messages (session_id, seq, ts, agent, delegation_id, body) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (session_id, seq, now, *values, codec.pack(codec.dumps(body))),
-            )
-            content = body.get("content")
-            self._remember(session_id, seq, content if isinstance(content, str) else None)
-            return seq
+        record = PendingMessage(message, agent, delegation_id)
+        return self.write_records(session_id, (record,))[0]
 
     def messages(
         self, session_id: str, *, delegation_id: str | None = None
@@ -184,22 +155,8 @@ class ConversationPart(StoreBase):
     ) -> int:
         """Append one rollout record; its seq. `content_message`: the seq of a message that may
         hold the payload's `content` (kept by reference when it does; see the module doc)."""
-        body = codec.normalise_object(payload, "event payload")
-        if CONTENT_REF in body:
-            raise ValueError(f"event payload carries the store's own key {CONTENT_REF!r}")
-        values = (text_arg(type, "event type"), text_arg(delegation_id, "delegation_id"))
-        with self._write() as (conn, now):
-            self._touch(conn, session_id, now)
-            if self._same_content(conn, session_id, content_message, body.get("content")):
-                body = {k: v for k, v in body.items() if k != "content"}
-                body[CONTENT_REF] = content_message
-            seq = self._next_seq(conn, "events", session_id)
-            conn.execute(
-                "INSERT INTO events (session_id, seq, ts, type, delegation_id, payload) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (session_id, seq, now, *values, codec.pack(codec.dumps(body))),
-            )
-            return seq
+        record = PendingEvent(type, payload, delegation_id, content_message)
+        return self.write_records(session_id, (record,))[0]
 
     def events(
         self,
@@ -227,22 +184,14 @@ class ConversationPart(StoreBase):
         started_at: float,
     ) -> int:
         """Record a call before it runs (`arguments` as the model sent them); its seq."""
-        values = (
-            text_arg(call_id, "call_id"),
-            text_arg(name, "name"),
-            text_arg(arguments, "arguments"),
-            text_arg(delegation_id, "delegation_id"),
-            time_arg(started_at, "started_at"),
+        record = PendingCall(
+            call_id=call_id,
+            name=name,
+            arguments=arguments,
+            started_at=started_at,
+            delegation_id=delegation_id,
         )
-        with self._write() as (conn, now):
-            self._touch(conn, session_id, now)
-            seq = self._next_seq(conn, "tool_calls", session_id)
-            conn.execute(
-                "INSERT INTO tool_calls (session_id, seq, call_id, name, arguments, "
-                "delegation_id, started_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (session_id, seq, *values),
-            )
-            return seq
+        return self.write_records(session_id, (record,))[0]
 
     def record_tool_result(
         self,
@@ -259,49 +208,16 @@ class ConversationPart(StoreBase):
         """Attach a result to a recorded call (see the module docstring for which); the call's
         seq. `delegation_id` narrows the match when runs may reuse call ids; `content_message`
         names the tool message that may hold `content` (then kept by reference)."""
-        if not isinstance(ok, bool):
-            raise TypeError(f"ok must be a bool, got {ok!r}")
-        if kind is not None:
-            text_arg(kind, "kind")
-        values = (time_arg(ended_at, "ended_at"), text_arg(content, "content"), int(ok), kind)
-        extra, params = _delegation_filter(delegation_id)
-        with self._write() as (conn, now):
-            self._touch(conn, session_id, now)
-            # The call's rows are found through `tool_calls_by_id` first: asked for a column the
-            # index lacks, SQLite's planner would otherwise walk every call of the session.
-            row = conn.execute(
-                "SELECT seq FROM tool_calls WHERE session_id = ? AND seq IN (SELECT seq FROM "
-                f"tool_calls WHERE session_id = ? AND call_id = ?){extra} "
-                "ORDER BY ended_at IS NOT NULL, CASE WHEN ended_at IS NULL THEN seq ELSE -seq END "
-                "LIMIT 1",
-                (session_id, session_id, text_arg(call_id, "call_id"), *params),
-            ).fetchone()
-            if row is None:
-                raise ToolCallNotFoundError(session_id, call_id)
-            ref = (
-                content_message
-                if self._same_content(conn, session_id, content_message, content)
-                else None
-            )
-            stored = values if ref is None else (values[0], None, *values[2:])
-            conn.execute(
-                "UPDATE tool_calls SET ended_at = ?, content = ?, ok = ?, kind = ?, "
-                "content_message = ? WHERE session_id = ? AND seq = ?",
-                (*stored, ref, session_id, row[0]),
-            )
-            seq: int = row[0]
-            return seq
-
-    def _same_content(
-        self, conn: sqlite3.Connection, session_id: str, seq: int | None, content: object
-    ) -> bool:
-        """Whether message `seq` holds `content`: known without a read when this batch wrote it."""
-        if seq is None:
-            return False
-        known, written = self._written_content(session_id, seq)
-        if known:
-            return written == content
-        return _message_content(conn, session_id, seq) == content
+        record = PendingResult(
+            call_id=call_id,
+            content=content,
+            ok=ok,
+            kind=kind,
+            ended_at=ended_at,
+            delegation_id=delegation_id,
+            content_message=content_message,
+        )
+        return self.write_records(session_id, (record,))[0]
 
     def tool_calls(
         self, session_id: str, *, delegation_id: str | None = None

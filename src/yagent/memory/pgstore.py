@@ -3,7 +3,8 @@
 Contract: the same methods and guarantees as `SessionStore` (it IS one: the sessions, log and
 ledger parts run unchanged), with the connection underneath replaced by `kernel.durable.pgdb`:
 - every write is one transaction under the store's advisory lock (the per-session sequence read
-  and the insert that uses it never interleave with another writer, on any machine); every read
+  and the insert that uses it never interleave with another writer, on any machine; the last
+  seq is read once per table and transaction, never remembered across them); every read
   is one REPEATABLE READ snapshot (an export sees one state); `batch()` is one transaction whose
   calls are savepoints, as in SQLite;
 - timestamps are the SERVER's clock (unless a clock is injected), so sessions written from several
@@ -124,8 +125,19 @@ class PgSessionStore(SessionStore):
             db = self._db
             if db is None:
                 raise SessionStoreError(f"session store {str(self._path)!r} is closed")
-            with db.transaction(write=write) as conn:
-                yield conn, self._now(conn)
+            self._seqs_checked = False
+            try:
+                with db.transaction(write=write) as conn:
+                    yield conn, self._now(conn)
+            except BaseException:
+                self._forget()  # nothing this transaction took or wrote is stored
+                raise
+            self._assigned.clear()
+
+    def _seqs_current(self, conn: Any) -> bool:
+        """Never: PostgreSQL has no `data_version`, so each transaction reads a table's last seq
+        again (once, under the store's advisory lock) instead of trusting the last one's."""
+        return False
 
     @contextlib.contextmanager
     def _savepoint(self, conn: Any) -> Iterator[tuple[Any, float]]:
