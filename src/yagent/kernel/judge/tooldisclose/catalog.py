@@ -9,7 +9,8 @@ Contract:
   general developer vocabulary of `vocab` — `PR` meets `pull request`, `remove` meets `delete` at
   a lower weight; a query word no tool contains falls back, weakly, on the catalog words sharing
   its first `UNSEEN_PREFIX` characters — visible in the hits' lower scores) and returns at most
-  `k` hits, best first; equal scores are ordered by name. Entries with score 0 are never
+  `k` hits, best first; equal scores are ordered by name. A query word no tool contains is first
+  read as a typo of a catalog word (`TYPO_LENGTH`). Entries with score 0 are never
   returned. The result says how many entries matched in all (`matched`), whether `k` cut the
   list (`truncated`) and, when it is empty, why (`reason`: a query without searchable words is
   not "nothing matched").
@@ -44,6 +45,9 @@ LENGTH_NORM = 0.3
 # A query word no tool contains stands for the catalog words sharing its first `UNSEEN_PREFIX`
 # characters, at a fraction of a real match (`bm25.UNSEEN_WEIGHT`); 0 turns the fallback off.
 UNSEEN_PREFIX = 5
+# A query word of at least `TYPO_LENGTH` letters no tool contains matches the catalog words one
+# typo away from it at `bm25.TYPO_WEIGHT` (before the prefix fallback); 0 turns it off.
+TYPO_LENGTH = 5
 # Read queries with the general developer vocabulary of `vocab` (a seam: False reads each word
 # alone, as the search did before the vocabulary existed).
 USE_VOCABULARY = True
@@ -163,6 +167,7 @@ class Catalog:
             [_fields(e) for e in self._entries],
             b=LENGTH_NORM,
             unseen_prefix=UNSEEN_PREFIX,
+            typo_length=TYPO_LENGTH,
             expand=Vocabulary(words).read if USE_VOCABULARY else single_words,
         )
 

@@ -33,6 +33,8 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from yagent.kernel.judge.tooldisclose.bm25 import Analyser
+
 Group = dict[str, float]
 
 # Interchangeable spellings: a match on one is a match on the other.
@@ -196,7 +198,7 @@ _RAW_WORD = re.compile(r"[\w']+")
 class Vocabulary:
     """Families of phrases, each phrase kept as its analysed words (see the module contract)."""
 
-    analyse: Callable[[str], list[str]]
+    analyse: Analyser
     same: Sequence[Sequence[str]] = SAME
     related: Sequence[Sequence[str]] = RELATED
     same_weight: float = SAME_WEIGHT
@@ -266,7 +268,7 @@ class Vocabulary:
             return " "
 
         text = _SLUG.sub(owner_name, query)
-        groups = self.expand(self.analyse(text))
+        groups = self.expand(self.analyse(text, known))
         lead = next((w for w in _RAW_WORD.findall(text.lower()) if w not in _LEAD_INS), "")
         states = {w for s in STATE_WORDS if s != lead for w in self.analyse(s)}
         state = self.analyse(STATE)
