@@ -10,7 +10,12 @@ Contract:
   a lower weight; a query word no tool contains falls back, weakly, on the catalog words sharing
   its first `UNSEEN_PREFIX` characters — visible in the hits' lower scores) and returns at most
   `k` hits, best first; equal scores are ordered by name. A query word no tool contains is first
-  read as a typo of a catalog word (`TYPO_LENGTH`). Entries with score 0 are never
+  read as a typo of a catalog word (`TYPO_LENGTH`). Two factors then weigh the BM25 score: a tool
+  whose action class (`intent.tool_action`: read / write) differs from the request's intent
+  (`intent.query_intent`: "which pods are running" reads, "delete the pod" writes) is weighed by
+  `INTENT_WEIGHT` (< 1: down, never out); a tool whose tags name a server the request names as a
+  word of its own (not inside a path, slug, URL or file name: `kubernetes/kubernetes` is a
+  repository) is weighed by `SERVER_WEIGHT` (> 1). Entries with score 0 are never
   returned. The result says how many entries matched in all (`matched`), whether `k` cut the
   list (`truncated`) and, when it is empty, why (`reason`: a query without searchable words is
   not "nothing matched").
@@ -21,11 +26,13 @@ It holds no schemas' JSON and no tool implementations: those stay with the host.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from yagent.kernel.judge.tooldisclose.bm25 import Index, single_words, words
+from yagent.kernel.judge.tooldisclose.bm25 import Group, Index, single_words, words
 from yagent.kernel.judge.tooldisclose.errors import DuplicateToolError, InvalidEntryError
+from yagent.kernel.judge.tooldisclose.intent import mismatch, query_intent, tool_action
 from yagent.kernel.judge.tooldisclose.vocab import Vocabulary
 
 # Field weights of the search (seams: a host or a benchmark may patch them before building a
@@ -37,7 +44,7 @@ from yagent.kernel.judge.tooldisclose.vocab import Vocabulary
 # descriptions from being pushed down for their length alone.
 NAME_WEIGHT = 3.0
 BRIEF_WEIGHT = 2.0
-TAG_WEIGHT = 2.0
+TAG_WEIGHT = 1.0
 DESCRIPTION_WEIGHT = 1.0
 PARAM_WEIGHT = 1.0
 PARAM_DESCRIPTION_WEIGHT = 0.3
@@ -51,6 +58,14 @@ TYPO_LENGTH = 5
 # Read queries with the general developer vocabulary of `vocab` (a seam: False reads each word
 # alone, as the search did before the vocabulary existed).
 USE_VOCABULARY = True
+# What a tool whose action class differs from the request's intent keeps of its score, and what
+# a tool of a server the request names gains (both chosen on the tuning and paraphrase splits).
+INTENT_WEIGHT = 0.6
+SERVER_WEIGHT = 1.4
+
+# A token holding a slash, a dot or a colon is a value (a path, a slug, a URL, a file name): a
+# server's name inside it (`kubernetes/kubernetes`) does not name the server.
+_VALUE = re.compile(r"\S*[/:]\S*|\S*\w\.\w\S*")
 
 EMPTY_QUERY = "the query has no searchable words; describe the action or the object you need"
 NO_MATCH = "no tool in the catalog matches the query; try other words"
@@ -151,7 +166,7 @@ def _fields(entry: ToolEntry) -> tuple[tuple[str, float], ...]:
 class Catalog:
     """Immutable, name-sorted set of tool entries with deterministic search."""
 
-    __slots__ = ("_by_name", "_entries", "_index")
+    __slots__ = ("_actions", "_by_name", "_entries", "_index", "_servers")
 
     def __init__(self, entries: Iterable[ToolEntry]) -> None:
         by_name: dict[str, ToolEntry] = {}
@@ -163,6 +178,12 @@ class Catalog:
             by_name[entry.name] = entry
         self._entries: tuple[ToolEntry, ...] = tuple(by_name[n] for n in sorted(by_name))
         self._by_name = by_name
+        self._actions = [tool_action(e.name, e.brief, e.description) for e in self._entries]
+        self._servers: dict[str, frozenset[int]] = {}
+        for i, e in enumerate(self._entries):
+            for tag in e.tags:
+                for word in words(tag):
+                    self._servers[word] = self._servers.get(word, frozenset()) | {i}
         self._index = Index(
             [_fields(e) for e in self._entries],
             b=LENGTH_NORM,
@@ -187,15 +208,37 @@ class Catalog:
     def get(self, name: str) -> ToolEntry | None:
         return self._by_name.get(name)
 
+    def _named_servers(self, query: str, groups: list[tuple[float, Group]]) -> set[int]:
+        """The entries whose tags the request names as a word of its own (see the contract)."""
+        typed = set(words(_VALUE.sub(" ", query), self._index.knows))
+        named: set[int] = set()
+        for _, group in groups:
+            if next(iter(group)) not in typed:
+                continue
+            for word, weight in group.items():
+                if weight >= 1.0:
+                    named |= self._servers.get(word, frozenset())
+        return named
+
     def search(self, query: str, k: int) -> SearchResult:
         """The `k` best-scoring entries for `query` (see the module contract)."""
         if k < 1:
             raise ValueError(f"search: k must be at least 1, got {k}")
         if not words(query):
             return SearchResult(query, (), 0, False, EMPTY_QUERY)
+        intent = query_intent(query)
+        groups = self._index.groups(query)
+        named = self._named_servers(query, groups)
         scored = rank(
-            Hit(entry, score)
-            for score, entry in zip(self._index.scores(query), self._entries, strict=True)
+            Hit(
+                entry,
+                score
+                * (INTENT_WEIGHT if mismatch(intent, action) else 1.0)
+                * (SERVER_WEIGHT if i in named else 1.0),
+            )
+            for i, (score, entry, action) in enumerate(
+                zip(self._index.score_groups(groups), self._entries, self._actions, strict=True)
+            )
             if score > 0.0
         )
         hits = tuple(scored[:k])
