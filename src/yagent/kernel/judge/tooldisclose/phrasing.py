@@ -1,0 +1,119 @@
+"""phrasing: what a request's raw text says beyond its single words.
+
+Contract (`mark(query)` returns the text to analyse and the concepts the text implies):
+- A URL (`https://…`, `www.…`) is a value: its words are dropped (`example.com/docs` is not a
+  request for documentation) and the word `url` takes its place.
+- A file name with a common extension (`config.yaml`, `/var/log/app.log`, `main.py`) or a path
+  (`/etc/hosts`, `./build`, `~/notes`) keeps its words and implies the concept `file`.
+- An identifier as code spells it (`parseConfig`, `main()`) keeps its words and implies the
+  concept `code`.
+- An idiom of `IDIOMS` ("how many", "money back", "file a bug", "who am I") is replaced by what
+  it means (`count`, `refund`, `create issue`, `authenticated user`) wherever it stands, with
+  or without an article inside it ("file a bug", "file bug").
+- A word of `VERB_SENSES` that opens a clause (after lead-ins such as "please", "can you") is a
+  verb and is replaced by what it asks for: "text Bob that…" asks to send an SMS, "page the
+  on-call" to raise an incident; the same word elsewhere ("the text of the page") is left alone.
+Everything is general English and developer usage written by hand: no tool name, no server name,
+nothing taken from a benchmark's queries. Deterministic and pure.
+"""
+
+from __future__ import annotations
+
+import re
+
+from yagent.kernel.judge.tooldisclose.intent import LEAD_INS
+
+FILE = "file"
+URL = "url"
+CODE = "code"
+
+_URL = re.compile(r"\b(?:https?|ftp)://\S+|\bwww\.[^\s/]+\S*", re.IGNORECASE)
+_EXTENSIONS = (
+    "py pyi js mjs ts tsx jsx go rs java kt rb php c h cc cpp hpp cs swift scala sh bash zsh "
+    "ps1 sql json jsonl yaml yml toml ini cfg conf env lock xml html htm css scss md rst txt "
+    "csv tsv log pdf png jpg jpeg gif svg zip tar gz tgz whl tf tfvars proto ipynb dockerfile"
+)
+_FILE = re.compile(
+    r"(?<![\w@])(?:[\w.~-]*/)*[\w-]+\.(?:" + "|".join(_EXTENSIONS.split()) + r")(?![\w])"
+    r"|(?<!\S)(?:~|\.{1,2})?/[\w.-]+(?:/[\w.-]*)*",
+    re.IGNORECASE,
+)
+# An identifier as code spells it: camelCase (`parseConfig`, `getUserById`) or a call (`main()`).
+_IDENTIFIER = re.compile(r"\b[a-z]+[A-Z][A-Za-z0-9]*\b|\b\w+\(\)")
+_ARTICLE = r"(?:(?:a|an|the|my|our|your|this|that|some)\s+)?"
+
+# Idioms: a phrase whose words alone would mislead, and what it asks for.
+IDIOMS: tuple[tuple[str, str], ...] = (
+    ("how many", "count"),
+    ("number of", "count"),
+    ("how big", "size"),
+    ("how large", "size"),
+    ("how much space", "size"),
+    ("how much disk", "size"),
+    ("money back", "refund"),
+    ("who am i", "authenticated user"),
+    ("whoami", "authenticated user"),
+    ("logged in as", "authenticated user"),
+    ("signed in as", "authenticated user"),
+    ("file bug", "create issue"),
+    ("file issue", "create issue"),
+    ("file ticket", "create ticket"),
+    ("report bug", "create issue"),
+    ("raise issue", "create issue"),
+    ("raise ticket", "create ticket"),
+    ("log bug", "create issue"),
+    ("log ticket", "create ticket"),
+    ("what time is it", "current time"),
+)
+# Words that, opening a request, are verbs with a meaning their noun does not have.
+VERB_SENSES: dict[str, str] = {
+    "text": "send text message sms",
+    "page": "page on-call incident alert",
+    "ping": "notify send message",
+    "email": "send email",
+    "mail": "send email",
+    "dm": "send direct message",
+    "curl": "fetch url",
+    "cat": "read file",
+    "tail": "read last lines",
+}
+_CLAUSE = re.compile(r"([,;?.!]+\s*|\b(?:and|then|but)\s+)")
+
+
+def _idiom_pattern(phrase: str) -> str:
+    return r"\b" + (r"\s+" + _ARTICLE).join(map(re.escape, phrase.split())) + r"\b"
+
+
+_IDIOMS = [
+    (re.compile(_idiom_pattern(phrase), re.IGNORECASE), " " + meaning + " ")
+    for phrase, meaning in sorted(IDIOMS, key=lambda item: -len(item[0]))
+]
+_WORD = re.compile(r"[\w']+")
+
+
+def _senses(clause: str) -> str:
+    """A clause whose opening verb has a sense of its own, with the verb replaced by it."""
+    for match in _WORD.finditer(clause):
+        word = match.group(0).lower()
+        if word in LEAD_INS:
+            continue
+        sense = VERB_SENSES.get(word)
+        if sense is None:
+            return clause
+        return clause[: match.start()] + sense + clause[match.end() :]
+    return clause
+
+
+def mark(query: str) -> tuple[str, list[str]]:
+    """The text to analyse and the concepts its values imply (see the module contract)."""
+    concepts: list[str] = []
+    text = _URL.sub(f" {URL} ", query)
+    if _FILE.search(text):
+        concepts.append(FILE)
+    if _IDENTIFIER.search(text):
+        concepts.append(CODE)
+    for pattern, meaning in _IDIOMS:
+        text = pattern.sub(meaning, text)
+    parts = _CLAUSE.split(text)
+    text = "".join(part if i % 2 else _senses(part) for i, part in enumerate(parts))
+    return text, concepts
