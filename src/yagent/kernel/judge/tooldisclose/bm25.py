@@ -41,6 +41,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from typing import Protocol
 
 from yagent.kernel.judge.tooldisclose.stemmer import stem
@@ -67,19 +68,20 @@ TYPO_WEIGHT = 0.8
 Group = dict[str, float]
 
 
-def _pieces(run: str) -> list[str]:
+@lru_cache(maxsize=16384)
+def _pieces(run: str) -> tuple[str, ...]:
     """The lowercase words of one letter-digit run: the run itself, then its parts if any."""
     plural = _ACRONYM_PLURAL.fullmatch(run) if run.isascii() else None
     if plural:
         run = plural.group(1)
     lower = run.lower()
     if not run.isascii():
-        return [lower]
+        return (lower,)
     parts = [p.lower() for p in _CAMEL.findall(run)]
     if len(parts) == 1:
         digits = _TRAILING_DIGITS.fullmatch(lower)
         parts = list(digits.groups()) if digits else []
-    return [lower, *parts] if len(parts) > 1 else [lower]
+    return (lower, *parts) if len(parts) > 1 else (lower,)
 
 
 def _one_deleted(word: str) -> set[str]:

@@ -25,6 +25,7 @@ It holds no schemas' JSON and no tool implementations: those stay with the host.
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 from collections.abc import Iterable, Iterator
@@ -32,7 +33,7 @@ from dataclasses import dataclass
 
 from yagent.kernel.judge.tooldisclose.bm25 import Group, Index, single_words, words
 from yagent.kernel.judge.tooldisclose.errors import DuplicateToolError, InvalidEntryError
-from yagent.kernel.judge.tooldisclose.intent import mismatch, query_intent, tool_action
+from yagent.kernel.judge.tooldisclose.intent import Action, mismatch, query_intent, tool_action
 from yagent.kernel.judge.tooldisclose.vocab import Vocabulary
 
 # Field weights of the search (seams: a host or a benchmark may patch them before building a
@@ -147,9 +148,14 @@ class SearchResult:
         return tuple(hit.name for hit in self.hits)
 
 
-def rank(hits: Iterable[Hit]) -> list[Hit]:
+def order_key(score: float, name: str) -> tuple[float, str]:
     """Best score first; equal scores by name — the one ordering rule of search."""
-    return sorted(hits, key=lambda hit: (-hit.score, hit.name))
+    return (-score, name)
+
+
+def rank(hits: Iterable[Hit]) -> list[Hit]:
+    """`hits` in the order of `order_key`."""
+    return sorted(hits, key=lambda hit: order_key(hit.score, hit.name))
 
 
 def _fields(entry: ToolEntry) -> tuple[tuple[str, float], ...]:
@@ -166,7 +172,7 @@ def _fields(entry: ToolEntry) -> tuple[tuple[str, float], ...]:
 class Catalog:
     """Immutable, name-sorted set of tool entries with deterministic search."""
 
-    __slots__ = ("_actions", "_by_name", "_entries", "_index", "_servers")
+    __slots__ = ("_by_name", "_entries", "_index", "_intent_factors", "_names", "_servers")
 
     def __init__(self, entries: Iterable[ToolEntry]) -> None:
         by_name: dict[str, ToolEntry] = {}
@@ -178,7 +184,13 @@ class Catalog:
             by_name[entry.name] = entry
         self._entries: tuple[ToolEntry, ...] = tuple(by_name[n] for n in sorted(by_name))
         self._by_name = by_name
-        self._actions = [tool_action(e.name, e.brief, e.description) for e in self._entries]
+        self._names = tuple(e.name for e in self._entries)
+        actions = [tool_action(e.name, e.brief, e.description) for e in self._entries]
+        # What each entry keeps of its score under each intent of a request.
+        self._intent_factors = {
+            intent: [INTENT_WEIGHT if mismatch(intent, a) else 1.0 for a in actions]
+            for intent in Action
+        }
         self._servers: dict[str, frozenset[int]] = {}
         for i, e in enumerate(self._entries):
             for tag in e.tags:
@@ -203,7 +215,7 @@ class Catalog:
 
     @property
     def names(self) -> tuple[str, ...]:
-        return tuple(e.name for e in self._entries)
+        return self._names
 
     def get(self, name: str) -> ToolEntry | None:
         return self._by_name.get(name)
@@ -226,23 +238,19 @@ class Catalog:
             raise ValueError(f"search: k must be at least 1, got {k}")
         if not words(query):
             return SearchResult(query, (), 0, False, EMPTY_QUERY)
-        intent = query_intent(query)
+        factors = self._intent_factors[query_intent(query)]
         groups = self._index.groups(query)
         named = self._named_servers(query, groups)
-        scored = rank(
-            Hit(
-                entry,
-                score
-                * (INTENT_WEIGHT if mismatch(intent, action) else 1.0)
-                * (SERVER_WEIGHT if i in named else 1.0),
-            )
-            for i, (score, entry, action) in enumerate(
-                zip(self._index.score_groups(groups), self._entries, self._actions, strict=True)
-            )
+        names = self._names
+        scored = [
+            (*order_key(score * factors[i] * (SERVER_WEIGHT if i in named else 1.0), names[i]), i)
+            for i, score in enumerate(self._index.score_groups(groups))
             if score > 0.0
-        )
-        hits = tuple(scored[:k])
-        return SearchResult(query, hits, len(scored), len(scored) > k, "" if hits else NO_MATCH)
+        ]
+        # `order_key` on plain tuples: a search builds a `Hit` only for the `k` it returns.
+        best = heapq.nsmallest(k, scored)
+        top = tuple(Hit(self._entries[i], -negated) for negated, _, i in best)
+        return SearchResult(query, top, len(scored), len(scored) > k, "" if top else NO_MATCH)
 
 
 def _one_line(text: str) -> str:
