@@ -57,6 +57,7 @@ def test_plural_nouns_are_not_verbs() -> None:
         ("show open PRs", READ),
         ("any incidents right now?", READ),
         ("delete the stuck pod", WRITE),
+        ("remember that Alice prefers dark mode", WRITE),
         ("please restart the api deployment", WRITE),
         ("I need to update config.yaml", WRITE),
         ("can you move PROJ-1 to done", WRITE),
@@ -67,7 +68,13 @@ def test_plural_nouns_are_not_verbs() -> None:
         ("rename notes.txt and also show its size", NONE),
         ("the pipeline failed, show me the job log", READ),
         ("run the nightly query", NONE),
-        ("open a.txt", NONE),
+        ("select all rows from users", NONE),
+        # `open` with a new thing creates it, with an existing one reads it.
+        ("open a PR from fix into main", WRITE),
+        ("open a new ticket for the outage", WRITE),
+        ("open the latest email from my boss", READ),
+        ("open a.txt", READ),
+        ("give me all the releases", READ),
         ("", NONE),
     ],
 )

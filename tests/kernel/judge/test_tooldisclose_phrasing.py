@@ -10,7 +10,7 @@ import pytest
 
 from yagent.kernel.judge.tooldisclose import Catalog, ToolEntry, vocab
 from yagent.kernel.judge.tooldisclose.bm25 import words
-from yagent.kernel.judge.tooldisclose.phrasing import CODE, FILE, IDIOMS, VERB_SENSES, mark
+from yagent.kernel.judge.tooldisclose.phrasing import CODE, FILE, IDIOMS, VERB_SENSES, WHEN, mark
 
 
 def tool(name: str, brief: str, description: str = "") -> ToolEntry:
@@ -67,6 +67,41 @@ def test_an_identifier_implies_code() -> None:
 def test_an_implied_concept_joins_the_query_at_the_related_weight() -> None:
     groups = vocab.Vocabulary(words).read("when was config.yaml last modified", lambda w: True)
     assert {"file": vocab.RELATED_WEIGHT} in groups
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "post the notes to slack tomorrow at 9am",
+        "move the standup to 10:30",
+        "remind the team next monday",
+        "book a call at 3pm",
+    ],
+)
+def test_a_time_to_come_implies_time_and_scheduling(query: str) -> None:
+    # Mutation: no time rule and "tomorrow at 9am" says nothing of scheduling.
+    assert mark(query)[1] == [WHEN]
+
+
+@pytest.mark.parametrize("query", ["retry pipeline 5521", "scale to 3 replicas", "top 10 pods"])
+def test_numbers_are_not_times(query: str) -> None:
+    assert mark(query)[1] == []
+
+
+def test_a_time_ranks_the_scheduling_tool() -> None:
+    catalog = Catalog(
+        [
+            tool("chat_post_message", "Post a message to a channel", "Post a new message."),
+            tool(
+                "chat_schedule_message",
+                "Schedule a message for later",
+                "Schedule a message to be posted to a channel at a future time.",
+            ),
+        ]
+    )
+    assert catalog.search("post the notes to the channel tomorrow at 9am", 1).names == (
+        "chat_schedule_message",
+    )
 
 
 # --- idioms ---------------------------------------------------------------------------------

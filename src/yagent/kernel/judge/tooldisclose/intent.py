@@ -15,7 +15,9 @@ Contract:
   `is`, `are`, `any` …) or a read verb (`show`, `list`, `find` …) opens a `READ` clause, a write
   verb (`create`, `delete`, `move` …) a `WRITE` clause; a clause opened by anything else says
   nothing. The request's intent is the clauses' when they agree, `NONE` when they disagree or
-  none says anything ("rename it and show its size" is both, so neither).
+  none says anything ("rename it and show its size" is both, so neither). `open` followed by
+  "a", "an" or "new" creates ("open a PR"), any other `open` reads ("open the email", "open
+  a.txt"); "give me", "tell me", "get me" read.
 - `mismatch(intent, action)` is true only when both are known and differ: the catalog weighs a
   tool down by it, never drops it.
 - `NEUTRAL_VERBS` (`run`, `execute`, `open`, `pull`, `log` …) are neither read nor write verbs
@@ -54,19 +56,20 @@ WRITE_VERBS: frozenset[str] = frozenset(
     upgrade uninstall rollback undo revert apply merge push commit publish post send reply
     comment upload write append assign invite link label tag archive mute unmute acknowledge
     resolve close approve accept reject star fork schedule book share finalize finalise refund
-    transition cordon uncordon promote retry rerun trigger build fill type click press select
+    transition cordon uncordon promote retry rerun trigger build fill type click press
     choose hover drag resize navigate save draft stage unstage reset checkout switch record
     relate lock unlock enable disable pause resume mark bump spin boot halt shutdown wipe nuke
     erase flush invalidate expire grant revoke attach detach rotate subscribe unsubscribe notify
     pin unpin hide join leave submit replace overwrite provision launch ship bounce
-    recycle silence snooze dismiss ignore reopen enqueue drain evict
+    recycle silence snooze dismiss ignore reopen enqueue drain evict remember memorize forget
     """.split()  # noqa: SIM905
 )
-# Verbs whose object decides: "run a query" reads, "run a container" writes; "open a file" reads,
-# "open a PR" writes. A tool or a request opened by one says nothing.
+# Verbs whose object decides: "run a query" reads, "run a container" writes; "select an option"
+# changes a form, "select rows" reads. A tool or a request opened by one says nothing (`open` is
+# read by `query_intent` from the word after it).
 NEUTRAL_VERBS: frozenset[str] = frozenset(
     """
-    run execute invoke open give pull log wait take bring ask page convert forward
+    run execute invoke open give pull log wait take bring ask page convert forward select
     """.split()  # noqa: SIM905
 )
 # Words that open a question about the state of things.
@@ -85,6 +88,11 @@ LEAD_INS: frozenset[str] = frozenset(
 )
 # Question openings that ask how to do something: the verb after them decides.
 _HOW_TO = re.compile(r"\bhow (?:do|can|should|would) (?:i|we|you)\b|\bhow to\b")
+# "open a PR" / "open a new ticket" creates; "open the email", "open README.md" reads.
+_OPEN_NEW = re.compile(r"\bopen\s+(?:a|an|new)\s")
+_OPEN_OLD = re.compile(r"\bopen\b(?!\s+(?:a|an|new)\s)")
+# "give me …", "tell me …" ask to be shown something.
+_GIVE_ME = re.compile(r"\b(?:give|tell|get)\s+me\b")
 _CLAUSE = re.compile(r"[,;?.!]+|\b(?:and|then|but)\b")
 _WORD = re.compile(r"[a-z][a-z0-9']*")
 _NAME_WORD = re.compile(r"[a-z]+")
@@ -140,6 +148,7 @@ def _clause_intent(raw: list[str]) -> Action:
 def query_intent(query: str) -> Action:
     """A request's intent (see the module contract)."""
     text = _HOW_TO.sub(" ", query.lower())
+    text = _OPEN_NEW.sub(" create ", _OPEN_OLD.sub(" show ", _GIVE_ME.sub(" show ", text)))
     seen = {
         action
         for clause in _CLAUSE.split(text)

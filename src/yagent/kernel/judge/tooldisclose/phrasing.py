@@ -7,6 +7,8 @@ Contract (`mark(query)` returns the text to analyse and the concepts the text im
   (`/etc/hosts`, `./build`, `~/notes`) keeps its words and implies the concept `file`.
 - An identifier as code spells it (`parseConfig`, `main()`) keeps its words and implies the
   concept `code`.
+- A time of day or a day to come ("at 9am", "10:30", "tomorrow", "next monday") keeps its words
+  and implies the concepts `time` and `schedule`.
 - An idiom of `IDIOMS` ("how many", "money back", "file a bug", "who am I") is replaced by what
   it means (`count`, `refund`, `create issue`, `authenticated user`) wherever it stands, with
   or without an article inside it ("file a bug", "file bug").
@@ -26,6 +28,7 @@ from yagent.kernel.judge.tooldisclose.intent import LEAD_INS
 FILE = "file"
 URL = "url"
 CODE = "code"
+WHEN = "time schedule"
 
 _URL = re.compile(r"\b(?:https?|ftp)://\S+|\bwww\.[^\s/]+\S*", re.IGNORECASE)
 _EXTENSIONS = (
@@ -40,6 +43,13 @@ _FILE = re.compile(
 )
 # An identifier as code spells it: camelCase (`parseConfig`, `getUserById`) or a call (`main()`).
 _IDENTIFIER = re.compile(r"\b[a-z]+[A-Z][A-Za-z0-9]*\b|\b\w+\(\)")
+# A time of day or a day to come: "at 9am", "10:30", "tomorrow", "next monday".
+_WHEN = re.compile(
+    r"\b\d{1,2}(?::\d{2})?\s?(?:am|pm)\b|\bat \d{1,2}(?::\d{2})?\b"
+    r"|(?<![\w.:])\d{1,2}:\d{2}(?![\w.:])|\b(?:tomorrow|tonight)\b"
+    r"|\bnext (?:week|month|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
+    re.IGNORECASE,
+)
 _ARTICLE = r"(?:(?:a|an|the|my|our|your|this|that|some)\s+)?"
 
 # Idioms: a phrase whose words alone would mislead, and what it asks for.
@@ -112,6 +122,8 @@ def mark(query: str) -> tuple[str, list[str]]:
         concepts.append(FILE)
     if _IDENTIFIER.search(text):
         concepts.append(CODE)
+    if _WHEN.search(text):
+        concepts.append(WHEN)
     for pattern, meaning in _IDIOMS:
         text = pattern.sub(meaning, text)
     parts = _CLAUSE.split(text)

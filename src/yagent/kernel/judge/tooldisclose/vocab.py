@@ -130,7 +130,7 @@ RELATED: tuple[tuple[str, ...], ...] = (
     ("vm", "machine", "box", "instance"),
     ("user", "member", "people", "person", "username"),
     ("aggregate", "group", "sum", "average"),
-    ("meeting", "event", "appointment"),
+    ("meeting", "event", "appointment", "standup"),
     ("spreadsheet", "sheet"),
     ("secret", "password", "credential"),
     ("alert", "alarm"),
