@@ -46,7 +46,7 @@ READ_VERBS: frozenset[str] = frozenset(
     list get read show describe view display search find query fetch retrieve look lookup
     inspect check count diff compare preview explain validate verify export download watch
     monitor scan browse see print tail grep filter analyze analyse summarize summarise audit
-    simulate test
+    simulate test know understand
     """.split()  # noqa: SIM905 - a word list reads better as text
 )
 WRITE_VERBS: frozenset[str] = frozenset(
@@ -62,6 +62,7 @@ WRITE_VERBS: frozenset[str] = frozenset(
     erase flush invalidate expire grant revoke attach detach rotate subscribe unsubscribe notify
     pin unpin hide join leave submit replace overwrite provision launch ship bounce
     recycle silence snooze dismiss ignore reopen enqueue drain evict remember memorize forget
+    kick text email ping dm page
     """.split()  # noqa: SIM905
 )
 # Verbs whose object decides: "run a query" reads, "run a container" writes; "select an option"
@@ -69,7 +70,7 @@ WRITE_VERBS: frozenset[str] = frozenset(
 # read by `query_intent` from the word after it).
 NEUTRAL_VERBS: frozenset[str] = frozenset(
     """
-    run execute invoke open give pull log wait take bring ask page convert forward select
+    run execute invoke open give pull log wait take bring ask convert forward select
     """.split()  # noqa: SIM905
 )
 # Words that open a question about the state of things.

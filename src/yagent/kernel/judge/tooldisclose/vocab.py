@@ -128,7 +128,7 @@ RELATED: tuple[tuple[str, ...], ...] = (
     ("create issue", "file bug", "report bug", "raise issue"),
     ("error", "exception", "crash", "failure", "fail", "broken"),
     ("vm", "machine", "box", "instance"),
-    ("user", "member", "people", "person", "username"),
+    ("user", "member", "people", "person", "username", "account"),
     ("aggregate", "group", "sum", "average"),
     ("meeting", "event", "appointment", "standup"),
     ("spreadsheet", "sheet"),
