@@ -30,7 +30,7 @@ def test_a_url_is_a_value_read_as_url() -> None:
     # Mutation: keep the URL's words and `docs` asks for documentation tools.
     assert "docs" not in words(text)
     assert "url" in words(text)
-    assert implied == []
+    assert implied == ()
 
 
 @pytest.mark.parametrize(
@@ -46,7 +46,7 @@ def test_a_url_is_a_value_read_as_url() -> None:
 def test_a_file_name_or_path_implies_a_file(query: str) -> None:
     # Mutation: no file rule and "config.yaml" is only the words `config` and `yaml`.
     text, implied = mark(query)
-    assert implied == [FILE]
+    assert implied == (FILE,)
     assert text == query  # its words stay: `config`, `app`, `log` can matter
 
 
@@ -54,14 +54,14 @@ def test_a_file_name_or_path_implies_a_file(query: str) -> None:
     "query", ["deploy to example.com", "bump to v1.2", "list the users", "merge acme/web"]
 )
 def test_domains_versions_and_slugs_are_not_files(query: str) -> None:
-    assert mark(query)[1] == []
+    assert mark(query)[1] == ()
 
 
 def test_an_identifier_implies_code() -> None:
-    assert mark("where is parseConfig used")[1] == [CODE]
-    assert mark("who calls main() in the repo")[1] == [CODE]
+    assert mark("where is parseConfig used")[1] == (CODE,)
+    assert mark("who calls main() in the repo")[1] == (CODE,)
     # Mutation: any capital letter is code and `GitHub` or `PR` would imply it.
-    assert mark("list GitHub PRs")[1] == []
+    assert mark("list GitHub PRs")[1] == ()
 
 
 def test_an_implied_concept_joins_the_query_at_the_related_weight() -> None:
@@ -80,12 +80,12 @@ def test_an_implied_concept_joins_the_query_at_the_related_weight() -> None:
 )
 def test_a_time_to_come_implies_time_and_scheduling(query: str) -> None:
     # Mutation: no time rule and "tomorrow at 9am" says nothing of scheduling.
-    assert mark(query)[1] == [WHEN]
+    assert mark(query)[1] == (WHEN,)
 
 
 @pytest.mark.parametrize("query", ["retry pipeline 5521", "scale to 3 replicas", "top 10 pods"])
 def test_numbers_are_not_times(query: str) -> None:
-    assert mark(query)[1] == []
+    assert mark(query)[1] == ()
 
 
 def test_a_time_ranks_the_scheduling_tool() -> None:
@@ -204,3 +204,15 @@ def test_a_participle_after_a_copula_is_a_state(query: str) -> None:
 
 def test_a_participle_opening_a_request_is_not_a_state() -> None:
     assert "status" not in read("running jobs of the pipeline")
+
+
+def test_the_catalog_reads_intent_after_idioms() -> None:
+    # "file a bug" asks to create. Mutation: read the intent from the raw request, where `file`
+    # opens it and says nothing, and the search tool (issues + crash) keeps its full score.
+    catalog = Catalog(
+        [
+            tool("hub_search_issues", "Search issues about a crash", "Find issues about a crash."),
+            tool("hub_open_issue", "Open a new issue", "Create an issue."),
+        ]
+    )
+    assert catalog.search("file a bug about the crash", 1).names == ("hub_open_issue",)

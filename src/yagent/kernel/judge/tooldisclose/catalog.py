@@ -12,7 +12,8 @@ Contract:
   `k` hits, best first; equal scores are ordered by name. A query word no tool contains is first
   read as a typo of a catalog word (`TYPO_LENGTH`). Two factors then weigh the BM25 score: a tool
   whose action class (`intent.tool_action`: read / write) differs from the request's intent
-  (`intent.query_intent`: "which pods are running" reads, "delete the pod" writes) is weighed by
+  (`intent.query_intent` of the request as `phrasing` rewrites it: "which pods are running"
+  reads, "delete the pod" and "file a bug" write) is weighed by
   `INTENT_WEIGHT` (< 1: down, never out); a tool whose tags name a server the request names as a
   word of its own (not inside a path, slug, URL or file name: `kubernetes/kubernetes` is a
   repository) is weighed by `SERVER_WEIGHT` (> 1). Entries with score 0 are never
@@ -34,6 +35,7 @@ from dataclasses import dataclass
 from yagent.kernel.judge.tooldisclose.bm25 import Group, Index, single_words, words
 from yagent.kernel.judge.tooldisclose.errors import DuplicateToolError, InvalidEntryError
 from yagent.kernel.judge.tooldisclose.intent import Action, mismatch, query_intent, tool_action
+from yagent.kernel.judge.tooldisclose.phrasing import mark
 from yagent.kernel.judge.tooldisclose.vocab import Vocabulary
 
 # Field weights of the search (seams: a host or a benchmark may patch them before building a
@@ -238,7 +240,7 @@ class Catalog:
             raise ValueError(f"search: k must be at least 1, got {k}")
         if not words(query):
             return SearchResult(query, (), 0, False, EMPTY_QUERY)
-        factors = self._intent_factors[query_intent(query)]
+        factors = self._intent_factors[query_intent(mark(query)[0])]
         groups = self._index.groups(query)
         named = self._named_servers(query, groups)
         names = self._names

@@ -62,7 +62,7 @@ WRITE_VERBS: frozenset[str] = frozenset(
     erase flush invalidate expire grant revoke attach detach rotate subscribe unsubscribe notify
     pin unpin hide join leave submit replace overwrite provision launch ship bounce
     recycle silence snooze dismiss ignore reopen enqueue drain evict remember memorize forget
-    kick text email ping dm page
+    kick text email ping dm page clean roll shut tear
     """.split()  # noqa: SIM905
 )
 # Verbs whose object decides: "run a query" reads, "run a container" writes; "select an option"

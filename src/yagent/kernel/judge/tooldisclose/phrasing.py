@@ -22,6 +22,7 @@ nothing taken from a benchmark's queries. Deterministic and pure.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from yagent.kernel.judge.tooldisclose.intent import LEAD_INS
 
@@ -53,16 +54,18 @@ _WHEN = re.compile(
 _ARTICLE = r"(?:(?:a|an|the|my|our|your|this|that|some)\s+)?"
 
 # Idioms: a phrase whose words alone would mislead, and what it asks for.
+# Idioms: a phrase whose words alone would mislead, and what it asks for (said as a request, so
+# the intent of `intent.query_intent` reads it too: `show` is a function word to search).
 IDIOMS: tuple[tuple[str, str], ...] = (
     ("how many", "count"),
     ("number of", "count"),
-    ("how big", "size"),
-    ("how large", "size"),
-    ("how much space", "size"),
-    ("how much disk", "size"),
+    ("how big", "show size"),
+    ("how large", "show size"),
+    ("how much space", "show size"),
+    ("how much disk", "show size"),
     ("money back", "refund"),
-    ("who am i", "authenticated user"),
-    ("whoami", "authenticated user"),
+    ("who am i", "show authenticated user"),
+    ("whoami", "show authenticated user"),
     ("logged in as", "authenticated user"),
     ("signed in as", "authenticated user"),
     ("file bug", "create issue"),
@@ -73,7 +76,8 @@ IDIOMS: tuple[tuple[str, str], ...] = (
     ("raise ticket", "create ticket"),
     ("log bug", "create issue"),
     ("log ticket", "create ticket"),
-    ("what time is it", "current time"),
+    ("what time is it", "show current time"),
+    ("get rid of", "delete"),
 )
 # Words that, opening a request, are verbs with a meaning their noun does not have.
 VERB_SENSES: dict[str, str] = {
@@ -94,10 +98,21 @@ def _idiom_pattern(phrase: str) -> str:
     return r"\b" + (r"\s+" + _ARTICLE).join(map(re.escape, phrase.split())) + r"\b"
 
 
-_IDIOMS = [
-    (re.compile(_idiom_pattern(phrase), re.IGNORECASE), " " + meaning + " ")
-    for phrase, meaning in sorted(IDIOMS, key=lambda item: -len(item[0]))
-]
+_IDIOM_MEANINGS = dict(IDIOMS)
+_IDIOMS = re.compile(
+    "|".join(
+        f"(?P<i{n}>{_idiom_pattern(phrase)})"
+        for n, phrase in sorted(enumerate(_IDIOM_MEANINGS), key=lambda item: -len(item[1]))
+    ),
+    re.IGNORECASE,
+)
+_IDIOM_OF = {f"i{n}": phrase for n, phrase in enumerate(_IDIOM_MEANINGS)}
+
+
+def _meaning(match: re.Match[str]) -> str:
+    return f" {_IDIOM_MEANINGS[_IDIOM_OF[match.lastgroup or '']]} "
+
+
 _WORD = re.compile(r"[\w']+")
 
 
@@ -114,8 +129,11 @@ def _senses(clause: str) -> str:
     return clause
 
 
-def mark(query: str) -> tuple[str, list[str]]:
-    """The text to analyse and the concepts its values imply (see the module contract)."""
+@lru_cache(maxsize=1)
+def mark(query: str) -> tuple[str, tuple[str, ...]]:
+    """The text to analyse and the concepts its values imply (see the module contract). The last
+    request's marking is kept: a search reads its intent and its words from the same one (a
+    larger memory would make repeated benchmark queries look cheaper than new ones)."""
     concepts: list[str] = []
     text = _URL.sub(f" {URL} ", query)
     if _FILE.search(text):
@@ -124,8 +142,7 @@ def mark(query: str) -> tuple[str, list[str]]:
         concepts.append(CODE)
     if _WHEN.search(text):
         concepts.append(WHEN)
-    for pattern, meaning in _IDIOMS:
-        text = pattern.sub(meaning, text)
+    text = _IDIOMS.sub(_meaning, text)
     parts = _CLAUSE.split(text)
     text = "".join(part if i % 2 else _senses(part) for i, part in enumerate(parts))
-    return text, concepts
+    return text, tuple(concepts)

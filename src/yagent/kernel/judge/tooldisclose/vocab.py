@@ -263,7 +263,8 @@ class Vocabulary:
             slugs += 1
             return " "
 
-        text, implied = mark(query)
+        text, marked = mark(query)
+        implied = list(marked)
         text = _SLUG.sub(owner_name, text)
         groups = self.expand(self.analyse(text, known))
         lead = next(
