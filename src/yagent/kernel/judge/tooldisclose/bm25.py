@@ -28,7 +28,7 @@ Contract:
   stands for the indexed words sharing its first n characters, each at `UNSEEN_WEIGHT` of a real
   match (`comparison` finds `compare`; a typo keeps its head). Words the index knows are never
   expanded, so an exact match always outweighs a fallback one of the same word. Built with
-  `typo_length=n` (n > 0), an unknown alphabetic query word of at least n letters first stands
+  `typo_length=n` (n > 0), an unknown alphabetic query word of n to `TYPO_LONGEST` letters stands
   for the indexed words one typo away from it (a letter added, dropped or changed, two
   neighbours swapped: the two share a one-letter deletion) at `TYPO_WEIGHT`; the prefix fallback
   applies only when no such word exists.
@@ -62,8 +62,10 @@ _ACRONYM_PLURAL = re.compile(r"([A-Z]{2,})s$")
 _TRAILING_DIGITS = re.compile(r"([a-z]{3,})([0-9]+)$")
 # What a prefix-fallback match weighs against a real one (see `Index`).
 UNSEEN_WEIGHT = 0.3
-# What a match one typo away weighs against a real one (see `Index`).
+# What a match one typo away weighs against a real one (see `Index`); words longer than
+# `TYPO_LONGEST` letters are not corrected (a word's one-letter deletions cost its length squared).
 TYPO_WEIGHT = 0.8
+TYPO_LONGEST = 24
 
 Group = dict[str, float]
 
@@ -182,14 +184,14 @@ class Index:
         self._typos: dict[str, list[str]] = {}
         if typo_length > 0:
             for word in sorted(self._df):
-                if len(word) >= typo_length and word.isalpha():
+                if typo_length <= len(word) <= TYPO_LONGEST and word.isalpha():
                     for key in _one_deleted(word):
                         self._typos.setdefault(key, []).append(word)
 
     def _near(self, word: str) -> tuple[list[str], float]:
         """What an unknown `word` stands for: the indexed words one typo away from it, else the
         ones sharing its head (the prefix fallback), with the weight of such a match."""
-        if self._typo and len(word) >= self._typo and word.isalpha():
+        if self._typo and self._typo <= len(word) <= TYPO_LONGEST and word.isalpha():
             near = sorted({w for key in _one_deleted(word) for w in self._typos.get(key, ())})
             if near:
                 return near, TYPO_WEIGHT

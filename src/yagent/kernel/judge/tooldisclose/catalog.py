@@ -68,7 +68,8 @@ SERVER_WEIGHT = 1.4
 
 # A token holding a slash, a dot or a colon is a value (a path, a slug, a URL, a file name): a
 # server's name inside it (`kubernetes/kubernetes`) does not name the server.
-_VALUE = re.compile(r"\S*[/:]\S*|\S*\w\.\w\S*")
+# (Judged per whitespace-separated token, so the cost stays linear in the request's length.)
+_VALUE = re.compile(r"[/:]|\w\.\w")
 
 EMPTY_QUERY = "the query has no searchable words; describe the action or the object you need"
 NO_MATCH = "no tool in the catalog matches the query; try other words"
@@ -224,7 +225,8 @@ class Catalog:
 
     def _named_servers(self, query: str, groups: list[tuple[float, Group]]) -> set[int]:
         """The entries whose tags the request names as a word of its own (see the contract)."""
-        typed = set(words(_VALUE.sub(" ", query), self._index.knows))
+        own = " ".join(token for token in query.split() if not _VALUE.search(token))
+        typed = set(words(own, self._index.knows))
         named: set[int] = set()
         for _, group in groups:
             if next(iter(group)) not in typed:

@@ -37,11 +37,10 @@ _EXTENSIONS = (
     "ps1 sql json jsonl yaml yml toml ini cfg conf env lock xml html htm css scss md rst txt "
     "csv tsv log pdf png jpg jpeg gif svg zip tar gz tgz whl tf tfvars proto ipynb dockerfile"
 )
-_FILE = re.compile(
-    r"(?<![\w@])(?:[\w.~-]*/)*[\w-]+\.(?:" + "|".join(_EXTENSIONS.split()) + r")(?![\w])"
-    r"|(?<!\S)(?:~|\.{1,2})?/[\w.-]+(?:/[\w.-]*)*",
-    re.IGNORECASE,
-)
+# Matched per whitespace-separated token, so the cost stays linear in the request's length.
+_FILE_NAME = re.compile(r"[\w.-]*[\w-]\.(?:" + "|".join(_EXTENSIONS.split()) + ")", re.IGNORECASE)
+_PATH_START = ("/", "./", "../", "~/")
+_TOKEN_EDGES = "\"'`()[]{}<>,;:!?."
 # An identifier as code spells it: camelCase (`parseConfig`, `getUserById`) or a call (`main()`).
 _IDENTIFIER = re.compile(r"\b[a-z]+[A-Z][A-Za-z0-9]*\b|\b\w+\(\)")
 # A time of day or a day to come: "at 9am", "10:30", "tomorrow", "next monday".
@@ -129,6 +128,16 @@ def _senses(clause: str) -> str:
     return clause
 
 
+def _is_file(token: str) -> bool:
+    """A file name with a common extension (its last path part) or a path from a root."""
+    token = token.strip(_TOKEN_EDGES) if not token.startswith(_PATH_START) else token.rstrip(",;!?")
+    if "@" in token:
+        return False
+    if token.startswith(_PATH_START) and len(token) > 2 and any(c.isalnum() for c in token):
+        return True
+    return bool(_FILE_NAME.fullmatch(token.rsplit("/", 1)[-1]))
+
+
 @lru_cache(maxsize=1)
 def mark(query: str) -> tuple[str, tuple[str, ...]]:
     """The text to analyse and the concepts its values imply (see the module contract). The last
@@ -136,7 +145,7 @@ def mark(query: str) -> tuple[str, tuple[str, ...]]:
     larger memory would make repeated benchmark queries look cheaper than new ones)."""
     concepts: list[str] = []
     text = _URL.sub(f" {URL} ", query)
-    if _FILE.search(text):
+    if any(_is_file(token) for token in text.split()):
         concepts.append(FILE)
     if _IDENTIFIER.search(text):
         concepts.append(CODE)
