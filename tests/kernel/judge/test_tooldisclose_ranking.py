@@ -9,7 +9,14 @@ import pytest
 
 from yagent.kernel.judge.tooldisclose import Catalog, Param, ToolEntry
 from yagent.kernel.judge.tooldisclose import catalog as catalog_mod
-from yagent.kernel.judge.tooldisclose.bm25 import UNSEEN_WEIGHT, Index, stem, words
+from yagent.kernel.judge.tooldisclose.bm25 import (
+    TYPO_LONGEST,
+    TYPO_WEIGHT,
+    UNSEEN_WEIGHT,
+    Index,
+    stem,
+    words,
+)
 
 
 def tool(name: str, description: str = "", *params: Param) -> ToolEntry:
@@ -117,3 +124,64 @@ def test_fallback_ties_are_ordered_by_name() -> None:
     result = Catalog(twins).search("comparison", 3)
     assert result.names == ("rec_alpha", "rec_bravo", "rec_charlie")
     assert len({hit.score for hit in result.hits}) == 1
+
+
+# --- a split word read against an index is one concept ---------------------------------------
+
+
+def test_a_compound_the_index_knows_is_one_word_of_a_query() -> None:
+    known = {"github"}.__contains__
+    # Mutation: keep the parts of a known compound and `GitHub` counts three times (`github`,
+    # `git`, `hub`), `git` pulling in every local-git tool.
+    assert words("GitHub", known) == ["github"]
+    # The index side keeps every piece, so a query of either spelling meets it.
+    assert words("GitHub") == ["github", "git", "hub"]
+
+
+def test_a_compound_the_index_does_not_know_is_its_parts() -> None:
+    # Mutation: keep the unknown whole too and it falls back on unrelated words sharing its head.
+    assert words("parseConfig", {"pars", "config"}.__contains__) == ["pars", "config"]
+
+
+# --- one typo away ----------------------------------------------------------------------------
+
+
+def test_a_word_one_typo_away_matches_at_the_typo_weight() -> None:
+    index = Index([[("kubernetes pods", 1.0)], [("database tables", 1.0)]], typo_length=5)
+    # A swapped pair, a dropped letter, an added letter, a changed letter.
+    for typo in ("kuberentes", "kubrnetes", "kubernettes", "kubernites"):
+        # Mutation: no typo lookup and the word falls to nothing (no prefix fallback here).
+        assert index.terms(typo) == {stem("kubernetes"): TYPO_WEIGHT}, typo
+    assert Index([[("kubernetes pods", 1.0)]]).terms("kuberentes") == {}
+
+
+def test_a_typo_match_comes_before_the_prefix_fallback() -> None:
+    docs = [[("pipeline runs", 1.0)], [("pipe fitting", 1.0)]]
+    index = Index(docs, unseen_prefix=4, typo_length=5)
+    # Mutation: prefix first and `piplines` (head `pipl`) finds nothing, or `pipe…` words.
+    assert index.terms("piplines") == {stem("pipelines"): TYPO_WEIGHT}
+    assert TYPO_WEIGHT > UNSEEN_WEIGHT
+
+
+def test_known_and_short_words_are_never_corrected() -> None:
+    index = Index([[("stripe payments", 1.0)], [("strip whitespace", 1.0)]], typo_length=5)
+    # Mutation: correct known words too and `strip` also matches `stripe`.
+    assert index.terms("strip") == {"strip": 1.0}
+    assert Index([[("node", 1.0)]], typo_length=5).terms("nods") == {}
+
+
+def test_very_long_words_are_not_corrected() -> None:
+    # A word's one-letter deletions cost its length squared: past `TYPO_LONGEST` letters none
+    # are tried. Mutation: drop the cap and this 40-letter word matches its one-letter sibling.
+    word = "a" * 40
+    index = Index([[(word + "b", 1.0)]], typo_length=5)
+    assert TYPO_LONGEST < 40
+    assert index.terms(word) == {}
+
+
+def test_the_catalog_corrects_typos() -> None:
+    catalog = Catalog(
+        [tool("ci_list_pipelines", "List CI pipelines."), tool("ci_list_jobs", "List CI jobs.")]
+    )
+    assert catalog_mod.TYPO_LENGTH > 0
+    assert catalog.search("show recent piplines", 1).names == ("ci_list_pipelines",)

@@ -4,8 +4,9 @@ exchange for full schemas — plus the execution gate that makes disclosure bind
 Contract (details in each module):
 - `catalog`: immutable, name-sorted `Catalog` of `ToolEntry`s (duplicates refused) with BM25
   `search(query, k)` whose order never depends on input order (words: `bm25` with the Porter2
-  `stemmer`; queries read with the general developer vocabulary of `vocab`); `render_catalog` lists
-  `name — brief` lines for the model.
+  `stemmer`, one-typo correction; queries read with `phrasing` and the general developer
+  vocabulary of `vocab`; scores weighed by `intent` — read vs write — and by the servers a
+  request names); `render_catalog` lists `name — brief` lines for the model.
 - `disclosure`: a run's `Disclosure` — hot tools plus tools loaded on demand; `load(names,
   budget)` says what it added, what was already there, what the budget trimmed and what is
   unknown; snapshot / restore so a resumed run does not load again.

@@ -5,7 +5,9 @@ Contract:
   kebab-case and dotted names fall apart), splits camelCase / PascalCase runs into their parts
   and a trailing digit run off a word (`route53` → `route`, `53`), keeping the whole run too (so
   `GitHub` matches `github`); an upper-case acronym's plural `s` is dropped (`PRs` → `pr`) and an
-  English clitic (`what's`, `don't`, `we'll`) leaves no word behind. It drops a small set of
+  English clitic (`what's`, `don't`, `we'll`) leaves no word behind. Given `known` (a query read
+  against an index) a run that splits is one concept: its whole word alone when the index knows
+  it (`GitHub` is `github`, not also `git` and `hub`), else its parts alone. It drops a small set of
   English function words and stems the rest with Porter2 (`stemmer`): `deployment`/`deployed`,
   `configuration`/`configure`, `modify`/`modified` meet. Deterministic and pure. `find` is a
   word (tools are described as "Find …"); `get`, `show`, `make` stay function words: they are
@@ -25,7 +27,11 @@ Contract:
   `unseen_prefix=n` (n > 0): then a query word of at least n characters that no document contains
   stands for the indexed words sharing its first n characters, each at `UNSEEN_WEIGHT` of a real
   match (`comparison` finds `compare`; a typo keeps its head). Words the index knows are never
-  expanded, so an exact match always outweighs a fallback one of the same word.
+  expanded, so an exact match always outweighs a fallback one of the same word. Built with
+  `typo_length=n` (n > 0), an unknown alphabetic query word of n to `TYPO_LONGEST` letters stands
+  for the indexed words one typo away from it (a letter added, dropped or changed, two
+  neighbours swapped: the two share a one-letter deletion) at `TYPO_WEIGHT`; the prefix fallback
+  applies only when no such word exists.
 It knows no vocabulary of any domain: no synonyms of its own (a caller passes `expand`), no tool
 or skill names.
 """
@@ -35,6 +41,8 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
+from functools import lru_cache
+from typing import Protocol
 
 from yagent.kernel.judge.tooldisclose.stemmer import stem
 
@@ -54,36 +62,61 @@ _ACRONYM_PLURAL = re.compile(r"([A-Z]{2,})s$")
 _TRAILING_DIGITS = re.compile(r"([a-z]{3,})([0-9]+)$")
 # What a prefix-fallback match weighs against a real one (see `Index`).
 UNSEEN_WEIGHT = 0.3
+# What a match one typo away weighs against a real one (see `Index`); words longer than
+# `TYPO_LONGEST` letters are not corrected (a word's one-letter deletions cost its length squared).
+TYPO_WEIGHT = 0.8
+TYPO_LONGEST = 24
 
 Group = dict[str, float]
 
 
-def _pieces(run: str) -> list[str]:
+@lru_cache(maxsize=16384)
+def _pieces(run: str) -> tuple[str, ...]:
     """The lowercase words of one letter-digit run: the run itself, then its parts if any."""
     plural = _ACRONYM_PLURAL.fullmatch(run) if run.isascii() else None
     if plural:
         run = plural.group(1)
     lower = run.lower()
     if not run.isascii():
-        return [lower]
+        return (lower,)
     parts = [p.lower() for p in _CAMEL.findall(run)]
     if len(parts) == 1:
         digits = _TRAILING_DIGITS.fullmatch(lower)
         parts = list(digits.groups()) if digits else []
-    return [lower, *parts] if len(parts) > 1 else [lower]
+    return (lower, *parts) if len(parts) > 1 else (lower,)
 
 
-def words(text: str) -> list[str]:
-    """The searchable words of `text`, in order (duplicates kept: they are term frequency)."""
+def _one_deleted(word: str) -> set[str]:
+    """`word` and every string one letter shorter: two words sharing one are one typo apart
+    (an added, dropped or changed letter, or two swapped neighbours)."""
+    return {word, *(word[:i] + word[i + 1 :] for i in range(len(word)))}
+
+
+def words(text: str, known: Callable[[str], bool] | None = None) -> list[str]:
+    """The searchable words of `text`, in order (duplicates kept: they are term frequency).
+
+    Given `known` (a query read against an index), a run that splits into parts is one concept:
+    its whole word alone when the index knows it (`GitHub` is `github`, not also `git` and
+    `hub`), else its parts alone (`parseConfig` is `pars`, `config`).
+    """
     out: list[str] = []
     for run in _RUN.findall(_CLITIC.sub(" ", text)):
-        out.extend(stem(t) for t in _pieces(run) if t not in STOPWORDS)
+        pieces = _pieces(run)
+        if known is not None and len(pieces) > 1:
+            pieces = pieces[:1] if known(stem(pieces[0])) else pieces[1:]
+        out.extend(stem(t) for t in pieces if t not in STOPWORDS)
     return out
+
+
+class Analyser(Protocol):
+    """How text becomes words: `words` and anything with its signature."""
+
+    def __call__(self, text: str, known: Callable[[str], bool] | None = None) -> list[str]: ...
 
 
 def single_words(query: str, known: Callable[[str], bool]) -> list[Group]:
     """The default reading of a query: each of its words its own group, nothing added."""
-    return [{w: 1.0} for w in dict.fromkeys(words(query))]
+    return [{w: 1.0} for w in dict.fromkeys(words(query, known))]
 
 
 # How a query is read into groups: the query and a test of whether the index holds a word.
@@ -104,6 +137,8 @@ class Index:
         "_norm",
         "_postings",
         "_prefix",
+        "_typo",
+        "_typos",
     )
 
     def __init__(
@@ -113,9 +148,11 @@ class Index:
         k1: float = 1.2,
         b: float = 0.75,
         unseen_prefix: int = 0,
+        typo_length: int = 0,
         expand: Reader = single_words,
     ) -> None:
         self._k1, self._b, self._prefix, self._expand = k1, b, unseen_prefix, expand
+        self._typo = typo_length
         tfs: list[dict[str, float]] = []
         lengths: list[float] = []
         for fields in docs:
@@ -144,8 +181,30 @@ class Index:
                 if len(word) >= unseen_prefix:
                     self._heads.setdefault(word[:unseen_prefix], []).append(word)
 
+        self._typos: dict[str, list[str]] = {}
+        if typo_length > 0:
+            for word in sorted(self._df):
+                if typo_length <= len(word) <= TYPO_LONGEST and word.isalpha():
+                    for key in _one_deleted(word):
+                        self._typos.setdefault(key, []).append(word)
+
+    def _near(self, word: str) -> tuple[list[str], float]:
+        """What an unknown `word` stands for: the indexed words one typo away from it, else the
+        ones sharing its head (the prefix fallback), with the weight of such a match."""
+        if self._typo and self._typo <= len(word) <= TYPO_LONGEST and word.isalpha():
+            near = sorted({w for key in _one_deleted(word) for w in self._typos.get(key, ())})
+            if near:
+                return near, TYPO_WEIGHT
+        if self._prefix and len(word) >= self._prefix:
+            return self._heads.get(word[: self._prefix], []), UNSEEN_WEIGHT
+        return [], 0.0
+
     def __len__(self) -> int:
         return self._n
+
+    def knows(self, word: str) -> bool:
+        """Whether some document holds `word` (an analysed word)."""
+        return word in self._df
 
     def idf(self, word: str) -> float:
         df = self._df.get(word, 0)
@@ -164,10 +223,11 @@ class Index:
             for word, weight in group.items():
                 if word in self._df:
                     known[word] = max(known.get(word, 0.0), weight)
-                elif self._prefix and len(word) >= self._prefix:
-                    for near in self._heads.get(word[: self._prefix], ()):
-                        if near not in known:
-                            known[near] = weight * UNSEEN_WEIGHT
+                    continue
+                near, factor = self._near(word)
+                for other in near:
+                    if other not in known:
+                        known[other] = weight * factor
             if not known:
                 continue
             head = next(iter(group))
@@ -185,11 +245,15 @@ class Index:
 
     def scores(self, query: str) -> list[float]:
         """One score per document, aligned with the documents given; 0.0 where nothing matched."""
+        return self.score_groups(self.groups(query))
+
+    def score_groups(self, groups: Sequence[tuple[float, Group]]) -> list[float]:
+        """`scores` of a query already read into `groups`."""
         out = [0.0] * self._n
         if not self._avg:
             return out
         k1, norm = self._k1, self._norm
-        for idf, group in self.groups(query):
+        for idf, group in groups:
             best: dict[int, float] = {}
             for word, weight in group.items():
                 factor = weight * idf * (k1 + 1.0)

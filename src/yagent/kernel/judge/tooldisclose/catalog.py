@@ -9,7 +9,14 @@ Contract:
   general developer vocabulary of `vocab` — `PR` meets `pull request`, `remove` meets `delete` at
   a lower weight; a query word no tool contains falls back, weakly, on the catalog words sharing
   its first `UNSEEN_PREFIX` characters — visible in the hits' lower scores) and returns at most
-  `k` hits, best first; equal scores are ordered by name. Entries with score 0 are never
+  `k` hits, best first; equal scores are ordered by name. A query word no tool contains is first
+  read as a typo of a catalog word (`TYPO_LENGTH`). Two factors then weigh the BM25 score: a tool
+  whose action class (`intent.tool_action`: read / write) differs from the request's intent
+  (`intent.query_intent` of the request as `phrasing` rewrites it: "which pods are running"
+  reads, "delete the pod" and "file a bug" write) is weighed by
+  `INTENT_WEIGHT` (< 1: down, never out); a tool whose tags name a server the request names as a
+  word of its own (not inside a path, slug, URL or file name: `kubernetes/kubernetes` is a
+  repository) is weighed by `SERVER_WEIGHT` (> 1). Entries with score 0 are never
   returned. The result says how many entries matched in all (`matched`), whether `k` cut the
   list (`truncated`) and, when it is empty, why (`reason`: a query without searchable words is
   not "nothing matched").
@@ -19,12 +26,16 @@ It holds no schemas' JSON and no tool implementations: those stay with the host.
 
 from __future__ import annotations
 
+import heapq
 import math
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from yagent.kernel.judge.tooldisclose.bm25 import Index, single_words, words
+from yagent.kernel.judge.tooldisclose.bm25 import Group, Index, single_words, words
 from yagent.kernel.judge.tooldisclose.errors import DuplicateToolError, InvalidEntryError
+from yagent.kernel.judge.tooldisclose.intent import Action, mismatch, query_intent, tool_action
+from yagent.kernel.judge.tooldisclose.phrasing import mark
 from yagent.kernel.judge.tooldisclose.vocab import Vocabulary
 
 # Field weights of the search (seams: a host or a benchmark may patch them before building a
@@ -36,7 +47,7 @@ from yagent.kernel.judge.tooldisclose.vocab import Vocabulary
 # descriptions from being pushed down for their length alone.
 NAME_WEIGHT = 3.0
 BRIEF_WEIGHT = 2.0
-TAG_WEIGHT = 2.0
+TAG_WEIGHT = 1.0
 DESCRIPTION_WEIGHT = 1.0
 PARAM_WEIGHT = 1.0
 PARAM_DESCRIPTION_WEIGHT = 0.3
@@ -44,9 +55,21 @@ LENGTH_NORM = 0.3
 # A query word no tool contains stands for the catalog words sharing its first `UNSEEN_PREFIX`
 # characters, at a fraction of a real match (`bm25.UNSEEN_WEIGHT`); 0 turns the fallback off.
 UNSEEN_PREFIX = 5
+# A query word of at least `TYPO_LENGTH` letters no tool contains matches the catalog words one
+# typo away from it at `bm25.TYPO_WEIGHT` (before the prefix fallback); 0 turns it off.
+TYPO_LENGTH = 5
 # Read queries with the general developer vocabulary of `vocab` (a seam: False reads each word
 # alone, as the search did before the vocabulary existed).
 USE_VOCABULARY = True
+# What a tool whose action class differs from the request's intent keeps of its score, and what
+# a tool of a server the request names gains (both chosen on the tuning and paraphrase splits).
+INTENT_WEIGHT = 0.6
+SERVER_WEIGHT = 1.4
+
+# A token holding a slash, a dot or a colon is a value (a path, a slug, a URL, a file name): a
+# server's name inside it (`kubernetes/kubernetes`) does not name the server.
+# (Judged per whitespace-separated token, so the cost stays linear in the request's length.)
+_VALUE = re.compile(r"[/:]|\w\.\w")
 
 EMPTY_QUERY = "the query has no searchable words; describe the action or the object you need"
 NO_MATCH = "no tool in the catalog matches the query; try other words"
@@ -128,9 +151,14 @@ class SearchResult:
         return tuple(hit.name for hit in self.hits)
 
 
-def rank(hits: Iterable[Hit]) -> list[Hit]:
+def order_key(score: float, name: str) -> tuple[float, str]:
     """Best score first; equal scores by name — the one ordering rule of search."""
-    return sorted(hits, key=lambda hit: (-hit.score, hit.name))
+    return (-score, name)
+
+
+def rank(hits: Iterable[Hit]) -> list[Hit]:
+    """`hits` in the order of `order_key`."""
+    return sorted(hits, key=lambda hit: order_key(hit.score, hit.name))
 
 
 def _fields(entry: ToolEntry) -> tuple[tuple[str, float], ...]:
@@ -147,7 +175,7 @@ def _fields(entry: ToolEntry) -> tuple[tuple[str, float], ...]:
 class Catalog:
     """Immutable, name-sorted set of tool entries with deterministic search."""
 
-    __slots__ = ("_by_name", "_entries", "_index")
+    __slots__ = ("_by_name", "_entries", "_index", "_intent_factors", "_names", "_servers")
 
     def __init__(self, entries: Iterable[ToolEntry]) -> None:
         by_name: dict[str, ToolEntry] = {}
@@ -159,10 +187,23 @@ class Catalog:
             by_name[entry.name] = entry
         self._entries: tuple[ToolEntry, ...] = tuple(by_name[n] for n in sorted(by_name))
         self._by_name = by_name
+        self._names = tuple(e.name for e in self._entries)
+        actions = [tool_action(e.name, e.brief, e.description) for e in self._entries]
+        # What each entry keeps of its score under each intent of a request.
+        self._intent_factors = {
+            intent: [INTENT_WEIGHT if mismatch(intent, a) else 1.0 for a in actions]
+            for intent in Action
+        }
+        self._servers: dict[str, frozenset[int]] = {}
+        for i, e in enumerate(self._entries):
+            for tag in e.tags:
+                for word in words(tag):
+                    self._servers[word] = self._servers.get(word, frozenset()) | {i}
         self._index = Index(
             [_fields(e) for e in self._entries],
             b=LENGTH_NORM,
             unseen_prefix=UNSEEN_PREFIX,
+            typo_length=TYPO_LENGTH,
             expand=Vocabulary(words).read if USE_VOCABULARY else single_words,
         )
 
@@ -177,10 +218,23 @@ class Catalog:
 
     @property
     def names(self) -> tuple[str, ...]:
-        return tuple(e.name for e in self._entries)
+        return self._names
 
     def get(self, name: str) -> ToolEntry | None:
         return self._by_name.get(name)
+
+    def _named_servers(self, query: str, groups: list[tuple[float, Group]]) -> set[int]:
+        """The entries whose tags the request names as a word of its own (see the contract)."""
+        own = " ".join(token for token in query.split() if not _VALUE.search(token))
+        typed = set(words(own, self._index.knows))
+        named: set[int] = set()
+        for _, group in groups:
+            if next(iter(group)) not in typed:
+                continue
+            for word, weight in group.items():
+                if weight >= 1.0:
+                    named |= self._servers.get(word, frozenset())
+        return named
 
     def search(self, query: str, k: int) -> SearchResult:
         """The `k` best-scoring entries for `query` (see the module contract)."""
@@ -188,13 +242,19 @@ class Catalog:
             raise ValueError(f"search: k must be at least 1, got {k}")
         if not words(query):
             return SearchResult(query, (), 0, False, EMPTY_QUERY)
-        scored = rank(
-            Hit(entry, score)
-            for score, entry in zip(self._index.scores(query), self._entries, strict=True)
+        factors = self._intent_factors[query_intent(mark(query)[0])]
+        groups = self._index.groups(query)
+        named = self._named_servers(query, groups)
+        names = self._names
+        scored = [
+            (*order_key(score * factors[i] * (SERVER_WEIGHT if i in named else 1.0), names[i]), i)
+            for i, score in enumerate(self._index.score_groups(groups))
             if score > 0.0
-        )
-        hits = tuple(scored[:k])
-        return SearchResult(query, hits, len(scored), len(scored) > k, "" if hits else NO_MATCH)
+        ]
+        # `order_key` on plain tuples: a search builds a `Hit` only for the `k` it returns.
+        best = heapq.nsmallest(k, scored)
+        top = tuple(Hit(self._entries[i], -negated) for negated, _, i in best)
+        return SearchResult(query, top, len(scored), len(scored) > k, "" if top else NO_MATCH)
 
 
 def _one_line(text: str) -> str:

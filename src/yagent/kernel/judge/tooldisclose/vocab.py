@@ -10,9 +10,12 @@ Contract:
 - `Vocabulary.expand(words)` takes a query's analysed words (`bm25.words`) and returns one group
   per concept: each query word with weight 1.0, joined by the other members of every family one
   of its phrases belongs to — at `SAME_WEIGHT` for `SAME`, at `RELATED_WEIGHT` for `RELATED`.
-  A multi-word member adds each of its words as a group of its own. Phrases are matched on
-  analysed words, longest first, so `pull requests` and `Pull-Request` match `pull request`.
-- `Vocabulary.read(query, known)` is what the index calls: it reads `owner/name` slugs first
+  A one-word alternative joins the group of the phrase's head (last) word; a multi-word `SAME`
+  alternative adds each of its words as a group of its own (`PR` → `pull`, `request`), a
+  multi-word `RELATED` one adds nothing (`run` ~ "kick off" would add `off`). Phrases are matched
+  on analysed words, longest first, so `pull requests` and `Pull-Request` match `pull request`.
+- `Vocabulary.read(query, known)` is what the index calls: it reads the raw text with `phrasing`
+  first (URLs, file names, identifiers, idioms, verb senses), then `owner/name` slugs
   (one slash between two plain names, no file extension: `acme/web`, `torvalds/linux`) as a
   repository — the way developers name one — when the catalog does not know the owner's word:
   the slug's words are values, not concepts, so they are dropped and a `repository` concept is
@@ -21,7 +24,10 @@ Contract:
   A `STATE_WORDS` word (`open`, `closed`, `merged`, `resolved`) is a verb when it opens the
   request (after lead-ins such as "please", "can you") and a state anywhere else ("show open
   PRs"): read as a state, its group also holds `state` at `RELATED_WEIGHT`, the word tools that
-  filter by state use.
+  filter by state use. A participle after a copula ("pods are crashlooping", "still running") is
+  a state too: its group also holds `status` and `state` at `RELATED_WEIGHT`. The concepts the
+  raw text implies (`file`, `code`, and `repository` for a slug) join as groups of their own at
+  `RELATED_WEIGHT`, unless a query word already stands for them.
 - Expansion is query-side only and deterministic; the groups say nothing about whether the
   catalog holds a word (`bm25.Index` drops the ones it does not).
 What a match is worth (BM25, field weights) is `bm25`'s and `catalog`'s business.
@@ -32,6 +38,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+
+from yagent.kernel.judge.tooldisclose.bm25 import Analyser
+from yagent.kernel.judge.tooldisclose.intent import LEAD_INS
+from yagent.kernel.judge.tooldisclose.phrasing import mark
 
 Group = dict[str, float]
 
@@ -118,9 +128,9 @@ RELATED: tuple[tuple[str, ...], ...] = (
     ("create issue", "file bug", "report bug", "raise issue"),
     ("error", "exception", "crash", "failure", "fail", "broken"),
     ("vm", "machine", "box", "instance"),
-    ("user", "member", "people", "person", "username"),
+    ("user", "member", "people", "person", "username", "account"),
     ("aggregate", "group", "sum", "average"),
-    ("meeting", "event", "appointment"),
+    ("meeting", "event", "appointment", "standup"),
     ("spreadsheet", "sheet"),
     ("secret", "password", "credential"),
     ("alert", "alarm"),
@@ -146,6 +156,7 @@ RELATED: tuple[tuple[str, ...], ...] = (
     ("contents", "inside"),
     ("schema", "structure", "columns", "fields"),
     ("column", "field", "attribute"),
+    ("input", "field", "text box", "textbox"),
     ("row", "record", "entry"),
     ("star", "favorite", "bookmark"),
     ("purge", "clear", "flush", "invalidate"),
@@ -169,26 +180,10 @@ REPOSITORY = "repository"
 # open PRs", "list closed issues"): read as a state, they also stand for `STATE`.
 STATE_WORDS = ("open", "closed", "merged", "resolved")
 STATE = "state"
-# Words a request may start with before its verb.
-_LEAD_INS = frozenset(
-    [
-        "please",
-        "can",
-        "could",
-        "would",
-        "will",
-        "you",
-        "i",
-        "we",
-        "want",
-        "need",
-        "to",
-        "let",
-        "lets",
-        "let's",
-        "go",
-    ]
-)
+# A participle after a copula ("pods are crashlooping", "jobs still failing") is a state: it also
+# stands for `STATUS` and `STATE`.
+_PARTICIPLE = re.compile(r"\b(?:is|are|was|were|still|currently)\s+(\w+ing)\b", re.IGNORECASE)
+STATUS = "status"
 _RAW_WORD = re.compile(r"[\w']+")
 
 
@@ -196,7 +191,7 @@ _RAW_WORD = re.compile(r"[\w']+")
 class Vocabulary:
     """Families of phrases, each phrase kept as its analysed words (see the module contract)."""
 
-    analyse: Callable[[str], list[str]]
+    analyse: Analyser
     same: Sequence[Sequence[str]] = SAME
     related: Sequence[Sequence[str]] = RELATED
     same_weight: float = SAME_WEIGHT
@@ -246,6 +241,9 @@ class Vocabulary:
                     group = groups[span[-1]]
                     group[other[0]] = max(group.get(other[0], 0.0), weight)
                     continue
+                if weight < self.same_weight:
+                    # A related phrase's words alone ("kick off": `off`) say nothing of it.
+                    continue
                 for word in other:
                     if word not in groups:
                         extra[word] = max(extra.get(word, 0.0), weight)
@@ -265,9 +263,13 @@ class Vocabulary:
             slugs += 1
             return " "
 
-        text = _SLUG.sub(owner_name, query)
-        groups = self.expand(self.analyse(text))
-        lead = next((w for w in _RAW_WORD.findall(text.lower()) if w not in _LEAD_INS), "")
+        text, marked = mark(query)
+        implied = list(marked)
+        text = _SLUG.sub(owner_name, text)
+        groups = self.expand(self.analyse(text, known))
+        lead = next(
+            (w for w in _RAW_WORD.findall(text.lower()) if w.split("'")[0] not in LEAD_INS), ""
+        )
         states = {w for s in STATE_WORDS if s != lead for w in self.analyse(s)}
         state = self.analyse(STATE)
         for group in groups:
@@ -275,8 +277,18 @@ class Vocabulary:
             if head in states and group[head] == 1.0:
                 for w in state:
                     group[w] = max(group.get(w, 0.0), self.related_weight)
+        for match in _PARTICIPLE.finditer(text):
+            for w in self.analyse(match.group(1)):
+                for group in groups:
+                    if next(iter(group)) == w and group[w] == 1.0:
+                        for s in self.analyse(f"{STATUS} {STATE}"):
+                            group[s] = max(group.get(s, 0.0), self.related_weight)
         if slugs:
-            repository = self.analyse(REPOSITORY)
-            taken = {w for group in groups for w in group}
-            groups.extend({w: self.related_weight} for w in repository if w not in taken)
+            implied.append(REPOSITORY)
+        taken = {w for group in groups for w in group}
+        for concept in implied:
+            for w in self.analyse(concept):
+                if w not in taken:
+                    groups.append({w: self.related_weight})
+                    taken.add(w)
         return groups
