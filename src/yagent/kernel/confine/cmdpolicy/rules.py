@@ -10,6 +10,15 @@ Guarantees:
 - A path-qualified command (`/bin/rm`, `./ls`) is matched exactly first; failing that, by its
   basename — where an allow is capped at prompt (PATH), because `./ls` is not the `ls` the rule
   meant, while `/bin/rm -rf` is still the `rm -rf` a forbid rule meant.
+- A rule that restricts (forbidden, prompt) also matches by meaning (`meaning.covers`): `rm -r
+  --force -- //` is `rm -rf /`, and so is `rm -rf /usr/.. other`. A meaning match stricter than
+  the spelling's answer wins, unless a looser rule matched by spelling is longer and names each
+  of its operands itself (a deliberate carve-out: allow `git push --force origin feature` under
+  forbidden `git push --force`). An allow rule matches by spelling only: a respelling of an
+  allowed command is asked about, never allowed by a rule it does not spell.
+- When a run-time word could make a forbidden rule match (by spelling or by meaning), the command
+  carries an UNCHECKABLE signal: nobody can tell before it runs whether it is forbidden
+  (docs/adr/0031-run-time-words-are-not-auto-approved.md).
 Refuses: a malformed rule (`PolicyError`) — empty name or prefix, non-string or NUL-bearing tokens,
 a verdict that is not a `Permission`.
 """
@@ -19,10 +28,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from yagent.kernel.confine.cmdpolicy import meaning
 from yagent.kernel.confine.cmdpolicy.errors import PolicyError
-from yagent.kernel.confine.cmdpolicy.model import Permission, Signal, SignalKind, basename
+from yagent.kernel.confine.cmdpolicy.model import Arg, Permission, Signal, SignalKind, basename
 
-_NO, _DEFINITE, _POSSIBLE = 0, 1, 2
+_NO, _DEFINITE, _POSSIBLE = meaning.NO, meaning.DEFINITE, meaning.POSSIBLE
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,17 +93,26 @@ class PrefixMatch:
 
 
 class RuleIndex:
-    """Rules grouped by their first token, each group in resolution order."""
+    """Rules grouped by their first token, each group in resolution order; the restricting
+    rules (forbidden, prompt) also as meanings, strictest first."""
 
-    __slots__ = ("_by_head",)
+    __slots__ = ("_by_head", "_restricting")
 
     def __init__(self, rules: Iterable[PrefixRule]) -> None:
         by_head: dict[str, list[PrefixRule]] = {}
-        for rule in rules:
+        given = tuple(rules)
+        for rule in given:
             by_head.setdefault(rule.prefix[0], []).append(rule)
         self._by_head = {
             head: tuple(sorted(g, key=lambda r: r.order)) for head, g in by_head.items()
         }
+        strict_first = sorted(
+            (r for r in given if r.verdict is not Permission.ALLOW),
+            key=lambda r: (-r.verdict.strictness, -len(r.prefix), r.name),
+        )
+        self._restricting = tuple(
+            (r, meaning.read(tuple(Arg.of(t) for t in r.prefix))) for r in strict_first
+        )
 
     def has_head(self, head: str) -> bool:
         return head in self._by_head or basename(head) in self._by_head
@@ -109,9 +128,14 @@ class RuleIndex:
         return None
 
     def judge(
-        self, values: Sequence[str | None], open_tail: bool, default: Permission
+        self,
+        values: Sequence[str | None],
+        open_tail: bool,
+        default: Permission,
+        words: Sequence[Arg] = (),
     ) -> tuple[Permission, PrefixRule | None, tuple[Signal, ...]]:
-        """Permission, deciding rule and signals for one argv whose first word is static."""
+        """Permission, deciding rule and signals for one argv whose first word is static;
+        `words` are its words as read (globs, `$HOME`), when the caller has them."""
         head = values[0]
         assert head is not None
         rule = self.best(values, open_tail)
@@ -126,19 +150,64 @@ class RuleIndex:
             signals.append(
                 Signal(SignalKind.PATH, f"{head} is not allowed by basename rule {rule.name!r}")
             )
-        if decision is Permission.ALLOW:
-            shifted = (group, *values[1:])
-            for other in self._by_head.get(group, ()):
-                if (
-                    other.verdict is not Permission.ALLOW
-                    and other.fits(shifted, open_tail) == _POSSIBLE
-                ):
-                    decision = Permission.PROMPT
-                    signals.append(
-                        Signal(
-                            SignalKind.AMBIGUOUS,
-                            f"run-time arguments may match rule {other.name!r}",
-                        )
-                    )
-                    break
+        read = tuple(words) or tuple(Arg(v, "$…" if v is None else v) for v in values)
+        meant = meaning.read(read, open_tail)
+        stricter = self._meant(meant, rule, decision)
+        if stricter is not None:
+            decision, rule = stricter.verdict, stricter
+        possible = [
+            other
+            for other, other_meaning in self._restricting
+            if other.verdict.strictness > decision.strictness
+            and meaning.covers(other_meaning, meant) == _POSSIBLE
+        ]
+        if possible:
+            decision = Permission.strictest(decision, Permission.PROMPT)
+            signals.extend(_possible(possible))
         return decision, rule, tuple(signals)
+
+    def _meant(
+        self, meant: meaning.Meaning, spelled: PrefixRule | None, decision: Permission
+    ) -> PrefixRule | None:
+        """The strictest restricting rule `meant` definitely falls under, when it beats the
+        spelling's answer (see the module contract for the carve-out)."""
+        for above in (False, True):  # a rule naming the very path is the better name
+            for rule, rule_meaning in self._restricting:
+                if rule.verdict.strictness <= decision.strictness:
+                    break
+                if meaning.covers(rule_meaning, meant, above=above) != _DEFINITE:
+                    continue
+                if spelled is not None and _narrower(spelled, rule):
+                    words = meaning.read(tuple(map(Arg.of, spelled.prefix)))
+                    if all(
+                        o.shown in {w.shown for w in words.operands} for o in rule_meaning.operands
+                    ):
+                        continue
+                return rule
+        return None
+
+
+def _narrower(spelled: PrefixRule, rule: PrefixRule) -> bool:
+    """`spelled` is written for fewer commands than `rule`: longer, or naming the program by a
+    path where `rule` names it bare (`/usr/bin/ls` under `ls`)."""
+    head, other = spelled.prefix[0], rule.prefix[0]
+    return len(spelled.prefix) > len(rule.prefix) or (head != other and "/" in head)
+
+
+def _possible(rules: list[PrefixRule]) -> list[Signal]:
+    """One signal per kind: forbidden rules a run-time word may make match (UNCHECKABLE), and
+    prompt rules it may make match where the spelling's answer was allow (AMBIGUOUS)."""
+    out: list[Signal] = []
+    forbidden = [r.name for r in rules if r.verdict is Permission.FORBIDDEN]
+    if forbidden:
+        named = ", ".join(repr(n) for n in forbidden)
+        out.append(
+            Signal(
+                SignalKind.UNCHECKABLE,
+                f"a word known only at run time may make forbidden rule {named} match",
+            )
+        )
+    others = [r.name for r in rules if r.verdict is not Permission.FORBIDDEN]
+    if others:
+        out.append(Signal(SignalKind.AMBIGUOUS, f"run-time arguments may match rule {others[0]!r}"))
+    return out

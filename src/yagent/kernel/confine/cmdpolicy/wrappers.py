@@ -16,6 +16,8 @@ transparent (a shell running a script file, eval, alias, find, su without -c…)
 
 from __future__ import annotations
 
+import contextlib
+import shlex
 from dataclasses import dataclass, field
 
 from yagent.kernel.confine.cmdpolicy.model import Arg, Signal, SignalKind, Stdin
@@ -150,6 +152,7 @@ _SHELL = _opts(
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _FIND_WRITES = frozenset({"-delete", "-fprint", "-fprint0", "-fprintf", "-fls"})
 _PRIVILEGED = frozenset({"sudo", "doas", "su"})
+_SPLITS = frozenset({"0", "d", "E", "e", "a", "L", "l", "null", "delimiter", "eof", "arg-file"})
 
 
 def parse_options(name: str, spec: Options, args: tuple[Arg, ...]) -> Parsed:
@@ -247,14 +250,14 @@ def unwrap(name: str, args: tuple[Arg, ...], open_tail: bool, stdin: Stdin) -> U
         signals.append(Signal(SignalKind.WRITE, "time -o writes its report to a file"))
     if name == "sudo" and ("e" in parsed.seen or "edit" in parsed.seen):
         signals.append(Signal(SignalKind.WRITE, "sudo -e edits files"))
-    runs, transparent = _runs(name, parsed, open_tail, signals)
+    runs, transparent = _runs(name, parsed, open_tail, signals, stdin)
     return Unwrapped(
         runs, tuple(signals), tuple(parsed.assigned), transparent, pass_stdin=name != "xargs"
     )
 
 
 def _runs(
-    name: str, parsed: Parsed, open_tail: bool, signals: list[Signal]
+    name: str, parsed: Parsed, open_tail: bool, signals: list[Signal], stdin: Stdin
 ) -> tuple[tuple[Run, ...], bool]:
     rest, seen = parsed.rest, parsed.seen
     if name == "command" and ("v" in seen or "V" in seen):
@@ -272,14 +275,18 @@ def _runs(
     if name == "watch" and not ("x" in seen or "exec" in seen):
         return ((Run(script=_joined(rest)),) if rest else ()), True
     if name == "parallel":
-        signals.append(Signal(SignalKind.DYNAMIC, "parallel splices its input into shell code"))
+        detail = "parallel splices its input into shell code"
+        signals.append(Signal(SignalKind.DYNAMIC, detail))
+        signals.append(
+            Signal(SignalKind.UNCHECKABLE, f"the forbidden rules cannot see it: {detail}")
+        )
         cut = next(
             (i for i, a in enumerate(rest) if a.value in (":::", "::::", ":::+", "::::+")),
             len(rest),
         )
         return ((Run(script=_joined(rest[:cut])),) if cut else ()), False
     if name == "xargs":
-        return _xargs(rest, seen), True
+        return _xargs(rest, seen, stdin), True
     return ((Run(rest, open_tail),) if rest else ()), True
 
 
@@ -292,7 +299,10 @@ def _late_command(rest: tuple[Arg, ...]) -> Arg | None:
     return None
 
 
-def _xargs(rest: tuple[Arg, ...], seen: dict[str, Arg | None]) -> tuple[Run, ...]:
+def _xargs(rest: tuple[Arg, ...], seen: dict[str, Arg | None], stdin: Stdin) -> tuple[Run, ...]:
+    """What xargs runs: the command with an open tail (its input appended at run time). The
+    words of a here-string or heredoc it reads are appended too (default splitting only); the
+    tail stays open, since another redirection on the line may be its input instead."""
     replace: str | None = None
     if "I" in seen or "replace" in seen:
         marker = seen.get("I") or seen.get("replace")
@@ -302,7 +312,12 @@ def _xargs(rest: tuple[Arg, ...], seen: dict[str, Arg | None]) -> tuple[Run, ...
     argv = rest or (Arg.of("echo"),)
     if replace is not None:
         argv = tuple(Arg(None, a.source) if a.value and replace in a.value else a for a in argv)
-    return (Run(argv, open_tail=replace is None),)
+        return (Run(argv, open_tail=False),)
+    if len(stdin.scripts) == 1 and stdin.scripts[0] is not None and not seen.keys() & _SPLITS:
+        # a quoting xargs would refuse too appends nothing; the open tail still stands
+        with contextlib.suppress(ValueError):
+            argv += tuple(Arg.of(word) for word in shlex.split(stdin.scripts[0]))
+    return (Run(argv, open_tail=True),)
 
 
 def _shell(name: str, tail: tuple[Arg, ...], open_tail: bool, stdin: Stdin) -> Unwrapped:
@@ -314,8 +329,9 @@ def _shell(name: str, tail: tuple[Arg, ...], open_tail: bool, stdin: Stdin) -> U
         return Unwrapped((), transparent=False)  # runs a script file the line does not show
     if stdin.scripts and not open_tail:
         return Unwrapped(tuple(Run(script=Arg(s, s or "<heredoc>")) for s in stdin.scripts))
-    reads = Signal(SignalKind.DYNAMIC, f"{name} reads its code from stdin, a pipe or a terminal")
-    return Unwrapped((), (reads,), transparent=False)
+    detail = f"{name} reads its code from stdin, a pipe or a terminal"
+    unseen = Signal(SignalKind.UNCHECKABLE, f"the forbidden rules cannot see it: {detail}")
+    return Unwrapped((), (Signal(SignalKind.DYNAMIC, detail), unseen), transparent=False)
 
 
 def _find(tail: tuple[Arg, ...]) -> Unwrapped:

@@ -1,0 +1,244 @@
+"""Restricting rules match by meaning: every spelling of a forbidden command gets its verdict.
+
+Unit level only for `/` (nothing here runs a command); tests/e2e/test_attacks_forbidden.py drives
+the same respellings through a real `yagent run -y` against a temp target.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from yagent.kernel.confine.cmdpolicy import Permission, Policy, PrefixRule, decide_command
+from yagent.kernel.confine.cmdpolicy.model import SignalKind
+
+A, P, F = Permission.ALLOW, Permission.PROMPT, Permission.FORBIDDEN
+POLICY = Policy(
+    [
+        PrefixRule("root", ("rm", "-rf", "/"), F),
+        PrefixRule("home", ("rm", "-rf", "~"), F),
+        PrefixRule("precious", ("rm", "-rf", "/tmp/x/precious"), F),
+        PrefixRule("chmod-root", ("chmod", "-R", "777", "/"), F),
+        PrefixRule("force-push", ("git", "push", "--force"), F),
+        PrefixRule("force-push-feature", ("git", "push", "--force", "origin", "feature"), A),
+        PrefixRule("disk", ("dd", "of=/dev/sda"), F),
+        PrefixRule("build", ("rm", "-rf", "build"), A),
+        PrefixRule("git", ("git",), A),
+        PrefixRule("ls", ("ls",), A),
+    ]
+)
+
+
+def _decision(line: str) -> Permission:
+    return decide_command(POLICY, line).decision
+
+
+EQUIVALENT: dict[str, list[str]] = {
+    "root": [
+        "rm -rf /",
+        "rm --recursive --force /",
+        "rm -r -f /",
+        "rm -f -r /",
+        "rm -Rf /",
+        "rm -fR /",
+        "rm -rfv /",
+        "rm -rf //",
+        "rm -rf ///",
+        "rm -rf /.",
+        "rm -rf /./",
+        "rm -rf /usr/..",
+        "rm -rf /usr/../..",
+        "rm -rf /*",
+        "rm -rf /.*",
+        "rm -rf -- /",
+        "rm --force -r -- /",
+        "rm -rf --no-preserve-root /",
+        "rm / -rf",
+        "rm -rf build /",  # an allow rule spelled for `build` lifts nothing for `/`
+        "rm -rf /tmp /",
+        "command rm -rf /",
+        "\\rm -rf /",
+        "/bin/rm -rf /",
+        "env rm -rf /",
+        "sudo rm -rf /",
+        "nice -n 5 rm -rf /",
+        "nohup rm -rf /",
+        "timeout 5 rm -rf /",
+        "exec rm -rf /",
+        "busybox rm -rf /",
+        "xargs rm -rf <<< /",
+        "xargs rm -rf <<EOF\n/\nEOF",
+        "find / -delete",
+        "find -L / -name x -delete",
+        "sh -c 'rm -r -f //'",
+    ],
+    "home": [
+        "rm -rf ~",
+        "rm -rf ~/",
+        "rm -fr ~/.",
+        "rm -rf $HOME",
+        "rm -rf ${HOME}/",
+        "rm -rf ~/*",
+    ],
+    "precious": [
+        "rm -rf /tmp/x/precious",
+        "rm -rf /tmp/x/precious/",
+        "rm -rf /tmp//x/precious",
+        "rm -rf /tmp/x/./precious",
+        "rm -rf /tmp/x/y/../precious",
+        "rm -rf /tmp/x/prec*",
+        "rm -rf /tmp/x/pre?ious",
+        "rm -rf /tmp/x/precious/*",
+        "rm -rf /tmp/x",  # the directory holding it
+        "rm -rf /tmp/*/precious",
+    ],
+    "chmod-root": ["chmod -R 777 /", "chmod --recursive 0777 //", "chmod 777 -R /."],
+    "force-push": [
+        "git push --force",
+        "git push -f origin main",
+        "git push origin main --force",
+        "git push origin +main",
+        "git -C sub push -f",
+    ],
+    "disk": ["dd of=/dev/sda", "dd if=x bs=1M of=/dev//sda", "dd of=/dev/./sda if=/dev/zero"],
+}
+
+
+@pytest.mark.parametrize(
+    ("rule", "line"), [(rule, line) for rule, lines in EQUIVALENT.items() for line in lines]
+)
+def test_every_spelling_of_a_forbidden_command_is_forbidden(rule: str, line: str) -> None:
+    verdict = decide_command(POLICY, line)
+    assert verdict.decision is F, verdict.explain()
+    assert rule in {r.name for r in verdict.rules}, verdict.explain()
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("rm -rf /tmp/x/precious2", P),  # another path
+        ("rm -rf /tmp/x/precious/sub", P),  # below it, not it
+        ("rm -rf /tmp/x/.precious", P),
+        ("rm -rf /tmp/x/q*", P),  # a glob that cannot name it
+        ("rm -rf /tmp/x/*/sub", P),  # a glob that names paths below it only
+        ("rm -r /tmp/x/precious", P),  # not forced: not the rule's options
+        ("rm -f /", P),  # not recursive
+        ("rm -rf build", A),  # the allow rule, spelled
+        ("rm -r -f build", P),  # respelled: asked, never allowed by a rule it does not spell
+        ("chmod -R 755 /", P),  # another mode
+        ("chmod -R 777 /tmp", P),
+        ("git push origin main", A),
+        ("git push --force origin feature", A),  # the longer allow rule carves it out
+        ("git push -n origin main", A),
+        ("dd if=/dev/sda of=disk.img", P),
+        ("ls -la /", A),
+        ("find . -name '*.pyc' -delete", P),
+        ("find / -name x", P),
+    ],
+)
+def test_what_the_rules_do_not_name_is_not_forbidden(line: str, expected: Permission) -> None:
+    verdict = decide_command(POLICY, line)
+    assert verdict.decision is expected, verdict.explain()
+    assert not verdict.uncheckable, verdict.explain()
+
+
+def test_a_meaning_match_says_how_it_read_the_command() -> None:
+    text = decide_command(POLICY, "rm --recursive --force //").explain()
+    assert "rule 'root'" in text
+    assert "read as 'rm -f -r /'" in text
+    assert "read as" not in decide_command(POLICY, "rm -rf /").explain()
+
+
+_OPTIONS = st.sampled_from(
+    ["-rf", "-fr", "-r -f", "-R -f", "-Rf", "--recursive --force", "-f --recursive", "-rfv", "-rfi"]
+)
+_PATHS = st.sampled_from(
+    [
+        "/tmp/x/precious",
+        "/tmp/x/precious/",
+        "//tmp/x/precious",
+        "/tmp/x/precious/.",
+        "/tmp/./x/precious",
+        "/tmp/x/a/../precious",
+        "/tmp/x/a/b/../../precious//",
+        "/tmp/x/preci*",
+        "/tmp/x/precious/*",
+        "'/tmp/x/precious'",
+        '"/tmp/x"/precious',
+    ]
+)
+_WRAPPERS = st.sampled_from(["", "command ", "env ", "nice ", "sudo ", "\\", "/usr/bin/", "exec "])
+
+
+@settings(max_examples=300, deadline=None)
+@given(_WRAPPERS, _OPTIONS, _PATHS, st.booleans(), st.booleans())
+def test_composed_spellings_share_one_verdict(
+    wrapper: str, options: str, path: str, dashes: bool, after: bool
+) -> None:
+    operand = f"-- {path}" if dashes else path
+    line = (
+        f"{wrapper}rm {operand} {options}"
+        if after and not dashes
+        else f"{wrapper}rm {options} {operand}"
+    )
+    verdict = decide_command(POLICY, line)
+    assert verdict.decision is F, verdict.explain()
+    assert "precious" in {r.name for r in verdict.rules}
+
+
+@settings(max_examples=200, deadline=None)
+@given(_OPTIONS, st.sampled_from(["/tmp/x/other", "/tmp/x/precious/a", "/tmp/y/precious", "rel"]))
+def test_other_targets_keep_the_default(options: str, path: str) -> None:
+    assert _decision(f"rm {options} {path}") is P
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "a=rm; $a -rf /",
+        "$(echo rm) -rf /",
+        '"${X}" -rf /',
+        "`echo rm` -rf /",
+        "rm -rf $X",
+        'rm -rf "$TARGET"',
+        "rm $FLAGS /",
+        "rm -r $X",
+        "rm -rf ./$X/y",  # $X may hold `../..`
+        "rm -rf *",  # a file named `-f`…, and `*` may be anything in `/`
+        "echo / | xargs rm -rf",
+        "find / -exec rm -rf {} +",
+        'eval "$CMD"',
+        'sh -c "$CMD"',
+        "echo 'rm -rf /' | bash",
+        "git $SUB --force",
+        "find / $X",
+    ],
+)
+def test_run_time_words_make_the_forbidden_rules_uncheckable(line: str) -> None:
+    verdict = decide_command(POLICY, line)
+    assert verdict.decision is P, verdict.explain()
+    assert verdict.uncheckable, verdict.explain()
+    assert all(s.kind is SignalKind.UNCHECKABLE for s in verdict.uncheckable)
+
+
+@pytest.mark.parametrize(
+    "line", ["ls $X", "echo $HOME", "rm -rf build", "cat $(ls)", "git log $REV", "rm -rf ./a*"]
+)
+def test_run_time_words_no_forbidden_rule_could_take_are_checkable(line: str) -> None:
+    assert not decide_command(POLICY, line).uncheckable, decide_command(POLICY, line).explain()
+
+
+def test_user_rules_are_read_by_meaning_too() -> None:
+    policy = Policy(
+        [PrefixRule("keep", ("rm", "-rf", "/srv/data/"), F, match=("rm -r -f //srv/data",))]
+    )
+    assert decide_command(policy, "rm --recursive --force /srv/./data").decision is F
+    assert decide_command(policy, "rm -rf /srv").decision is F
+    assert decide_command(policy, "rm -rf /srv/data2").decision is P
+
+
+def test_a_prompt_rule_stops_an_allow_by_meaning() -> None:
+    policy = Policy([PrefixRule("rm", ("rm",), A), PrefixRule("rm-rf", ("rm", "-rf"), P)])
+    assert decide_command(policy, "rm x").decision is A
+    assert decide_command(policy, "rm -r --force x").decision is P
