@@ -47,6 +47,9 @@ RESPELLINGS = [
     "sh -c 'rm -fr {p}'",
     "rm -rf {o}",  # the directory holding it
     "true && rm -r -f {p}/sub/../",
+    "rm -rf ../outside/precious",  # relative to the workspace
+    "rm -rf " + "../" * 30 + "{r}",  # `..` past `/` stays at `/`
+    "rm -rf ~/outside/precious",  # HOME is the temp dir here
 ]
 RUN_TIME = [
     "a=rm; $a -rf {p}",
@@ -56,6 +59,7 @@ RUN_TIME = [
     "rm -rf $(echo {p})",
     'eval "$(echo rm) -rf {p}"',
     "echo 'rm -rf {p}' | sh",
+    "cd {o} && rm -rf ./precious",  # a relative operand after a `cd`
 ]
 
 
@@ -116,7 +120,8 @@ def test_respellings_of_a_forbidden_command_are_forbidden_under_yes(
     tmp_path: Path, layout: tuple[Path, Path]
 ) -> None:
     work, outside = layout
-    lines = [s.format(p=outside / "precious", o=outside) for s in RESPELLINGS]
+    precious = outside / "precious"
+    lines = [s.format(p=precious, o=outside, r=str(precious)[1:]) for s in RESPELLINGS]
     control = f"rm -rf {outside}/expendable"
     results = _run(tmp_path, work, _config(outside), [*lines, control])
     for line, result in zip(lines, results, strict=False):
@@ -133,7 +138,7 @@ def test_run_time_command_words_are_not_approved_by_yes(
     tmp_path: Path, layout: tuple[Path, Path]
 ) -> None:
     work, outside = layout
-    lines = [s.format(p=outside / "precious") for s in RUN_TIME]
+    lines = [s.format(p=outside / "precious", o=outside) for s in RUN_TIME]
     results = _run(tmp_path, work, _config(outside), lines)
     for line, result in zip(lines, results, strict=False):
         assert result["ok"] is False, (line, result)

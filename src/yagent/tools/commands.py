@@ -1,7 +1,8 @@
 """The command gate: how yagent judges a shell command line and where it lets it run.
 
 Guarantees:
-- `approval(line)` is `cmdpolicy.decide_command` on the bash AST with the active rules: FORBIDDEN
+- `approval(line)` is `cmdpolicy.decide_command` on the bash AST with the active rules, relative
+  operands placed in the workspace and `~` at `$HOME` (for the forbidden rules' meaning): FORBIDDEN
   is a deny, PROMPT a question, ALLOW a pass. A line cmdpolicy cannot judge (`UnjudgeableError`)
   is a question, never an allow. A URL on the line (in any command the line can run) that
   netguard refuses even with loopback and private space open — cloud metadata, link-local,
@@ -200,7 +201,9 @@ class CommandGate:
     def _approval(self, line: str) -> tuple[invoke.Verdict, str]:
         """The approval, and why the forbidden rules could not be checked ("" when they were)."""
         try:
-            verdict = cmdpolicy.decide_command(self._policy, line)
+            verdict = cmdpolicy.decide_command(
+                self._policy, line, cwd=str(self.workspace), home=os.environ.get("HOME")
+            )
         except cmdpolicy.UnjudgeableError as exc:
             reason = f"cmdpolicy cannot judge this command line ({exc.reason}); a person must"
             return invoke.Verdict.prompt(reason, stage=STAGE), reason

@@ -242,3 +242,32 @@ def test_a_prompt_rule_stops_an_allow_by_meaning() -> None:
     policy = Policy([PrefixRule("rm", ("rm",), A), PrefixRule("rm-rf", ("rm", "-rf"), P)])
     assert decide_command(policy, "rm x").decision is A
     assert decide_command(policy, "rm -r --force x").decision is P
+
+
+def test_relative_operands_are_placed_in_the_working_directory_and_tilde_at_home() -> None:
+    where = {"cwd": "/home/u/ws", "home": "/home/u"}
+    assert decide_command(POLICY, "rm -rf ../../..", **where).decision is F  # `/`
+    assert decide_command(POLICY, "rm -rf ..", **where).decision is F  # `~`
+    assert decide_command(POLICY, "rm -rf /home/u/", **where).decision is F  # `~`, spelled
+    assert decide_command(POLICY, "rm -rf ../../../tmp/x/precious", **where).decision is F
+    assert decide_command(POLICY, "rm -rf build ../other", **where).decision is A  # a prefix rule
+    assert decide_command(POLICY, "rm -rf ..").decision is P  # nowhere given: as written
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "cd / && rm -rf ./*",
+        "rm -rf usr; cd /",  # a `cd` anywhere: functions and loops may run it first
+        "f(){ cd /; }; f; rm -rf ./usr/..",
+        "pushd / && rm -rf .",
+        "env -C / rm -rf .",
+        "c''d /; rm -rf .",
+        "$'\\x63d' /; rm -rf .",
+    ],
+)
+def test_after_a_directory_change_relative_operands_are_uncheckable(line: str) -> None:
+    verdict = decide_command(POLICY, line, cwd="/home/u/ws", home="/home/u")
+    assert verdict.decision is not A, verdict.explain()
+    assert verdict.decision is F or verdict.uncheckable, verdict.explain()
+    assert decide_command(POLICY, "cd sub && rm -r build", cwd="/w").uncheckable == ()

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from yagent.kernel.confine.cmdpolicy import git, meaning, syntax, wrappers
@@ -139,7 +139,11 @@ class RuleBook(Protocol):
     def default(self) -> Permission: ...
 
     def judge_args(
-        self, values: Sequence[str | None], open_tail: bool = False, words: Sequence[Arg] = ()
+        self,
+        values: Sequence[str | None],
+        open_tail: bool = False,
+        words: Sequence[Arg] = (),
+        where: meaning.Where = meaning.NOWHERE,
     ) -> tuple[Permission, PrefixRule | None, tuple[Signal, ...]]: ...
 
     def names(self, head: str) -> bool: ...
@@ -147,21 +151,26 @@ class RuleBook(Protocol):
     def is_steering(self, variable: str) -> bool: ...
 
 
-def decide_command(policy: RuleBook, line: str) -> Verdict:
-    """Judge every command `line` can run; raises `UnjudgeableError` rather than guess."""
+def decide_command(
+    policy: RuleBook, line: str, *, cwd: str | None = None, home: str | None = None
+) -> Verdict:
+    """Judge every command `line` can run; raises `UnjudgeableError` rather than guess.
+    `cwd` and `home` (absolute), when the host gives them, place relative and `~` operands for
+    the restricting rules (`meaning.Where`)."""
     size = len(line.encode("utf-8", "surrogatepass"))
     if size > MAX_LINE_BYTES:
         raise TooLargeError(f"the line is {size} bytes, over the {MAX_LINE_BYTES}-byte cap")
-    judge = _Judge(policy)
+    judge = _Judge(policy, meaning.Where(cwd, home))
     judge.script(line, (), 0)
     return judge.verdict(line)
 
 
 class _Judge:
-    __slots__ = ("_commands", "_nodes", "_policy", "_signals", "_targets", "_words")
+    __slots__ = ("_commands", "_nodes", "_policy", "_signals", "_targets", "_where", "_words")
 
-    def __init__(self, policy: RuleBook) -> None:
+    def __init__(self, policy: RuleBook, where: meaning.Where) -> None:
         self._policy = policy
+        self._where = where
         self._commands: list[CommandVerdict] = []
         self._signals: list[Signal] = []
         self._words: list[Words] = []
@@ -172,6 +181,10 @@ class _Judge:
         _check_depth(depth)
         facts = syntax.parse(text, MAX_AST_NODES - self._nodes)
         self._nodes += facts.nodes
+        if not self._where.moved and any(_moves(inv.args) for inv in facts.invocations):
+            # sticky, and set before any command is judged: a `cd` anywhere on the line may
+            # run before any other command (functions, loops), so relative operands are unknown
+            self._where = replace(self._where, moved=True)
         self._signals.extend(facts.signals)
         self._targets.extend(facts.targets)
         self._assigned(facts.assigned, "", via, depth)
@@ -240,7 +253,7 @@ class _Judge:
                 else:
                     self.script(script.value, (*via, "git -c"), depth + 1)
         values = tuple(a.value for a in args)
-        decision, rule, signals = self._policy.judge_args(values, open_tail, args)
+        decision, rule, signals = self._policy.judge_args(values, open_tail, args, self._where)
         meant = ""
         if rule is not None and rule.verdict is not Permission.ALLOW:
             spelled = values[: len(rule.prefix)]
@@ -285,6 +298,22 @@ class _Judge:
             words=tuple(self._words),
             targets=tuple(self._targets),
         )
+
+
+_MOVERS = frozenset({"cd", "pushd", "popd", "chdir"})
+
+
+def _moves(args: tuple[Arg, ...]) -> bool:
+    """A command that may change the directory later commands run in (or may be one)."""
+    heads = {f.static for f in args[0].expanded} if args else set()
+    if None in heads or any(basename(h) in _MOVERS for h in heads if h):
+        return True
+    if any(h and basename(h) == "env" for h in heads):
+        return any(
+            a.value is None or a.value.startswith(("-C", "--chdir")) or a.value == "--ch"
+            for a in args[1:]
+        )
+    return False
 
 
 def _unseen(detail: str) -> tuple[Signal, ...]:

@@ -18,8 +18,12 @@ Guarantees:
   names `/tmp/x/precious`), or that names everything in it (`/*`, `/.*`, `~/*` stand for `/`, `~`).
   POSSIBLE when only a word known at run time (`$X`, `$(…)`, a glob used as an option) or
   arguments `xargs` appends could make it so. NO otherwise.
-Refuses nothing; reads no file. Lexical only: a symbolic link on the way, the working directory
-of a relative path and the value of `$HOME` are not known here (see docs/security.md).
+- Where the host says (`Where`): a relative operand is joined to the working directory and `~`
+  to the home directory before comparing, so `rm -rf ../..` from `/home/u/ws` is `rm -rf /home`
+  and `rm -rf /home/u` is `rm -rf ~`. On a line that may change directory (`cd`, `pushd`, `popd`,
+  `env -C`: `Where.moved`) a relative operand is known only at run time.
+Refuses nothing; reads no file. Lexical only: a symbolic link on the way is not followed (see
+docs/security.md).
 """
 
 from __future__ import annotations
@@ -57,6 +61,35 @@ class Operand:
 
 
 UNKNOWN = Operand("unknown", "…")
+
+
+@dataclass(frozen=True, slots=True)
+class Where:
+    """Where a command runs, as far as the host knows: relative operands start at `cwd`, `~` is
+    `home` (None: not known; compared as written), `moved`: the line may change directory."""
+
+    cwd: str | None = None
+    home: str | None = None
+    moved: bool = False
+
+
+NOWHERE = Where()
+
+
+def place(operand: Operand, where: Where) -> Operand:
+    """`operand` as an absolute path where `where` says how (see the module contract)."""
+    if operand.kind not in ("path", "glob"):
+        return operand
+    if operand.root == "~" and where.home:
+        base = where.home
+    elif operand.root == "" and where.moved:
+        return UNKNOWN
+    elif operand.root == "" and where.cwd:
+        base = where.cwd
+    else:
+        return operand
+    root, segments = _split("/".join((base, *operand.segments)))
+    return Operand(operand.kind, operand.text, root, segments)
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,24 +283,27 @@ def _find_expression(value: str | None) -> bool:
     return value is None or value.startswith("-") or value in ("(", "!", ",")
 
 
-def covers(rule: Meaning, command: Meaning, *, above: bool = True) -> int:
-    """DEFINITE, POSSIBLE or NO: does `command` do at least what `rule` names? `above=False`
-    leaves out the paths above the rule's (a rule naming the very path is the better name)."""
-    best = _covers(rule, command, above)
+def covers(rule: Meaning, command: Meaning, *, above: bool = True, where: Where = NOWHERE) -> int:
+    """DEFINITE, POSSIBLE or NO: does `command`, run `where`, do at least what `rule` names?
+    `above=False` leaves out the paths above the rule's (a rule naming the very path is the
+    better name)."""
+    best = _covers(rule, command, above, where)
     for other in command.also:
-        found = _covers(rule, other, above)
+        found = _covers(rule, other, above, where)
         found = POSSIBLE if other.maybe and found == DEFINITE else found
         best = found if found == DEFINITE or (found == POSSIBLE and best == NO) else best
     return best
 
 
-def _covers(rule: Meaning, command: Meaning, above: bool) -> int:
+def _covers(rule: Meaning, command: Meaning, above: bool, where: Where) -> int:
     if not command.program or (command.program == "git ?" and rule.program.split()[0] == "git"):
         return POSSIBLE
     if rule.program != command.program:
         return NO
+    operands = tuple(place(o, where) for o in command.operands)
     if rule.table is None:
-        return _in_order(rule.operands, command.operands, command.unsure)
+        wanted = tuple(place(o, where) for o in rule.operands)
+        return _in_order(wanted, operands, command.unsure)
     answers = [DEFINITE if rule.options <= command.options else _unsure(command)]
     recursive = command.table is not None and command.table.recursive in command.options
     deep = above and recursive and command.table is not None and command.table.deletes
@@ -275,7 +311,7 @@ def _covers(rule: Meaning, command: Meaning, above: bool) -> int:
         have = command.leading[i] if i < len(command.leading) else None
         answers.append(_reaches(have, want, False) if have is not None else POSSIBLE)
     for want in rule.operands:
-        found = [_reaches(have, want, deep) for have in command.operands]
+        found = [_reaches(have, place(want, where), deep) for have in operands]
         if DEFINITE in found:
             answers.append(DEFINITE)
         else:

@@ -22,6 +22,7 @@ from typing import Any
 
 from yagent.kernel.confine.cmdpolicy.decide import Verdict, decide_command
 from yagent.kernel.confine.cmdpolicy.errors import PolicyError, RuleExampleError, UnjudgeableError
+from yagent.kernel.confine.cmdpolicy.meaning import NOWHERE, Where
 from yagent.kernel.confine.cmdpolicy.model import Arg, Permission, Signal
 from yagent.kernel.confine.cmdpolicy.rules import PrefixMatch, PrefixRule, RuleIndex
 from yagent.kernel.confine.cmdpolicy.tokens import scan
@@ -95,11 +96,16 @@ class Policy:
         return PrefixMatch(self._default if rule is None else rule.verdict, rule)
 
     def judge_args(
-        self, values: Sequence[str | None], open_tail: bool = False, words: Sequence[Arg] = ()
+        self,
+        values: Sequence[str | None],
+        open_tail: bool = False,
+        words: Sequence[Arg] = (),
+        where: Where = NOWHERE,
     ) -> tuple[Permission, PrefixRule | None, tuple[Signal, ...]]:
         """One command's decision with run-time words taken into account (first word static);
-        `words`, when given, are the same words as read (globs and `$HOME` for meanings)."""
-        return self._index.judge(values, open_tail, self._default, words)
+        `words`, when given, are the same words as read (globs and `$HOME` for meanings), and
+        `where` where it runs (`meaning.Where`)."""
+        return self._index.judge(values, open_tail, self._default, words, where)
 
     def names(self, head: str) -> bool:
         """Whether some rule is written for the command `head` (exactly or by basename)."""

@@ -133,9 +133,11 @@ class RuleIndex:
         open_tail: bool,
         default: Permission,
         words: Sequence[Arg] = (),
+        where: meaning.Where = meaning.NOWHERE,
     ) -> tuple[Permission, PrefixRule | None, tuple[Signal, ...]]:
         """Permission, deciding rule and signals for one argv whose first word is static;
-        `words` are its words as read (globs, `$HOME`), when the caller has them."""
+        `words` are its words as read (globs, `$HOME`), when the caller has them; `where` says
+        where it runs (see `meaning.Where`)."""
         head = values[0]
         assert head is not None
         rule = self.best(values, open_tail)
@@ -152,14 +154,14 @@ class RuleIndex:
             )
         read = tuple(words) or tuple(Arg(v, "$…" if v is None else v) for v in values)
         meant = meaning.read(read, open_tail)
-        stricter = self._meant(meant, rule, decision)
+        stricter = self._meant(meant, rule, decision, where)
         if stricter is not None:
             decision, rule = stricter.verdict, stricter
         possible = [
             other
             for other, other_meaning in self._restricting
             if other.verdict.strictness > decision.strictness
-            and meaning.covers(other_meaning, meant) == _POSSIBLE
+            and meaning.covers(other_meaning, meant, where=where) == _POSSIBLE
         ]
         if possible:
             decision = Permission.strictest(decision, Permission.PROMPT)
@@ -167,7 +169,11 @@ class RuleIndex:
         return decision, rule, tuple(signals)
 
     def _meant(
-        self, meant: meaning.Meaning, spelled: PrefixRule | None, decision: Permission
+        self,
+        meant: meaning.Meaning,
+        spelled: PrefixRule | None,
+        decision: Permission,
+        where: meaning.Where,
     ) -> PrefixRule | None:
         """The strictest restricting rule `meant` definitely falls under, when it beats the
         spelling's answer (see the module contract for the carve-out)."""
@@ -175,7 +181,7 @@ class RuleIndex:
             for rule, rule_meaning in self._restricting:
                 if rule.verdict.strictness <= decision.strictness:
                     break
-                if meaning.covers(rule_meaning, meant, above=above) != _DEFINITE:
+                if meaning.covers(rule_meaning, meant, above=above, where=where) != _DEFINITE:
                     continue
                 if spelled is not None and _narrower(spelled, rule):
                     words = meaning.read(tuple(map(Arg.of, spelled.prefix)))
