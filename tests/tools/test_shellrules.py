@@ -54,6 +54,19 @@ def test_read_only_commands_are_allowed(line: str) -> None:
         "xargs rm -rf / < list",
         "chmod -R 777 /",
         "rm -rf /*",  # a glob naming everything in `/` means `/`
+        "rm --recursive --force /",
+        "rm -r -f //",
+        "rm -Rf /usr/..",
+        "rm -rf -- /.",
+        "command rm -rf /",
+        "xargs rm -rf <<< /",
+        "find / -delete",
+        "rm -fr ~/",
+        "rm -rf $HOME",
+        "rm -rf ~/*",
+        "mkfs -t ext4 /dev/sda1",
+        "mkfs.xfs /dev/sda1",
+        "chmod --recursive 0777 //",
     ],
 )
 def test_root_wiping_lines_are_forbidden(line: str) -> None:

@@ -93,7 +93,13 @@ EQUIVALENT: dict[str, list[str]] = {
         "rm -rf /tmp/x",  # the directory holding it
         "rm -rf /tmp/*/precious",
     ],
-    "chmod-root": ["chmod -R 777 /", "chmod --recursive 0777 //", "chmod 777 -R /."],
+    "chmod-root": [
+        "chmod -R 777 /",
+        "chmod --recursive 0777 //",
+        "chmod 777 -R /.",
+        "chmod -R a+rwx /",
+        "chmod -R ugo=rwx /",
+    ],
     "force-push": [
         "git push --force",
         "git push -f origin main",
@@ -205,6 +211,8 @@ def test_other_targets_keep_the_default(options: str, path: str) -> None:
         "rm $FLAGS /",
         "rm -r $X",
         "rm -rf ./$X/y",  # $X may hold `../..`
+        "rm -rf ~root",  # another user's home
+        "rm -rf ~+",  # $PWD
         "rm -rf *",  # a file named `-f`…, and `*` may be anything in `/`
         "echo / | xargs rm -rf",
         "find / -exec rm -rf {} +",

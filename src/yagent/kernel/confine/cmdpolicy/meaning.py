@@ -6,7 +6,8 @@ Guarantees:
   `programs.PROGRAMS`: clusters are split (`-rf` is `-r -f`), long options map to their short
   twin (`--recursive` is `-r`, and `-R` is rm's `-r`), `--opt=value` and `--opt value` alike,
   options count wherever they stand (GNU programs permute) until `--`, operands are a set (order
-  does not matter), a numeric chmod MODE loses its leading zeros, `git push +ref` is a forced
+  does not matter), a numeric chmod MODE loses its leading zeros (and `a=rwx`, `a+rwx` are `777`),
+  `git push +ref` is a forced
   push. Every operand that is a path is normalised lexically: `//` → `/`, `.` segments and a
   trailing slash dropped, `..` resolved on the text (`/usr/..` is `/`), `$HOME`/`${HOME}` read as
   `~`. `find P… -delete` also means `rm -r -f P…`. Other programs keep their words in order, each
@@ -41,6 +42,13 @@ NO, DEFINITE, POSSIBLE = 0, 1, 2
 _HOME = re.compile(r"(?:\$HOME|\$\{HOME\})(/[^$`]*)?\Z")
 _WHOLE = re.compile(r"[*?]*\*[*?]*\Z|\.[*?]*\*[*?]*\Z|\.\[!\.\]\*\Z|\.\[\^\.\]\*\Z|\.\.\?\*\Z")
 _FIND_LEADING = frozenset({"-H", "-L", "-P"})
+# symbolic chmod modes that leave every permission bit of user, group and others set (`777`)
+_EVERYONE_ALL = frozenset(
+    f"{who}{op}{perms}"
+    for who in ("a", "ugo", "uog", "ogu")
+    for op in ("=", "+")
+    for perms in ("rwx", "rxw", "wrx", "wxr", "xrw", "xwr")
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +194,8 @@ def _leading(name: str, word: Arg) -> Operand:
     value = word.value
     if name == "chmod" and value.isdigit():
         value = f"{int(value, 8):o}" if set(value) <= set("01234567") else value
+    if name == "chmod" and value in _EVERYONE_ALL:
+        value = "777"
     return Operand("text", value)
 
 
@@ -210,9 +220,11 @@ def _generic(word: Arg) -> Operand:
 
 def _word(word: Arg) -> Operand:
     """A word read as a path: static, `$HOME…`, a glob, or unknown."""
-    if word.value is not None:
-        return _path(word.value) if word.value else Operand("text", "")
     fields = word.expanded
+    if word.value is not None:
+        if _other_tilde(word.value) and any(f.tilde for f in fields):
+            return UNKNOWN  # `~user`, `~+`, `~-`: a directory only run time knows
+        return _path(word.value) if word.value else Operand("text", "")
     if len(fields) != 1:
         return UNKNOWN
     field = fields[0]
@@ -226,6 +238,10 @@ def _word(word: Arg) -> Operand:
         return UNKNOWN
     root, segments = _split(pattern)
     return Operand("glob", pattern, root, segments)
+
+
+def _other_tilde(value: str) -> bool:
+    return value.startswith("~") and value != "~" and not value.startswith("~/")
 
 
 def _path(text: str) -> Operand:

@@ -154,12 +154,13 @@ class RuleIndex:
             )
         read = tuple(words) or tuple(Arg(v, "$…" if v is None else v) for v in values)
         meant = meaning.read(read, open_tail)
-        stricter = self._meant(meant, rule, decision, where)
+        concerned = self._concerning(meant)
+        stricter = self._meant(meant, concerned, rule, decision, where)
         if stricter is not None:
             decision, rule = stricter.verdict, stricter
         possible = [
             other
-            for other, other_meaning in self._restricting
+            for other, other_meaning in concerned
             if other.verdict.strictness > decision.strictness
             and meaning.covers(other_meaning, meant, where=where) == _POSSIBLE
         ]
@@ -168,9 +169,17 @@ class RuleIndex:
             signals.extend(_possible(possible))
         return decision, rule, tuple(signals)
 
+    def _concerning(self, meant: meaning.Meaning) -> list[tuple[PrefixRule, meaning.Meaning]]:
+        """The restricting rules written for the program(s) `meant` runs (strictest first)."""
+        programs = {meant.program, *(a.program for a in meant.also)}
+        if "git ?" in programs:
+            return [(r, m) for r, m in self._restricting if m.program.split()[0] == "git"]
+        return [(r, m) for r, m in self._restricting if m.program in programs]
+
     def _meant(
         self,
         meant: meaning.Meaning,
+        concerned: list[tuple[PrefixRule, meaning.Meaning]],
         spelled: PrefixRule | None,
         decision: Permission,
         where: meaning.Where,
@@ -178,7 +187,7 @@ class RuleIndex:
         """The strictest restricting rule `meant` definitely falls under, when it beats the
         spelling's answer (see the module contract for the carve-out)."""
         for above in (False, True):  # a rule naming the very path is the better name
-            for rule, rule_meaning in self._restricting:
+            for rule, rule_meaning in concerned:
                 if rule.verdict.strictness <= decision.strictness:
                     break
                 if meaning.covers(rule_meaning, meant, above=above, where=where) != _DEFINITE:
