@@ -9,6 +9,7 @@ server on loopback, and a configured rule forbidding `rm -rf <tmp>/outside/preci
   (docs/adr/0031-run-time-words-are-not-auto-approved.md).
 - The canary files under `precious` survive; a control line under -y does delete its own target,
   so the harness would have shown a command that ran.
+- With a person at the terminal (`yagent -y` in a real pty), such a line is asked, not run.
 """
 
 from __future__ import annotations
@@ -145,4 +146,32 @@ def test_run_time_command_words_are_not_approved_by_yes(
         content = result["content"]
         assert "nobody could be asked" in content, (line, result)
         assert "adr/0031" in content, (line, result)
+    assert (outside / "precious" / "canary.txt").read_text() == "alive\n"
+
+
+def test_under_yes_a_person_at_the_terminal_is_still_asked(
+    tmp_path: Path, layout: tuple[Path, Path]
+) -> None:
+    """The interactive `yagent -y` in a real pty: a run-time command name is put to the person
+    (with the reason), and their `n` keeps the target."""
+    from tests.cli.ptyterm import Term, configure
+    from tests.cli.test_robustness import tool_reply
+    from tests.e2e.conventions import EXIT
+
+    work, outside = layout
+    command = f"a=rm; $a -rf {outside / 'precious'}"
+    home = tmp_path / "yhome-pty"
+    with WireServer([tool_reply("c1", "run_bash", {"command": command}), openai_reply(EXIT)]) as s:
+        configure(home, s.url, "\n" + _config(outside))
+        term = Term(home, work, ("-y",), env={"HOME": str(tmp_path)})
+        try:
+            term.ready()
+            term.line("go")
+            term.wait_for("! run_bash needs your approval")
+            term.wait_for("Only a person can approve this line")
+            term.wait_for("allow?")
+            term.send("n")
+            term.wait_for("→ no")
+        finally:
+            term.close()
     assert (outside / "precious" / "canary.txt").read_text() == "alive\n"
