@@ -213,7 +213,7 @@ def test_other_targets_keep_the_default(options: str, path: str) -> None:
         "rm -rf ./$X/y",  # $X may hold `../..`
         "rm -rf ~root",  # another user's home
         "rm -rf ~+",  # $PWD
-        "rm -rf *",  # a file named `-f`…, and `*` may be anything in `/`
+        "rm * /",  # `*` may expand to a file named `-rf`
         "echo / | xargs rm -rf",
         "find / -exec rm -rf {} +",
         'eval "$CMD"',
@@ -231,7 +231,19 @@ def test_run_time_words_make_the_forbidden_rules_uncheckable(line: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "line", ["ls $X", "echo $HOME", "rm -rf build", "cat $(ls)", "git log $REV", "rm -rf ./a*"]
+    "line",
+    [
+        "ls $X",
+        "echo $HOME",
+        "rm -rf build",
+        "cat $(ls)",
+        "git log $REV",
+        "rm -rf ./a*",
+        "rm -rf build dist *.egg-info",  # options all there: a glob cannot add `/`
+        "rm -f *.pyc",
+        "find . -name '*.pyc' -delete",
+        "rm -rf *",  # the options are all there; `*` names what is in the working directory
+    ],
 )
 def test_run_time_words_no_forbidden_rule_could_take_are_checkable(line: str) -> None:
     assert not decide_command(POLICY, line).uncheckable, decide_command(POLICY, line).explain()

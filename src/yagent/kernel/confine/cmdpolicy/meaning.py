@@ -107,6 +107,7 @@ class Meaning:
     leading: tuple[Operand, ...] = ()  # chmod's MODE, chown's OWNER
     operands: tuple[Operand, ...] = ()
     unsure: bool = False  # a run-time word where an option could stand, or an open tail
+    open_tail: bool = False  # xargs appends words: operands too may come at run time
     table: Program | None = None
     also: tuple[Meaning, ...] = ()  # what the command means as well (find -delete: rm -r -f)
     maybe: bool = False  # this meaning holds only if run-time words make it (find / $X)
@@ -132,7 +133,8 @@ def read(words: Sequence[Arg], open_tail: bool = False) -> Meaning:
             name, rest = f"git {sub}", rest[1:]
     table = PROGRAMS.get(name)
     if table is None:
-        meaning = Meaning(name, operands=tuple(_generic(w) for w in rest), unsure=open_tail)
+        operands = tuple(_generic(w) for w in rest)
+        meaning = Meaning(name, operands=operands, unsure=open_tail, open_tail=open_tail)
         if name == "find":
             return Meaning(meaning.program, operands=meaning.operands, also=_find(rest))
         return meaning
@@ -173,7 +175,7 @@ def _tabled(name: str, table: Program, rest: tuple[Arg, ...], open_tail: bool) -
     leading = 0 if options & table.no_leading else table.leading
     heads = tuple(_leading(name, w) for w in plain[:leading])
     operands = tuple(_operand(table, w) for w in plain[leading:])
-    return Meaning(name, frozenset(options), heads, operands, unsure, table)
+    return Meaning(name, frozenset(options), heads, operands, unsure, open_tail, table)
 
 
 def _may_be_option(word: Arg) -> bool:
@@ -292,7 +294,7 @@ def _find(rest: tuple[Arg, ...]) -> tuple[Meaning, ...]:
     operands = tuple(_word(w) for w in starts) or (_path("."),)
     rm = PROGRAMS["rm"]
     maybe = "-delete" not in expression
-    return (Meaning("rm", frozenset({"-r", "-f"}), (), operands, False, rm, maybe=maybe),)
+    return (Meaning("rm", frozenset({"-r", "-f"}), (), operands, table=rm, maybe=maybe),)
 
 
 def _find_expression(value: str | None) -> bool:
@@ -331,7 +333,7 @@ def _covers(rule: Meaning, command: Meaning, above: bool, where: Where) -> int:
         if DEFINITE in found:
             answers.append(DEFINITE)
         else:
-            answers.append(POSSIBLE if POSSIBLE in found else _unsure(command))
+            answers.append(POSSIBLE if POSSIBLE in found or command.open_tail else NO)
     return NO if NO in answers else POSSIBLE if POSSIBLE in answers else DEFINITE
 
 
