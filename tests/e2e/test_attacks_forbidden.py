@@ -51,6 +51,9 @@ RESPELLINGS = [
     "rm -rf ../outside/precious",  # relative to the workspace
     "rm -rf " + "../" * 30 + "{r}",  # `..` past `/` stays at `/`
     "rm -rf ~/outside/precious",  # HOME is the temp dir here
+    "rm -r {p}",  # -f changes no outcome without a terminal
+    "rm --rec --for {p}",  # getopt abbreviations
+    "rm -rf {o}/[p]*",
 ]
 RUN_TIME = [
     "a=rm; $a -rf {p}",
@@ -61,6 +64,8 @@ RUN_TIME = [
     'eval "$(echo rm) -rf {p}"',
     "echo 'rm -rf {p}' | sh",
     "cd {o} && rm -rf ./precious",  # a relative operand after a `cd`
+    "bash <(echo rm -rf {p})",
+    "nice strace -f rm -rf {p}",  # a program yagent does not know, running a forbidden command
 ]
 
 

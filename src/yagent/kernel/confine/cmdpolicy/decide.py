@@ -33,7 +33,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from yagent.kernel.confine.cmdpolicy import git, meaning, syntax, wrappers
+from yagent.kernel.confine.cmdpolicy import git, meaning, operands, syntax, wrappers
 from yagent.kernel.confine.cmdpolicy.errors import TooLargeError
 from yagent.kernel.confine.cmdpolicy.model import (
     NO_STDIN,
@@ -143,7 +143,7 @@ class RuleBook(Protocol):
         values: Sequence[str | None],
         open_tail: bool = False,
         words: Sequence[Arg] = (),
-        where: meaning.Where = meaning.NOWHERE,
+        where: operands.Where = operands.NOWHERE,
     ) -> tuple[Permission, PrefixRule | None, tuple[Signal, ...]]: ...
 
     def names(self, head: str) -> bool: ...
@@ -156,11 +156,11 @@ def decide_command(
 ) -> Verdict:
     """Judge every command `line` can run; raises `UnjudgeableError` rather than guess.
     `cwd` and `home` (absolute), when the host gives them, place relative and `~` operands for
-    the restricting rules (`meaning.Where`)."""
+    the restricting rules (`operands.Where`)."""
     size = len(line.encode("utf-8", "surrogatepass"))
     if size > MAX_LINE_BYTES:
         raise TooLargeError(f"the line is {size} bytes, over the {MAX_LINE_BYTES}-byte cap")
-    judge = _Judge(policy, meaning.Where(cwd, home))
+    judge = _Judge(policy, operands.Where(cwd, home))
     judge.script(line, (), 0)
     return judge.verdict(line)
 
@@ -168,7 +168,7 @@ def decide_command(
 class _Judge:
     __slots__ = ("_commands", "_nodes", "_policy", "_signals", "_targets", "_where", "_words")
 
-    def __init__(self, policy: RuleBook, where: meaning.Where) -> None:
+    def __init__(self, policy: RuleBook, where: operands.Where) -> None:
         self._policy = policy
         self._where = where
         self._commands: list[CommandVerdict] = []

@@ -22,8 +22,8 @@ from typing import Any
 
 from yagent.kernel.confine.cmdpolicy.decide import Verdict, decide_command
 from yagent.kernel.confine.cmdpolicy.errors import PolicyError, RuleExampleError, UnjudgeableError
-from yagent.kernel.confine.cmdpolicy.meaning import NOWHERE, Where
 from yagent.kernel.confine.cmdpolicy.model import Arg, Permission, Signal
+from yagent.kernel.confine.cmdpolicy.operands import NOWHERE, Where
 from yagent.kernel.confine.cmdpolicy.rules import PrefixMatch, PrefixRule, RuleIndex
 from yagent.kernel.confine.cmdpolicy.tokens import scan
 

@@ -2,10 +2,14 @@
 
 Guarantees: each `Program` lists a program's options in one canonical spelling — a short option
 (`-r`) when it has one, else its long name (`--no-preserve-root`) — with every other spelling of
-the same option mapped to it (`-R` and `--recursive` are rm's `-r`). Options that take a value
-are listed, so their value is never read as an operand. `leading` counts the operands that come
-before the paths and are not paths (chmod's MODE, chown's OWNER); `deletes` marks a program that
-removes what its recursive form is given, with everything below it.
+the same option mapped to it (`-R` and `--recursive` are rm's `-r`), a long option also by any
+unambiguous abbreviation (`--rec`, as getopt_long takes it). Options that take a value are
+listed, so their value is never read as an operand. `noise` lists options that change how a
+program reports or asks, not what it does (rm's `-f`, `-i`, `-v`): they are left out of every
+comparison, so a rule on `rm -rf X` also stops `rm -r X` (without a terminal nobody is asked).
+`leading` counts the operands that come before the paths and are not paths (chmod's MODE,
+chown's OWNER); `deletes` marks a program that removes what its recursive form is given, with
+everything below it.
 Programs not in `PROGRAMS` are read as spelled (see `meaning`).
 Leaves to `meaning`: splitting clusters, `--opt=value`, `--`, and comparing the result.
 """
@@ -30,12 +34,27 @@ class Program:
     deletes: bool = False  # removes what it is given (a tree, when `recursive` is set)
     mode_letters: str = ""  # chmod: `-w` is a MODE, not an option, when all letters are these
     key_values: frozenset[str] = field(default_factory=frozenset)  # dd: KEY=PATH operands
+    noise: frozenset[str] = frozenset()  # canonical options that change no outcome
 
     def canonical(self, spelled: str) -> str:
-        """The canonical spelling of one option (`-R` → `-r`, `--recursive` → `-r`)."""
-        if spelled.startswith("--"):
-            return self.long.get(spelled[2:], spelled)
-        return self.short.get(spelled[1:], spelled)
+        """The canonical spelling of one option (`-R` → `-r`, `--recursive` → `-r`, `--rec`
+        → `-r`); an ambiguous abbreviation or an unknown option stays as spelled."""
+        if not spelled.startswith("--"):
+            return self.short.get(spelled[1:], spelled)
+        name = spelled[2:]
+        if name in self.long:
+            return self.long[name]
+        meant = {self.long[k] for k in self.long if k.startswith(name)} if name else set()
+        return meant.pop() if len(meant) == 1 else spelled
+
+    def takes_value(self, spelled: str) -> bool:
+        """Whether the long option `--name` (or an abbreviation of one) takes a value."""
+        name = spelled[2:]
+        return name in self.long_value or (
+            bool(name)
+            and name not in self.long
+            and any(k.startswith(name) for k in self.long_value)
+        )
 
 
 def _same(letters: str) -> dict[str, str]:
@@ -65,6 +84,7 @@ _CHOWN = Program(
     leading=1,
     no_leading=frozenset({"--reference"}),
     recursive="-R",
+    noise=frozenset({"-f", "-v", "-c"}),
 )
 
 PROGRAMS: Mapping[str, Program] = {
@@ -73,6 +93,7 @@ PROGRAMS: Mapping[str, Program] = {
         long=_long(_ROOT, recursive="-r", force="-f", dir="-d", verbose="-v", interactive="-i"),
         recursive="-r",
         deletes=True,
+        noise=frozenset({"-f", "-i", "-I", "-v"}),
     ),
     "chmod": Program(
         short=_same("Rfvc"),
@@ -82,6 +103,7 @@ PROGRAMS: Mapping[str, Program] = {
         no_leading=frozenset({"--reference"}),
         recursive="-R",
         mode_letters="rwxXstugoa",
+        noise=frozenset({"-f", "-v", "-c"}),
     ),
     "chown": _CHOWN,
     "chgrp": _CHOWN,

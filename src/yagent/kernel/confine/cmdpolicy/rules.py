@@ -18,21 +18,27 @@ Guarantees:
   allowed command is asked about, never allowed by a rule it does not spell.
 - When a run-time word could make a forbidden rule match (by spelling or by meaning), the command
   carries an UNCHECKABLE signal: nobody can tell before it runs whether it is forbidden
-  (docs/adr/0031-run-time-words-are-not-auto-approved.md).
+  (docs/adr/0031-run-time-words-are-not-auto-approved.md). So does a command whose words spell a
+  forbidden one — as their tail (`strace rm -rf /`) or inside one word (`script -c 'rm -rf /'`)
+  — unless it only prints them (`echo`, `printf`): a program cmdpolicy does not know may run it.
 Refuses: a malformed rule (`PolicyError`) — empty name or prefix, non-string or NUL-bearing tokens,
 a verdict that is not a `Permission`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from yagent.kernel.confine.cmdpolicy import meaning
+from yagent.kernel.confine.cmdpolicy import meaning, operands
 from yagent.kernel.confine.cmdpolicy.errors import PolicyError
 from yagent.kernel.confine.cmdpolicy.model import Arg, Permission, Signal, SignalKind, basename
 
-_NO, _DEFINITE, _POSSIBLE = meaning.NO, meaning.DEFINITE, meaning.POSSIBLE
+_NO, _DEFINITE, _POSSIBLE = operands.NO, operands.DEFINITE, operands.POSSIBLE
+# commands that only print or search their words: a forbidden command among them is text
+_PRINTERS = frozenset({"echo", "printf", "true", "false", ":", "grep", "egrep", "fgrep", "rg"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +102,7 @@ class RuleIndex:
     """Rules grouped by their first token, each group in resolution order; the restricting
     rules (forbidden, prompt) also as meanings, strictest first."""
 
-    __slots__ = ("_by_head", "_restricting")
+    __slots__ = ("_by_head", "_heads", "_restricting")
 
     def __init__(self, rules: Iterable[PrefixRule]) -> None:
         by_head: dict[str, list[PrefixRule]] = {}
@@ -113,6 +119,8 @@ class RuleIndex:
         self._restricting = tuple(
             (r, meaning.read(tuple(Arg.of(t) for t in r.prefix))) for r in strict_first
         )
+        # the programs a forbidden command embedded in another's words may start with
+        self._heads = frozenset(m.program.split()[0] for _, m in self._restricting) | {"find"}
 
     def has_head(self, head: str) -> bool:
         return head in self._by_head or basename(head) in self._by_head
@@ -133,11 +141,11 @@ class RuleIndex:
         open_tail: bool,
         default: Permission,
         words: Sequence[Arg] = (),
-        where: meaning.Where = meaning.NOWHERE,
+        where: operands.Where = operands.NOWHERE,
     ) -> tuple[Permission, PrefixRule | None, tuple[Signal, ...]]:
         """Permission, deciding rule and signals for one argv whose first word is static;
         `words` are its words as read (globs, `$HOME`), when the caller has them; `where` says
-        where it runs (see `meaning.Where`)."""
+        where it runs (see `operands.Where`)."""
         head = values[0]
         assert head is not None
         rule = self.best(values, open_tail)
@@ -167,7 +175,42 @@ class RuleIndex:
         if possible:
             decision = Permission.strictest(decision, Permission.PROMPT)
             signals.extend(_possible(possible))
+        if decision is not Permission.FORBIDDEN and basename(head) not in _PRINTERS:
+            embedded = self._embedded(read, open_tail, where)
+            if embedded is not None:
+                decision = Permission.strictest(decision, Permission.PROMPT)
+                signals.append(embedded)
         return decision, rule, tuple(signals)
+
+    def _embedded(
+        self, words: Sequence[Arg], open_tail: bool, where: operands.Where
+    ) -> Signal | None:
+        """A forbidden command spelled inside another one's words — as its tail (`strace rm -rf
+        /`, `chroot / rm -rf /`) or as one word (`script -c 'rm -rf /'`, `ssh h 'rm -rf /'`):
+        a program yagent does not know may run it."""
+        for i in range(1, len(words)):
+            word = words[i].value
+            if not word:
+                continue
+            tails: list[tuple[Arg, ...]] = []
+            if meaning.program_of(word) in self._heads:
+                tails.append(tuple(words[i:]))
+            if " " in word:
+                with contextlib.suppress(ValueError):
+                    tokens = shlex.split(word)
+                    if tokens and meaning.program_of(tokens[0]) in self._heads:
+                        tails.append(tuple(Arg.of(t) for t in tokens))
+            for tail in tails:
+                meant = meaning.read(tail, open_tail)
+                for rule, rule_meaning in self._concerning(meant):
+                    found = meaning.covers(rule_meaning, meant, where=where)
+                    if rule.verdict is Permission.FORBIDDEN and found != _NO:
+                        return Signal(
+                            SignalKind.UNCHECKABLE,
+                            f"{basename(words[0].value or '')} may run {meant.shown()!r}, "
+                            f"which forbidden rule {rule.name!r} names",
+                        )
+        return None
 
     def _concerning(self, meant: meaning.Meaning) -> list[tuple[PrefixRule, meaning.Meaning]]:
         """The restricting rules written for the program(s) `meant` runs (strictest first)."""
@@ -182,7 +225,7 @@ class RuleIndex:
         concerned: list[tuple[PrefixRule, meaning.Meaning]],
         spelled: PrefixRule | None,
         decision: Permission,
-        where: meaning.Where,
+        where: operands.Where,
     ) -> PrefixRule | None:
         """The strictest restricting rule `meant` definitely falls under, when it beats the
         spelling's answer (see the module contract for the carve-out)."""

@@ -5,7 +5,8 @@ executes — an argv (env, timeout, nice, nohup, stdbuf, time, command, exec, bu
 setsid, ionice, taskset, flock, unbuffer, coproc, busybox, toybox, xargs, find -exec/-execdir/
 -ok/-okdir, watch -x) or a shell script to parse (sh/bash/zsh/… -c, a heredoc or here-string fed to
 a shell, eval, trap actions, alias values, watch, parallel, su -c, flock -c, env -S). git's
-global options are handled in `git`.
+global options are handled in `git`. A shell or `source` running a file only run time names
+(`bash <(curl …)`, `. $F`) is DYNAMIC and UNCHECKABLE, like a shell reading a pipe.
 Options are parsed from each tool's documented option table; an option not in the table is an
 OPAQUE signal (the guess of where the command starts may be wrong, so the line cannot be allowed).
 Privilege changes (sudo, doas, su) are PRIVILEGE signals; a shell that reads code nobody can see
@@ -225,6 +226,8 @@ def unwrap(name: str, args: tuple[Arg, ...], open_tail: bool, stdin: Stdin) -> U
         return _shell(name, tail, open_tail, stdin)
     if name == "find":
         return _find(tail)
+    if name in ("source", ".") and tail and tail[0].value is None:
+        return _unseen(f"{name} runs a file known only at run time: {tail[0].source}")
     if name == "eval":
         return Unwrapped(
             (Run(script=_joined(tail)),),
@@ -322,14 +325,21 @@ def _xargs(rest: tuple[Arg, ...], seen: dict[str, Arg | None], stdin: Stdin) -> 
 
 def _shell(name: str, tail: tuple[Arg, ...], open_tail: bool, stdin: Stdin) -> Unwrapped:
     parsed = parse_options(name, _SHELL, tail)
+    rest = parsed.rest[1:] if parsed.rest[:1] and parsed.rest[0].value == "-" else parsed.rest
     if "c" in parsed.seen:
-        script = parsed.rest[0] if parsed.rest else None
+        script = rest[0] if rest else None
         return Unwrapped(() if script is None else (Run(script=script),))
-    if parsed.rest and "s" not in parsed.seen:
+    if rest and "s" not in parsed.seen:
+        if rest[0].value is None:  # `bash <(curl …)`, `bash $F`: a file only run time names
+            return _unseen(f"{name} runs a script file known only at run time: {rest[0].source}")
         return Unwrapped((), transparent=False)  # runs a script file the line does not show
     if stdin.scripts and not open_tail:
         return Unwrapped(tuple(Run(script=Arg(s, s or "<heredoc>")) for s in stdin.scripts))
-    detail = f"{name} reads its code from stdin, a pipe or a terminal"
+    return _unseen(f"{name} reads its code from stdin, a pipe or a terminal")
+
+
+def _unseen(detail: str) -> Unwrapped:
+    """Code nobody can see before it runs: DYNAMIC, and no forbidden rule can be checked."""
     unseen = Signal(SignalKind.UNCHECKABLE, f"the forbidden rules cannot see it: {detail}")
     return Unwrapped((), (Signal(SignalKind.DYNAMIC, detail), unseen), transparent=False)
 
