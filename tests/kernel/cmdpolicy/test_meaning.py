@@ -10,7 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from yagent.kernel.confine.cmdpolicy import Permission, Policy, PrefixRule, decide_command
+from yagent.kernel.confine.cmdpolicy import (
+    Permission,
+    Policy,
+    PrefixRule,
+    RuleExampleError,
+    decide_command,
+)
 from yagent.kernel.confine.cmdpolicy.model import SignalKind
 
 A, P, F = Permission.ALLOW, Permission.PROMPT, Permission.FORBIDDEN
@@ -75,6 +81,8 @@ EQUIVALENT: dict[str, list[str]] = {
         "xargs rm -rf <<EOF\n/\nEOF",
         "find / -delete",
         "find -L / -name x -delete",
+        "find / -exec rm -rf {} +",  # `{}` is a path in `/`'s tree: `/` first
+        "find / -name x -exec rm -r {} \\;",
         "sh -c 'rm -r -f //'",
         "bash - <<< 'rm -rf /'",  # `-` ends bash's options: it reads the here-string
     ],
@@ -223,7 +231,8 @@ def test_other_targets_keep_the_default(options: str, path: str) -> None:
         "rm -rf ~+",  # $PWD
         "rm * /",  # `*` may expand to a file named `-rf`
         "echo / | xargs rm -rf",
-        "find / -exec rm -rf {} +",
+        "find / -execdir rm -rf {} +",  # runs in each file's directory
+        "find / /tmp -exec rm -rf {} +",  # `{}` in which tree
         'eval "$CMD"',
         'sh -c "$CMD"',
         "echo 'rm -rf /' | bash",
@@ -251,6 +260,7 @@ def test_run_time_words_make_the_forbidden_rules_uncheckable(line: str) -> None:
         "rm -f *.pyc",
         "find . -name '*.pyc' -delete",
         "rm -rf *",  # the options are all there; `*` names what is in the working directory
+        "find . -name '*.pyc' -exec rm -f {} +",  # paths in the working directory's tree
     ],
 )
 def test_run_time_words_no_forbidden_rule_could_take_are_checkable(line: str) -> None:
@@ -337,3 +347,12 @@ def test_filesystem_makers_are_mkfs() -> None:
     for line in ("mkfs.btrfs /dev/sda", "/sbin/mkfs.ext4 -F /dev/sda", "sudo mkfs.xfs /dev/sda"):
         assert decide_command(policy, line).decision is F, line
     assert decide_command(policy, "mkfsx /dev/sda").decision is P
+
+
+def test_an_example_two_forbidden_rules_name_checks_for_both() -> None:
+    root = PrefixRule("root", ("rm", "-rf", "/"), F, match=("rm -rf /*",))
+    any_rf = PrefixRule("rm-rf", ("rm", "-rf"), F, match=("rm -rf x",))
+    Policy([root, any_rf])  # `rm -rf /*` is decided by rm-rf; root, alone, decides it too
+    wrong = PrefixRule("wrong", ("rm", "-rf", "/tmp/a"), F, match=("rm -rf /usr",))
+    with pytest.raises(RuleExampleError, match="wrong"):
+        Policy([wrong, any_rf])

@@ -9,7 +9,8 @@ Guarantees:
   they stand (GNU programs permute) until `--`, operands are a set, a numeric chmod MODE loses
   its leading zeros (and `a=rwx`, `a+rwx` are `777`), `git push +ref` is a forced push. Operands
   are read as paths by `operands` (lexical normalisation, `$HOME` as `~`, globs).
-  `find P… -delete` also means `rm -r -f P…`; `mkfs.ext4 …` also means `mkfs …`. Other programs
+  `find P… -delete` also means `rm -r -f P…`, and `find P -exec … {}` gives `{}` as a glob of
+  P's tree (`find_each`); `mkfs.ext4 …` also means `mkfs …`. Other programs
   keep their words in order, each path-looking word (`/…`, `~…`, `./…`, `../…`) normalised.
 - `covers(rule, command, where=…)` is DEFINITE when the command does at least what the rule
   names: the same program, every option of the rule among the command's, every operand of the
@@ -26,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from yagent.kernel.confine.cmdpolicy.expand import Field
 from yagent.kernel.confine.cmdpolicy.model import Arg, basename
 from yagent.kernel.confine.cmdpolicy.operands import (
     DEFINITE,
@@ -183,8 +185,8 @@ def _generic(word: Arg) -> Operand:
     return word_operand(word)
 
 
-def _find(rest: tuple[Arg, ...]) -> tuple[Meaning, ...]:
-    """`find P… -delete` also means `rm -r -f P…` (whatever its tests keep)."""
+def _find_starts(rest: tuple[Arg, ...]) -> tuple[list[Arg], int]:
+    """find's starting points (after -H/-L/-P) and where its expression begins."""
     i = 0
     while i < len(rest) and rest[i].value in _FIND_LEADING:
         i += 1
@@ -192,6 +194,12 @@ def _find(rest: tuple[Arg, ...]) -> tuple[Meaning, ...]:
     while i < len(rest) and not _find_expression(rest[i].value):
         starts.append(rest[i])
         i += 1
+    return starts, i
+
+
+def _find(rest: tuple[Arg, ...]) -> tuple[Meaning, ...]:
+    """`find P… -delete` also means `rm -r -f P…` (whatever its tests keep)."""
+    starts, i = _find_starts(rest)
     expression = [w.value for w in rest[i:]]
     if "-delete" not in expression and None not in expression:
         return ()
@@ -199,6 +207,17 @@ def _find(rest: tuple[Arg, ...]) -> tuple[Meaning, ...]:
     rm = PROGRAMS["rm"]
     maybe = "-delete" not in expression
     return (Meaning("rm", frozenset({"-r", "-f"}), (), operands, table=rm, maybe=maybe),)
+
+
+def find_each(tail: tuple[Arg, ...]) -> Arg:
+    """What `{}` stands for in `find P … -exec`: a path in P's tree (`P/**` as a glob), when
+    find has one static starting point (-execdir runs elsewhere: known only at run time)."""
+    starts, i = _find_starts(tail)
+    start = starts[0].value if starts else "."
+    if len(starts) > 1 or start is None or (i < len(tail) and tail[i].value is None):
+        return Arg(None, "{}")
+    pattern = "".join(f"[{ch}]" if ch in "*?[" else ch for ch in start)
+    return Arg(None, "{}", (Field(f"{start}/**", glob=f"{pattern.rstrip('/')}/**"),))
 
 
 def _find_expression(value: str | None) -> bool:

@@ -21,6 +21,7 @@ import contextlib
 import shlex
 from dataclasses import dataclass, field
 
+from yagent.kernel.confine.cmdpolicy import meaning
 from yagent.kernel.confine.cmdpolicy.model import Arg, Signal, SignalKind, Stdin
 
 
@@ -347,6 +348,7 @@ def _unseen(detail: str) -> Unwrapped:
 def _find(tail: tuple[Arg, ...]) -> Unwrapped:
     runs: list[Run] = []
     signals: list[Signal] = []
+    found = meaning.find_each(tail)
     i = 0
     while i < len(tail):
         value = tail[i].value
@@ -356,8 +358,12 @@ def _find(tail: tuple[Arg, ...]) -> Unwrapped:
             end = next(
                 (j for j in range(i + 1, len(tail)) if tail[j].value in (";", "+")), len(tail)
             )
+            each = found if value in ("-exec", "-ok") else Arg(None, "{}")
             argv = tuple(
-                Arg(None, a.source) if a.value and "{}" in a.value else a for a in tail[i + 1 : end]
+                (each if a.value == "{}" else Arg(None, a.source))
+                if a.value and "{}" in a.value
+                else a
+                for a in tail[i + 1 : end]
             )
             if argv:
                 runs.append(Run(argv))
