@@ -19,8 +19,9 @@ Guarantees:
 - When a run-time word could make a forbidden rule match (by spelling or by meaning), the command
   carries an UNCHECKABLE signal: nobody can tell before it runs whether it is forbidden
   (docs/adr/0031-run-time-words-are-not-auto-approved.md). So does a command whose words spell a
-  forbidden one — as their tail (`strace rm -rf /`) or inside one word (`script -c 'rm -rf /'`)
-  — unless it only prints them (`echo`, `printf`): a program cmdpolicy does not know may run it.
+  forbidden one — as their tail (`strace rm -rf /`), as one word (`script -c 'rm -rf /'`) or as
+  a string quoted inside one (`python3 -c 'os.system("rm -rf /")'`) — unless it only prints or
+  searches them (`echo`, `printf`, `grep`): a program cmdpolicy does not know may run it.
 Refuses: a malformed rule (`PolicyError`) — empty name or prefix, non-string or NUL-bearing tokens,
 a verdict that is not a `Permission`.
 """
@@ -28,6 +29,7 @@ a verdict that is not a `Permission`.
 from __future__ import annotations
 
 import contextlib
+import re
 import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -37,6 +39,7 @@ from yagent.kernel.confine.cmdpolicy.errors import PolicyError
 from yagent.kernel.confine.cmdpolicy.model import Arg, Permission, Signal, SignalKind, basename
 
 _NO, _DEFINITE, _POSSIBLE = operands.NO, operands.DEFINITE, operands.POSSIBLE
+_QUOTED = re.compile(r"""(["'`])(.+?)\1""")
 # commands that only print or search their words: a forbidden command among them is text
 _PRINTERS = frozenset({"echo", "printf", "true", "false", ":", "grep", "egrep", "fgrep", "rg"})
 
@@ -195,9 +198,13 @@ class RuleIndex:
             tails: list[tuple[Arg, ...]] = []
             if meaning.program_of(word) in self._heads:
                 tails.append(tuple(words[i:]))
-            if " " in word:
+            # the word as a command line, and each string quoted inside it (interpreter code:
+            # `python3 -c 'os.system("rm -rf /")'`, `perl -e`, `awk 'BEGIN{system(…)}'`)
+            for text in (word, *(m.group(2) for m in _QUOTED.finditer(word))):
+                if " " not in text:
+                    continue
                 with contextlib.suppress(ValueError):
-                    tokens = shlex.split(word)
+                    tokens = shlex.split(text.lstrip("!"))  # vim's and git aliases' `!cmd`
                     if tokens and meaning.program_of(tokens[0]) in self._heads:
                         tails.append(tuple(Arg.of(t) for t in tokens))
             for tail in tails:
