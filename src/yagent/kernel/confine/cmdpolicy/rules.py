@@ -105,7 +105,7 @@ class RuleIndex:
     """Rules grouped by their first token, each group in resolution order; the restricting
     rules (forbidden, prompt) also as meanings, strictest first."""
 
-    __slots__ = ("_by_head", "_heads", "_restricting")
+    __slots__ = ("_by_head", "_heads", "_mention", "_restricting")
 
     def __init__(self, rules: Iterable[PrefixRule]) -> None:
         by_head: dict[str, list[PrefixRule]] = {}
@@ -122,8 +122,11 @@ class RuleIndex:
         self._restricting = tuple(
             (r, meaning.read(tuple(Arg.of(t) for t in r.prefix))) for r in strict_first
         )
-        # the programs a forbidden command embedded in another's words may start with
+        # the programs a forbidden command embedded in another's words may start with, and a
+        # cheap look for their names in a word before it is read as a command
         self._heads = frozenset(m.program.split()[0] for _, m in self._restricting) | {"find"}
+        names = "|".join(sorted(map(re.escape, self._heads)))
+        self._mention = re.compile(rf"(?:^|[^\w.-])(?:{names})(?![\w-])") if names else None
 
     def has_head(self, head: str) -> bool:
         return head in self._by_head or basename(head) in self._by_head
@@ -164,20 +167,21 @@ class RuleIndex:
                 Signal(SignalKind.PATH, f"{head} is not allowed by basename rule {rule.name!r}")
             )
         read = tuple(words) or tuple(Arg(v, "$…" if v is None else v) for v in values)
-        meant = meaning.read(read, open_tail)
-        concerned = self._concerning(meant)
-        stricter = self._meant(meant, concerned, rule, decision, where)
-        if stricter is not None:
-            decision, rule = stricter.verdict, stricter
-        possible = [
-            other
-            for other, other_meaning in concerned
-            if other.verdict.strictness > decision.strictness
-            and meaning.covers(other_meaning, meant, where=where) == _POSSIBLE
-        ]
-        if possible:
-            decision = Permission.strictest(decision, Permission.PROMPT)
-            signals.extend(_possible(possible))
+        if meaning.program_of(head) in self._heads:  # some restricting rule may concern it
+            meant = meaning.read(read, open_tail)
+            concerned = self._concerning(meant)
+            stricter = self._meant(meant, concerned, rule, decision, where)
+            if stricter is not None:
+                decision, rule = stricter.verdict, stricter
+            possible = [
+                other
+                for other, other_meaning in concerned
+                if other.verdict.strictness > decision.strictness
+                and meaning.covers(other_meaning, meant, where=where) == _POSSIBLE
+            ]
+            if possible:
+                decision = Permission.strictest(decision, Permission.PROMPT)
+                signals.extend(_possible(possible))
         if decision is not Permission.FORBIDDEN and basename(head) not in _PRINTERS:
             embedded = self._embedded(read, open_tail, where)
             if embedded is not None:
@@ -191,9 +195,10 @@ class RuleIndex:
         """A forbidden command spelled inside another one's words — as its tail (`strace rm -rf
         /`, `chroot / rm -rf /`) or as one word (`script -c 'rm -rf /'`, `ssh h 'rm -rf /'`):
         a program yagent does not know may run it."""
+        mention = self._mention
         for i in range(1, len(words)):
             word = words[i].value
-            if not word:
+            if not word or mention is None or mention.search(word) is None:
                 continue
             tails: list[tuple[Arg, ...]] = []
             if meaning.program_of(word) in self._heads:
