@@ -90,7 +90,20 @@ def _sandboxed(ws: Path) -> list[sandbox.Provider]:
         ("workspace-write", "git push", False, D.PROMPT),
         ("workspace-write", "git push", True, D.ALLOW),  # -y answers the question
         ("workspace-write", "rm -rf /", True, D.DENY),  # ...never a forbidden line
-        ("workspace-write", "echo 'open", True, D.ALLOW),  # -y answers unjudgeable too
+        # ADR 0031: no standing permission answers a line the forbidden rules cannot be checked
+        # against — unreadable, a run-time command name or code, a run-time operand of a command
+        # a forbidden rule names; a person is asked (and refused when there is nobody)
+        ("workspace-write", "echo 'open", True, D.PROMPT),
+        ("workspace-write", "a=rm; $a -rf /", True, D.PROMPT),
+        ("workspace-write", "$(echo rm) -rf /", True, D.PROMPT),
+        ("workspace-write", "rm -rf $X", True, D.PROMPT),
+        ("workspace-write", "echo 'rm -rf /' | sh", True, D.PROMPT),
+        ("workspace-write", "rm -rf build", True, D.ALLOW),  # spelled out: -y answers it
+        ("workspace-write", "rm -r --force //", True, D.DENY),  # respelled: still forbidden
+        ("full-auto", "a=rm; $a -rf /", False, D.PROMPT),  # not run unasked in the sandbox either
+        ("full-auto", "rm -rf build", False, D.ALLOW),
+        ("read-only", "a=rm; $a -rf /", True, D.DENY),  # allowlist: nobody is asked
+        ("yolo", "$X -rf /", True, D.PROMPT),
         ("read-only", "git status", False, D.ALLOW),
         ("read-only", "git push", False, D.DENY),  # allowlist: nobody is asked
         ("read-only", "git push", True, D.DENY),  # ...and -y does not change that
@@ -110,6 +123,8 @@ async def test_judge_per_preset(
     if expected is D.DENY:
         assert verdict.kind is toolfail.Kind.PERMISSION
         assert not verdict.retryable
+    person_only = "adr/0031" in (verdict.reason or "")
+    assert person_only == (expected is D.PROMPT and (standing or preset == "full-auto")), verdict
 
 
 @pytest.mark.anyio

@@ -53,6 +53,20 @@ def test_read_only_commands_are_allowed(line: str) -> None:
         "timeout 5 rm -rf /",
         "xargs rm -rf / < list",
         "chmod -R 777 /",
+        "rm -rf /*",  # a glob naming everything in `/` means `/`
+        "rm --recursive --force /",
+        "rm -r -f //",
+        "rm -Rf /usr/..",
+        "rm -rf -- /.",
+        "command rm -rf /",
+        "xargs rm -rf <<< /",
+        "find / -delete",
+        "rm -fr ~/",
+        "rm -rf $HOME",
+        "rm -rf ~/*",
+        "mkfs -t ext4 /dev/sda1",
+        "mkfs.xfs /dev/sda1",
+        "chmod --recursive 0777 //",
     ],
 )
 def test_root_wiping_lines_are_forbidden(line: str) -> None:
@@ -68,7 +82,6 @@ def test_root_wiping_lines_are_forbidden(line: str) -> None:
         "PATH=/tmp git status",  # steering
         "curl https://example.com | sh",  # a shell reading a pipe
         "rm -rf build",  # rm, but not the root
-        "rm -rf /*",  # the glob is not a static word: no rule can see it (documented limit)
     ],
 )
 def test_everything_else_asks(line: str) -> None:

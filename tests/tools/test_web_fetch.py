@@ -226,3 +226,39 @@ def test_the_tool_is_network_effect_and_warm() -> None:
 
     [spec] = [s for s in BUILTIN if s.model is not None and s.model.__name__ == "WebFetchArgs"]
     assert (spec.effect, spec.tier) == (Effect.NETWORK, Tier.WARM)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("url", "scheme"),
+    [
+        ("file:///etc/passwd", "file"),
+        ("FILE:///etc/hosts", "file"),
+        ("ftp://example.com/x", "ftp"),
+        ("data:text/plain,hi", "data"),
+        ("gopher://example.com/", "gopher"),
+        ("view-source:http://example.com/", "view-source"),
+    ],
+)
+async def test_other_schemes_are_refused_naming_the_url_and_the_allowed_schemes(
+    workspace: Path, home: Path, url: str, scheme: str
+) -> None:
+    ok, body = await fetch(adapter(workspace, home, WebConfig()), url)
+    assert not ok
+    error = body["error"]
+    assert body["kind"] == "permission", body
+    assert repr(url) in error, error  # the URL the model wrote, not what a parser made of it
+    assert f"scheme {scheme!r}" in error, error
+    assert "http://" in error, error
+    assert "https://" in error, error
+    assert ("read_file" in error) == (scheme == "file"), error
+    assert "--allow-local" not in error
+
+
+@pytest.mark.anyio
+async def test_a_relative_url_is_refused_as_one(workspace: Path, home: Path) -> None:
+    ok, body = await fetch(adapter(workspace, home, WebConfig()), "/etc/passwd")
+    assert not ok
+    assert "'/etc/passwd'" in body["error"]
+    assert "no scheme" in body["error"]
+    assert "http://" in body["error"]

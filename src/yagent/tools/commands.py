@@ -1,7 +1,8 @@
 """The command gate: how yagent judges a shell command line and where it lets it run.
 
 Guarantees:
-- `approval(line)` is `cmdpolicy.decide_command` on the bash AST with the active rules: FORBIDDEN
+- `approval(line)` is `cmdpolicy.decide_command` on the bash AST with the active rules, relative
+  operands placed in the workspace and `~` at `$HOME` (for the forbidden rules' meaning): FORBIDDEN
   is a deny, PROMPT a question, ALLOW a pass. A line cmdpolicy cannot judge (`UnjudgeableError`)
   is a question, never an allow. A URL on the line (in any command the line can run) that
   netguard refuses even with loopback and private space open — cloud metadata, link-local,
@@ -11,6 +12,11 @@ Guarantees:
   question is asked (ASK), denied (ALLOWLIST), or passed unasked (AUTO in a sandbox, NEVER_ASK);
   a standing permission (-y, "always", "skip all", project) answers a question the gate would
   ask; a requirement no registered sandbox meets denies (no downgrade).
+- Except a line the forbidden rules cannot be checked against — a command name or code known
+  only at run time, a run-time word where a forbidden rule's word could stand (`rm -rf $X`), or a
+  line cmdpolicy cannot read: it is never run without a person's answer. Where a standing
+  permission or the preset would have run it unasked, it is a question put to a person saying
+  so; with nobody to ask it is refused (docs/adr/0031-run-time-words-are-not-auto-approved.md).
 - `confinement()` names the sandbox the same gate picks for an approved call, and how to launch
   a command in it: bubblewrap for a NAMESPACES preset (workspace writable, every `.git` and
   `.yagent` at any depth read-only, what `tools.readmask` hides — yagent's home, credential
@@ -190,13 +196,17 @@ class CommandGate:
     # -- judging ------------------------------------------------------------------------------
     def approval(self, line: str) -> invoke.Verdict:
         """The approval layer's word on `line` (see the module contract)."""
+        return self._approval(line)[0]
+
+    def _approval(self, line: str) -> tuple[invoke.Verdict, str]:
+        """The approval, and why the forbidden rules could not be checked ("" when they were)."""
         try:
-            verdict = cmdpolicy.decide_command(self._policy, line)
-        except cmdpolicy.UnjudgeableError as exc:
-            return invoke.Verdict.prompt(
-                f"cmdpolicy cannot judge this command line ({exc.reason}); a person must",
-                stage=STAGE,
+            verdict = cmdpolicy.decide_command(
+                self._policy, line, cwd=str(self.workspace), home=os.environ.get("HOME")
             )
+        except cmdpolicy.UnjudgeableError as exc:
+            reason = f"cmdpolicy cannot judge this command line ({exc.reason}); a person must"
+            return invoke.Verdict.prompt(reason, stage=STAGE), reason
         refused = _refused_urls(verdict)
         if refused:
             return invoke.Verdict.deny(
@@ -204,16 +214,20 @@ class CommandGate:
                 + "; ".join(refused),
                 kind=toolfail.Kind.FORBIDDEN,
                 stage=STAGE,
-            )
-        return verdict.to_invoke(STAGE)
+            ), ""
+        unchecked = "; ".join(s.detail for s in verdict.uncheckable)
+        return verdict.to_invoke(STAGE), unchecked
 
     async def judge(self, line: str, *, danger: str | None, standing: bool) -> invoke.Verdict:
         """The joint verdict for running `line`; `danger` is the workspace guard's reason."""
-        approval = self.approval(line)
+        approval, unchecked = self._approval(line)
         if danger and approval.decision is not invoke.Decision.DENY:
             said = approval.reason if approval.decision is invoke.Decision.PROMPT else ""
             approval = invoke.Verdict.prompt("\n".join(filter(None, (said, danger))), stage=STAGE)
         judgement = await self._judgement(approval)
+        unasked = judgement.action is Action.RUN and approval.decision is invoke.Decision.PROMPT
+        if unchecked and (unasked or (judgement.action is Action.ASK and standing)):
+            return invoke.Verdict.prompt(_person_only(approval.reason, unchecked), stage=STAGE)
         if judgement.action is Action.ASK and standing:
             judgement = await self._judgement(invoke.Decision.ALLOW)
         verdict = judgement.to_verdict(STAGE)
@@ -358,6 +372,16 @@ class CommandGate:
 
 
 _PERM = toolfail.Kind.PERMISSION
+
+
+def _person_only(question: str, unchecked: str) -> str:
+    """The question for a line no standing permission may answer (ADR 0031)."""
+    return (
+        f"{question}\nOnly a person can approve this line: whether a forbidden rule applies is "
+        f"known only when it runs ({unchecked}). -y and standing permissions do not answer it "
+        "(docs/adr/0031-run-time-words-are-not-auto-approved.md); spell the command and its "
+        "operands out, or ask the person."
+    )
 
 
 def _refused_urls(verdict: cmdpolicy.Verdict) -> list[str]:

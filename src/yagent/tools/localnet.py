@@ -21,7 +21,8 @@ Guarantees:
   egress proxy never opens local addresses — pointing to `allow_local`
   (`sandbox_host_problem` is the one sentence, None for a public host).
 - `refusal(exc)` is the one model-facing sentence for a netguard refusal: netguard's reason, and
-  for a loopback or private target how the person opens it (or that nothing opens it).
+  for a loopback or private target how the person opens it (or that nothing opens it); for a
+  scheme other than http/https, that only those two are fetched (and, for `file:`, read_file).
 Leaves to the host: where the entries come from (config after project trust, the CLI flag) and
 handing the `Allow` to the tools (`web.configure`, `browser.configure`).
 """
@@ -128,11 +129,22 @@ def _blocked_class(exc: netguard.BlockedError) -> AddrClass | None:
 def refusal(exc: netguard.BlockedError) -> str:
     """Netguard's refusal as the model reads it: the reason, and whether anything opens it."""
     cls = _blocked_class(exc)
+    if isinstance(exc, netguard.SchemeBlockedError):
+        local = " (read a local file with read_file)" if _scheme(exc.target) == "file" else ""
+        return (
+            f"netguard refused {exc.target!r}: {exc}; only http:// and https:// URLs are "
+            f"fetched, and no setting opens another scheme{local}"
+        )
     if cls in netguard.OPENABLE:
         return f"netguard refused {exc.target!r}: {exc}; {HOW_TO_OPEN}"
     if cls is not None:
         return f"netguard refused {exc.target!r}: {exc}; no setting opens a {cls} address"
     return f"netguard refused {exc.target!r}: {exc}"
+
+
+def _scheme(url: str) -> str:
+    head, colon, _ = url.partition(":")
+    return head.lower() if colon else ""
 
 
 def sandbox_host_problem(host: str, entry: str) -> str | None:

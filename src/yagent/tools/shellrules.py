@@ -83,17 +83,25 @@ BUILTIN_RULES: tuple[dict[str, Any], ...] = (
     _allow("builtin-pytest", "pytest", "pytest -q"),
     _allow("builtin-python-pytest", "python -m pytest", "python -m pytest -q"),
     _allow("builtin-python3-pytest", "python3 -m pytest", "python3 -m pytest -q"),
-    _forbid("builtin-rm-rf-root", "rm -rf /", "rm -rf /", "git status; rm -rf /"),
-    _forbid("builtin-rm-fr-root", "rm -fr /"),
-    _forbid("builtin-rm-Rf-root", "rm -Rf /"),
-    _forbid("builtin-rm-r-f-root", "rm -r -f /"),
-    _forbid("builtin-rm-f-r-root", "rm -f -r /"),
-    _forbid("builtin-rm-rf-nopreserve", "rm -rf --no-preserve-root /"),
-    _forbid("builtin-rm-rf-home", "rm -rf ~", "rm -rf ~"),
-    _forbid("builtin-rm-fr-home", "rm -fr ~"),
-    _forbid("builtin-mkfs", "mkfs", "mkfs /dev/sda1"),
-    _forbid("builtin-mkfs-ext4", "mkfs.ext4", "mkfs.ext4 /dev/sda1"),
-    _forbid("builtin-chmod-root", "chmod -R 777 /"),
+    # Forbidden rules match by meaning (cmdpolicy.meaning): the examples below are respellings
+    # checked through the real decision path at start-up (tests/tools/test_shellrules.py and
+    # tests/kernel/confine/cmdpolicy/test_meaning.py hold many more).
+    _forbid(
+        "builtin-rm-rf-root",
+        "rm -rf /",
+        "rm -rf /",
+        "git status; rm -rf /",
+        "rm --recursive --force //",
+        "rm -rf /*",
+        "find / -delete",
+    ),
+    _forbid("builtin-rm-rf-home", "rm -rf ~", "rm -rf ~", "rm -fr $HOME/"),
+    _forbid("builtin-mkfs", "mkfs", "mkfs /dev/sda1", "mkfs -t ext4 /dev/sda1"),
+    *(
+        _forbid(f"builtin-{maker}", maker, f"{maker} /dev/sda1")
+        for maker in ("mkfs.ext2", "mkfs.ext3", "mkfs.ext4", "mkfs.xfs", "mkfs.btrfs", "mke2fs")
+    ),
+    _forbid("builtin-chmod-root", "chmod -R 777 /", "chmod --recursive 0777 //"),
 )
 
 

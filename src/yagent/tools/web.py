@@ -1,11 +1,14 @@
 """The `web_fetch` executor: one URL fetched through netguard, returned as readable text.
 
 Guarantees:
-- Every request goes through `netguard.new_client`: the URL, every redirect hop and the real peer
-  of every connection are judged (scheme, names, every resolved address; loopback, private,
-  metadata… refused unless the host's `Allow` opens them — and metadata never). A refusal is a
-  PERMISSION failure naming netguard's reason and, for a loopback or private target, how the
-  person opens it (`localnet.refusal`); nothing is fetched from a refused target.
+- The URL is judged as the model wrote it (`netguard` screen) before any HTTP library reads it —
+  httpx would make `file:///x` into `file:/x` and `data:…` into a path, and the refusal would
+  name a URL nobody wrote. Then every request goes through `netguard.new_client`: the URL, every
+  redirect hop and the real peer of every connection are judged (scheme, names, every resolved
+  address; loopback, private, metadata… refused unless the host's `Allow` opens them — and
+  metadata never). A refusal is a PERMISSION failure naming netguard's reason, the URL, and
+  either how the person opens it (a loopback or private target) or that nothing does — a scheme
+  other than http:// and https:// among them (`localnet.refusal`); nothing is fetched.
 - Only text is read: `text/*`, JSON, XML and XHTML. Any other content type is refused with a
   message naming it (the body is not read). HTML becomes readable text (`webtext`).
 - The body is read up to `MAX_BYTES` (the rest is not downloaded) and the text cut at
@@ -69,6 +72,7 @@ def _is_text(content_type: str) -> bool:
 async def web_fetch(ctx: ToolContext, args: p.WebFetchArgs) -> dict[str, Any]:
     config = _config(ctx)
     try:
+        netguard.Guard(config.resolver).screen(args.url, config.allow)
         async with (
             netguard.new_client(config.allow, resolver=config.resolver, timeout=TIMEOUT) as client,
             client.stream("GET", args.url, headers={"Accept": "text/html, text/*;q=0.9"}) as resp,

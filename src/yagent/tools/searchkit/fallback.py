@@ -11,12 +11,18 @@ Contract:
 - Files are read in blocks (memory stays bounded on huge files); a block with no match at all
   is skipped without splitting it into lines, unless the pattern uses look-around or `\\A`/`\\Z`
   (their meaning changes across line boundaries).
+- A line longer than `LONG_LINE_BYTES` is never held whole: it is searched in windows of one
+  block plus the last `OVERLAP_CHARS` characters of the window before, decoded incrementally, and
+  its first match is kept (shown around that match, its column counted from the line's start).
+  A match longer than `OVERLAP_CHARS` that straddles two windows can be missed there: the tally
+  lists every such line (`long_lines`) and the result says so.
 - Stops when the tally is full, when the deadline passes (the tally says `timed_out`), or when
   `stop` is set (the caller was cancelled). Unreadable files are listed in the tally's errors.
 """
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
 import threading
@@ -28,6 +34,8 @@ from yagent.tools.ignorewalk import Filter, IgnoreTree, walk_files
 from yagent.tools.searchkit.results import Hit, Query, Tally
 
 BLOCK_BYTES = 1 << 20  # a seam: tests lower it to cross block boundaries
+LONG_LINE_BYTES = 4 << 20  # a seam: a line held whole at most; longer ones are windowed
+OVERLAP_CHARS = 64 << 10  # a seam: what a window keeps of the one before
 _LINE_BOUND = re.compile(r"\(\?<?[=!]|\\[AZ]")
 
 
@@ -89,21 +97,74 @@ class _Run:
             return
         with fh:
             line = 0
-            pending: list[bytes] = []
+            pending = b""  # the start of a line not ended yet: at most LONG_LINE_BYTES
+            long: _LongLine | None = None
             while not self.over():
                 chunk = fh.read(block_bytes)
+                eof = not chunk
                 if chunk and not explicit and b"\x00" in chunk:
                     return  # binary: rg stops at the first NUL as well
-                if chunk and b"\n" not in chunk:
-                    pending.append(chunk)  # a long line in pieces
-                    continue
-                data = b"".join([*pending, chunk])
-                cut = data.rfind(b"\n") + 1 if chunk else len(data)
-                pending = [data[cut:]]
+                if long is not None:
+                    cut = chunk.find(b"\n")
+                    if not eof and cut < 0:
+                        long.feed(chunk)
+                        continue
+                    long.feed(chunk if eof else chunk[:cut], final=True)
+                    line, long = line + 1, None
+                    chunk = b"" if eof else chunk[cut + 1 :]
+                data = pending + chunk
+                cut = len(data) if eof else data.rfind(b"\n") + 1
                 if cut:
                     line = self.scan(path, data[:cut], line)
-                if not chunk:
+                pending = data[cut:]
+                if eof:
                     return
+                if len(pending) > LONG_LINE_BYTES:
+                    long = _LongLine(self, path, line + 1)
+                    long.feed(pending)
+                    pending = b""
+
+
+class _LongLine:
+    """One line too long to hold, searched window by window (see the module contract)."""
+
+    __slots__ = ("_before", "_carry", "_decoder", "_done", "_number", "_path", "_run")
+
+    def __init__(self, run: _Run, path: str, number: int) -> None:
+        self._run = run
+        self._path = path
+        self._number = number
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._carry = ""  # the end of the previous window, its first character context only
+        self._before = 0  # characters of the line before `_carry`
+        self._done = False
+        run.tally.long_lines.append(f"{path}:{number}")
+
+    def feed(self, data: bytes, *, final: bool = False) -> None:
+        if self._done:
+            return
+        text = self._decoder.decode(data, final)
+        window = self._carry + text
+        start = 1 if self._carry else 0  # `^` cannot match inside the line
+        # Short of the end, a match touching the window's end may go on: the next window,
+        # which starts OVERLAP_CHARS back, sees it whole.
+        end = len(window) if final else len(window) - 1
+        spans = [
+            (m.start(), m.end())
+            for m in self._run.regex.finditer(window, start, max(end, start))
+            if final or m.end() < end
+        ]
+        if spans:
+            self._done = True
+            if self._run.tally.count():
+                offset = self._before
+                self._run.tally.hits.append(
+                    Hit(self._path, self._number, window, spans, skipped=offset)
+                )
+            return
+        keep = window[-(OVERLAP_CHARS + 1) :]
+        self._before += len(window) - len(keep)
+        self._carry = keep
 
 
 def fallback_search(

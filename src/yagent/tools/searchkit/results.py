@@ -37,8 +37,9 @@ class Query:
 class Hit:
     path: str  # absolute
     line: int
-    text: str  # without the line terminator
+    text: str  # without the line terminator (of a long line: the window the match is in)
     spans: list[tuple[int, int]]  # character offsets in `text`
+    skipped: int = 0  # characters of the line before `text` (a long line's window)
 
 
 @dataclass(slots=True)
@@ -51,6 +52,7 @@ class Tally:
     timed_out: bool = False
     errors: list[str] = field(default_factory=list)
     hidden_files: int = 0  # files the read rules hid: never searched, said in a note
+    long_lines: list[str] = field(default_factory=list)  # "path:line" searched in windows
 
     def count(self) -> bool:
         """Count one matching line; True when it is to be kept (fewer than max_results kept).
@@ -98,13 +100,15 @@ def clip(text: str, first: int, limit: int) -> str:
 
 def _match_row(hit: Hit, shown: Shown) -> dict[str, Any]:
     first = hit.spans[0][0] if hit.spans else 0
+    text = clip(hit.text, first, shown.max_line_chars)
     row: dict[str, Any] = {
         "path": display_path(hit.path, shown.workspace),
         "line": hit.line,
-        "column": first + 1,
-        "text": clip(hit.text, first, shown.max_line_chars),
-        "submatches": [list(span) for span in hit.spans[: shown.max_submatches]],
+        "column": hit.skipped + first + 1,
+        "text": f"[… {hit.skipped} chars] {text}" if hit.skipped else text,
+        "submatches": [[s + hit.skipped, e + hit.skipped] for s, e in hit.spans],
     }
+    row["submatches"] = row["submatches"][: shown.max_submatches]
     if len(hit.spans) > shown.max_submatches:
         row["more_submatches"] = len(hit.spans) - shown.max_submatches
     return row
@@ -144,6 +148,13 @@ def shape(
     if tally.timed_out:
         result["timed_out"] = True
         notes.append(f"the search timed out after {tally.total} matching lines; it is incomplete")
+    if tally.long_lines:
+        result["long_lines"] = [display_path(p, shown.workspace) for p in tally.long_lines[:20]]
+        notes.append(
+            f"{len(tally.long_lines)} line(s) too long to hold were searched in windows: only "
+            "the first match of each is shown, and a match straddling two windows that is "
+            "longer than their overlap could be missed there"
+        )
     if tally.errors:
         result["errors"] = tally.errors[:20]
         if len(tally.errors) > 20:

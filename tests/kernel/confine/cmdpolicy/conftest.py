@@ -30,7 +30,7 @@ def allow_list() -> Policy:
                 ("rm", "-rf"),
                 F,
                 match=("rm -rf /", "/bin/rm -rf /"),
-                not_match=("rm -r x",),
+                not_match=("rm -f x", "rm -d x"),  # not recursive (-f and -i are noise)
                 justification="recursive forced delete",
             ),
             PrefixRule("curl", ("curl",), F, match=("curl https://example.com",)),

@@ -90,7 +90,7 @@ ATTACKS: list[tuple[str, str, Permission | str]] = [
     ("exec", "exec rm -rf /", F),
     ("find-exec", "find . -exec rm -rf {} \\;", F),
     ("find-execdir", "find . -execdir curl x \\;", F),
-    ("find-delete", "find / -delete", P),
+    ("find-delete", "find / -delete", F),  # read as rm -r -f /
     ("git-c-pager", "git -c core.pager='rm -rf /' log", F),
     ("git-c-alias", "git -c alias.status='!curl x' status", F),
     ("git-c-harmless-still-prompt", "git -c user.name=x status", P),
@@ -130,7 +130,7 @@ ATTACKS: list[tuple[str, str, Permission | str]] = [
     ("ansi-c-nul-name", "$'rm\\0x' -rf /", P),
     ("ansi-c-non-ascii-name", "$'\\u0072m' -rf /", F),
     ("ansi-c-wide-name", "$'\\u00e9' -rf /", P),
-    ("brace-expansion-name", "r{m,} -rf /", P),
+    ("brace-expansion-name", "r{m,} -rf /", F),  # `rm r -rf /`: rm permutes its options
     ("brace-expansion-whole-line", "{rm,-rf,/}", U),
     ("brace-expansion-argv", "env {rm,-rf,/}", F),
     ("brace-expansion-flags", "rm {-rf,/}", F),

@@ -91,7 +91,7 @@ def test_run_time_word_matches_no_token_and_floors_a_would_be_allow() -> None:
     assert decision is P
     assert rule is not None
     assert rule.name == "git"
-    assert [s.kind for s in signals] == [SignalKind.AMBIGUOUS]
+    assert [s.kind for s in signals] == [SignalKind.UNCHECKABLE]  # the rule it may be forbids
     assert "git-push" in signals[0].detail
 
 
@@ -143,4 +143,4 @@ def test_basename_route_also_sees_ambiguity() -> None:
     policy = Policy([PrefixRule("rm", ("rm",), A), PrefixRule("rm-rf", ("rm", "-rf"), F)])
     decision, _, signals = policy.judge_args(("/bin/rm", None))
     assert decision is P
-    assert {s.kind for s in signals} == {SignalKind.PATH}
+    assert {s.kind for s in signals} == {SignalKind.PATH, SignalKind.UNCHECKABLE}

@@ -252,7 +252,7 @@ def test_xargs_appends_run_time_arguments() -> None:
     policy = Policy([PrefixRule("rm", ("rm",), A), PrefixRule("rm-rf", ("rm", "-rf"), F)])
     verdict = decide_command(policy, "xargs rm")
     assert verdict.decision is P
-    assert SignalKind.AMBIGUOUS in {s.kind for c in verdict.commands for s in c.signals}
+    assert SignalKind.UNCHECKABLE in {s.kind for c in verdict.commands for s in c.signals}
     assert decide_command(policy, "xargs rm -rf").decision is F
 
 

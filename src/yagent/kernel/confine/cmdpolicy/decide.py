@@ -9,6 +9,13 @@ Guarantees:
   (`dynamic`: substitutions, run-time command names, eval, shells reading unseen code), privilege
   changes, environment steering, configuration overrides, path-qualified commands matched by
   basename, run-time arguments that could match a stricter rule, wrapper options not understood.
+- `uncheckable` says whether the forbidden rules could be checked: it is set when a command name
+  or code is known only at run time (`$a -rf /`, `$(echo rm) …`, `eval "$X"`, `sh -c "$X"`, a
+  shell reading a pipe) or when a run-time word could make a forbidden rule match (`rm -rf $X`).
+  Such a line is never run on a standing permission
+  (docs/adr/0031-run-time-words-are-not-auto-approved.md); that is the host's to enforce.
+- Restricting rules match a command by its meaning (see `meaning`, `rules`); a command decided by a
+  rule it does not spell says how it was read (`CommandVerdict.meant`).
 - A line with no command at all gets the policy default.
 - The `Verdict` also carries every command's words as read (`words`: wrappers and what they run,
   inner scripts included, brace fields and all) and every redirection's file (`targets`), for
@@ -23,10 +30,10 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
-from yagent.kernel.confine.cmdpolicy import git, syntax, wrappers
+from yagent.kernel.confine.cmdpolicy import git, meaning, operands, syntax, wrappers
 from yagent.kernel.confine.cmdpolicy.errors import TooLargeError
 from yagent.kernel.confine.cmdpolicy.model import (
     NO_STDIN,
@@ -57,10 +64,13 @@ class CommandVerdict:
     signals: tuple[Signal, ...] = ()
     via: tuple[str, ...] = ()
     exact: bool = True  # every word is static: `argv` is exactly what runs
+    meant: str = ""  # how it was read, when a rule it does not spell decided it
 
     def describe(self) -> str:
         where = f" (via {' > '.join(self.via)})" if self.via else ""
         by = f"rule {self.rule.name!r}" if self.rule is not None else "the default"
+        if self.meant:
+            by += f" (read as {self.meant!r}: the same meaning)"
         why = (
             f": {self.rule.justification}"
             if self.rule is not None and self.rule.justification
@@ -96,6 +106,12 @@ class Verdict:
     def allowed(self) -> bool:
         return self.decision is Permission.ALLOW
 
+    @property
+    def uncheckable(self) -> tuple[Signal, ...]:
+        """Why the forbidden rules cannot be checked before the line runs (empty: they were)."""
+        every = (*self.signals, *(s for c in self.commands for s in c.signals))
+        return tuple(dict.fromkeys(s for s in every if s.kind is SignalKind.UNCHECKABLE))
+
     def explain(self) -> str:
         lines = [f"{self.decision.value}: {self.line!r}"]
         if not self.commands:
@@ -123,7 +139,11 @@ class RuleBook(Protocol):
     def default(self) -> Permission: ...
 
     def judge_args(
-        self, values: Sequence[str | None], open_tail: bool = False
+        self,
+        values: Sequence[str | None],
+        open_tail: bool = False,
+        words: Sequence[Arg] = (),
+        where: operands.Where = operands.NOWHERE,
     ) -> tuple[Permission, PrefixRule | None, tuple[Signal, ...]]: ...
 
     def names(self, head: str) -> bool: ...
@@ -131,21 +151,26 @@ class RuleBook(Protocol):
     def is_steering(self, variable: str) -> bool: ...
 
 
-def decide_command(policy: RuleBook, line: str) -> Verdict:
-    """Judge every command `line` can run; raises `UnjudgeableError` rather than guess."""
+def decide_command(
+    policy: RuleBook, line: str, *, cwd: str | None = None, home: str | None = None
+) -> Verdict:
+    """Judge every command `line` can run; raises `UnjudgeableError` rather than guess.
+    `cwd` and `home` (absolute), when the host gives them, place relative and `~` operands for
+    the restricting rules (`operands.Where`)."""
     size = len(line.encode("utf-8", "surrogatepass"))
     if size > MAX_LINE_BYTES:
         raise TooLargeError(f"the line is {size} bytes, over the {MAX_LINE_BYTES}-byte cap")
-    judge = _Judge(policy)
+    judge = _Judge(policy, operands.Where(cwd, home))
     judge.script(line, (), 0)
     return judge.verdict(line)
 
 
 class _Judge:
-    __slots__ = ("_commands", "_nodes", "_policy", "_signals", "_targets", "_words")
+    __slots__ = ("_commands", "_nodes", "_policy", "_signals", "_targets", "_where", "_words")
 
-    def __init__(self, policy: RuleBook) -> None:
+    def __init__(self, policy: RuleBook, where: operands.Where) -> None:
         self._policy = policy
+        self._where = where
         self._commands: list[CommandVerdict] = []
         self._signals: list[Signal] = []
         self._words: list[Words] = []
@@ -156,6 +181,10 @@ class _Judge:
         _check_depth(depth)
         facts = syntax.parse(text, MAX_AST_NODES - self._nodes)
         self._nodes += facts.nodes
+        if not self._where.moved and any(_moves(inv.args) for inv in facts.invocations):
+            # sticky, and set before any command is judged: a `cd` anywhere on the line may
+            # run before any other command (functions, loops), so relative operands are unknown
+            self._where = replace(self._where, moved=True)
         self._signals.extend(facts.signals)
         self._targets.extend(facts.targets)
         self._assigned(facts.assigned, "", via, depth)
@@ -173,7 +202,7 @@ class _Judge:
             self._signals.append(Signal(SignalKind.STEERING, f"{by}{name} is assigned"))
             if any(fnmatch.fnmatchcase(name, p) for p in COMMAND_VALUED_ENV):
                 if value.value is None:
-                    self._signals.append(Signal(SignalKind.DYNAMIC, f"{name}={value.source}"))
+                    self._signals.extend(_unseen(f"{name}={value.source}"))
                 else:
                     self.script(value.value, (*via, name), depth + 1)
 
@@ -200,11 +229,8 @@ class _Judge:
             if run.script is None:
                 self.invocation(run.argv, run.open_tail, inner_stdin, inner_via, depth + 1)
             elif run.script.value is None:
-                self._signals.append(
-                    Signal(
-                        SignalKind.DYNAMIC,
-                        f"{name} runs code known only at run time: {run.script.source}",
-                    )
+                self._signals.extend(
+                    _unseen(f"{name} runs code known only at run time: {run.script.source}")
                 )
             else:
                 self.script(run.script.value, inner_via, depth + 1)
@@ -214,23 +240,26 @@ class _Judge:
     ) -> None:
         head = args[0].value
         if head is None:
-            signal = Signal(
-                SignalKind.DYNAMIC, f"command name known only at run time: {args[0].source}"
-            )
+            signals = _unseen(f"command name known only at run time: {args[0].source}")
             decision = Permission.strictest(self._policy.default, Permission.PROMPT)
-            self._record(args, decision, None, (signal,), via)
+            self._record(args, decision, None, signals, via)
             return
         extra: list[Signal] = []
         if basename(head) == "git":
             args, extra, scripts = git.normalise_git(args)
             for script in scripts:
                 if script.value is None:
-                    extra.append(Signal(SignalKind.DYNAMIC, f"git runs {script.source}"))
+                    extra.extend(_unseen(f"git runs {script.source}"))
                 else:
                     self.script(script.value, (*via, "git -c"), depth + 1)
         values = tuple(a.value for a in args)
-        decision, rule, signals = self._policy.judge_args(values, open_tail)
-        self._record(args, decision, rule, (*extra, *signals), via)
+        decision, rule, signals = self._policy.judge_args(values, open_tail, args, self._where)
+        meant = ""
+        if rule is not None and rule.verdict is not Permission.ALLOW:
+            spelled = values[: len(rule.prefix)]
+            if spelled != rule.prefix and (basename(head), *spelled[1:]) != rule.prefix:
+                meant = meaning.read(args, open_tail).shown()
+        self._record(args, decision, rule, (*extra, *signals), via, meant)
 
     def _record(
         self,
@@ -239,10 +268,11 @@ class _Judge:
         rule: PrefixRule | None,
         signals: tuple[Signal, ...],
         via: tuple[str, ...],
+        meant: str = "",
     ) -> None:
         argv = tuple(a.shown for a in args)
         exact = all(a.value is not None for a in args)
-        self._commands.append(CommandVerdict(argv, decision, rule, signals, via, exact))
+        self._commands.append(CommandVerdict(argv, decision, rule, signals, via, exact, meant))
 
     def verdict(self, line: str) -> Verdict:
         commands = tuple(self._commands)
@@ -268,6 +298,30 @@ class _Judge:
             words=tuple(self._words),
             targets=tuple(self._targets),
         )
+
+
+_MOVERS = frozenset({"cd", "pushd", "popd", "chdir"})
+
+
+def _moves(args: tuple[Arg, ...]) -> bool:
+    """A command that may change the directory later commands run in (or may be one)."""
+    heads = {f.static for f in args[0].expanded} if args else set()
+    if None in heads or any(basename(h) in _MOVERS for h in heads if h):
+        return True
+    if any(h and basename(h) == "env" for h in heads):
+        return any(
+            a.value is None or a.value.startswith(("-C", "--chdir")) or a.value == "--ch"
+            for a in args[1:]
+        )
+    return False
+
+
+def _unseen(detail: str) -> tuple[Signal, ...]:
+    """Code or a command name known only at run time: dynamic, and no forbidden rule can see it."""
+    return (
+        Signal(SignalKind.DYNAMIC, detail),
+        Signal(SignalKind.UNCHECKABLE, f"the forbidden rules cannot see it: {detail}"),
+    )
 
 
 def _check_depth(depth: int) -> None:

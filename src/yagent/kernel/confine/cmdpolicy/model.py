@@ -4,7 +4,8 @@
 onto `invoke.Decision` with forbidden → deny). `Arg` is one shell word as the AST sees it: its
 literal value when the word is fully static, `None` when bash would only know it at run time.
 `Signal` is a fact that prefix rules cannot see (a write redirection, a dynamic expansion…); every
-signal raises the line's floor to prompt.
+signal raises the line's floor to prompt. An UNCHECKABLE one also says that the forbidden rules
+cannot be checked before run time (docs/adr/0031-run-time-words-are-not-auto-approved.md).
 """
 
 from __future__ import annotations
@@ -83,6 +84,9 @@ class SignalKind(enum.StrEnum):
     PATH = "path"  # a path-qualified command matched by its basename
     AMBIGUOUS = "ambiguous"  # a run-time argument could make a stricter rule match
     OPAQUE = "opaque"  # something not read exactly: unknown wrapper option, bare CR
+    # a command name, code, or a word a forbidden rule names is known only at run time: whether
+    # the line is forbidden cannot be told before it runs (no standing permission answers it)
+    UNCHECKABLE = "uncheckable"
 
 
 @dataclass(frozen=True, slots=True)

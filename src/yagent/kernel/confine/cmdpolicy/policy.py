@@ -3,9 +3,11 @@
 Guarantees:
 - Building a policy runs every rule's `match` and `not_match` examples through `decide_command` —
   the real decision path, AST facts included. A `match` example must be decided by its rule with
-  the rule's verdict; a `not_match` example must not be decided by it. Any disagreement, or an
-  example that cannot be judged, is a `RuleExampleError` naming the rule and the example: a rule
-  that was never seen to fire is not trusted to fire.
+  the rule's verdict (or get that verdict from another rule while this one, judged alone, also
+  decides it — two forbidden rules may both name `rm -rf /*`); a `not_match` example must not
+  be decided by it. Any disagreement, or an example that cannot be judged, is a
+  `RuleExampleError` naming the rule and the example: a rule that was never seen to fire is not
+  trusted to fire.
 - The default for unmatched commands is prompt; it may be set to forbidden, never to allow (an
   allow-by-default guard is a deny-list, which prefix rules cannot make safe).
 - `from_mapping` / `from_toml` read a plain document and reject unknown keys by name.
@@ -20,9 +22,10 @@ import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from yagent.kernel.confine.cmdpolicy.decide import Verdict, decide_command
+from yagent.kernel.confine.cmdpolicy.decide import RuleBook, Verdict, decide_command
 from yagent.kernel.confine.cmdpolicy.errors import PolicyError, RuleExampleError, UnjudgeableError
-from yagent.kernel.confine.cmdpolicy.model import Permission, Signal
+from yagent.kernel.confine.cmdpolicy.model import Arg, Permission, Signal
+from yagent.kernel.confine.cmdpolicy.operands import NOWHERE, Where
 from yagent.kernel.confine.cmdpolicy.rules import PrefixMatch, PrefixRule, RuleIndex
 from yagent.kernel.confine.cmdpolicy.tokens import scan
 
@@ -95,10 +98,16 @@ class Policy:
         return PrefixMatch(self._default if rule is None else rule.verdict, rule)
 
     def judge_args(
-        self, values: Sequence[str | None], open_tail: bool = False
+        self,
+        values: Sequence[str | None],
+        open_tail: bool = False,
+        words: Sequence[Arg] = (),
+        where: Where = NOWHERE,
     ) -> tuple[Permission, PrefixRule | None, tuple[Signal, ...]]:
-        """One command's decision with run-time words taken into account (first word static)."""
-        return self._index.judge(values, open_tail, self._default)
+        """One command's decision with run-time words taken into account (first word static);
+        `words`, when given, are the same words as read (globs and `$HOME` for meanings), and
+        `where` where it runs (`meaning.Where`)."""
+        return self._index.judge(values, open_tail, self._default, words, where)
 
     def names(self, head: str) -> bool:
         """Whether some rule is written for the command `head` (exactly or by basename)."""
@@ -115,7 +124,9 @@ class Policy:
         for rule in self._rules:
             for example in rule.match:
                 verdict = self._judge_example(rule, example)
-                decided = any(r.name == rule.name for r in verdict.rules)
+                decided = any(r.name == rule.name for r in verdict.rules) or (
+                    verdict.decision is rule.verdict and self._fires_alone(rule, example)
+                )
                 if not decided or verdict.decision is not rule.verdict:
                     by = ", ".join(r.name for r in verdict.rules) or "no rule"
                     raise RuleExampleError(
@@ -126,9 +137,17 @@ class Policy:
                 if any(r.name == rule.name for r in verdict.rules):
                     raise RuleExampleError(rule.name, example, "is decided by it (not_match)")
 
-    def _judge_example(self, rule: PrefixRule, example: str) -> Verdict:
+    def _fires_alone(self, rule: PrefixRule, example: str) -> bool:
+        """Whether `rule` on its own decides `example` (another rule of the same verdict may
+        decide it first: `rm -rf /*` under both `rm -rf` and `rm -rf /`)."""
+        alone = _Alone(rule, self)
+        return any(r.name == rule.name for r in self._judge_example(rule, example, alone).rules)
+
+    def _judge_example(
+        self, rule: PrefixRule, example: str, book: RuleBook | None = None
+    ) -> Verdict:
         try:
-            return decide_command(self, example)
+            return decide_command(self if book is None else book, example)
         except UnjudgeableError as exc:
             raise RuleExampleError(rule.name, example, f"cannot be judged: {exc.reason}") from exc
 
@@ -157,6 +176,35 @@ class Policy:
         except tomllib.TOMLDecodeError as exc:
             raise PolicyError(f"policy TOML: {exc}") from exc
         return cls.from_mapping(data)
+
+
+class _Alone:
+    """One rule on its own, with its policy's default, wrappers and steering list."""
+
+    __slots__ = ("_index", "_policy")
+
+    def __init__(self, rule: PrefixRule, policy: Policy) -> None:
+        self._index = RuleIndex((rule,))
+        self._policy = policy
+
+    @property
+    def default(self) -> Permission:
+        return self._policy.default
+
+    def judge_args(
+        self,
+        values: Sequence[str | None],
+        open_tail: bool = False,
+        words: Sequence[Arg] = (),
+        where: Where = NOWHERE,
+    ) -> tuple[Permission, PrefixRule | None, tuple[Signal, ...]]:
+        return self._index.judge(values, open_tail, self._policy.default, words, where)
+
+    def names(self, head: str) -> bool:
+        return self._policy.names(head)
+
+    def is_steering(self, variable: str) -> bool:
+        return self._policy.is_steering(variable)
 
 
 def _no_unknown(data: Mapping[str, Any], known: frozenset[str], what: str) -> None:

@@ -10,19 +10,38 @@ Guarantees:
 - A path-qualified command (`/bin/rm`, `./ls`) is matched exactly first; failing that, by its
   basename — where an allow is capped at prompt (PATH), because `./ls` is not the `ls` the rule
   meant, while `/bin/rm -rf` is still the `rm -rf` a forbid rule meant.
+- A rule that restricts (forbidden, prompt) also matches by meaning (`meaning.covers`): `rm -r
+  --force -- //` is `rm -rf /`, and so is `rm -rf /usr/.. other`. A meaning match stricter than
+  the spelling's answer wins, unless a looser rule matched by spelling is longer and names each
+  of its operands itself (a deliberate carve-out: allow `git push --force origin feature` under
+  forbidden `git push --force`). An allow rule matches by spelling only: a respelling of an
+  allowed command is asked about, never allowed by a rule it does not spell.
+- When a run-time word could make a forbidden rule match (by spelling or by meaning), the command
+  carries an UNCHECKABLE signal: nobody can tell before it runs whether it is forbidden
+  (docs/adr/0031-run-time-words-are-not-auto-approved.md). So does a command whose words spell a
+  forbidden one — as their tail (`strace rm -rf /`), as one word (`script -c 'rm -rf /'`) or as
+  a string quoted inside one (`python3 -c 'os.system("rm -rf /")'`) — unless it only prints or
+  searches them (`echo`, `printf`, `grep`): a program cmdpolicy does not know may run it.
 Refuses: a malformed rule (`PolicyError`) — empty name or prefix, non-string or NUL-bearing tokens,
 a verdict that is not a `Permission`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import re
+import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from yagent.kernel.confine.cmdpolicy import meaning, operands
 from yagent.kernel.confine.cmdpolicy.errors import PolicyError
-from yagent.kernel.confine.cmdpolicy.model import Permission, Signal, SignalKind, basename
+from yagent.kernel.confine.cmdpolicy.model import Arg, Permission, Signal, SignalKind, basename
 
-_NO, _DEFINITE, _POSSIBLE = 0, 1, 2
+_NO, _DEFINITE, _POSSIBLE = operands.NO, operands.DEFINITE, operands.POSSIBLE
+_QUOTED = re.compile(r"""(["'`])(.+?)\1""")
+# commands that only print or search their words: a forbidden command among them is text
+_PRINTERS = frozenset({"echo", "printf", "true", "false", ":", "grep", "egrep", "fgrep", "rg"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,17 +102,31 @@ class PrefixMatch:
 
 
 class RuleIndex:
-    """Rules grouped by their first token, each group in resolution order."""
+    """Rules grouped by their first token, each group in resolution order; the restricting
+    rules (forbidden, prompt) also as meanings, strictest first."""
 
-    __slots__ = ("_by_head",)
+    __slots__ = ("_by_head", "_heads", "_mention", "_restricting")
 
     def __init__(self, rules: Iterable[PrefixRule]) -> None:
         by_head: dict[str, list[PrefixRule]] = {}
-        for rule in rules:
+        given = tuple(rules)
+        for rule in given:
             by_head.setdefault(rule.prefix[0], []).append(rule)
         self._by_head = {
             head: tuple(sorted(g, key=lambda r: r.order)) for head, g in by_head.items()
         }
+        strict_first = sorted(
+            (r for r in given if r.verdict is not Permission.ALLOW),
+            key=lambda r: (-r.verdict.strictness, -len(r.prefix), r.name),
+        )
+        self._restricting = tuple(
+            (r, meaning.read(tuple(Arg.of(t) for t in r.prefix))) for r in strict_first
+        )
+        # the programs a forbidden command embedded in another's words may start with, and a
+        # cheap look for their names in a word before it is read as a command
+        self._heads = frozenset(m.program.split()[0] for _, m in self._restricting) | {"find"}
+        names = "|".join(sorted(map(re.escape, self._heads)))
+        self._mention = re.compile(rf"(?:^|[^\w.-])(?:{names})(?![\w-])") if names else None
 
     def has_head(self, head: str) -> bool:
         return head in self._by_head or basename(head) in self._by_head
@@ -109,9 +142,16 @@ class RuleIndex:
         return None
 
     def judge(
-        self, values: Sequence[str | None], open_tail: bool, default: Permission
+        self,
+        values: Sequence[str | None],
+        open_tail: bool,
+        default: Permission,
+        words: Sequence[Arg] = (),
+        where: operands.Where = operands.NOWHERE,
     ) -> tuple[Permission, PrefixRule | None, tuple[Signal, ...]]:
-        """Permission, deciding rule and signals for one argv whose first word is static."""
+        """Permission, deciding rule and signals for one argv whose first word is static;
+        `words` are its words as read (globs, `$HOME`), when the caller has them; `where` says
+        where it runs (see `operands.Where`)."""
         head = values[0]
         assert head is not None
         rule = self.best(values, open_tail)
@@ -126,19 +166,118 @@ class RuleIndex:
             signals.append(
                 Signal(SignalKind.PATH, f"{head} is not allowed by basename rule {rule.name!r}")
             )
-        if decision is Permission.ALLOW:
-            shifted = (group, *values[1:])
-            for other in self._by_head.get(group, ()):
-                if (
-                    other.verdict is not Permission.ALLOW
-                    and other.fits(shifted, open_tail) == _POSSIBLE
-                ):
-                    decision = Permission.PROMPT
-                    signals.append(
-                        Signal(
-                            SignalKind.AMBIGUOUS,
-                            f"run-time arguments may match rule {other.name!r}",
-                        )
-                    )
-                    break
+        read = tuple(words) or tuple(Arg(v, "$…" if v is None else v) for v in values)
+        if meaning.program_of(head) in self._heads:  # some restricting rule may concern it
+            meant = meaning.read(read, open_tail)
+            concerned = self._concerning(meant)
+            stricter = self._meant(meant, concerned, rule, decision, where)
+            if stricter is not None:
+                decision, rule = stricter.verdict, stricter
+            possible = [
+                other
+                for other, other_meaning in concerned
+                if other.verdict.strictness > decision.strictness
+                and meaning.covers(other_meaning, meant, where=where) == _POSSIBLE
+            ]
+            if possible:
+                decision = Permission.strictest(decision, Permission.PROMPT)
+                signals.extend(_possible(possible))
+        if decision is not Permission.FORBIDDEN and basename(head) not in _PRINTERS:
+            embedded = self._embedded(read, open_tail, where)
+            if embedded is not None:
+                decision = Permission.strictest(decision, Permission.PROMPT)
+                signals.append(embedded)
         return decision, rule, tuple(signals)
+
+    def _embedded(
+        self, words: Sequence[Arg], open_tail: bool, where: operands.Where
+    ) -> Signal | None:
+        """A forbidden command spelled inside another one's words — as its tail (`strace rm -rf
+        /`, `chroot / rm -rf /`) or as one word (`script -c 'rm -rf /'`, `ssh h 'rm -rf /'`):
+        a program yagent does not know may run it."""
+        mention = self._mention
+        for i in range(1, len(words)):
+            word = words[i].value
+            if not word or mention is None or mention.search(word) is None:
+                continue
+            tails: list[tuple[Arg, ...]] = []
+            if meaning.program_of(word) in self._heads:
+                tails.append(tuple(words[i:]))
+            # the word as a command line, and each string quoted inside it (interpreter code:
+            # `python3 -c 'os.system("rm -rf /")'`, `perl -e`, `awk 'BEGIN{system(…)}'`)
+            for text in (word, *(m.group(2) for m in _QUOTED.finditer(word))):
+                if " " not in text:
+                    continue
+                with contextlib.suppress(ValueError):
+                    tokens = shlex.split(text.lstrip("!"))  # vim's and git aliases' `!cmd`
+                    if tokens and meaning.program_of(tokens[0]) in self._heads:
+                        tails.append(tuple(Arg.of(t) for t in tokens))
+            for tail in tails:
+                meant = meaning.read(tail, open_tail)
+                for rule, rule_meaning in self._concerning(meant):
+                    found = meaning.covers(rule_meaning, meant, where=where)
+                    if rule.verdict is Permission.FORBIDDEN and found != _NO:
+                        return Signal(
+                            SignalKind.UNCHECKABLE,
+                            f"{basename(words[0].value or '')} may run {meant.shown()!r}, "
+                            f"which forbidden rule {rule.name!r} names",
+                        )
+        return None
+
+    def _concerning(self, meant: meaning.Meaning) -> list[tuple[PrefixRule, meaning.Meaning]]:
+        """The restricting rules written for the program(s) `meant` runs (strictest first)."""
+        programs = {meant.program, *(a.program for a in meant.also)}
+        if "git ?" in programs:
+            return [(r, m) for r, m in self._restricting if m.program.split()[0] == "git"]
+        return [(r, m) for r, m in self._restricting if m.program in programs]
+
+    def _meant(
+        self,
+        meant: meaning.Meaning,
+        concerned: list[tuple[PrefixRule, meaning.Meaning]],
+        spelled: PrefixRule | None,
+        decision: Permission,
+        where: operands.Where,
+    ) -> PrefixRule | None:
+        """The strictest restricting rule `meant` definitely falls under, when it beats the
+        spelling's answer (see the module contract for the carve-out)."""
+        for above in (False, True):  # a rule naming the very path is the better name
+            for rule, rule_meaning in concerned:
+                if rule.verdict.strictness <= decision.strictness:
+                    break
+                if meaning.covers(rule_meaning, meant, above=above, where=where) != _DEFINITE:
+                    continue
+                if spelled is not None and _narrower(spelled, rule):
+                    words = meaning.read(tuple(map(Arg.of, spelled.prefix)))
+                    if all(
+                        o.shown in {w.shown for w in words.operands} for o in rule_meaning.operands
+                    ):
+                        continue
+                return rule
+        return None
+
+
+def _narrower(spelled: PrefixRule, rule: PrefixRule) -> bool:
+    """`spelled` is written for fewer commands than `rule`: longer, or naming the program by a
+    path where `rule` names it bare (`/usr/bin/ls` under `ls`)."""
+    head, other = spelled.prefix[0], rule.prefix[0]
+    return len(spelled.prefix) > len(rule.prefix) or (head != other and "/" in head)
+
+
+def _possible(rules: list[PrefixRule]) -> list[Signal]:
+    """One signal per kind: forbidden rules a run-time word may make match (UNCHECKABLE), and
+    prompt rules it may make match where the spelling's answer was allow (AMBIGUOUS)."""
+    out: list[Signal] = []
+    forbidden = [r.name for r in rules if r.verdict is Permission.FORBIDDEN]
+    if forbidden:
+        named = ", ".join(repr(n) for n in forbidden)
+        out.append(
+            Signal(
+                SignalKind.UNCHECKABLE,
+                f"a word known only at run time may make forbidden rule {named} match",
+            )
+        )
+    others = [r.name for r in rules if r.verdict is not Permission.FORBIDDEN]
+    if others:
+        out.append(Signal(SignalKind.AMBIGUOUS, f"run-time arguments may match rule {others[0]!r}"))
+    return out

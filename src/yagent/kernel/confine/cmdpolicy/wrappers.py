@@ -5,7 +5,8 @@ executes — an argv (env, timeout, nice, nohup, stdbuf, time, command, exec, bu
 setsid, ionice, taskset, flock, unbuffer, coproc, busybox, toybox, xargs, find -exec/-execdir/
 -ok/-okdir, watch -x) or a shell script to parse (sh/bash/zsh/… -c, a heredoc or here-string fed to
 a shell, eval, trap actions, alias values, watch, parallel, su -c, flock -c, env -S). git's
-global options are handled in `git`.
+global options are handled in `git`. A shell or `source` running a file only run time names
+(`bash <(curl …)`, `. $F`) is DYNAMIC and UNCHECKABLE, like a shell reading a pipe.
 Options are parsed from each tool's documented option table; an option not in the table is an
 OPAQUE signal (the guess of where the command starts may be wrong, so the line cannot be allowed).
 Privilege changes (sudo, doas, su) are PRIVILEGE signals; a shell that reads code nobody can see
@@ -16,8 +17,11 @@ transparent (a shell running a script file, eval, alias, find, su without -c…)
 
 from __future__ import annotations
 
+import contextlib
+import shlex
 from dataclasses import dataclass, field
 
+from yagent.kernel.confine.cmdpolicy import meaning
 from yagent.kernel.confine.cmdpolicy.model import Arg, Signal, SignalKind, Stdin
 
 
@@ -150,6 +154,7 @@ _SHELL = _opts(
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _FIND_WRITES = frozenset({"-delete", "-fprint", "-fprint0", "-fprintf", "-fls"})
 _PRIVILEGED = frozenset({"sudo", "doas", "su"})
+_SPLITS = frozenset({"0", "d", "E", "e", "a", "L", "l", "null", "delimiter", "eof", "arg-file"})
 
 
 def parse_options(name: str, spec: Options, args: tuple[Arg, ...]) -> Parsed:
@@ -222,6 +227,8 @@ def unwrap(name: str, args: tuple[Arg, ...], open_tail: bool, stdin: Stdin) -> U
         return _shell(name, tail, open_tail, stdin)
     if name == "find":
         return _find(tail)
+    if name in ("source", ".") and tail and tail[0].value is None:
+        return _unseen(f"{name} runs a file known only at run time: {tail[0].source}")
     if name == "eval":
         return Unwrapped(
             (Run(script=_joined(tail)),),
@@ -247,14 +254,14 @@ def unwrap(name: str, args: tuple[Arg, ...], open_tail: bool, stdin: Stdin) -> U
         signals.append(Signal(SignalKind.WRITE, "time -o writes its report to a file"))
     if name == "sudo" and ("e" in parsed.seen or "edit" in parsed.seen):
         signals.append(Signal(SignalKind.WRITE, "sudo -e edits files"))
-    runs, transparent = _runs(name, parsed, open_tail, signals)
+    runs, transparent = _runs(name, parsed, open_tail, signals, stdin)
     return Unwrapped(
         runs, tuple(signals), tuple(parsed.assigned), transparent, pass_stdin=name != "xargs"
     )
 
 
 def _runs(
-    name: str, parsed: Parsed, open_tail: bool, signals: list[Signal]
+    name: str, parsed: Parsed, open_tail: bool, signals: list[Signal], stdin: Stdin
 ) -> tuple[tuple[Run, ...], bool]:
     rest, seen = parsed.rest, parsed.seen
     if name == "command" and ("v" in seen or "V" in seen):
@@ -272,14 +279,18 @@ def _runs(
     if name == "watch" and not ("x" in seen or "exec" in seen):
         return ((Run(script=_joined(rest)),) if rest else ()), True
     if name == "parallel":
-        signals.append(Signal(SignalKind.DYNAMIC, "parallel splices its input into shell code"))
+        detail = "parallel splices its input into shell code"
+        signals.append(Signal(SignalKind.DYNAMIC, detail))
+        signals.append(
+            Signal(SignalKind.UNCHECKABLE, f"the forbidden rules cannot see it: {detail}")
+        )
         cut = next(
             (i for i, a in enumerate(rest) if a.value in (":::", "::::", ":::+", "::::+")),
             len(rest),
         )
         return ((Run(script=_joined(rest[:cut])),) if cut else ()), False
     if name == "xargs":
-        return _xargs(rest, seen), True
+        return _xargs(rest, seen, stdin), True
     return ((Run(rest, open_tail),) if rest else ()), True
 
 
@@ -292,7 +303,10 @@ def _late_command(rest: tuple[Arg, ...]) -> Arg | None:
     return None
 
 
-def _xargs(rest: tuple[Arg, ...], seen: dict[str, Arg | None]) -> tuple[Run, ...]:
+def _xargs(rest: tuple[Arg, ...], seen: dict[str, Arg | None], stdin: Stdin) -> tuple[Run, ...]:
+    """What xargs runs: the command with an open tail (its input appended at run time). The
+    words of a here-string or heredoc it reads are appended too (default splitting only); the
+    tail stays open, since another redirection on the line may be its input instead."""
     replace: str | None = None
     if "I" in seen or "replace" in seen:
         marker = seen.get("I") or seen.get("replace")
@@ -302,25 +316,39 @@ def _xargs(rest: tuple[Arg, ...], seen: dict[str, Arg | None]) -> tuple[Run, ...
     argv = rest or (Arg.of("echo"),)
     if replace is not None:
         argv = tuple(Arg(None, a.source) if a.value and replace in a.value else a for a in argv)
-    return (Run(argv, open_tail=replace is None),)
+        return (Run(argv, open_tail=False),)
+    if len(stdin.scripts) == 1 and stdin.scripts[0] is not None and not seen.keys() & _SPLITS:
+        # a quoting xargs would refuse too appends nothing; the open tail still stands
+        with contextlib.suppress(ValueError):
+            argv += tuple(Arg.of(word) for word in shlex.split(stdin.scripts[0]))
+    return (Run(argv, open_tail=True),)
 
 
 def _shell(name: str, tail: tuple[Arg, ...], open_tail: bool, stdin: Stdin) -> Unwrapped:
     parsed = parse_options(name, _SHELL, tail)
+    rest = parsed.rest[1:] if parsed.rest[:1] and parsed.rest[0].value == "-" else parsed.rest
     if "c" in parsed.seen:
-        script = parsed.rest[0] if parsed.rest else None
+        script = rest[0] if rest else None
         return Unwrapped(() if script is None else (Run(script=script),))
-    if parsed.rest and "s" not in parsed.seen:
+    if rest and "s" not in parsed.seen:
+        if rest[0].value is None:  # `bash <(curl …)`, `bash $F`: a file only run time names
+            return _unseen(f"{name} runs a script file known only at run time: {rest[0].source}")
         return Unwrapped((), transparent=False)  # runs a script file the line does not show
     if stdin.scripts and not open_tail:
         return Unwrapped(tuple(Run(script=Arg(s, s or "<heredoc>")) for s in stdin.scripts))
-    reads = Signal(SignalKind.DYNAMIC, f"{name} reads its code from stdin, a pipe or a terminal")
-    return Unwrapped((), (reads,), transparent=False)
+    return _unseen(f"{name} reads its code from stdin, a pipe or a terminal")
+
+
+def _unseen(detail: str) -> Unwrapped:
+    """Code nobody can see before it runs: DYNAMIC, and no forbidden rule can be checked."""
+    unseen = Signal(SignalKind.UNCHECKABLE, f"the forbidden rules cannot see it: {detail}")
+    return Unwrapped((), (Signal(SignalKind.DYNAMIC, detail), unseen), transparent=False)
 
 
 def _find(tail: tuple[Arg, ...]) -> Unwrapped:
     runs: list[Run] = []
     signals: list[Signal] = []
+    found = meaning.find_each(tail)
     i = 0
     while i < len(tail):
         value = tail[i].value
@@ -330,8 +358,12 @@ def _find(tail: tuple[Arg, ...]) -> Unwrapped:
             end = next(
                 (j for j in range(i + 1, len(tail)) if tail[j].value in (";", "+")), len(tail)
             )
+            each = found if value in ("-exec", "-ok") else Arg(None, "{}")
             argv = tuple(
-                Arg(None, a.source) if a.value and "{}" in a.value else a for a in tail[i + 1 : end]
+                (each if a.value == "{}" else Arg(None, a.source))
+                if a.value and "{}" in a.value
+                else a
+                for a in tail[i + 1 : end]
             )
             if argv:
                 runs.append(Run(argv))

@@ -1,0 +1,276 @@
+"""A command read by its meaning, not its spelling: how forbidden and prompt rules match.
+
+Guarantees:
+- `read(words)` gives a command's `Meaning`: its program (the basename of the first word; `git`
+  with its subcommand), its options in canonical spelling and its operands. For a program in
+  `programs.PROGRAMS`: clusters are split (`-rf` is `-r -f`), long options map to their short
+  twin (`--recursive`, `--rec` and rm's `-R` are `-r`), `--opt=value` and `--opt value` alike,
+  options that change no outcome are dropped (rm's `-f`, `-i`, `-v`), options count wherever
+  they stand (GNU programs permute) until `--`, operands are a set, a numeric chmod MODE loses
+  its leading zeros (and `a=rwx`, `a+rwx` are `777`), `git push +ref` is a forced push. Operands
+  are read as paths by `operands` (lexical normalisation, `$HOME` as `~`, globs).
+  `find P… -delete` also means `rm -r -f P…`, and `find P -exec … {}` gives `{}` as a glob of
+  P's tree (`find_each`); `mkfs.ext4 …` also means `mkfs …`. Other programs
+  keep their words in order, each path-looking word (`/…`, `~…`, `./…`, `../…`) normalised.
+- `covers(rule, command, where=…)` is DEFINITE when the command does at least what the rule
+  names: the same program, every option of the rule among the command's, every operand of the
+  rule reached by one of the command's (`operands.reaches`: the same path; for a deleting program
+  given its recursive option, a path above it; a glob naming it or everything in it), operands
+  placed where the host says (`operands.Where`: the working directory, the home directory, or
+  unknown after a `cd`). POSSIBLE when only a word known at run time (`$X`, `$(…)`, a glob used
+  as an option) or arguments `xargs` appends could make it so. NO otherwise.
+Refuses nothing; reads no file (see docs/security.md for what a lexical reading cannot see).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from yagent.kernel.confine.cmdpolicy.expand import Field
+from yagent.kernel.confine.cmdpolicy.model import Arg, basename
+from yagent.kernel.confine.cmdpolicy.operands import (
+    DEFINITE,
+    NO,
+    NOWHERE,
+    POSSIBLE,
+    UNKNOWN,
+    Operand,
+    Where,
+    path_operand,
+    place,
+    reaches,
+    word_operand,
+)
+from yagent.kernel.confine.cmdpolicy.programs import PROGRAMS, Program
+
+_FIND_LEADING = frozenset({"-H", "-L", "-P"})
+# symbolic chmod modes that leave every permission bit of user, group and others set (`777`)
+_EVERYONE_ALL = frozenset(
+    f"{who}{op}{perms}"
+    for who in ("a", "ugo", "uog", "ogu")
+    for op in ("=", "+")
+    for perms in ("rwx", "rxw", "wrx", "wxr", "xrw", "xwr")
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Meaning:
+    program: str  # "rm", "git push"; "" when the program is known only at run time
+    options: frozenset[str] = frozenset()
+    leading: tuple[Operand, ...] = ()  # chmod's MODE, chown's OWNER
+    operands: tuple[Operand, ...] = ()
+    unsure: bool = False  # a run-time word where an option could stand, or an open tail
+    open_tail: bool = False  # xargs appends words: operands too may come at run time
+    table: Program | None = None
+    also: tuple[Meaning, ...] = ()  # what the command means as well (find -delete: rm -r -f)
+    maybe: bool = False  # this meaning holds only if run-time words make it (find / $X)
+
+    def shown(self) -> str:
+        words = [self.program, *sorted(self.options), *(o.shown for o in self.leading)]
+        text = " ".join([*words, *(o.shown for o in self.operands)])
+        return " = ".join((text, *(a.shown() for a in self.also)))
+
+
+def program_of(word: str) -> str:
+    """The program a command word names, as rules are grouped: its basename, `mkfs.*` as
+    `mkfs` (each filesystem's maker is `mkfs -t` by another name)."""
+    name = basename(word)
+    return "mkfs" if name.startswith("mkfs.") else name
+
+
+def read(words: Sequence[Arg], open_tail: bool = False) -> Meaning:
+    """The meaning of one command's words (see the module contract)."""
+    head = words[0].value if words else None
+    if head is None:
+        return Meaning("", unsure=True)
+    name = basename(head)
+    rest = tuple(words[1:])
+    if name == "git" and rest:
+        sub = rest[0].value
+        if sub is None:
+            return Meaning("git ?", unsure=True)
+        if f"git {sub}" in PROGRAMS:
+            name, rest = f"git {sub}", rest[1:]
+    table = PROGRAMS.get(name)
+    if table is None:
+        operands = tuple(_generic(w) for w in rest)
+        meaning = Meaning(name, operands=operands, unsure=open_tail, open_tail=open_tail)
+        if name == "find":
+            return Meaning(meaning.program, operands=meaning.operands, also=_find(rest))
+        if program_of(name) != name:  # mkfs.ext4 … is also mkfs …
+            also = Meaning(program_of(name), operands=operands, unsure=open_tail)
+            return Meaning(name, operands=operands, unsure=open_tail, also=(also,))
+        return meaning
+    return _tabled(name, table, rest, open_tail)
+
+
+def _tabled(name: str, table: Program, rest: tuple[Arg, ...], open_tail: bool) -> Meaning:
+    options: set[str] = set()
+    plain: list[Arg] = []
+    unsure = open_tail
+    i = 0
+    ended = False
+    while i < len(rest):
+        word = rest[i]
+        value = word.value
+        i += 1
+        if value is None:
+            unsure = unsure or (not ended and _may_be_option(word))
+            plain.append(word)
+        elif ended or value == "-" or not value.startswith("-") or _is_mode(table, value, plain):
+            plain.append(word)
+        elif value == "--":
+            ended = True
+        elif value.startswith("--"):
+            key, eq, _ = value[2:].partition("=")
+            options.add(table.canonical(f"--{key}"))
+            if table.takes_value(f"--{key}") and not eq:
+                i += 1
+        else:
+            for j, ch in enumerate(value[1:], start=1):
+                options.add(table.canonical(f"-{ch}"))
+                if ch in table.short_value:
+                    i += 0 if j + 1 < len(value) else 1
+                    break
+    if name == "git push" and any(w.value and w.value.startswith("+") for w in plain):
+        options.add("-f")
+        plain = [Arg.of(w.value[1:]) if w.value and w.value[0] == "+" else w for w in plain]
+    options -= table.noise
+    leading = 0 if options & table.no_leading else table.leading
+    heads = tuple(_leading(name, w) for w in plain[:leading])
+    operands = tuple(_operand(table, w) for w in plain[leading:])
+    return Meaning(name, frozenset(options), heads, operands, unsure, open_tail, table)
+
+
+def _may_be_option(word: Arg) -> bool:
+    """A run-time word that may expand to an option: it starts with `-`, a run-time part or a
+    glob character (`*` may expand to a file named `-rf`)."""
+    return any(f.text[:1] in ("", "-", "$", "`", "*", "?", "[") for f in word.expanded)
+
+
+def _is_mode(table: Program, value: str, plain: list[Arg]) -> bool:
+    """chmod reads `-w` as a MODE when no MODE came yet."""
+    letters = table.mode_letters
+    return bool(letters) and not plain and all(ch in letters for ch in value[1:].split(",")[0])
+
+
+def _leading(name: str, word: Arg) -> Operand:
+    if word.value is None:
+        return UNKNOWN
+    value = word.value
+    if name == "chmod" and value.isdigit():
+        value = f"{int(value, 8):o}" if set(value) <= set("01234567") else value
+    if name == "chmod" and value in _EVERYONE_ALL:
+        value = "777"
+    return Operand("text", value)
+
+
+def _operand(table: Program, word: Arg) -> Operand:
+    if table.key_values:
+        value = word.value
+        if value is None:
+            return UNKNOWN
+        key, eq, path = value.partition("=")
+        if eq and key in table.key_values:
+            return Operand("text", f"{key}={path_operand(path).shown}")
+        return Operand("text", value)
+    return word_operand(word)
+
+
+def _generic(word: Arg) -> Operand:
+    value = word.value
+    if value is not None and not value.startswith(("/", "~", "./", "../")):
+        return Operand("text", value)
+    return word_operand(word)
+
+
+def _find_starts(rest: tuple[Arg, ...]) -> tuple[list[Arg], int]:
+    """find's starting points (after -H/-L/-P) and where its expression begins."""
+    i = 0
+    while i < len(rest) and rest[i].value in _FIND_LEADING:
+        i += 1
+    starts: list[Arg] = []
+    while i < len(rest) and not _find_expression(rest[i].value):
+        starts.append(rest[i])
+        i += 1
+    return starts, i
+
+
+def _find(rest: tuple[Arg, ...]) -> tuple[Meaning, ...]:
+    """`find P… -delete` also means `rm -r -f P…` (whatever its tests keep)."""
+    starts, i = _find_starts(rest)
+    expression = [w.value for w in rest[i:]]
+    if "-delete" not in expression and None not in expression:
+        return ()
+    operands = tuple(word_operand(w) for w in starts) or (path_operand("."),)
+    rm = PROGRAMS["rm"]
+    maybe = "-delete" not in expression
+    return (Meaning("rm", frozenset({"-r", "-f"}), (), operands, table=rm, maybe=maybe),)
+
+
+def find_each(tail: tuple[Arg, ...]) -> Arg:
+    """What `{}` stands for in `find P … -exec`: a path in P's tree (`P/**` as a glob), when
+    find has one static starting point (-execdir runs elsewhere: known only at run time)."""
+    starts, i = _find_starts(tail)
+    start = starts[0].value if starts else "."
+    if len(starts) > 1 or start is None or (i < len(tail) and tail[i].value is None):
+        return Arg(None, "{}")
+    pattern = "".join(f"[{ch}]" if ch in "*?[" else ch for ch in start)
+    return Arg(None, "{}", (Field(f"{start}/**", glob=f"{pattern.rstrip('/')}/**"),))
+
+
+def _find_expression(value: str | None) -> bool:
+    return value is None or value.startswith("-") or value in ("(", "!", ",")
+
+
+def covers(rule: Meaning, command: Meaning, *, above: bool = True, where: Where = NOWHERE) -> int:
+    """DEFINITE, POSSIBLE or NO: does `command`, run `where`, do at least what `rule` names?
+    `above=False` leaves out the paths above the rule's (a rule naming the very path is the
+    better name)."""
+    best = _covers(rule, command, above, where)
+    for other in command.also:
+        found = _covers(rule, other, above, where)
+        found = POSSIBLE if other.maybe and found == DEFINITE else found
+        best = found if found == DEFINITE or (found == POSSIBLE and best == NO) else best
+    return best
+
+
+def _covers(rule: Meaning, command: Meaning, above: bool, where: Where) -> int:
+    if not command.program or (command.program == "git ?" and rule.program.split()[0] == "git"):
+        return POSSIBLE
+    if rule.program != command.program:
+        return NO
+    operands = tuple(place(o, where) for o in command.operands)
+    if rule.table is None:
+        wanted = tuple(place(o, where) for o in rule.operands)
+        return _in_order(wanted, operands, command.unsure)
+    answers = [DEFINITE if rule.options <= command.options else _unsure(command)]
+    recursive = command.table is not None and command.table.recursive in command.options
+    deep = above and recursive and command.table is not None and command.table.deletes
+    for i, want in enumerate(rule.leading):
+        have = command.leading[i] if i < len(command.leading) else None
+        answers.append(reaches(have, want, False) if have is not None else POSSIBLE)
+    for want in rule.operands:
+        found = [reaches(have, place(want, where), deep) for have in operands]
+        if DEFINITE in found:
+            answers.append(DEFINITE)
+        else:
+            answers.append(POSSIBLE if POSSIBLE in found or command.open_tail else NO)
+    return NO if NO in answers else POSSIBLE if POSSIBLE in answers else DEFINITE
+
+
+def _unsure(command: Meaning) -> int:
+    return POSSIBLE if command.unsure else NO
+
+
+def _in_order(want: tuple[Operand, ...], have: tuple[Operand, ...], open_tail: bool) -> int:
+    answer = DEFINITE
+    for i, token in enumerate(want):
+        if i >= len(have):
+            return POSSIBLE if open_tail else NO
+        found = reaches(have[i], token, False)
+        if found == NO:
+            return NO
+        answer = max(answer, found)
+    return answer

@@ -1,0 +1,134 @@
+"""Option tables of the programs restricting rules name, for reading a command by its meaning.
+
+Guarantees: each `Program` lists a program's options in one canonical spelling — a short option
+(`-r`) when it has one, else its long name (`--no-preserve-root`) — with every other spelling of
+the same option mapped to it (`-R` and `--recursive` are rm's `-r`), a long option also by any
+unambiguous abbreviation (`--rec`, as getopt_long takes it). Options that take a value are
+listed, so their value is never read as an operand. `noise` lists options that change how a
+program reports or asks, not what it does (rm's `-f`, `-i`, `-v`): they are left out of every
+comparison, so a rule on `rm -rf X` also stops `rm -r X` (without a terminal nobody is asked).
+`leading` counts the operands that come before the paths and are not paths (chmod's MODE,
+chown's OWNER); `deletes` marks a program that removes what its recursive form is given, with
+everything below it.
+Programs not in `PROGRAMS` are read as spelled (see `meaning`).
+Leaves to `meaning`: splitting clusters, `--opt=value`, `--`, and comparing the result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class Program:
+    """One program's option table (see the module contract)."""
+
+    short: Mapping[str, str]  # a short option letter → its canonical spelling
+    long: Mapping[str, str]  # a long option name → its canonical spelling
+    short_value: str = ""  # short options that take a value
+    long_value: frozenset[str] = frozenset()  # long options that take a value
+    leading: int = 0  # operands before the paths that are not paths
+    no_leading: frozenset[str] = frozenset()  # canonical options that remove `leading`
+    recursive: str = ""  # the canonical option that makes it act on whole trees
+    deletes: bool = False  # removes what it is given (a tree, when `recursive` is set)
+    mode_letters: str = ""  # chmod: `-w` is a MODE, not an option, when all letters are these
+    key_values: frozenset[str] = field(default_factory=frozenset)  # dd: KEY=PATH operands
+    noise: frozenset[str] = frozenset()  # canonical options that change no outcome
+
+    def canonical(self, spelled: str) -> str:
+        """The canonical spelling of one option (`-R` → `-r`, `--recursive` → `-r`, `--rec`
+        → `-r`); an ambiguous abbreviation or an unknown option stays as spelled."""
+        if not spelled.startswith("--"):
+            return self.short.get(spelled[1:], spelled)
+        name = spelled[2:]
+        if name in self.long:
+            return self.long[name]
+        meant = {self.long[k] for k in self.long if k.startswith(name)} if name else set()
+        return meant.pop() if len(meant) == 1 else spelled
+
+    def takes_value(self, spelled: str) -> bool:
+        """Whether the long option `--name` (or an abbreviation of one) takes a value."""
+        name = spelled[2:]
+        return name in self.long_value or (
+            bool(name)
+            and name not in self.long
+            and any(k.startswith(name) for k in self.long_value)
+        )
+
+
+def _same(letters: str) -> dict[str, str]:
+    return {ch: f"-{ch}" for ch in letters}
+
+
+def _long(names: str, **mapped: str) -> dict[str, str]:
+    out = {name: f"--{name}" for name in names.split()}
+    out.update({name.replace("_", "-"): value for name, value in mapped.items()})
+    return out
+
+
+_ROOT = "no-preserve-root preserve-root one-file-system"
+_CHANGE = _long(
+    "no-preserve-root preserve-root dereference",
+    recursive="-R",
+    silent="-f",
+    quiet="-f",
+    verbose="-v",
+    changes="-c",
+    no_dereference="-h",
+)
+_CHOWN = Program(
+    short={**_same("RfvchHLP")},
+    long=_CHANGE,
+    long_value=frozenset({"from", "reference"}),
+    leading=1,
+    no_leading=frozenset({"--reference"}),
+    recursive="-R",
+    noise=frozenset({"-f", "-v", "-c"}),
+)
+
+PROGRAMS: Mapping[str, Program] = {
+    "rm": Program(
+        short={**_same("rfiIdv"), "R": "-r"},
+        long=_long(_ROOT, recursive="-r", force="-f", dir="-d", verbose="-v", interactive="-i"),
+        recursive="-r",
+        deletes=True,
+        noise=frozenset({"-f", "-i", "-I", "-v"}),
+    ),
+    "chmod": Program(
+        short=_same("Rfvc"),
+        long=_CHANGE,
+        long_value=frozenset({"reference"}),
+        leading=1,
+        no_leading=frozenset({"--reference"}),
+        recursive="-R",
+        mode_letters="rwxXstugoa",
+        noise=frozenset({"-f", "-v", "-c"}),
+    ),
+    "chown": _CHOWN,
+    "chgrp": _CHOWN,
+    "dd": Program(short={}, long={}, key_values=frozenset({"if", "of"})),
+    "shred": Program(
+        short={**_same("fuvxz")},
+        long=_long("", force="-f", remove="-u", verbose="-v", exact="-x", zero="-z"),
+        short_value="ns",
+        long_value=frozenset({"iterations", "size", "random-source"}),
+        deletes=False,
+    ),
+    "git push": Program(
+        short={**_same("fdnquv")},
+        long=_long(
+            "mirror all tags follow-tags atomic prune no-verify force-with-lease "
+            "force-if-includes porcelain thin no-thin signed",
+            force="-f",
+            delete="-d",
+            dry_run="-n",
+            quiet="-q",
+            verbose="-v",
+            set_upstream="-u",
+        ),
+        short_value="o",
+        long_value=frozenset({"repo", "receive-pack", "exec", "push-option", "recurse-submodules"}),
+    ),
+}
+"""The programs read by meaning: those the built-in restricting rules name, and their kin."""
