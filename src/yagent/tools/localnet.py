@@ -23,7 +23,7 @@ Guarantees:
 - `refusal(exc)` is the one model-facing sentence for a netguard refusal: netguard's reason, and
   for a loopback or private target how the person opens it (or that nothing opens it).
 Leaves to the host: where the entries come from (config after project trust, the CLI flag) and
-handing the `Allow` to the tools (`web.configure`, `browser.configure`).
+handing the `Allow` to the tools (`hostservices.configure_web`, `configure_browser`).
 """
 
 from __future__ import annotations
