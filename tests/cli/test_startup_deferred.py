@@ -3,8 +3,9 @@
 A real `yagent run` process (these sources, started as the console script starts it) is held at
 its first model request (the scripted server keeps the request open) and asked for its
 `sys.modules` (SIGUSR1): none of the built-in executors' modules, nor the program runner, is among
-them (`tools.registry` names them, `LazyExecutor`). `sys.modules` and not an import-time report:
-a lazy executor is imported with `importlib`, which `-X importtime` does not report. The other
+them (`tools.registry` names them, `LazyExecutor`), nor the Markdown renderer or the YAML parser.
+`sys.modules` and not an import-time report: a lazy executor is imported with `importlib`, which
+`-X importtime` does not report. The other
 side: a run whose model calls a tool has that tool's executor loaded, and still none of the
 others (its modules read when it exits).
 """
@@ -40,6 +41,9 @@ EXECUTORS = frozenset(
         "yagent.kernel.ptc.subproc",
     }
 )
+# Libraries loaded where they are used, not with the command: Markdown rendering (the result shown
+# to a person, `cli.render`) and YAML (agent files, skills: none in these workspaces).
+LIBRARIES = frozenset({"rich.markdown", "markdown_it", "yaml"})
 RUN = ["run", "--json", "-y", "say hi"]
 # The console script, telling its modules into a file on SIGUSR1 and at exit.
 SCRIPT = """
@@ -55,13 +59,13 @@ sys.exit(main())
 """
 
 
-def start(tmp_path: Path, url: str) -> tuple[subprocess.Popen[bytes], Path]:
+def start(tmp_path: Path, url: str, args: list[str] = RUN) -> tuple[subprocess.Popen[bytes], Path]:
     ws, home = tmp_path / "ws", tmp_path / "home"
     ws.mkdir()
     configure(home, f'[llm]\nprovider = "openai"\nmodel = "m"\nbase_url = "{url}/v1"\n')
     told = tmp_path / "modules.json"
     proc = subprocess.Popen(
-        [sys.executable, "-c", SCRIPT, str(told), *RUN],
+        [sys.executable, "-c", SCRIPT, str(told), *args],
         cwd=ws,
         env=env_for(home),
         stdin=subprocess.DEVNULL,
@@ -96,7 +100,7 @@ def test_the_first_model_request_loads_no_tool_executor(tmp_path: Path) -> None:
     loaded = held_at_first_request(tmp_path)
     assert "yagent.tools.registry" in loaded  # the run did build its adapter
     assert "yagent.kernel.ptc.bindings" in loaded  # the prompt's section on programs
-    assert loaded & EXECUTORS == set()
+    assert loaded & (EXECUTORS | LIBRARIES) == set()
 
 
 def test_a_tool_the_model_calls_has_its_executor_loaded_and_no_other(tmp_path: Path) -> None:
@@ -107,3 +111,12 @@ def test_a_tool_the_model_calls_has_its_executor_loaded_and_no_other(tmp_path: P
     loaded = set(json.loads(told.read_text()))
     assert "yagent.tools.flow" in loaded  # agent_exit ran: its executor was imported to run it
     assert loaded & EXECUTORS == {"yagent.tools.flow"}
+    assert loaded & LIBRARIES == set()  # --json shows no Markdown
+
+
+def test_doctor_loads_no_yaml_parser_without_agent_files(tmp_path: Path) -> None:
+    with WireServer([]) as srv:
+        proc, told = start(tmp_path, srv.url, ["doctor"])
+        _, err = proc.communicate(timeout=90)
+    assert b"Traceback" not in err, err.decode()[-3000:]
+    assert "yaml" not in set(json.loads(told.read_text()))
