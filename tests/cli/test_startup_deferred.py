@@ -69,7 +69,7 @@ def start(tmp_path: Path, url: str, args: list[str] = RUN) -> tuple[subprocess.P
         cwd=ws,
         env=env_for(home),
         stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
     return proc, told
@@ -114,9 +114,15 @@ def test_a_tool_the_model_calls_has_its_executor_loaded_and_no_other(tmp_path: P
     assert loaded & LIBRARIES == set()  # --json shows no Markdown
 
 
-def test_doctor_loads_no_yaml_parser_without_agent_files(tmp_path: Path) -> None:
+def test_doctor_of_a_configured_provider_loads_no_yaml_and_runs_no_event_loop(
+    tmp_path: Path,
+) -> None:
+    """No agent files: no YAML parser. A configured provider is checked without an event loop
+    (its engine is checked, not built; reaching the server is one plain request), so asyncio —
+    which nothing else `doctor` does needs — is never imported."""
     with WireServer([]) as srv:
         proc, told = start(tmp_path, srv.url, ["doctor"])
-        _, err = proc.communicate(timeout=90)
+        out, err = proc.communicate(timeout=90)
     assert b"Traceback" not in err, err.decode()[-3000:]
-    assert "yaml" not in set(json.loads(told.read_text()))
+    assert b"m at" in out  # the provider row: the model and where it is served
+    assert {"yaml", "asyncio"} & set(json.loads(told.read_text())) == set()
