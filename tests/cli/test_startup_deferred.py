@@ -43,8 +43,11 @@ EXECUTORS = frozenset(
 )
 # Libraries loaded where they are used, not with the command: Markdown rendering (the result shown
 # to a person, `cli.render`), YAML (agent files, skills: none in these workspaces) and tree-sitter
-# (the first shell line judged: the built-in rules' examples are checked by their tests).
-LIBRARIES = frozenset({"rich.markdown", "markdown_it", "yaml", "tree_sitter", "tree_sitter_bash"})
+# (the first shell line judged: the built-in rules' examples are checked by their tests) and
+# json_repair (the first report that needs repairing).
+LIBRARIES = frozenset(
+    {"rich.markdown", "markdown_it", "yaml", "tree_sitter", "tree_sitter_bash", "json_repair"}
+)
 RUN = ["run", "--json", "-y", "say hi"]
 # The console script, telling its modules into a file on SIGUSR1 and at exit.
 SCRIPT = """
