@@ -31,6 +31,10 @@ EXECUTORS = frozenset(
         "yagent.tools.browser.session",
         "yagent.tools.codegraph",
         "yagent.tools.delegate",
+        "yagent.tools.files.edit",  # the file executors (`files.journal` is the host's)
+        "yagent.tools.files.listing",
+        "yagent.tools.files.read",
+        "yagent.tools.files.write",
         "yagent.tools.flow",
         "yagent.tools.program",
         "yagent.tools.search",

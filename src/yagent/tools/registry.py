@@ -91,11 +91,11 @@ async def _run_program(ctx: ToolContext, args: Any) -> Any:
 
 
 _BUILTIN: Mapping[str, Executor] = {
-    "read_file": _at("files", "read_file"),
-    "write_file": _at("files", "write_file"),
-    "search_replace_in_file": _at("files", "search_replace_in_file"),
-    "list_dir": _at("files", "list_dir"),
-    "print_dir_tree": _at("files", "print_dir_tree"),
+    "read_file": _at("files.read", "read_file"),
+    "write_file": _at("files.write", "write_file"),
+    "search_replace_in_file": _at("files.edit", "search_replace_in_file"),
+    "list_dir": _at("files.listing", "list_dir"),
+    "print_dir_tree": _at("files.listing", "print_dir_tree"),
     "run_bash": needs(PUBLISH)(_at("bash", "run_bash")),
     "list_jobs": _at("bash", "list_jobs"),
     "stop_job": _at("bash", "stop_job"),
