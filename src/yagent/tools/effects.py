@@ -23,7 +23,7 @@ Contract:
   is not trusted to fire. Configured rules (`[[side_effects]]`) are checked the same way, with the
   built-in ones (a configured rule may take a built-in example over). The built-in table alone is
   checked by its tests (`tests/tools/test_effects.py`), not at every start (`EffectTable.build`):
-  the check parses every example.
+  the check parses every example (docs/adr/0029-built-in-rule-examples-checked-by-tests.md).
 Known limit: a push behind a script, an alias, a Makefile target or a variable is not seen unless
 a rule names that entry point (`[[side_effects]] prefix = "./release.sh"`).
 """

@@ -105,7 +105,8 @@ def build_policy(
 ) -> cmdpolicy.Policy:
     """One policy from the built-in rules (unless `builtin` is off) and `entries`. The built-in
     rules alone are not checked against their examples here: their tests check them
-    (`tests/tools/test_shellrules.py`), and checking parses every example at every start."""
+    (`tests/tools/test_shellrules.py`), and checking parses every example at every start
+    (docs/adr/0029-built-in-rule-examples-checked-by-tests.md)."""
     rules = [*(BUILTIN_RULES if builtin else ()), *entries]
     document = {"rules": rules, "default": default}
     try:

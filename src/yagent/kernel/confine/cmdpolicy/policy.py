@@ -8,7 +8,8 @@ Guarantees:
   that was never seen to fire is not trusted to fire. A host may say a rule set's examples were
   checked already (`check_examples=False`: its own built-in rules, which its tests check — the
   check parses every example, which is what a host's start-up would otherwise pay for each
-  time); rules added later (`with_rules`) are checked with the rest.
+  time: docs/adr/0029-built-in-rule-examples-checked-by-tests.md); rules added later
+  (`with_rules`) are checked with the rest.
 - The default for unmatched commands is prompt; it may be set to forbidden, never to allow (an
   allow-by-default guard is a deny-list, which prefix rules cannot make safe).
 - `from_mapping` / `from_toml` read a plain document and reject unknown keys by name.
