@@ -1,13 +1,15 @@
-"""Start-up gate (issue 17): the tool executors load at their first call, not when a run opens.
+"""Start-up gate (issue 17): what a run does not use before its first model request, it does
+not import.
 
 A real `yagent run` process (these sources, started as the console script starts it) is held at
 its first model request (the scripted server keeps the request open) and asked for its
-`sys.modules` (SIGUSR1): none of the built-in executors' modules, nor the program runner, is among
-them (`tools.registry` names them, `LazyExecutor`), nor the Markdown renderer or the YAML parser.
-`sys.modules` and not an import-time report: a lazy executor is imported with `importlib`, which
-`-X importtime` does not report. The other
-side: a run whose model calls a tool has that tool's executor loaded, and still none of the
-others (its modules read when it exits).
+`sys.modules` (SIGUSR1): none of the built-in executors' modules (`tools.registry` names them,
+`LazyExecutor`), nor the program runner, nor the libraries loaded where they are used (Markdown
+rendering, YAML, tree-sitter, json_repair) is among them. `sys.modules`, not an import-time
+report: a lazy executor is imported with `importlib`, which `-X importtime` does not report.
+The other side: a run whose model calls a tool has that tool's executor loaded, and still none
+of the others (its modules read when it exits). `doctor` on a configured provider imports
+neither YAML nor asyncio.
 """
 
 from __future__ import annotations
