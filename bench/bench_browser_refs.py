@@ -26,8 +26,8 @@ import anyio
 from benchlib import Report
 from yagent.kernel.confine.netguard import Allow
 from yagent.tools.adapter import Adapter, ToolContext
-from yagent.tools.browser import BrowserConfig, close_session, configure
 from yagent.tools.guard import WorkspaceGuard
+from yagent.tools.hostservices import BrowserConfig, close_browser, configure_browser
 from yagent.tools.registry import executors
 from yagent.tools.settings import Settings
 from yagent.tools.surface import Surface, SurfaceOptions
@@ -62,7 +62,7 @@ def context(root: Path) -> ToolContext:
     guard = WorkspaceGuard(root / "ws", settings=Settings(root / "home"))
     surface = Surface(BUILTIN, profile("browser"), guard, options=SurfaceOptions(deferred=False))
     ctx = ToolContext(root / "ws", surface, state_dir=root / "state")
-    configure(ctx, BrowserConfig(allow=Allow(loopback=True), timeout=ACTION_TIMEOUT))
+    configure_browser(ctx, BrowserConfig(allow=Allow(loopback=True), timeout=ACTION_TIMEOUT))
     return ctx
 
 
@@ -101,7 +101,7 @@ async def main() -> int:
             stale.append(time.perf_counter() - start)
             failed += ok or said["kind"] != "not_found"
     finally:
-        await close_session(ctx)
+        await close_browser(ctx)
         server.shutdown()
     stale_ms, fresh_ms = statistics.median(stale) * 1000, statistics.median(fresh) * 1000
     bench = Report()

@@ -36,9 +36,11 @@ import anyio
 from bench_tooldisclose import tokenizer
 from benchlib import Report
 from ptc_tasks import Task, tasks
-from yagent.kernel import ptc
 from yagent.kernel.judge.invoke import Call, Chain, FuncStage, Verdict
 from yagent.kernel.judge.tooldisclose import Param, ToolEntry
+from yagent.kernel.ptc.bindings import Bindings
+from yagent.kernel.ptc.dispatch import ChainDispatcher, Execute
+from yagent.kernel.ptc.runner import run
 
 PUBLISHED_SAVING = 0.37
 CACHE_RATE = 0.10  # a prompt-cache hit's price, as a share of the plain input price
@@ -114,7 +116,7 @@ class Workspace:
     async def http_get(self, call: Call) -> Any:
         return json.loads(self.files[str(call.args["url"])])
 
-    def executors(self) -> dict[str, ptc.Execute]:
+    def executors(self) -> dict[str, Execute]:
         return {"list_dir": self.list_dir, "read_file": self.read_file, "http_get": self.http_get}
 
 
@@ -190,7 +192,7 @@ async def react(
 
 
 async def program(task: Task, count: Callable[[str], int]) -> tuple[Cost, str, float]:
-    bindings = ptc.Bindings.assemble(ENTRIES)
+    bindings = Bindings.assemble(ENTRIES)
     prompt = (
         SYSTEM + json.dumps([*TOOLS, RUN_PROGRAM]) + "\nProgram bindings:\n" + bindings.describe()
     )
@@ -198,9 +200,9 @@ async def program(task: Task, count: Callable[[str], int]) -> tuple[Cost, str, f
     call_text = json.dumps({"name": "run_program", "arguments": {"program": task.program}})
     cost = Cost()
     cost.turn(context, count(call_text))
-    dispatcher = ptc.ChainDispatcher(CHAIN, Workspace(task.files).executors())
+    dispatcher = ChainDispatcher(CHAIN, Workspace(task.files).executors())
     started = time.perf_counter()
-    result = await ptc.run(task.program, bindings, dispatcher)
+    result = await run(task.program, bindings, dispatcher)
     elapsed = time.perf_counter() - started
     if not result.ok:
         raise SystemExit(f"{task.name}: the program failed: {result.error}")

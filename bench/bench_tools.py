@@ -41,8 +41,8 @@ import anyio
 from yagent.agents.toolbatch import Batch
 from yagent.kernel.judge import toolfail
 from yagent.llm.types import ToolCall
-from yagent.tools import files
 from yagent.tools.adapter import Adapter, Executor, ToolContext
+from yagent.tools.files.read import read_file
 from yagent.tools.guard import WorkspaceGuard
 from yagent.tools.surface import Surface, SurfaceOptions
 from yagent.tools.toolresult import ToolResult
@@ -81,7 +81,7 @@ def build(workspace: Path) -> tuple[Surface, Adapter]:
         external=[SLOW],
         options=SurfaceOptions(deferred=False),
     )
-    executors: dict[str, Executor] = {"read_file": files.read_file, SLOW.name: slow_read}
+    executors: dict[str, Executor] = {"read_file": read_file, SLOW.name: slow_read}
     return surface, Adapter(ToolContext(workspace, surface), executors)
 
 

@@ -36,9 +36,9 @@ MCP_TOOL = "an MCP tool"
 HOST = "host"
 # Read sites no executor reaches by a plain call: who answers for each.
 OUTSIDE = {
-    "yagent.tools.web.configure": HOST,
-    "yagent.tools.browser.session.configure": HOST,
-    "yagent.tools.browser.session.close_session": HOST,
+    "yagent.tools.hostservices.configure_web": HOST,
+    "yagent.tools.hostservices.configure_browser": HOST,
+    "yagent.tools.hostservices.close_browser": HOST,
     "yagent.tools.mcp.inbound.Inbound._said": MCP_TOOL,
     "yagent.tools.mcp.inbound.Inbound._sample": MCP_TOOL,
 }
@@ -120,6 +120,8 @@ def _own_nodes(node: ast.AST) -> Iterator[ast.AST]:
 
 
 def _key(obj: object) -> tuple[str, int] | None:
+    if isinstance(obj, registry.LazyExecutor):  # declared in the registry, imported when called
+        obj = obj.resolve()
     target = inspect.unwrap(obj) if callable(obj) else None
     code = getattr(target, "__code__", None)
     mod = getattr(target, "__module__", "") or ""
@@ -162,7 +164,8 @@ def _callees(fn: Fn, call: ast.Call, fns: dict[tuple[str, int], Fn]) -> list[Fn]
 
 def reached(start: object, fns: dict[tuple[str, int], Fn]) -> list[Fn]:
     """The function `start` is and every tools function it calls, transitively; a function
-    defined inside a reached one (a closure it builds or passes on) counts as reached."""
+    defined inside a reached one (a closure it builds or passes on), and the executor behind a
+    `LazyExecutor` it names, count as reached."""
     first = _key(start)
     todo = [fns[first]] if first in fns else []
     seen: dict[str, Fn] = {}
@@ -174,6 +177,11 @@ def reached(start: object, fns: dict[tuple[str, int], Fn]) -> list[Fn]:
         for sub in ast.walk(fn.node):
             if isinstance(sub, ast.Call):
                 todo += _callees(fn, sub, fns)
+            elif isinstance(sub, ast.Name):  # a lazy executor it resolves and calls
+                lazy = fn.module.__dict__.get(sub.id)
+                key = _key(lazy) if isinstance(lazy, registry.LazyExecutor) else None
+                if key in fns:
+                    todo.append(fns[key])
         todo += [f for f in fns.values() if f.qualname.startswith(fn.qualname + ".")]
     return list(seen.values())
 
@@ -238,10 +246,11 @@ def test_the_gate_sees_reads_through_helpers_and_flags_an_undeclared_one() -> No
 
 def test_an_unlisted_read_site_nobody_reaches_is_flagged(monkeypatch: pytest.MonkeyPatch) -> None:
     fns, execs = index(), executors()
-    monkeypatch.delitem(OUTSIDE, "yagent.tools.web.configure")
+    monkeypatch.delitem(OUTSIDE, "yagent.tools.hostservices.configure_web")
     found = violations(fns, execs)
     assert found == [
-        "yagent.tools.web.configure reads services but no executor reaches it (OUTSIDE?)"
+        "yagent.tools.hostservices.configure_web reads services but no executor reaches it "
+        "(OUTSIDE?)"
     ]
     del execs[MCP_TOOL]  # the methods it answers for now answer to nobody
     assert any("Inbound._said answers to an MCP tool" in v for v in violations(fns, execs))

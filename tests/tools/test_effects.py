@@ -84,6 +84,13 @@ def test_every_builtin_rule_has_a_unique_name_and_fires_on_its_examples() -> Non
             assert rule_of(example) == rule.name
 
 
+def test_the_builtin_table_passes_its_own_example_check() -> None:
+    """`EffectTable.build()` does not re-check the built-in rules at every start: this does,
+    `match` and `not_match` alike (a broken example is an `EffectRuleError` here)."""
+    checked = EffectTable(BUILTIN)
+    assert [r.name for r in checked.rules] == [r.name for r in EffectTable.build().rules]
+
+
 WRAPPERS = st.sampled_from(
     ["", "sudo ", "env A=1 ", "timeout 30 ", "nice -n 5 ", "cd x && ", "true; ", "( ", "FOO=1 "]
 )

@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 
-from yagent.kernel import ptc
 from yagent.kernel.judge import toolfail
 from yagent.kernel.judge.invoke import Call, FuncStage, Verdict
-from yagent.tools import program, registry
+from yagent.kernel.ptc.budget import Budget
+from yagent.kernel.ptc.dispatch import is_managed
+from yagent.tools import hostservices, program, programbindings, registry
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.guard import WorkspaceGuard
 from yagent.tools.settings import Settings
@@ -42,9 +43,8 @@ def surface_for(
 def adapter_for(surface: Surface, workspace: Path, extra: dict[str, Any] | None = None) -> Adapter:
     ctx = ToolContext(workspace, surface)
     executors = registry.executors(extra)
-    executors[program.NAME] = program.run_program
     adapter = Adapter(ctx, executors)
-    ctx.services.put(program.ADAPTER_KEY, adapter)
+    ctx.services.put(hostservices.ADAPTER_KEY, adapter)
     return adapter
 
 
@@ -70,7 +70,7 @@ async def test_bindings_are_the_visible_tools_minus_flow_and_itself(
     workspace: Path, home: Path
 ) -> None:
     surface = surface_for(workspace, home)
-    bound = program.bindings_for(surface)
+    bound = programbindings.bindings_for(surface)
     visible = {s.name for s in surface.visible_specs()}
     assert "read_file" in bound.tools
     assert "list_dir" in bound.tools
@@ -79,7 +79,7 @@ async def test_bindings_are_the_visible_tools_minus_flow_and_itself(
     for name in ("agent_exit", "ask_user_for_help", "load_tool"):
         assert name not in bound.tools
     assert set(bound.tools) <= visible
-    section = program.prompt_section(surface)
+    section = programbindings.prompt_section(surface)
     assert "host.read_file(path, offset?, limit?)" in section
     assert section.startswith("## Programs (run_program)")
 
@@ -175,8 +175,8 @@ async def test_results_show_the_budget_spent(files: Path, home: Path) -> None:
     out = value(await run(adapter, "await host.list_dir('logs'); return 1;", timeout=7))
     spent = out["budget"]
     assert spent["calls"] == 1
-    assert spent["calls_limit"] == ptc.Budget().calls
-    assert 0 < spent["bytes"] <= spent["bytes_limit"] == ptc.Budget().bytes
+    assert spent["calls_limit"] == Budget().calls
+    assert 0 < spent["bytes"] <= spent["bytes_limit"] == Budget().bytes
     assert spent["wall_seconds"] >= 0
     assert spent["wall_limit_seconds"] == 7
 
@@ -200,7 +200,7 @@ async def test_observer_and_parent_id_name_the_host_calls(files: Path, home: Pat
     adapter = adapter_for(surface_for(files, home), files)
     seen: list[tuple[str, str, bool]] = []
     adapter.ctx.services.put(
-        program.OBSERVER_KEY, lambda call, rec: seen.append((call.call_id, call.tool, rec.ok))
+        hostservices.OBSERVER_KEY, lambda call, rec: seen.append((call.call_id, call.tool, rec.ok))
     )
     value(await run(adapter, "await host.list_dir('.'); return 1;"))
     # the adapter names the program call ("prog-1"); its host calls are its children
@@ -240,7 +240,7 @@ async def test_colliding_visible_tools_make_programs_unavailable(files: Path, ho
     )
     surface = surface_for(files, home, external=specs)
     surface.disclosure.load(["srv__a-b", "srv__a_b"])
-    assert "unavailable" in program.prompt_section(surface)
+    assert "unavailable" in programbindings.prompt_section(surface)
     result = await run(adapter_for(surface, files), "return 1;")
     assert result.kind is toolfail.Kind.INTERNAL
     assert "srv__a-b" in json.loads(result.content)["error"]
@@ -259,7 +259,7 @@ async def test_the_dispatcher_reports_the_surface_chain(files: Path, home: Path)
     adapter = adapter_for(surface_for(files, home), files)
     dispatcher = program.AdapterDispatcher(adapter)
     assert dispatcher.chain is adapter.surface.chain
-    assert ptc.is_managed(dispatcher)
+    assert is_managed(dispatcher)
     reply = await dispatcher.dispatch(Call("no_such_tool", {}))
     assert reply.ok is False
     assert reply.judged

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from yagent.kernel.confine.cmdpolicy import Permission, PrefixRule, decide_command
+from yagent.kernel.confine.cmdpolicy import Permission, Policy, PrefixRule, decide_command
 from yagent.tools import shellrules
 from yagent.tools.shellrules import RuleFile, ShellRulesError, build_policy, remembered_rule
 
@@ -86,6 +86,12 @@ def test_root_wiping_lines_are_forbidden(line: str) -> None:
 )
 def test_everything_else_asks(line: str) -> None:
     assert decide_command(POLICY, line).decision is Permission.PROMPT
+
+
+def test_the_builtin_rules_pass_their_own_examples() -> None:
+    """`build_policy` does not re-check the built-in rules at every start: this does."""
+    checked = Policy.from_mapping({"rules": list(shellrules.BUILTIN_RULES)})
+    assert [r.name for r in checked.rules] == [r.name for r in POLICY.rules]
 
 
 def test_configured_rules_join_the_set_and_are_checked_with_it() -> None:

@@ -15,7 +15,7 @@ from tests.tools.conftest import make_surface
 from yagent.kernel.confine import netguard
 from yagent.tools import registry, web
 from yagent.tools.adapter import Adapter, ToolContext
-from yagent.tools.web import WebConfig, configure
+from yagent.tools.hostservices import WebConfig, configure_web
 
 PAGE = """<!doctype html><html><head><title>The  Page</title><style>p{}</style>
 <script>alert('x')</script></head><body><nav><a href="/home">Home</a></nav>
@@ -76,7 +76,7 @@ class Names:
 def adapter(workspace: Path, home: Path, config: WebConfig | None) -> Adapter:
     ctx = ToolContext(workspace, make_surface(workspace, home, profile_name="devops"))
     if config is not None:
-        configure(ctx, config)
+        configure_web(ctx, config)
     return Adapter(ctx, registry.executors())
 
 

@@ -9,7 +9,8 @@ Contract:
   cannot be read, has no front matter between `---` lines, or whose front matter is not a YAML
   mapping is an `AgentFileError` naming the file.
 Reading a folder needs YAML and the file system only: the project-trust check (`app.projectfolders`)
-lists a repository's agents without building the tool specs an agent is made of.
+lists a repository's agents without building the tool specs an agent is made of. The YAML parser
+loads with the first front matter read: a workspace without agent files never loads it.
 """
 
 from __future__ import annotations
@@ -18,8 +19,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 
 class AgentFileError(ValueError):
@@ -42,6 +41,8 @@ def front_matter(path: Path) -> tuple[dict[str, Any], str]:
     parts = text.split("---", 2)
     if not text.startswith("---") or len(parts) < 3:
         raise AgentFileError(f"{path}: needs YAML front matter between --- lines")
+    import yaml  # the parser loads with the first front matter read (module contract)
+
     try:
         meta = yaml.safe_load(parts[1]) or {}
     except yaml.YAMLError as exc:

@@ -24,7 +24,7 @@ from pathlib import Path
 from yagent.agents import instructions, untrusted
 from yagent.agents.catalog import AUTONOMY, AgentDef
 from yagent.kernel.judge import skilldisclose
-from yagent.tools import program
+from yagent.tools import programbindings
 from yagent.tools.surface import Surface
 from yagent.toolspec import SkillDoc
 from yagent.toolspec.program import RUN_PROGRAM
@@ -108,7 +108,7 @@ def system_prompt(
             "## More tools (load their schemas with load_tool before calling them)\n" + catalog
         )
     if surface.spec(RUN_PROGRAM.name) is not None:
-        parts.append(program.prompt_section(surface))
+        parts.append(programbindings.prompt_section(surface))
     section = skills_section(skills, task=task)
     if section:
         parts.append(section)

@@ -2,7 +2,7 @@
 
 Contract (Director constraints C4, C9, C10, C11; `docs/agents.md`; where it departs from the spec:
 `docs/adr/0010-director-delegation.md`):
-- Every agent run gets a `Runner` in its tool context (`tools.delegate.RUNNER_KEY`); a top-level
+- Every agent run gets a `Runner` in its tool context (`tools.hostservices.RUNNER_KEY`); a top-level
   run makes the `Pool`, a delegated run shares its delegator's (`Lane.link`).
 - A delegate call is decided in this order, each refusal a *refused* outcome rendered as the
   call's result, never an exception: the topology (`App.topology`, `kernel.judge.dispatch`: who may
@@ -49,7 +49,7 @@ from yagent.app.services import DelegationServices
 from yagent.kernel.confine import sandbox
 from yagent.kernel.durable import taskboard
 from yagent.kernel.judge import areas, delegate, dispatch
-from yagent.tools.delegate import Request
+from yagent.tools.hostservices import Request
 from yagent.toolspec import Effect
 
 RECEIPT_EVENT = "delegation_receipt"
@@ -113,7 +113,7 @@ def _analysis(services: DelegationServices, agent: str) -> bool:
 
 
 class Runner:
-    """One agent run's delegations (implements `tools.delegate.Delegator`)."""
+    """One agent run's delegations (implements `tools.hostservices.Delegator`)."""
 
     def __init__(
         self,

@@ -34,7 +34,7 @@ from yagent.kernel.durable import taskboard
 from yagent.kernel.judge import delegate
 from yagent.llm import Message, ToolCall
 from yagent.memory import ToolCallNotFoundError
-from yagent.tools.delegate import Request
+from yagent.tools.hostservices import Request
 from yagent.tools.surface import Surface
 from yagent.toolspec import Effect
 from yagent.toolspec.builtin import builtin_by_name

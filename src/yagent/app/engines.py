@@ -15,7 +15,8 @@ loads no SDK (`yagent.llm.openai_engine`). That is lazy loading at the factory, 
 loop hidden in a function (the engine modules import nothing from `app`). With a provider
 configured, `build_engine` makes every check (model, key) at once but returns a `Deferred`
 engine: the engine is built at the first model request — the interactive prompt is drawn
-without waiting for it.
+without waiting for it. `configured_engine` is that step alone, synchronous: with a provider
+configured nothing needs the network or an event loop (`doctor` checks it so).
 """
 
 from __future__ import annotations
@@ -80,6 +81,16 @@ async def build_engine(llm: LLMConfig, *, ollama_url: str = OLLAMA_URL) -> Engin
             timeout=llm.timeout,
             max_tokens=llm.max_tokens,
         )
+    return configured_engine(llm)
+
+
+def configured_engine(llm: LLMConfig) -> Engine:
+    """The engine of the configured provider, every check (model, key) made, built at its first
+    request; `ConfigError` when something is missing. No provider configured: see
+    `build_engine` (it asks the local Ollama server)."""
+    provider = llm.provider
+    if provider is None:
+        raise NoProviderError(HOW_TO.format(url=OLLAMA_URL))
     if not llm.model:
         raise ConfigError(f"[llm] model is required for provider {provider!r}")
     key = llm.api_key()

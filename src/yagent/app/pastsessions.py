@@ -1,4 +1,4 @@
-"""The session store as the Meta agent reads it (`tools.sessionread.SessionReader`).
+"""The session store as the Meta agent reads it (`tools.hostservices.SessionReader`).
 
 Contract:
 - Read only: nothing here writes a store. One reader per run, bound to the run's own session

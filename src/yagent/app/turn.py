@@ -64,7 +64,7 @@ from yagent.app.stopkind import stop_kind
 from yagent.kernel.context import reminder
 from yagent.llm import Message, Usage
 from yagent.llm.types import with_model
-from yagent.tools import browser, delegate, flow, invocation, program, registry, sessionread, web
+from yagent.tools import hostservices, invocation, registry
 from yagent.tools.adapter import Adapter, ToolContext
 from yagent.tools.mcp import content, sampling
 from yagent.tools.surface import Surface
@@ -208,7 +208,7 @@ async def _run(
     finally:
         session.close()  # what the run left pending, however it ended
         with anyio.CancelScope(shield=True):
-            await browser.close_session(ctx)
+            await hostservices.close_browser(ctx)
     await _ended(services, session, lane, hooks, track, result)
     return session_id, result
 
@@ -304,19 +304,22 @@ def _tools(
     adapter = Adapter(ctx, registry.executors(services.mcp.executors))
     record = session.recorder()
     extras = ctx.services
-    extras.put(program.ADAPTER_KEY, adapter)  # programs reach MCP executors too
-    extras.put(program.OBSERVER_KEY, record.program_observer(agent.name))
+    extras.put(hostservices.ADAPTER_KEY, adapter)  # programs reach MCP executors too
+    extras.put(hostservices.OBSERVER_KEY, record.program_observer(agent.name))
     extras.put(invocation.PUBLISH, publish)  # egress, progress, MCP requests reach the rollout
-    extras.put(delegate.RUNNER_KEY, delegations)
+    extras.put(hostservices.RUNNER_KEY, delegations)
     extras.put(content.VISION_KEY, services.config.llm.takes_images())
-    extras.put(sessionread.READER_KEY, StoreReader(services.store, services.workspace, session_id))
-    extras.put(flow.BLUEPRINT_KEY, lambda: blueprint.view(services.home, services.workspace))
+    extras.put(hostservices.READER_KEY, StoreReader(services.store, services.workspace, session_id))
+    extras.put(
+        hostservices.BLUEPRINT_KEY, lambda: blueprint.view(services.home, services.workspace)
+    )
     extras.put(
         sampling.SAMPLER_KEY,
         mcpsampling.sampler(services.engine, agent.name, record.usage),
     )
-    web.configure(ctx, web.WebConfig(allow=services.openings))  # allow_local + answers (localask)
-    browser.configure(ctx, browser.BrowserConfig(allow=services.openings))
+    allow = services.openings  # allow_local + answers (localask)
+    hostservices.configure_web(ctx, hostservices.WebConfig(allow=allow))
+    hostservices.configure_browser(ctx, hostservices.BrowserConfig(allow=allow))
     adapter.require_services()  # every granted tool's declared services are set, or no run
     return ctx, adapter
 

@@ -31,6 +31,7 @@ from yagent.app.engines import (
     OLLAMA_URL,
     NoProviderError,
     build_engine,
+    configured_engine,
     keyless_notice,
     ollama_models,
 )
@@ -117,8 +118,11 @@ def _egress(config: Any) -> tuple[str, bool, str, bool]:
 
 
 def _provider(config: Any) -> tuple[str, bool, str, bool]:
-    try:
-        engine = anyio.run(build_engine, config.llm)
+    try:  # a configured provider needs no event loop; finding a local Ollama server does
+        if config.llm.provider is None:
+            engine = anyio.run(build_engine, config.llm)
+        else:
+            engine = configured_engine(config.llm)
     except (NoProviderError, ConfigError) as exc:
         return ("provider", False, str(exc).splitlines()[0], True)
     base = config.llm.base_url or {

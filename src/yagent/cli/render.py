@@ -12,6 +12,9 @@ gather for `messaging.LINGER` (a critical event, a half-full queue or the end cu
 then shows them in publish order (`Dispatcher.next_in_order`: an approval question after the
 tool call it is about) — one wake-up per burst, not one per event. It yields after at most
 `BATCH` events, so the Ctrl-C handler never waits behind a backlog.
+
+Rich's Markdown renderer (and markdown-it with it) loads with the first result shown as Markdown,
+not with the command: a run's first model request does not wait for it.
 """
 
 from __future__ import annotations
@@ -22,8 +25,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TextIO
 
 import anyio
-from rich.console import Console
-from rich.markdown import Markdown
+from rich.console import Console, ConsoleRenderable
 from rich.markup import escape
 
 from yagent.agents.reports import looks_like_report
@@ -285,10 +287,10 @@ class Renderer:
                 and not looks_like_report(result.deliverable)
             )
         ):
-            self.console.print(Markdown(visible(result.deliverable)))
+            self.console.print(_markdown(visible(result.deliverable)))
         if parsed is not None:
             shown = render_markdown(parsed.report, repaired=parsed.repaired)
-            self.console.print(Markdown(visible(shown)))
+            self.console.print(_markdown(visible(shown)))
         answered = reply_is_answer and result.status is Status.ANSWERED
         if result.note and not answered:
             self.console.print(f"[yellow]{escape(visible(result.note))}[/]")
@@ -297,3 +299,10 @@ class Renderer:
             f"[dim]{result.status.value} · {result.steps} steps · {u.input_tokens} in / "
             f"{u.output_tokens} out tokens · session {session_id[:12]}[/]"
         )
+
+
+def _markdown(text: str) -> ConsoleRenderable:
+    """`text` as rich renders Markdown (the renderer loads here: see the module docstring)."""
+    from rich.markdown import Markdown
+
+    return Markdown(text)

@@ -13,7 +13,8 @@ Contract:
 - With `markdown` (the interactive terminal), the answer is rendered as Markdown while it streams:
   the growing block is redrawn in place (`rich.live`), and a block (up to a blank line outside a
   code fence) is printed for good once complete, the rest when the turn ends. Without it
-  (one-shot runs, `--plain`) the text is written as it comes.
+  (one-shot runs, `--plain`) the text is written as it comes, and rich's Markdown renderer (with
+  markdown-it) is never loaded: it loads with the first block drawn.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from typing import TextIO
 
 from rich.console import Console
 from rich.live import Live
-from rich.markdown import Markdown
 from rich.text import Text
 
 from yagent.kernel.context import delta
@@ -114,6 +114,8 @@ class StreamView:
                 console=self._console, auto_refresh=False, vertical_overflow="visible"
             )
             self._live.start()
+        from rich.markdown import Markdown  # loads with the first block drawn (module contract)
+
         self._live.update(Markdown(text.strip("\n")), refresh=True)
         if final:
             self._live.stop()

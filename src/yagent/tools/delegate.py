@@ -2,10 +2,10 @@
 
 Contract:
 - The executor only forwards: the host puts a `Delegator` in the run's tool services under
-  `RUNNER_KEY` (`app.delegation` does, for every run); it decides topology, pools, worktree
-  claims, timeouts and the board, and returns the text the delegating model reads
-  (`format_for_director`). A refusal (topology, overlap, an unknown agent) comes back as that
-  text — a result, never an exception.
+  `RUNNER_KEY` (`tools.hostservices`; `app.delegation` does, for every run); it decides topology,
+  pools, worktree claims, timeouts and the board, and returns the text the delegating model reads
+  (`format_for_director`). A refusal (topology, overlap, an unknown agent) comes back as that text —
+  a result, never an exception.
 - Without a runner the call is refused as NOT WIRED (kind FORBIDDEN): a host that offers the tool
   but cannot run delegations says so instead of pretending the work was done.
 - The call id is the executor's own `Invocation`'s (`ToolContext.call`), so concurrent delegate
@@ -14,31 +14,11 @@ Contract:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Protocol
-
 from yagent.kernel.judge import toolfail
 from yagent.tools.adapter import ToolContext
-from yagent.tools.invocation import Slot, needs
+from yagent.tools.hostservices import RUNNER_KEY, Request
+from yagent.tools.invocation import needs
 from yagent.toolspec.delegate import DelegateArgs
-
-
-@dataclass(frozen=True, slots=True)
-class Request:
-    """One delegate call as the runner receives it."""
-
-    call_id: str
-    agent: str
-    task: str
-    write: tuple[str, ...]
-    read: tuple[str, ...]
-
-
-class Delegator(Protocol):
-    async def delegate(self, request: Request) -> str: ...
-
-
-RUNNER_KEY: Slot[Delegator] = Slot("delegator")
 
 
 class NotWiredError(toolfail.ToolFailure):

@@ -6,26 +6,25 @@ Contract:
   the exit policy's decision, one layer up.
 - `ask_user_for_help` goes through the same authorization loop (the dispatcher's critical queue);
   without a person attached it says so instead of waiting forever.
-- `load_tool` loads catalog tools by name or by query through the Surface's `Disclosure`, within
-  the load budget, and reports what was added, already there, trimmed or unknown. When the host
-  binds a blueprint view (services slot `BLUEPRINT_KEY`, a callable read on every call), a
-  non-empty view comes with the result under `blueprint` (Director constraint C6: the cold-tool
-  loader sees it).
+- `load_tool` loads catalog tools by name or by query through the Surface's `Disclosure`, within the
+  load budget, and reports what was added, already there, trimmed or unknown. When the host binds a
+  blueprint view (services slot `BLUEPRINT_KEY`, `tools.hostservices`; a callable read on every
+  call), a non-empty view comes with the result under `blueprint` (Director constraint C6: the
+  cold-tool loader sees it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from yagent.kernel.judge import tooldisclose
 from yagent.tools.adapter import ToolContext
-from yagent.tools.invocation import Slot, needs
+from yagent.tools.hostservices import BLUEPRINT_KEY
+from yagent.tools.invocation import needs
 from yagent.toolspec import params as p
 
 LOAD_BUDGET = tooldisclose.Budget(max_schemas=8)
 SEARCH_K = 5
-BLUEPRINT_KEY: Slot[Callable[[], str]] = Slot("blueprint_view")
 
 
 async def think(ctx: ToolContext, args: p.ThinkArgs) -> dict[str, Any]:

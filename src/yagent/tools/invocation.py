@@ -9,9 +9,10 @@ Contract:
 - `Services` holds what the host sets once per run (the event publisher, the delegation runner,
   the session reader…) under typed `Slot` keys. A slot is an object, not a string: two slots with
   the same label are different keys, and `get` returns the slot's declared type (`None` when the
-  host did not set it). A slot is declared next to the executor that reads it; `PUBLISH` is
-  shared by every executor that reports events.
-- An executor declares the slots it reads with `@needs(A, B, optional=(C,))` (`Needs`): the
+  host did not set it). The built-in executors' slots are `tools.hostservices` (the host sets
+  them before any executor is loaded); `PUBLISH` is shared by every executor that reports events.
+- An executor declares the slots it reads with `@needs(A, B, optional=(C,))` (`Needs`; the
+  built-in executors are declared where they are named, `tools.registry`): the
   `required` ones the host must set before the run's surface is used (`missing` names what is
   not set; the host refuses to start the run then — a clear error at build time, never a `None`
   at the first call), the `optional` ones it reads when present (or fills itself). An executor

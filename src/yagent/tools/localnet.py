@@ -24,7 +24,7 @@ Guarantees:
   for a loopback or private target how the person opens it (or that nothing opens it); for a
   scheme other than http/https, that only those two are fetched (and, for `file:`, read_file).
 Leaves to the host: where the entries come from (config after project trust, the CLI flag) and
-handing the `Allow` to the tools (`web.configure`, `browser.configure`).
+handing the `Allow` to the tools (`hostservices.configure_web`, `configure_browser`).
 """
 
 from __future__ import annotations

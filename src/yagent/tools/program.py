@@ -11,15 +11,17 @@ Contract:
   back as the evidence `yagent.kernel.ptc` requires; a denial reaches the program as a rejected
   promise with the same reason, kind and stage the model would have read.
 - The executor returns the merged value (or its visibly truncated text), the console lines and
-  counts, and `budget`: what the program spent against each limit (wall seconds, host calls,
-  bytes returned to it). A program that throws is a failed call of kind `runtime` (a denial it
-  did not catch stays a `permission`; a program that does not compile is `invalid_args`); a
-  budget abort is a `budget` failure naming the budget. A failure's text ends with the same
-  budget line, so the model sees what was spent either way.
-Host seams in `ToolContext.services`: `ADAPTER_KEY` (the running adapter, so programs reach the
-same executors — MCP included; otherwise the built-in ones the registry hands in), `OBSERVER_KEY`
-(called per host call, for the trajectory). Host calls are numbered `<id>#<n>` after the program
-call's own id (`ToolContext.call`).
+  counts, and `budget`: what the program spent against each limit (wall seconds, host calls, bytes
+  returned to it). A program that throws is a failed call of kind `runtime` (a denial it did not
+  catch stays a `permission`; a program that does not compile is `invalid_args`); a budget abort is
+  a `budget` failure naming the budget. A failure's text ends with the same budget line, so the
+  model sees what was spent either way.
+What a program may call, and the system prompt's section on programs, are
+`tools.programbindings` (read before the first model request; this module loads at the first
+`run_program` call). Host seams in `ToolContext.services` (`tools.hostservices`): `ADAPTER_KEY`
+(the running adapter, so programs reach the same executors — MCP included; otherwise the built-in
+ones the registry hands in), `OBSERVER_KEY` (called per host call, for the trajectory). Host calls
+are numbered `<id>#<n>` after the program call's own id (`ToolContext.call`).
 `USE_SUBPROCESS` (module seam) runs programs in the worker process form instead of in-process.
 """
 
@@ -29,51 +31,22 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from yagent.kernel import ptc
 from yagent.kernel.judge import toolfail
 from yagent.kernel.judge.invoke import Call, Chain
+from yagent.kernel.ptc.budget import Budget
+from yagent.kernel.ptc.dispatch import Reply
+from yagent.kernel.ptc.errors import AbortedError
+from yagent.kernel.ptc.result import Usage
+from yagent.kernel.ptc.runner import run
+from yagent.kernel.ptc.session import Scope
+from yagent.kernel.ptc.subproc import SubprocessOptions, run_subprocess
 from yagent.tools.adapter import Adapter, Executor, ToolContext
-from yagent.tools.invocation import Slot, needs
-from yagent.tools.surface import Surface
-from yagent.toolspec import Effect
+from yagent.tools.hostservices import ADAPTER_KEY, OBSERVER_KEY
+from yagent.tools.invocation import needs
+from yagent.tools.programbindings import bindings_for
 from yagent.toolspec.program import DEFAULT_TIMEOUT, NAME, RunProgramArgs
 
-ADAPTER_KEY: Slot[Adapter] = Slot("adapter")
-OBSERVER_KEY: Slot[ptc.Observer] = Slot("ptc_observer")
 USE_SUBPROCESS = False
-EXCLUDED_EFFECTS = frozenset({Effect.FLOW, Effect.META, Effect.DELEGATE})
-
-
-def bindings_for(surface: Surface) -> ptc.Bindings:
-    """The tools a program may call: the visible ones, as their catalog entries."""
-    catalog = surface.disclosure.catalog
-    entries = []
-    for spec in surface.visible_specs():
-        if spec.name == NAME or spec.effect in EXCLUDED_EFFECTS:
-            continue
-        entry = catalog.get(spec.name)
-        if entry is not None:
-            entries.append(entry)
-    return ptc.Bindings.assemble(entries)
-
-
-def prompt_section(surface: Surface) -> str:
-    """The system-prompt section: the bindings and when a program beats single calls."""
-    try:
-        listing = bindings_for(surface).describe()
-    except ptc.AssemblyError as exc:
-        return f"run_program is unavailable here: {exc}"
-    return (
-        "## Programs (run_program)\n"
-        "When a task needs many tool calls or reads much data to reach a short answer (scan many "
-        "files, aggregate logs, compare many items), write one program instead of calling tools "
-        "one by one: the raw results stay in the program and only its returned value comes "
-        "back. Call tools as `await host.<name>(...)` — positional arguments in the order shown "
-        "(`?` marks an optional one), or one object of named arguments. Every call is judged "
-        "like a direct call; a refused call throws an error with `kind` and `message`. Return a "
-        "small JSON value.\n"
-        f"{listing or '(no tools can be called from a program here)'}"
-    )
 
 
 class AdapterDispatcher:
@@ -86,7 +59,7 @@ class AdapterDispatcher:
     def chain(self) -> Chain | None:
         return self.adapter.surface.chain
 
-    async def dispatch(self, call: Call) -> ptc.Reply:
+    async def dispatch(self, call: Call) -> Reply:
         result = await self.adapter.call(
             call.tool, dict(call.args), call.call_id, caller=call.caller, depth=call.depth
         )
@@ -94,9 +67,9 @@ class AdapterDispatcher:
         executed = judgement is not None and judgement.verdict.allowed
         if result.ok:
             value = result.data if result.data is not None else json.loads(result.content)
-            return ptc.Reply(True, value, executed=True, judgement=judgement)
+            return Reply(True, value, executed=True, judgement=judgement)
         body = _failure_body(result.content)
-        return ptc.Reply(
+        return Reply(
             False,
             None,
             str(body.get("error", result.content)),
@@ -135,25 +108,25 @@ async def run_program(
     holds no running adapter (the registry passes its own executors: it lists this one)."""
     bindings = bindings_for(ctx.surface)
     dispatcher = AdapterDispatcher(_adapter(ctx, builtin))
-    budget = ptc.Budget(wall=args.timeout or DEFAULT_TIMEOUT)
-    scope = ptc.Scope(parent_id=ctx.call.call_id or NAME, caller=NAME)
+    budget = Budget(wall=args.timeout or DEFAULT_TIMEOUT)
+    scope = Scope(parent_id=ctx.call.call_id or NAME, caller=NAME)
     observer = ctx.services.get(OBSERVER_KEY)
     try:
         if USE_SUBPROCESS:
-            result = await ptc.run_subprocess(
+            result = await run_subprocess(
                 args.program,
                 bindings,
                 dispatcher,
-                options=ptc.SubprocessOptions(budget=budget),
+                options=SubprocessOptions(budget=budget),
                 scope=scope,
                 observer=observer,
             )
         else:
-            result = await ptc.run(
+            result = await run(
                 args.program, bindings, dispatcher, budget=budget, scope=scope, observer=observer
             )
-    except ptc.AbortedError as exc:
-        spent = exc.usage or ptc.Usage(calls=len(exc.calls))
+    except AbortedError as exc:
+        spent = exc.usage or Usage(calls=len(exc.calls))
         raise toolfail.ToolFailure(exc.kind, f"{exc}\n{_budget_line(spent, budget)}") from exc
     if not result.ok:
         kind = result.kind or toolfail.Kind.RUNTIME
@@ -178,7 +151,7 @@ async def run_program(
     return out
 
 
-def budget_usage(usage: ptc.Usage, budget: ptc.Budget) -> dict[str, Any]:
+def budget_usage(usage: Usage, budget: Budget) -> dict[str, Any]:
     """What a program spent against each hard limit."""
     return {
         "wall_seconds": round(usage.elapsed, 3),
@@ -190,7 +163,7 @@ def budget_usage(usage: ptc.Usage, budget: ptc.Budget) -> dict[str, Any]:
     }
 
 
-def _budget_line(usage: ptc.Usage, budget: ptc.Budget) -> str:
+def _budget_line(usage: Usage, budget: Budget) -> str:
     return (
         f"[budget: {usage.elapsed:.2f}s of {budget.wall:g}s wall, {usage.calls} of "
         f"{budget.calls} host calls, {usage.bytes} of {budget.bytes} bytes returned]"

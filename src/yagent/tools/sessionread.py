@@ -1,10 +1,10 @@
 """The `list_sessions` / `read_session` executors: the Meta agent's window on past runs.
 
 Contract:
-- The executors only ask the run's `SessionReader` (the host puts it in `ToolContext.services`
-  under `READER_KEY`, `app.sessionread`); the tools layer never opens a store itself. A run
-  without one gets a `not_found` failure saying the session store is not wired — never an empty
-  list that reads as "there are no sessions".
+- The executors only ask the run's `SessionReader` (the host puts it in `ToolContext.services` under
+  `READER_KEY`, `tools.hostservices`; `app.pastsessions`); the tools layer never opens a store
+  itself. A run without one gets a `not_found` failure saying the session store is not wired — never
+  an empty list that reads as "there are no sessions".
 - A session the reader cannot find (no match, an ambiguous prefix, no earlier session for
   'last') is a `not_found` failure with the reader's words; nothing is guessed.
 - Reads run in a worker thread (the stores are synchronous).
@@ -14,25 +14,15 @@ Contract:
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any
 
 import anyio
 
 from yagent.kernel.judge import toolfail
 from yagent.tools.adapter import ToolContext
-from yagent.tools.invocation import Slot, needs
+from yagent.tools.hostservices import READER_KEY, SessionReader
+from yagent.tools.invocation import needs
 from yagent.toolspec.sessions import ListSessionsArgs, ReadSessionArgs
-
-
-class SessionReader(Protocol):
-    """Read-only access to the recorded sessions. Lookups that fail raise `LookupError`."""
-
-    def list_sessions(self, limit: int, all_workspaces: bool) -> dict[str, Any]: ...
-
-    def read_session(self, session: str, part: str, offset: int, limit: int) -> dict[str, Any]: ...
-
-
-READER_KEY: Slot[SessionReader] = Slot("session_reader")
 
 
 def _reader(ctx: ToolContext) -> SessionReader:

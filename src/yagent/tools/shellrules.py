@@ -111,10 +111,14 @@ def build_policy(
     default: str = "prompt",
     builtin: bool = True,
 ) -> cmdpolicy.Policy:
-    """One policy from the built-in rules (unless `builtin` is off) and `entries`."""
+    """One policy from the built-in rules (unless `builtin` is off) and `entries`. The built-in
+    rules alone are not checked against their examples here: their tests check them
+    (`tests/tools/test_shellrules.py`), and checking parses every example at every start
+    (docs/adr/0029-built-in-rule-examples-checked-by-tests.md)."""
     rules = [*(BUILTIN_RULES if builtin else ()), *entries]
+    document = {"rules": rules, "default": default}
     try:
-        return cmdpolicy.Policy.from_mapping({"rules": rules, "default": default})
+        return cmdpolicy.Policy.from_mapping(document, check_examples=bool(entries))
     except cmdpolicy.PolicyError as exc:
         raise ShellRulesError(f"shell rules: {exc}") from exc
 

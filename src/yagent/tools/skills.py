@@ -26,6 +26,7 @@ the agent's profile lacks. It is honoured only from the person's own skills (yag
 `~/.claude/skills`) and from a project's skills once the person trusted them (`yagent trust`);
 an untrusted project's grants, entries scoped by a pattern (`Bash(git add:*)` — a grant cannot
 be narrowed to a prefix) and unknown names grant nothing and are listed with the reason.
+The YAML parser loads with the first SKILL.md read: a run with no skill folders never loads it.
 """
 
 from __future__ import annotations
@@ -34,8 +35,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from yagent.kernel.judge import toolfail
 from yagent.tools.adapter import ToolContext
@@ -88,6 +87,8 @@ def parse_skill(path: Path, root: SkillRoot | None = None) -> SkillDoc:
     parts = text.split("---", 2)
     if len(parts) < 3:
         raise ValueError("SKILL.md front matter is not closed with ---")
+    import yaml  # loads with the first SKILL.md read (module docstring)
+
     try:
         meta = yaml.safe_load(parts[1]) or {}
     except yaml.YAMLError as exc:

@@ -13,14 +13,14 @@ Guarantees:
   message naming it (the body is not read). HTML becomes readable text (`webtext`).
 - The body is read up to `MAX_BYTES` (the rest is not downloaded) and the text cut at
   `max_chars`; either cut is stated in the text and in `truncated` — never silent.
-Leaves to the host: the `Allow` and resolver (`configure`; strict and the system's by default;
-the app opens what `[network] allow_local` / `--allow-local` list, `tools.localnet`).
+Leaves to the host: the `Allow` and resolver (`tools.hostservices.configure_web`; strict and the
+system's by default; the app opens what `[network] allow_local` / `--allow-local` list,
+`tools.localnet`).
 """
 
 from __future__ import annotations
 
 import codecs
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -28,7 +28,8 @@ import httpx
 from yagent.kernel.confine import netguard
 from yagent.kernel.judge import toolfail
 from yagent.tools.adapter import ToolContext
-from yagent.tools.invocation import Slot, needs
+from yagent.tools.hostservices import WEB_CONFIG_KEY, WebConfig
+from yagent.tools.invocation import needs
 from yagent.tools.localnet import refusal
 from yagent.tools.webtext import html_to_text
 from yagent.toolspec import params as p
@@ -39,23 +40,8 @@ TIMEOUT = 30.0
 _TEXT_TYPES = ("application/json", "application/xml", "application/xhtml+xml")
 
 
-@dataclass(frozen=True, slots=True)
-class WebConfig:
-    """What the host opens for web_fetch: netguard's `Allow` and the resolver (None: system)."""
-
-    allow: netguard.Allow = netguard.STRICT
-    resolver: netguard.Resolver | None = None
-
-
-CONFIG_KEY: Slot[WebConfig] = Slot("web_fetch.config")
-
-
-def configure(ctx: ToolContext, config: WebConfig) -> None:
-    ctx.services.put(CONFIG_KEY, config)
-
-
 def _config(ctx: ToolContext) -> WebConfig:
-    return ctx.services.get(CONFIG_KEY) or WebConfig()
+    return ctx.services.get(WEB_CONFIG_KEY) or WebConfig()
 
 
 def _is_text(content_type: str) -> bool:
@@ -68,7 +54,7 @@ def _is_text(content_type: str) -> bool:
     )
 
 
-@needs(CONFIG_KEY)
+@needs(WEB_CONFIG_KEY)
 async def web_fetch(ctx: ToolContext, args: p.WebFetchArgs) -> dict[str, Any]:
     config = _config(ctx)
     try:

@@ -10,7 +10,8 @@ import pytest
 from yagent.kernel.judge import toolfail
 from yagent.kernel.judge.invoke import Call, Chain, FuncStage, Verdict
 from yagent.kernel.judge.tooldisclose import Param, ToolEntry
-from yagent.kernel.ptc import Bindings, ChainDispatcher
+from yagent.kernel.ptc.bindings import Bindings
+from yagent.kernel.ptc.dispatch import ChainDispatcher
 
 FETCH = ToolEntry(
     "fetch-data",

@@ -14,14 +14,8 @@ from yagent.kernel.judge.tooldisclose import (
     ToolEntry,
     args_from_positional,
 )
-from yagent.kernel.ptc import (
-    OBJECT,
-    POSITIONAL,
-    AssemblyError,
-    BindingCollisionError,
-    Bindings,
-    UnknownBindingError,
-)
+from yagent.kernel.ptc.bindings import OBJECT, POSITIONAL, Bindings, UnknownBindingError
+from yagent.kernel.ptc.errors import AssemblyError, BindingCollisionError
 
 from .conftest import ENTRIES, FETCH
 

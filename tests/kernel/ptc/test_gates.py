@@ -8,18 +8,11 @@ import pytest
 
 from yagent.kernel.judge import toolfail
 from yagent.kernel.judge.invoke import Call, Chain, Judgement, Verdict
-from yagent.kernel.ptc import (
-    AbortedError,
-    Bindings,
-    Cause,
-    ChainDispatcher,
-    Reply,
-    Scope,
-    UnmanagedError,
-    is_managed,
-    run,
-)
-from yagent.kernel.ptc.session import HostSession
+from yagent.kernel.ptc.bindings import Bindings
+from yagent.kernel.ptc.dispatch import ChainDispatcher, Reply, is_managed
+from yagent.kernel.ptc.errors import AbortedError, Cause, UnmanagedError
+from yagent.kernel.ptc.runner import run
+from yagent.kernel.ptc.session import HostSession, Scope
 
 from .conftest import Tools, allow_stage, crash_stage, deny_stage, prompt_stage
 
@@ -203,7 +196,7 @@ async def test_an_executor_without_binding_is_forbidden(bindings: Bindings) -> N
 async def test_the_session_answers_unknown_identifiers_as_forbidden(
     bindings: Bindings, dispatcher: ChainDispatcher
 ) -> None:
-    from yagent.kernel.ptc import Budget
+    from yagent.kernel.ptc.budget import Budget
 
     session = HostSession(bindings, dispatcher, Budget())
     answers = await session.answer([{"id": 1, "ident": "rm_rf", "form": "object", "args": "{}"}])

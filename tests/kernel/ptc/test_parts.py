@@ -6,28 +6,22 @@ import anyio
 import anyio.lowlevel
 import pytest
 
+from yagent.kernel.confine.sandbox import EgressMode, Level
 from yagent.kernel.judge import toolfail
-from yagent.kernel.ptc import (
-    AbortedError,
-    Budget,
+from yagent.kernel.ptc import prelude
+from yagent.kernel.ptc.budget import Budget, Meter, wall_deadline
+from yagent.kernel.ptc.confine import (
     Capability,
-    Cause,
-    EgressError,
-    EgressMode,
     FuncLauncher,
     Launcher,
-    Level,
     MemoryLimit,
-    Meter,
     Requirements,
     check_egress,
     level_of,
-    prelude,
-    run,
-    wall_deadline,
 )
-from yagent.kernel.ptc.errors import KIND_OF_CAUSE, Stop
+from yagent.kernel.ptc.errors import KIND_OF_CAUSE, AbortedError, Cause, EgressError, Stop
 from yagent.kernel.ptc.result import Final, LogBook, Result, Usage, finish
+from yagent.kernel.ptc.runner import run
 from yagent.kernel.ptc.session import parse_request
 
 

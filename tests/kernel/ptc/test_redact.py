@@ -6,8 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from yagent.kernel.ptc import redact
-from yagent.kernel.ptc.redact import rules
+from yagent.kernel.ptc.redact import redact, rules
 
 CASES = [
     # (form, text, secret that must disappear, mask that must appear)

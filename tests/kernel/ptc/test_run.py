@@ -8,8 +8,11 @@ import anyio
 import pytest
 
 from yagent.kernel.judge import toolfail
-from yagent.kernel.ptc import AbortedError, Bindings, Budget, Cause, ChainDispatcher, run
-from yagent.kernel.ptc.budget import MIB
+from yagent.kernel.ptc.bindings import Bindings
+from yagent.kernel.ptc.budget import MIB, Budget
+from yagent.kernel.ptc.dispatch import ChainDispatcher
+from yagent.kernel.ptc.errors import AbortedError, Cause
+from yagent.kernel.ptc.runner import run
 
 from .conftest import Tools
 

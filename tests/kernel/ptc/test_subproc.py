@@ -12,29 +12,22 @@ import anyio
 import pytest
 
 import yagent
-from yagent.kernel.confine.sandbox import BwrapProvider
+from yagent.kernel.confine.sandbox import BwrapProvider, EgressMode, Level
 from yagent.kernel.judge import toolfail
 from yagent.kernel.judge.invoke import Chain
-from yagent.kernel.ptc import (
+from yagent.kernel.ptc import cgroup
+from yagent.kernel.ptc.bindings import Bindings
+from yagent.kernel.ptc.budget import MIB, Budget
+from yagent.kernel.ptc.confine import FuncLauncher, MemoryLimit, Requirements
+from yagent.kernel.ptc.dispatch import ChainDispatcher
+from yagent.kernel.ptc.errors import (
     AbortedError,
-    Bindings,
-    Budget,
     CapabilityError,
     Cause,
-    ChainDispatcher,
     EgressError,
-    EgressMode,
-    FuncLauncher,
-    Level,
-    MemoryLimit,
-    Requirements,
-    SubprocessOptions,
     UnmanagedError,
-    cgroup,
-    plan,
-    run_subprocess,
 )
-from yagent.kernel.ptc.budget import MIB
+from yagent.kernel.ptc.subproc import SubprocessOptions, plan, run_subprocess
 
 from .conftest import Tools
 from .test_cgroup import fake_tree

@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
-from yagent.kernel.ptc import Cause, classify_exit, engine, wire, worker
+from yagent.kernel.ptc import engine, wire, worker
 from yagent.kernel.ptc.budget import MIB
-from yagent.kernel.ptc.errors import Stop
+from yagent.kernel.ptc.errors import Cause, Stop
+from yagent.kernel.ptc.subproc import classify_exit
 
 
 def test_decode_refuses_what_is_not_the_protocol() -> None:

@@ -14,8 +14,8 @@ import pytest
 from tests.tools.browser.site import Site, serve
 from yagent.kernel.confine.netguard import Allow
 from yagent.tools.adapter import Adapter, ToolContext
-from yagent.tools.browser import BrowserConfig, close_session, configure
 from yagent.tools.guard import WorkspaceGuard
+from yagent.tools.hostservices import BrowserConfig, close_browser, configure_browser
 from yagent.tools.registry import executors
 from yagent.tools.settings import Settings
 from yagent.tools.surface import Surface, SurfaceOptions
@@ -44,7 +44,7 @@ def make_context(root: Path, allow: Allow | None = None, **config: object) -> To
     surface = Surface(BUILTIN, profile("browser"), guard, options=SurfaceOptions(deferred=False))
     ctx = ToolContext(workspace, surface, state_dir=root / "state")
     allowed = Allow(loopback=True) if allow is None else allow
-    configure(ctx, BrowserConfig(allow=allowed, **config))  # type: ignore[arg-type]
+    configure_browser(ctx, BrowserConfig(allow=allowed, **config))  # type: ignore[arg-type]
     return ctx
 
 
@@ -57,4 +57,4 @@ async def shared(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Tool
     """One browser for the module; closed at the end like the host closes it at shutdown."""
     ctx = make_context(tmp_path_factory.mktemp("browser"))
     yield ctx
-    await close_session(ctx)
+    await close_browser(ctx)

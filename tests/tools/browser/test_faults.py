@@ -17,7 +17,8 @@ from tests.tools.browser.conftest import adapter_for, make_context
 from tests.tools.browser.site import Site
 from yagent.kernel.judge.toolfail import Kind
 from yagent.tools.adapter import ToolContext
-from yagent.tools.browser import close_session, session_for
+from yagent.tools.browser import session_for
+from yagent.tools.hostservices import close_browser
 
 pytestmark = [pytest.mark.anyio, pytest.mark.browser]
 
@@ -64,7 +65,7 @@ async def test_a_ref_from_before_a_navigation_fails_at_once(tmp_path: Path, site
         assert said["kind"] == Kind.NOT_FOUND, said
         assert "Take a new snapshot" in said["error"]
         assert ref in said["error"]
-    await close_session(ctx)
+    await close_browser(ctx)
 
 
 async def test_refs_of_older_documents_fail_the_same_way(tmp_path: Path, site: Site) -> None:
@@ -80,7 +81,7 @@ async def test_refs_of_older_documents_fail_the_same_way(tmp_path: Path, site: S
         assert not ok
         assert said["kind"] == Kind.NOT_FOUND, said
         assert "Take a new snapshot" in said["error"]
-    await close_session(ctx)
+    await close_browser(ctx)
 
 
 async def test_a_ref_whose_element_was_removed_fails_at_once(tmp_path: Path, site: Site) -> None:
@@ -96,7 +97,7 @@ async def test_a_ref_whose_element_was_removed_fails_at_once(tmp_path: Path, sit
     fresh = await ref_of(ctx, 'link "Other page"')  # a ref of the current snapshot still works
     ok, out = await call(ctx, "browser_hover", ref=fresh)
     assert ok, out
-    await close_session(ctx)
+    await close_browser(ctx)
 
 
 async def test_a_killed_browser_is_reported_to_the_model(tmp_path: Path, site: Site) -> None:
@@ -118,7 +119,7 @@ async def test_a_killed_browser_is_reported_to_the_model(tmp_path: Path, site: S
     assert ok, nav
     assert nav["title"] == "Test Page"
     assert session.starts == 2
-    await close_session(ctx)
+    await close_browser(ctx)
 
 
 async def test_a_crashed_tab_is_reported_and_closed(tmp_path: Path, site: Site) -> None:
@@ -135,4 +136,4 @@ async def test_a_crashed_tab_is_reported_and_closed(tmp_path: Path, site: Site) 
     ok, nav = await call(ctx, "browser_navigate", url=site.url("/"))
     assert ok, nav
     assert session.starts == 1, "a tab crash keeps the browser"
-    await close_session(ctx)
+    await close_browser(ctx)

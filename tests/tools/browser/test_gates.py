@@ -12,9 +12,9 @@ import pytest
 from tests.tools.browser.conftest import adapter_for, make_context
 from yagent.kernel.judge.invoke import Call, Decision
 from yagent.tools import browser
-from yagent.tools.browser.session import SESSION_KEY
 from yagent.tools.guard import WorkspaceGuard
-from yagent.tools.registry import executors
+from yagent.tools.hostservices import BROWSER_SESSION_KEY
+from yagent.tools.registry import LazyExecutor, executors
 from yagent.tools.settings import Settings
 from yagent.tools.stages import AuthorizationStage
 from yagent.tools.surface import Surface, SurfaceOptions
@@ -59,7 +59,9 @@ def test_browser_specs_match_registry() -> None:
     # every browser spec has an executor, and every browser executor has a spec
     assert set(registry) >= BROWSER_NAMES
     browser_executors = {
-        n for n, f in registry.items() if f.__module__.startswith(browser.__name__)
+        n
+        for n, f in registry.items()
+        if isinstance(f, LazyExecutor) and f.module.startswith(browser.__name__)
     }
     assert browser_executors == BROWSER_NAMES
     # and the whole registry agrees with the whole built-in spec list
@@ -122,7 +124,7 @@ async def test_unapproved_eval_never_reaches_the_browser(tmp_path: Path) -> None
     result = await adapter_for(ctx).call("browser_eval", {"expression": "1+1"}, "c1")
     assert not result.ok
     assert result.judgement is not None
-    assert SESSION_KEY not in ctx.services, "the executor ran (a browser session was made)"
+    assert BROWSER_SESSION_KEY not in ctx.services, "the executor ran (a browser session was made)"
 
 
 def test_always_authorize_is_a_general_spec_fact(tmp_path: Path) -> None:

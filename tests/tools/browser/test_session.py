@@ -16,9 +16,10 @@ from tests.tools.browser.site import Site, serve
 from yagent.kernel.confine.netguard import Allow
 from yagent.kernel.judge.toolfail import Kind
 from yagent.tools.adapter import ToolContext
-from yagent.tools.browser import BrowserSession, close_session, session_for
+from yagent.tools.browser import BrowserSession, session_for
 from yagent.tools.browser.refusals import RefusalLog, tunnel_key
 from yagent.tools.browser.session import BASE_FLAGS, chromium_args, failure
+from yagent.tools.hostservices import close_browser
 
 pytestmark = pytest.mark.anyio
 
@@ -118,8 +119,8 @@ async def test_lazy_start_close_and_restart(tmp_path: Path, site: Site) -> None:
     assert ok
     assert again["title"] == "Test Page"
     assert session.starts == 2, "a closed session starts afresh on its next use"
-    assert await close_session(ctx) is True
-    assert await close_session(ctx) is False
+    assert await close_browser(ctx) is True
+    assert await close_browser(ctx) is False
 
 
 @pytest.mark.browser
@@ -139,7 +140,7 @@ async def test_a_browser_that_died_is_reported_then_replaced(tmp_path: Path, sit
     assert ok
     assert nav["title"] == "Other"
     assert session.starts == 2
-    await close_session(ctx)
+    await close_browser(ctx)
 
 
 @pytest.mark.browser
@@ -153,7 +154,7 @@ async def test_the_default_allow_is_strict(tmp_path: Path, site: Site) -> None:
     assert site.hits["/"] == before
     bare = ToolContext(ctx.workspace, ctx.surface, state_dir=tmp_path / "s2")
     assert session_for(bare).config.allow == Allow(), "no host config: strict"
-    await close_session(ctx)
+    await close_browser(ctx)
 
 
 @pytest.mark.browser
@@ -161,7 +162,7 @@ async def test_loopback_subrequests_pass_the_guard_too(tmp_path: Path) -> None:
     with serve() as other, serve(other_port=other.port) as site:
         ctx = make_context(tmp_path, allow=Allow(hosts=frozenset({f"127.0.0.1:{site.port}"})))
         ok, nav = await call(ctx, "browser_navigate", url=site.url("/img-other-port"))
-        await close_session(ctx)
+        await close_browser(ctx)
     assert ok
     assert nav["title"] == "Cross"
     assert [b["url"] for b in nav["blocked"]] == [other.url("/pixel")]
@@ -172,7 +173,7 @@ async def test_loopback_subrequests_pass_the_guard_too(tmp_path: Path) -> None:
 async def test_a_redirect_to_tls_metadata_is_refused(tmp_path: Path, site: Site) -> None:
     ctx = make_context(tmp_path)
     ok, data = await call(ctx, "browser_navigate", url=site.url("/to-metadata-tls"))
-    await close_session(ctx)
+    await close_browser(ctx)
     assert not ok
     assert data["kind"] is Kind.PERMISSION
     assert "https://169.254.169.254/" in data["error"]
@@ -183,7 +184,7 @@ async def test_console_keeps_the_newest_and_counts_the_dropped(tmp_path: Path, s
     ctx = make_context(tmp_path, console_limit=1)
     await call(ctx, "browser_navigate", url=site.url("/"))
     ok, out = await call(ctx, "browser_console")
-    await close_session(ctx)
+    await close_browser(ctx)
     assert ok
     assert len(out["messages"]) == 1
     assert out["dropped"] >= 1, "the page logs at least two messages"

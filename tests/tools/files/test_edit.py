@@ -12,7 +12,7 @@ from tests.tools.files.conftest import failure
 from yagent.kernel.judge.toolfail import Kind, ToolFailure
 from yagent.tools.adapter import ToolContext
 from yagent.tools.files import edit as ed
-from yagent.tools.files import search_replace_in_file
+from yagent.tools.files.edit import search_replace_in_file
 from yagent.toolspec.params import SearchReplaceArgs
 
 pytestmark = pytest.mark.anyio

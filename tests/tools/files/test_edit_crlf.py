@@ -17,8 +17,7 @@ from hypothesis import strategies as st
 from tests.tools.files.conftest import failure
 from yagent.kernel.judge.toolfail import Kind, ToolFailure
 from yagent.tools.adapter import ToolContext
-from yagent.tools.files import search_replace_in_file
-from yagent.tools.files.edit import plan_replacement
+from yagent.tools.files.edit import plan_replacement, search_replace_in_file
 from yagent.tools.files.lineends import Endings, to_crlf, to_lf
 from yagent.toolspec.params import SearchReplaceArgs
 

@@ -12,8 +12,8 @@ import pytest
 from tests.tools.files.conftest import failure
 from yagent.kernel.judge.toolfail import Kind, ToolFailure
 from yagent.tools.adapter import ToolContext
-from yagent.tools.files import list_dir, print_dir_tree
 from yagent.tools.files import listing as ls
+from yagent.tools.files.listing import list_dir, print_dir_tree
 from yagent.toolspec.params import DirTreeArgs, ListDirArgs
 
 pytestmark = pytest.mark.anyio

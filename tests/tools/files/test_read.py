@@ -16,8 +16,9 @@ import pytest
 from tests.tools.files.conftest import failure, page_texts
 from yagent.kernel.judge.toolfail import Kind, ToolFailure
 from yagent.tools.adapter import ToolContext
-from yagent.tools.files import common, read_file
+from yagent.tools.files import common
 from yagent.tools.files import read as rf
+from yagent.tools.files.read import read_file
 from yagent.toolspec.params import ReadFileArgs
 
 pytestmark = pytest.mark.anyio

@@ -16,7 +16,7 @@ from tests.tools.conftest import make_surface
 from tests.tools.files.conftest import page_texts
 from yagent.tools.adapter import ToolContext
 from yagent.tools.files import read as rf
-from yagent.tools.files import read_file
+from yagent.tools.files.read import read_file
 from yagent.toolspec.params import ReadFileArgs
 
 line_text = st.text(

@@ -12,7 +12,7 @@ from tests.tools.files.conftest import failure
 from yagent.kernel.judge.toolfail import Kind, ToolFailure
 from yagent.tools.adapter import ToolContext
 from yagent.tools.files import write as wr
-from yagent.tools.files import write_file
+from yagent.tools.files.write import write_file
 from yagent.toolspec.params import WriteFileArgs
 
 pytestmark = pytest.mark.anyio

@@ -8,13 +8,14 @@ Contract:
   already have acted, so resending it as-is is not safe (`retryplan` combines the two).
 - Anything that cannot be classified is `Kind.UNKNOWN`, which is not retryable (fail closed).
 - `classify()` maps exceptions (timeouts, connection errors, HTTP statuses, permission and
-  validation errors, cancellation) onto kinds; it never raises.
+  validation errors, cancellation) onto kinds; it never raises. It does not import asyncio to
+  recognise asyncio's cancellation: a process that never imported asyncio has none to classify.
 """
 
 from __future__ import annotations
 
-import asyncio
 import enum
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -306,11 +307,19 @@ def _is_validation_error(exc: BaseException) -> bool:
     return any(cls.__name__ == "ValidationError" for cls in type(exc).__mro__)
 
 
+def _cancelled(exc: BaseException) -> bool:
+    """A person's interrupt, or asyncio's cancellation (see the module contract)."""
+    asyncio = sys.modules.get("asyncio")
+    return isinstance(exc, KeyboardInterrupt) or (
+        asyncio is not None and isinstance(exc, asyncio.CancelledError)
+    )
+
+
 def classify(exc: BaseException) -> Kind:
     """Kind of an exception. Order: explicit carrier, cancellation, HTTP status, then types."""
     if isinstance(exc, ToolFailure):
         return exc.kind
-    if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt):
+    if _cancelled(exc):
         return Kind.CANCELLED
     status = _status_of(exc)
     if status is not None:

@@ -25,79 +25,8 @@ Contract (details in each module):
   before spawning, a kill at the deadline, redacted stderr, classified abnormal ends.
 Leaves to the host: which tools are bound, the chain's stages, the executors, and how results are
 shown to the model (`Result.render()` is the default text).
+
+The package imports nothing: each name is imported from the module that defines it, so a host
+that only describes its bindings (`bindings`) does not load the runner, the worker process form,
+cgroups or the sandbox registry.
 """
-
-from yagent.kernel.confine.sandbox import EgressEnforcer, EgressMode, Level
-from yagent.kernel.ptc.bindings import OBJECT, POSITIONAL, Binding, Bindings, UnknownBindingError
-from yagent.kernel.ptc.budget import Budget, Meter, wall_deadline
-from yagent.kernel.ptc.confine import (
-    Capability,
-    FuncLauncher,
-    Launcher,
-    MemoryLimit,
-    Requirements,
-    check_egress,
-    level_of,
-)
-from yagent.kernel.ptc.dispatch import ChainDispatcher, Dispatcher, Execute, Reply, is_managed
-from yagent.kernel.ptc.errors import (
-    AbortedError,
-    AssemblyError,
-    BindingCollisionError,
-    CapabilityError,
-    Cause,
-    EgressError,
-    PtcError,
-    UnmanagedError,
-)
-from yagent.kernel.ptc.redact import redact
-from yagent.kernel.ptc.result import CallRecord, Result, Usage
-from yagent.kernel.ptc.runner import check_managed, run
-from yagent.kernel.ptc.session import Observer, Scope
-from yagent.kernel.ptc.subproc import SubprocessOptions, classify_exit, plan, run_subprocess
-
-__all__ = [
-    "OBJECT",
-    "POSITIONAL",
-    "AbortedError",
-    "AssemblyError",
-    "Binding",
-    "BindingCollisionError",
-    "Bindings",
-    "Budget",
-    "CallRecord",
-    "Capability",
-    "CapabilityError",
-    "Cause",
-    "ChainDispatcher",
-    "Dispatcher",
-    "EgressEnforcer",
-    "EgressError",
-    "EgressMode",
-    "Execute",
-    "FuncLauncher",
-    "Launcher",
-    "Level",
-    "MemoryLimit",
-    "Meter",
-    "Observer",
-    "PtcError",
-    "Reply",
-    "Requirements",
-    "Result",
-    "Scope",
-    "SubprocessOptions",
-    "UnknownBindingError",
-    "UnmanagedError",
-    "Usage",
-    "check_egress",
-    "check_managed",
-    "classify_exit",
-    "is_managed",
-    "level_of",
-    "plan",
-    "redact",
-    "run",
-    "run_subprocess",
-    "wall_deadline",
-]

@@ -15,11 +15,12 @@ Contract:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from yagent.kernel.judge import toolfail
+from yagent.kernel.judge.invoke import Call
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +34,10 @@ class CallRecord:
     stage: str = ""
     executed: bool = False
     bytes: int = 0
+
+
+Observer = Callable[[Call, CallRecord], None]
+"""Told of each host call as it completes (the host's trajectory)."""
 
 
 @dataclass(frozen=True, slots=True)

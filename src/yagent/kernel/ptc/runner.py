@@ -24,8 +24,8 @@ from yagent.kernel.ptc.bindings import Bindings
 from yagent.kernel.ptc.budget import Budget, deadline_detail, wall_deadline
 from yagent.kernel.ptc.dispatch import Dispatcher, is_managed
 from yagent.kernel.ptc.errors import AbortedError, Stop, UnmanagedError
-from yagent.kernel.ptc.result import Final, LogBook, Result, Usage, finish
-from yagent.kernel.ptc.session import HostSession, Observer, Scope
+from yagent.kernel.ptc.result import Final, LogBook, Observer, Result, Usage, finish
+from yagent.kernel.ptc.session import HostSession, Scope
 
 
 def check_managed(

@@ -18,7 +18,7 @@ Contract:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,9 +29,7 @@ from yagent.kernel.ptc.bindings import OBJECT, POSITIONAL, Bindings
 from yagent.kernel.ptc.budget import Budget, Meter
 from yagent.kernel.ptc.dispatch import Dispatcher, Reply
 from yagent.kernel.ptc.errors import Cause, Stop
-from yagent.kernel.ptc.result import CallRecord
-
-Observer = Callable[[Call, CallRecord], None]
+from yagent.kernel.ptc.result import CallRecord, Observer
 
 
 @dataclass(frozen=True, slots=True)

@@ -53,9 +53,9 @@ from yagent.kernel.ptc.confine import (
 from yagent.kernel.ptc.dispatch import Dispatcher
 from yagent.kernel.ptc.errors import AbortedError, CapabilityError, Cause, Stop
 from yagent.kernel.ptc.redact import redact
-from yagent.kernel.ptc.result import Final, LogBook, Result, Usage, finish
+from yagent.kernel.ptc.result import Final, LogBook, Observer, Result, Usage, finish
 from yagent.kernel.ptc.runner import check_managed
-from yagent.kernel.ptc.session import HostSession, Observer, Scope
+from yagent.kernel.ptc.session import HostSession, Scope
 
 WORKER_MODULE = "yagent.kernel.ptc.worker"
 ENV_KEEP = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "HOME", "PYTHONPATH")

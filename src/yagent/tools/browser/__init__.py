@@ -1,15 +1,15 @@
 """yagent.tools.browser: the `browser_*` executors, driving Debian's Chromium through Playwright.
 
 Contract:
-- One browser session per tool context (`session_for`), started lazily by the first browser
-  tool; `browser_close` closes it, and the host calls `close_session(ctx)` when the run owning the
-  context ends. The specs declare every browser tool serial: they share one page and one CDP
-  connection, so the scheduler never runs two at once.
+- One browser session per tool context (`session_for`), started lazily by the first browser tool;
+  `browser_close` closes it, and the host calls `tools.hostservices.close_browser(ctx)` when the run
+  owning the context ends. The specs declare every browser tool serial: they share one page and one
+  CDP connection, so the scheduler never runs two at once.
 - The Chromium process is started from an argv list built in `session.chromium_args`, never via
   a shell; no string from the model becomes an argument.
 - Every request the browser makes — navigation, redirect hop, subresource, popup, WebSocket —
   goes through the session's netguard proxy with the host's `Allow` (strict by default;
-  `configure(ctx, BrowserConfig(allow=...))`).
+  `tools.hostservices.configure_browser(ctx, BrowserConfig(allow=...))`).
 - Screenshots are written inside the session directory (`ctx.state_dir / "browser"`) whatever
   path the model gives; the result says where.
 The tool names meet these functions only in `yagent.tools.registry`.
@@ -26,24 +26,14 @@ from yagent.tools.browser.interact import (
     wait_for,
 )
 from yagent.tools.browser.observe import close, console, evaluate, screenshot, snapshot, tabs
-from yagent.tools.browser.session import (
-    BrowserConfig,
-    BrowserSession,
-    chromium_args,
-    close_session,
-    configure,
-    session_for,
-)
+from yagent.tools.browser.session import BrowserSession, chromium_args, session_for
 
 __all__ = [
-    "BrowserConfig",
     "BrowserSession",
     "back",
     "chromium_args",
     "click",
     "close",
-    "close_session",
-    "configure",
     "console",
     "evaluate",
     "hover",

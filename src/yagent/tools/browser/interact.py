@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from yagent.kernel.judge.toolfail import Kind, ToolFailure
 from yagent.tools.adapter import ToolContext
 from yagent.tools.browser.failures import is_playwright, stale_ref
-from yagent.tools.browser.session import USES_BROWSER, BrowserSession, session_for
+from yagent.tools.browser.session import BrowserSession, session_for
+from yagent.tools.hostservices import USES_BROWSER
 from yagent.toolspec import browser as b
 
 if TYPE_CHECKING:

@@ -27,8 +27,9 @@ from typing import Any, Literal
 from yagent.kernel.judge.toolfail import Kind, ToolFailure
 from yagent.tools.adapter import ToolContext
 from yagent.tools.browser.interact import report
-from yagent.tools.browser.session import CONFIG_KEY, SESSION_KEY, USES_BROWSER, session_for
+from yagent.tools.browser.session import session_for
 from yagent.tools.browser.shots import converge
+from yagent.tools.hostservices import BROWSER_CONFIG_KEY, BROWSER_SESSION_KEY, USES_BROWSER
 from yagent.tools.invocation import needs
 from yagent.tools.mcp.content import IMAGE_BYTES, VISION_KEY
 from yagent.tools.toolresult import WithImages
@@ -71,7 +72,7 @@ async def snapshot(ctx: ToolContext, args: b.SnapshotArgs) -> dict[str, Any]:
     return await report(session, page, out)
 
 
-@needs(CONFIG_KEY, VISION_KEY, optional=(SESSION_KEY,))
+@needs(BROWSER_CONFIG_KEY, VISION_KEY, optional=(BROWSER_SESSION_KEY,))
 async def screenshot(ctx: ToolContext, args: b.ScreenshotArgs) -> dict[str, Any] | WithImages:
     session = session_for(ctx)
     page = await session.page()

@@ -1,9 +1,10 @@
 """browser.session: one Chromium per tool context, driven through Playwright.
 
 Contract:
-- One `BrowserSession` per `ToolContext` (`session_for`), started lazily by the first browser tool
-  and closed by `close()`: the `browser_close` tool calls it, and the host calls
-  `close_session(ctx)` when the run that owns the context ends (app shutdown). Closing is
+- One `BrowserSession` per `ToolContext` (`session_for`, kept under
+  `hostservices.BROWSER_SESSION_KEY`), started lazily by the first browser tool and closed by
+  `close()`: the `browser_close` tool calls it, and the host calls `hostservices.close_browser(ctx)`
+  when the run that owns the context ends (app shutdown). Closing is
   idempotent; a closed session starts a fresh browser on its next use. A browser that died
   behind the session's back (crash, kill) is never replaced silently: the next browser call
   fails (TRANSIENT) saying so and naming the pages that were lost, and the call after it starts
@@ -21,7 +22,8 @@ Contract:
 - Tabs are kept in opening order with one current tab; popups are adopted (listed, not
   selected). Console messages and page errors of every tab are kept up to `console_limit`;
   `console_dropped` counts what fell off the front.
-Leaves to the host: the `Allow` and executable (`configure`), and calling `close_session`.
+Leaves to the host: the `Allow` and executable (`hostservices.configure_browser`: a
+`BrowserConfig`), and calling `hostservices.close_browser`.
 """
 
 from __future__ import annotations
@@ -32,7 +34,6 @@ import shutil
 import tempfile
 from collections import deque
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,7 +45,7 @@ from yagent.tools.adapter import ToolContext
 from yagent.tools.browser.failures import clip, crashed, failure, is_playwright, tab_crashed
 from yagent.tools.browser.proxy import GuardedProxy
 from yagent.tools.browser.refusals import RefusalLog
-from yagent.tools.invocation import Slot, needs
+from yagent.tools.hostservices import BROWSER_CONFIG_KEY, BROWSER_SESSION_KEY, BrowserConfig
 from yagent.tools.localnet import refusal
 
 if TYPE_CHECKING:
@@ -57,8 +58,6 @@ if TYPE_CHECKING:
         Response,
         WebSocket,
     )
-
-DEFAULT_EXECUTABLE = "/usr/bin/chromium"
 # --no-sandbox: Chromium refuses to start as root with its sandbox, and CI runs as root.
 BASE_FLAGS: tuple[str, ...] = (
     "--headless",
@@ -86,17 +85,6 @@ def chromium_args(proxy_port: int) -> list[str]:
         f"--proxy-server=http://127.0.0.1:{proxy_port}",
         "--proxy-bypass-list=<-loopback>",
     ]
-
-
-@dataclass(frozen=True, slots=True)
-class BrowserConfig:
-    executable: str = DEFAULT_EXECUTABLE
-    allow: netguard.Allow = netguard.STRICT
-    resolver: netguard.Resolver | None = None  # None: the system resolver
-    timeout: float = 15.0  # seconds for one action (click, type…)
-    navigation_timeout: float = 30.0
-    launch_timeout: float = 60.0
-    console_limit: int = 200
 
 
 class BrowserSession:
@@ -364,32 +352,15 @@ class BrowserSession:
         self.console.append({"tab": tab, "type": kind, "text": clip(text), "url": page.url})
 
 
-SESSION_KEY: Slot[BrowserSession] = Slot("yagent.browser.session")
-CONFIG_KEY: Slot[BrowserConfig] = Slot("yagent.browser.config")
-USES_BROWSER = needs(CONFIG_KEY, optional=(SESSION_KEY,))
-"""What every browser executor declares: the host's settings, and the session it fills itself."""
-
-
-def configure(ctx: ToolContext, config: BrowserConfig) -> None:
-    """The host's browser settings (Allow, executable) for sessions created after this call."""
-    ctx.services.put(CONFIG_KEY, config)
-
-
 def session_for(ctx: ToolContext) -> BrowserSession:
     """The context's browser session, created (not started) on first request."""
-    session = ctx.services.get(SESSION_KEY)
-    if session is not None:
+    session = ctx.services.get(BROWSER_SESSION_KEY)
+    if isinstance(session, BrowserSession):
         return session
     if ctx.state_dir is not None:
         root = ctx.state_dir / "browser"
     else:
         root = Path(tempfile.mkdtemp(prefix="yagent-browser-"))
-    session = BrowserSession(root, ctx.services.get(CONFIG_KEY))
-    ctx.services.put(SESSION_KEY, session)
-    return session
-
-
-async def close_session(ctx: ToolContext) -> bool:
-    """Close the context's browser, if any (the host calls this when the run ends)."""
-    session = ctx.services.get(SESSION_KEY)
-    return await session.close() if session is not None else False
+    made = BrowserSession(root, ctx.services.get(BROWSER_CONFIG_KEY))
+    ctx.services.put(BROWSER_SESSION_KEY, made)
+    return made

@@ -6,19 +6,8 @@
 the module that applies them (`read.MAX_READ_LINES`, `edit.MAX_EDIT_BYTES`, …) so tests can lower
 them. Every executor resolves paths through the workspace guard and reports the file it acted on
 as `path` (workspace-relative inside the workspace).
+
+The package imports nothing: each executor is imported from its module (`read`, `write`, `edit`,
+`listing`), so what the host needs of this package before any file tool runs — the edit journal
+(`journal`), the judged paths (`judged`) — loads without the executors.
 """
-
-from __future__ import annotations
-
-from yagent.tools.files.edit import search_replace_in_file
-from yagent.tools.files.listing import list_dir, print_dir_tree
-from yagent.tools.files.read import read_file
-from yagent.tools.files.write import write_file
-
-__all__ = [
-    "list_dir",
-    "print_dir_tree",
-    "read_file",
-    "search_replace_in_file",
-    "write_file",
-]

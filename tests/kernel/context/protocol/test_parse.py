@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import json_repair
 import pytest
 
 from yagent.kernel.context.protocol import (
@@ -180,14 +181,14 @@ def test_a_repair_library_failure_is_not_a_report(monkeypatch: pytest.MonkeyPatc
     def explode(*_args: object, **_kwargs: object) -> object:
         raise RuntimeError("repair crashed")
 
-    monkeypatch.setattr(parse.json_repair, "repair_json", explode)
+    monkeypatch.setattr(json_repair, "repair_json", explode)
     with pytest.raises(NotReportError):
         parse_report(TEXT[:-1] + ",}")
     assert parse_report(TEXT).level is Level.STRICT  # the strict levels do not need it
 
 
 def test_repair_of_a_non_object_is_not_a_report(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(parse.json_repair, "repair_json", lambda *_a, **_k: [1, 2])
+    monkeypatch.setattr(json_repair, "repair_json", lambda *_a, **_k: [1, 2])
     with pytest.raises(NotReportError) as info:
         parse_report(TEXT[:-1] + ",}")
     assert any("not a JSON object" in r for r in info.value.reasons)

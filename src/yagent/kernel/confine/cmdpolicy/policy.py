@@ -7,7 +7,11 @@ Guarantees:
   decides it — two forbidden rules may both name `rm -rf /*`); a `not_match` example must not
   be decided by it. Any disagreement, or an example that cannot be judged, is a
   `RuleExampleError` naming the rule and the example: a rule that was never seen to fire is not
-  trusted to fire.
+  trusted to fire. A host may say a rule set's examples were
+  checked already (`check_examples=False`: its own built-in rules, which its tests check — the
+  check parses every example, which is what a host's start-up would otherwise pay for each
+  time: docs/adr/0029-built-in-rule-examples-checked-by-tests.md); rules added later
+  (`with_rules`) are checked with the rest.
 - The default for unmatched commands is prompt; it may be set to forbidden, never to allow (an
   allow-by-default guard is a deny-list, which prefix rules cannot make safe).
 - `from_mapping` / `from_toml` read a plain document and reject unknown keys by name.
@@ -55,6 +59,7 @@ class Policy:
         *,
         default: Permission = Permission.PROMPT,
         steering_env: Iterable[str] = DEFAULT_STEERING_ENV,
+        check_examples: bool = True,
     ) -> None:
         if not isinstance(default, Permission):
             raise PolicyError(f"default must be a Permission, got {default!r}")
@@ -78,7 +83,8 @@ class Policy:
         self._index = RuleIndex(ordered)
         self._default = default
         self._steering = patterns
-        self._check_examples()
+        if check_examples:
+            self._check_examples()
 
     @property
     def rules(self) -> tuple[PrefixRule, ...]:
@@ -152,7 +158,7 @@ class Policy:
             raise RuleExampleError(rule.name, example, f"cannot be judged: {exc.reason}") from exc
 
     @classmethod
-    def from_mapping(cls, data: Mapping[str, Any]) -> Policy:
+    def from_mapping(cls, data: Mapping[str, Any], *, check_examples: bool = True) -> Policy:
         """A policy from a plain document (the shape TOML / YAML / JSON give)."""
         if not isinstance(data, Mapping):
             raise PolicyError(f"a policy document must be a mapping, got {type(data).__name__}")
@@ -167,7 +173,7 @@ class Policy:
         steering = data.get("steering_env", DEFAULT_STEERING_ENV)
         if isinstance(steering, str) or not isinstance(steering, Sequence):
             raise PolicyError("steering_env must be a list of strings")
-        return cls(rules, default=default, steering_env=steering)
+        return cls(rules, default=default, steering_env=steering, check_examples=check_examples)
 
     @classmethod
     def from_toml(cls, text: str) -> Policy:

@@ -16,6 +16,8 @@ Levels, tried in order; the first JSON object that validates as a report wins:
    found but broke the whitelist, listing the violations of the first such object.
 Guarantees: `parse_report` raises nothing but `NotReportError` (and its subclass), whatever the
 input: non-text, oversize (`MAX_CHARS`), deep nesting and repair failures included.
+`json_repair` loads with the first candidate that needs repair (level 4), not with the module: a
+process that only reads well-formed reports, or none yet, never loads it.
 """
 
 from __future__ import annotations
@@ -26,8 +28,6 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
-
-import json_repair
 
 from yagent.kernel.context.protocol import scan
 from yagent.kernel.context.protocol.errors import NotReportError, SchemaError
@@ -66,6 +66,8 @@ def _loads(candidate: str) -> Any:
 
 
 def _repair(candidate: str) -> Any:
+    import json_repair  # loads with the first repair (module docstring)
+
     try:
         return json_repair.repair_json(candidate, return_objects=True, skip_json_loads=True)
     except Exception:  # a third-party parser on arbitrary text: any failure is "not repaired"

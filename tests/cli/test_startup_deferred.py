@@ -1,0 +1,138 @@
+"""Start-up gate (issue 17): what a run does not use before its first model request, it does
+not import.
+
+A real `yagent run` process (these sources, started as the console script starts it) is held at
+its first model request (the scripted server keeps the request open) and asked for its
+`sys.modules` (SIGUSR1): none of the built-in executors' modules (`tools.registry` names them,
+`LazyExecutor`), nor the program runner, nor the libraries loaded where they are used (Markdown
+rendering, YAML, tree-sitter, json_repair) is among them. `sys.modules`, not an import-time
+report: a lazy executor is imported with `importlib`, which `-X importtime` does not report.
+The other side: a run whose model calls a tool has that tool's executor loaded, and still none
+of the others (its modules read when it exits). `doctor` on a configured provider imports
+neither YAML nor asyncio.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.cli.test_startup import configure, env_for
+from tests.llm.wire import Reply, WireServer, submitted_frames
+
+# Each executor module, and what it would bring: none of it is needed to ask the model.
+EXECUTORS = frozenset(
+    {
+        "yagent.tools.bash",
+        "yagent.tools.browser",
+        "yagent.tools.browser.session",
+        "yagent.tools.codegraph",
+        "yagent.tools.delegate",
+        "yagent.tools.files.edit",  # the file executors (`files.journal` is the host's)
+        "yagent.tools.files.listing",
+        "yagent.tools.files.read",
+        "yagent.tools.files.write",
+        "yagent.tools.flow",
+        "yagent.tools.program",
+        "yagent.tools.search",
+        "yagent.tools.searchkit.rg",
+        "yagent.tools.sessionread",
+        "yagent.tools.web",
+        "yagent.kernel.ptc.runner",  # the program runner (the bindings are read for the prompt)
+        "yagent.kernel.ptc.subproc",
+    }
+)
+# Libraries loaded where they are used, not with the command: Markdown rendering (the result shown
+# to a person, `cli.render`), YAML (agent files, skills: none in these workspaces) and tree-sitter
+# (the first shell line judged: the built-in rules' examples are checked by their tests) and
+# json_repair (the first report that needs repairing).
+LIBRARIES = frozenset(
+    {"rich.markdown", "markdown_it", "yaml", "tree_sitter", "tree_sitter_bash", "json_repair"}
+)
+RUN = ["run", "--json", "-y", "say hi"]
+# The console script, telling its modules into a file on SIGUSR1 and at exit.
+SCRIPT = """
+import atexit, json, signal, sys
+def tell(*_):
+    with open(OUT, "w") as out:
+        json.dump(sorted(sys.modules), out)
+OUT = sys.argv.pop(1)
+signal.signal(signal.SIGUSR1, tell)
+atexit.register(tell)
+from yagent.cli import main
+sys.exit(main())
+"""
+
+
+def start(tmp_path: Path, url: str, args: list[str] = RUN) -> tuple[subprocess.Popen[bytes], Path]:
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    configure(home, f'[llm]\nprovider = "openai"\nmodel = "m"\nbase_url = "{url}/v1"\n')
+    told = tmp_path / "modules.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SCRIPT, str(told), *args],
+        cwd=ws,
+        env=env_for(home),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    return proc, told
+
+
+def until(predicate: Callable[[], bool], proc: subprocess.Popen[bytes], what: str) -> None:
+    deadline = time.monotonic() + 90
+    while not predicate() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert predicate(), f"{what} (exit {proc.poll()})"
+
+
+def held_at_first_request(tmp_path: Path) -> set[str]:
+    """The modules a `yagent run` holds once its first model request reached the server."""
+    with WireServer([Reply(hang_after=0)]) as srv:
+        proc, told = start(tmp_path, srv.url)
+        try:
+            until(lambda: bool(srv.received), proc, "no model request")
+            proc.send_signal(signal.SIGUSR1)
+            until(lambda: told.exists() and told.read_text().endswith("]"), proc, "no modules told")
+        finally:
+            proc.kill()
+            proc.wait()
+    return set(json.loads(told.read_text()))
+
+
+def test_the_first_model_request_loads_no_tool_executor(tmp_path: Path) -> None:
+    loaded = held_at_first_request(tmp_path)
+    assert "yagent.tools.registry" in loaded  # the run did build its adapter
+    assert "yagent.kernel.ptc.bindings" in loaded  # the prompt's section on programs
+    assert loaded & (EXECUTORS | LIBRARIES) == set()
+
+
+def test_a_tool_the_model_calls_has_its_executor_loaded_and_no_other(tmp_path: Path) -> None:
+    with WireServer([Reply(events=submitted_frames("all done"))]) as srv:
+        proc, told = start(tmp_path, srv.url)
+        _, err = proc.communicate(timeout=90)
+    assert proc.returncode == 0, err.decode()[-3000:]
+    loaded = set(json.loads(told.read_text()))
+    assert "yagent.tools.flow" in loaded  # agent_exit ran: its executor was imported to run it
+    assert loaded & EXECUTORS == {"yagent.tools.flow"}
+    assert loaded & LIBRARIES == set()  # --json shows no Markdown
+
+
+def test_doctor_of_a_configured_provider_loads_no_yaml_and_runs_no_event_loop(
+    tmp_path: Path,
+) -> None:
+    """No agent files: no YAML parser. A configured provider is checked without an event loop
+    (its engine is checked, not built; reaching the server is one plain request), so asyncio —
+    which nothing else `doctor` does needs — is never imported."""
+    with WireServer([]) as srv:
+        proc, told = start(tmp_path, srv.url, ["doctor"])
+        out, err = proc.communicate(timeout=90)
+    assert b"Traceback" not in err, err.decode()[-3000:]
+    assert b"m at" in out  # the provider row: the model and where it is served
+    assert {"yaml", "asyncio"} & set(json.loads(told.read_text())) == set()
