@@ -1,0 +1,72 @@
+"""A hostile repository's shape against the real product: a `yagent run --json -y` process (real
+bubblewrap, default preset) against a scripted OpenAI-compatible server on loopback.
+
+- A directory tree deeper than Python's recursion limit (1 100 levels, 2 200 characters: git
+  checks such a tree out) in the workspace and inside a repository skill's folder. Every walk on
+  the tool path (the shell's change watch, a skill's file list) used to recurse once per level:
+  each `run_bash` failed with "RecursionError … unclassified reason". They now walk with a stack:
+  commands run, a file they write at the bottom is journaled, and the skill is listed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.test_attacks_floods import run
+
+DEPTH = 1_100
+
+
+def deep_tree(root: Path, depth: int = DEPTH) -> str:
+    """`depth` nested directories `d` under `root`, made one level at a time (Python's own
+    `os.makedirs` recurses); the bottom's path relative to `root`."""
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(depth):
+            os.mkdir("d", dir_fd=fd)
+            below = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = below
+    finally:
+        os.close(fd)
+    return "/".join(["d"] * depth)
+
+
+def remove_deep(root: Path) -> None:
+    """`root`'s deep trees removed (pytest's own clean-up uses `shutil.rmtree`, which recurses
+    and fails on them; GNU `rm` does not)."""
+    subprocess.run(["rm", "-rf", "--", *map(str, root.glob("*"))], check=True, timeout=60)
+
+
+@pytest.fixture
+def cleaned(tmp_path: Path) -> Iterator[Path]:
+    """`tmp_path`, emptied with `remove_deep` after the test."""
+    yield tmp_path
+    remove_deep(tmp_path)
+
+
+def test_a_tree_deeper_than_the_recursion_limit_leaves_the_tools_working(cleaned: Path) -> None:
+    tmp_path = cleaned
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    bottom = deep_tree(ws)
+    skill = ws / ".yagent" / "skills" / "deep"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: deep-skill\ndescription: Goes deep.\n---\nBody.\n")
+    deep_tree(skill)
+    batch = [
+        ("run_bash", {"command": "echo hi"}),
+        ("run_bash", {"command": f"echo bottom > {bottom}/f.txt"}),
+    ]
+    sent, results = run(tmp_path, ws, batch)
+    assert json.loads(results[0]["content"])["text"] == "hi\n", results[0]
+    assert json.loads(results[1]["content"])["receipt"] == "success", results[1]
+    assert "RecursionError" not in json.dumps(results)
+    assert (ws / bottom / "f.txt").read_text() == "bottom\n"
+    assert "deep-skill" in json.dumps(sent[0]["messages"][0])
