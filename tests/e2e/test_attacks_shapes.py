@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -70,3 +71,36 @@ def test_a_tree_deeper_than_the_recursion_limit_leaves_the_tools_working(cleaned
     assert "RecursionError" not in json.dumps(results)
     assert (ws / bottom / "f.txt").read_text() == "bottom\n"
     assert "deep-skill" in json.dumps(sent[0]["messages"][0])
+
+
+def test_a_command_line_too_long_to_start_did_not_run_and_needs_no_reconciling(
+    tmp_path: Path,
+) -> None:
+    # one argument over the kernel's 128 KiB (MAX_ARG_STRLEN): `bash -c LINE` cannot be exec'd.
+    # It was reported "OUTCOME UNKNOWN — may or may not have taken effect", its key marked for
+    # `yagent reconcile`, though no process ever ran.
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    line = "echo " + "x" * 200_000 + " > out.txt"
+    _, results = run(
+        tmp_path, ws, [("run_bash", {"command": line}), ("run_bash", {"command": "echo ok"})]
+    )
+    failed = json.loads(results[0]["content"])
+    assert failed["kind"] == "too_large", failed
+    assert "did not start" in failed["error"]
+    assert "OUTCOME UNKNOWN" not in failed["error"]
+    assert "outcome" not in failed, failed
+    assert json.loads(results[1]["content"])["text"] == "ok\n"
+    assert not (ws / "out.txt").exists()
+    home = tmp_path / "home"
+    env = {**os.environ, "YAGENT_HOME": str(home), "HOME": str(tmp_path)}
+    pending = subprocess.run(
+        [sys.executable, "-m", "yagent.cli", "reconcile"],
+        env=env,
+        cwd=ws,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert pending.returncode == 0, pending.stderr
+    assert "no side effect needs reconciliation" in pending.stdout
