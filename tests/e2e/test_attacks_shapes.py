@@ -5,7 +5,12 @@ bubblewrap, default preset) against a scripted OpenAI-compatible server on loopb
   checks such a tree out) in the workspace and inside a repository skill's folder. Every walk on
   the tool path (the shell's change watch, a skill's file list) used to recurse once per level:
   each `run_bash` failed with "RecursionError … unclassified reason". They now walk with a stack:
-  commands run, a file they write at the bottom is journaled, and the skill is listed.
+  commands run, a file they write at the bottom is journaled, and the skill is listed; a batch
+  checkout holding one is removed (`tests/scale/test_checkout.py`).
+- A command line over the kernel's 128 KiB for one argument cannot be exec'd: the call fails
+  saying nothing ran (`too_large`), not "OUTCOME UNKNOWN" waiting for `yagent reconcile`.
+- Tool arguments nested deeper than the JSON parser goes are invalid arguments, not an
+  unclassified RecursionError.
 """
 
 from __future__ import annotations
@@ -20,6 +25,9 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.test_attacks_floods import run
+from tests.e2e.test_providers import openai_reply
+from tests.llm.wire import WireServer
+from yagent.llm.scripted import call, calls
 
 DEPTH = 1_100
 
@@ -104,3 +112,35 @@ def test_a_command_line_too_long_to_start_did_not_run_and_needs_no_reconciling(
     )
     assert pending.returncode == 0, pending.stderr
     assert "no side effect needs reconciliation" in pending.stdout
+
+
+def test_arguments_nested_deeper_than_the_parser_goes_are_invalid_arguments(
+    tmp_path: Path,
+) -> None:
+    # the model controls the arguments' text: json.loads raised RecursionError, which failed the
+    # call as "unknown … report it" instead of telling the model its arguments were not usable
+    deep = '{"path": ' + '{"a": ' * 100_000 + "1" + "}" * 100_000 + "}"
+    turns = [
+        openai_reply(calls([("read_file", deep, "c0")])),
+        openai_reply(call("agent_exit", json.dumps({"reason": "done"}), call_id="x")),
+    ]
+    home = tmp_path / "home"
+    home.mkdir()
+    with WireServer(turns) as server:
+        (home / "config.toml").write_text(
+            f'[llm]\nprovider = "openai"\nmodel = "gpt-test"\nbase_url = "{server.url}/v1"\n'
+        )
+        env = {**os.environ, "YAGENT_HOME": str(home), "HOME": str(tmp_path)}
+        env["OPENAI_API_KEY"] = "sk-test-not-real"
+        done = subprocess.run(
+            [sys.executable, "-m", "yagent.cli", "run", "--json", "-C", str(tmp_path), "go"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=110,
+        )
+    assert done.returncode == 0, done.stderr
+    results = [json.loads(x) for x in done.stdout.splitlines() if '"tool_result"' in x]
+    refused = json.loads(results[0]["content"])
+    assert refused["kind"] == "invalid_args", refused
+    assert "RecursionError" not in refused["error"]
