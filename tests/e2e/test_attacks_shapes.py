@@ -11,6 +11,7 @@ bubblewrap, default preset) against a scripted OpenAI-compatible server on loopb
   saying nothing ran (`too_large`), not "OUTCOME UNKNOWN" waiting for `yagent reconcile`.
 - Tool arguments nested deeper than the JSON parser goes are invalid arguments, not an
   unclassified RecursionError.
+- `search` of a FIFO or a device is refused at once, as `read_file` refuses them.
 """
 
 from __future__ import annotations
@@ -144,3 +145,22 @@ def test_arguments_nested_deeper_than_the_parser_goes_are_invalid_arguments(
     refused = json.loads(results[0]["content"])
     assert refused["kind"] == "invalid_args", refused
     assert "RecursionError" not in refused["error"]
+
+
+def test_search_of_a_fifo_or_a_device_is_refused_not_read_until_the_timeout(
+    tmp_path: Path,
+) -> None:
+    # read_file refused them; search handed them to ripgrep, which waited on the FIFO's writer
+    # or read /dev/zero until SEARCH_TIMEOUT (30 s each), then said "timed out"
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    os.mkfifo(ws / "fifo")
+    batch = [
+        ("search", {"pattern": "x", "path": "fifo"}),
+        ("search", {"pattern": "x", "path": "/dev/zero"}),
+    ]
+    _, results = run(tmp_path, ws, batch)
+    for result in results[:2]:
+        refused = json.loads(result["content"])
+        assert refused["kind"] == "invalid_args", refused
+        assert "not a regular file or a directory" in refused["error"]
