@@ -118,6 +118,21 @@ def test_a_misspelled_config_key_suggests_the_right_one(tmp_path: Path, ws: Path
     assert "agent.context_windw: unknown key (did you mean 'context_window'?)" in done.stderr
 
 
+def test_a_key_in_the_wrong_section_names_the_section_it_belongs_in(
+    tmp_path: Path, ws: Path
+) -> None:
+    # a first-time user writes `[sandbox] preset = …` (the sandbox's own settings are there); the
+    # error said only "sandbox.preset: unknown key"
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text('[sandbox]\npreset = "full-auto"\n[llm]\npreset = "x"\n')
+    done = yagent(["run", "-C", str(ws), "hi"], home, ws)
+    assert done.returncode == 2
+    assert "sandbox.preset: unknown key (it belongs in [agent]: agent.preset)" in done.stderr
+    assert "llm.preset: unknown key (it belongs in [agent]: agent.preset)" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 # -- the task from standard input ---------------------------------------------------------------
 
 

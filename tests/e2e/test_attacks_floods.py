@@ -9,14 +9,20 @@ against a scripted OpenAI-compatible server on loopback that records every reque
   9 GB). The reader reads past a record over `MAX_RECORD_BYTES`, still counts and places the
   match, and says the line was too long to show (the reader's memory bound is measured in
   `tests/tools/test_rg_records.py`).
+- 20 MB of random bytes from the shell: spilled like text, with yagent's peak resident memory
+  (read from /proc) under 600 MiB — the pii scan folded the 10 MiB kept, decoded with
+  replacements, with a Python object per character and peaked at 1.1 GB.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +36,11 @@ def run(
     ws: Path,
     batch: list[tuple[str, dict[str, Any]]],
     secrets: dict[str, str] | None = None,
+    peaks: list[int] | None = None,
 ) -> Any:
     """One real run of `batch` (with `secrets` in yagent's environment, else a dummy API key);
-    the requests the model server received and every tool result."""
+    the requests the model server received and every tool result. With `peaks`, yagent's peak
+    resident memory (bytes, `VmHWM` in /proc) is appended to it."""
     home = tmp_path / "home"
     home.mkdir()
     items = [(name, json.dumps(args), f"c{i}") for i, (name, args) in enumerate(batch)]
@@ -46,18 +54,44 @@ def run(
         env |= secrets or {"OPENAI_API_KEY": "sk-test-not-real"}
         for name in ("YAGENT_PROVIDER", "YAGENT_MODEL", "YAGENT_BASE_URL"):
             env.pop(name, None)
-        done = subprocess.run(
-            [sys.executable, "-m", "yagent.cli", "run", "--json", "-y", "-C", str(ws), "go"],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=150,
-        )
+        command = [sys.executable, "-m", "yagent.cli", "run", "--json", "-y", "-C", str(ws), "go"]
+        if peaks is None:
+            done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=150)
+        else:
+            done = _watched(command, env, peaks)
         sent = [r.body for r in server.received]
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     results = [json.loads(x) for x in done.stdout.splitlines() if '"tool_result"' in x]
     assert len(results) == len(batch) + 1  # every call and agent_exit
     return sent, results
+
+
+def _watched(
+    command: list[str], env: dict[str, str], peaks: list[int]
+) -> subprocess.CompletedProcess[str]:
+    """`command` run to its end, its high-water resident memory read from /proc meanwhile (it only
+    grows, so the last reading before the process exits is its peak up to then)."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(command, env=env, stdout=out, stderr=err, text=True)
+        peak = 0
+        try:
+            while proc.poll() is None:
+                try:
+                    status = Path(f"/proc/{proc.pid}/status").read_text()
+                except OSError:
+                    break
+                found = re.search(r"^VmHWM:\s+(\d+) kB", status, re.MULTILINE)
+                peak = max(peak, int(found.group(1)) * 1024 if found else 0)
+                time.sleep(0.02)
+            proc.wait(timeout=150)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        peaks.append(peak)
+        out.seek(0)
+        err.seek(0)
+        return subprocess.CompletedProcess(command, proc.returncode, out.read(), err.read())
 
 
 def tool_messages(body: dict[str, Any]) -> list[str]:
@@ -91,3 +125,19 @@ def test_search_over_one_huge_line_is_counted_without_holding_it(tmp_path: Path)
     assert "too long" in big["text"], big
     assert len(json.dumps(found)) < 20_000
     assert "too long" in tool_messages(sent[-1])[0]
+
+
+def test_binary_output_is_spilled_with_memory_bounded(tmp_path: Path) -> None:
+    # 20 MB of random bytes: 10 MiB kept, decoded with replacements into text that is not
+    # NFKC-normal; the pii scan's folding held a Python int and a string per character (1.2 GB)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    peaks: list[int] = []
+    command = "head -c 20000000 /dev/urandom"
+    sent, results = run(tmp_path, ws, [("run_bash", {"command": command})], peaks=peaks)
+    assert results[0]["spilled"]["total_bytes"] > 10_000_000
+    (shown,) = tool_messages(sent[-1])
+    assert len(shown) < 40_000
+    assert "read_spill" in shown
+    (peak,) = peaks
+    assert 0 < peak < 600 * 2**20, f"yagent peaked at {peak / 2**20:.0f} MiB"

@@ -3,7 +3,6 @@ half-deleted checkout that the next attempt of the task would take as ready."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -11,7 +10,10 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.test_attacks_shapes import cleaned, deep_tree
 from yagent.scale import checkout
+
+__all__ = ["cleaned"]  # the fixture, imported
 
 
 class Killed(BaseException):
@@ -37,12 +39,12 @@ def repo(tmp_path: Path) -> Path:
 def killed_after_objects(real: Callable[..., Any]) -> Callable[..., Any]:
     """An rmtree that deletes a checkout's object store, then dies (its marker not yet gone)."""
 
-    def rmtree(path: Any, *args: Any, **kwargs: Any) -> None:
-        objects = Path(path) / ".git" / "objects"
+    def rmtree(path: Path) -> None:
+        objects = path / ".git" / "objects"
         if objects.is_dir():
             real(objects)
             raise Killed
-        real(path, *args, **kwargs)
+        real(path)
 
     return rmtree
 
@@ -53,7 +55,7 @@ def test_a_removal_cut_short_is_never_taken_as_a_ready_checkout(
     dest = tmp_path / "work" / "batch" / "task"
     base = checkout.prepare(str(repo), "HEAD", dest)
     (dest / "new.txt").write_text("the lost attempt's work\n")
-    monkeypatch.setattr(checkout.shutil, "rmtree", killed_after_objects(shutil.rmtree))
+    monkeypatch.setattr(checkout, "rmtree", killed_after_objects(checkout.rmtree))
     with pytest.raises(Killed):
         checkout.remove(dest)  # the worker dies half-way through the task's cleanup
     monkeypatch.undo()
@@ -62,3 +64,11 @@ def test_a_removal_cut_short_is_never_taken_as_a_ready_checkout(
     assert "README" not in checkout.patch(dest, base)  # git works in it: nothing changed
     checkout.remove(dest)
     assert sorted(p.name for p in dest.parent.iterdir()) == [], "the leftovers went too"
+
+
+def test_a_checkout_deeper_than_the_recursion_limit_is_removed(repo: Path, cleaned: Path) -> None:
+    dest = cleaned / "work" / "batch" / "task"
+    checkout.prepare(str(repo), "HEAD", dest)
+    deep_tree(dest)  # what a task (or the repository) left in its checkout
+    checkout.remove(dest)  # shutil.rmtree raised RecursionError here
+    assert sorted(p.name for p in dest.parent.iterdir()) == []

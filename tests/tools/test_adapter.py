@@ -23,6 +23,8 @@ def test_parse_arguments_fallbacks() -> None:
     assert parse_arguments('{"a": 1}') == {"a": 1}
     assert parse_arguments("not json") == {"input": "not json"}
     assert parse_arguments("[1, 2]") == {"input": "[1, 2]"}
+    deep = "[" * 100_000 + "]" * 100_000
+    assert parse_arguments(deep) == {"input": deep}
     assert parse_arguments("") == {}
     assert parse_arguments(None) == {}
     assert parse_arguments({"b": 2}) == {"b": 2}

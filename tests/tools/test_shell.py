@@ -7,6 +7,7 @@ nothing waits for a real timeout. Test names follow the gates of docs/tools.md w
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import signal
@@ -378,8 +379,17 @@ async def test_every_ending_unregisters(tmp_path: Path, leftovers: list[int]) ->
 
 
 async def test_spawn_failure_propagates_and_registers_nothing(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(shell.SpawnError) as caught:
         await shell.run_foreground("echo hi", cwd=tmp_path / "missing")
+    assert caught.value.errno == errno.ENOENT
+    assert isinstance(caught.value.__cause__, FileNotFoundError)
+    assert shell.live_groups() == ()
+
+
+async def test_a_line_too_long_to_exec_is_a_spawn_error(tmp_path: Path) -> None:
+    with pytest.raises(shell.SpawnError) as caught:
+        await shell.run_foreground("echo " + "x" * 200_000, cwd=tmp_path)
+    assert caught.value.errno == errno.E2BIG
     assert shell.live_groups() == ()
 
 

@@ -1,6 +1,7 @@
-"""What a configuration validation problem says: where it is, and for an unknown key the closest
-known one (`modle` → `model`) among the keys the model accepts at that place — so a typo never
-reads as a silent default. Works for any pydantic model tree: nested models, tables of named
+"""What a configuration validation problem says: where it is, and for an unknown key the section
+that has it when another top-level section does (`[sandbox] preset` → `agent.preset`), else the
+closest known one (`modle` → `model`) among the keys the model accepts at that place — so a typo
+never reads as a silent default. Works for any pydantic model tree: nested models, tables of named
 entries (`dict[str, Model]`) and lists of models.
 """
 
@@ -30,10 +31,24 @@ def keys_at(root: type[BaseModel], loc: Sequence[int | str]) -> list[str]:
     return []
 
 
+def section_of(root: type[BaseModel], key: str, *, exclude: str = "") -> str:
+    """The top-level section (other than `exclude`) that has `key` itself, or ""."""
+    for name, field in root.model_fields.items():
+        at = field.annotation
+        if name == exclude or not (isinstance(at, type) and issubclass(at, BaseModel)):
+            continue
+        if key in at.model_fields:
+            return name
+    return ""
+
+
 def problem(root: type[BaseModel], loc: Sequence[int | str], message: str, kind: str) -> str:
     """One validation problem; an unknown key names the closest known one."""
     where = ".".join(map(str, loc))
     if kind == "extra_forbidden" and loc:
+        home = section_of(root, str(loc[-1]), exclude=str(loc[0]) if len(loc) > 1 else "")
+        if home:
+            return f"{where}: unknown key (it belongs in [{home}]: {home}.{loc[-1]})"
         close = difflib.get_close_matches(str(loc[-1]), keys_at(root, loc), n=1, cutoff=0.6)
         if close:
             return f"{where}: unknown key (did you mean {close[0]!r}?)"

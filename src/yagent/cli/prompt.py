@@ -32,6 +32,8 @@ from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.output import ColorDepth
 
+from yagent.tools.treewalk import walk
+
 MAX_PATHS = 5000
 _SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".tox"}
 
@@ -57,7 +59,7 @@ def open_history(home: Path, workspace: Path) -> tuple[History, str | None]:
 def workspace_files(root: Path, limit: int = MAX_PATHS) -> list[str]:
     """Workspace-relative file names for `@` completion, sorted; at most `limit` walked."""
     found: list[str] = []
-    for top, dirs, files in os.walk(root):
+    for top, dirs, files in walk(root):
         dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
         rel = os.path.relpath(top, root)
         for name in sorted(files):

@@ -14,7 +14,7 @@ Contract:
   way (atomically), so a process killed mid-deletion never leaves a half-deleted checkout whose
   marker would pass it as ready to the next attempt (on a work folder workers share, a retry on
   another worker); what such a kill leaves (`<name>.removing-<pid>`) the next `remove` or
-  `prepare` of that checkout deletes.
+  `prepare` of that checkout deletes. Deletion (`rmtree`) has no depth limit.
 Leaves to the host: where checkouts live (a worker's work folder), who may write there.
 """
 
@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -65,7 +64,7 @@ def prepare(repo: str, ref: str, dest: Path) -> str:
     dest.parent.mkdir(parents=True, exist_ok=True)
     partial = dest.with_name(dest.name + ".partial")
     if partial.exists():
-        shutil.rmtree(partial)
+        rmtree(partial)
     _git("clone", "--quiet", "--no-checkout", repo, str(partial))
     base = _resolve(ref, partial)
     _git("-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", base, cwd=partial)
@@ -93,10 +92,21 @@ def patch(dest: Path, base: str) -> str:
 def remove(dest: Path) -> None:
     """Delete the checkout `dest` (see the module contract)."""
     trash = dest.with_name(f"{dest.name}.removing-{os.getpid()}")
-    shutil.rmtree(trash, ignore_errors=True)
+    rmtree(trash)
     with contextlib.suppress(FileNotFoundError):
         dest.rename(trash)  # from here `dest` is gone whole, however the deletion ends
     if dest.parent.is_dir():
         for left in dest.parent.glob(f"{glob.escape(dest.name)}.removing-*"):
-            shutil.rmtree(left, ignore_errors=True)
-    shutil.rmtree(dest.with_name(dest.name + ".partial"), ignore_errors=True)
+            rmtree(left)
+    rmtree(dest.with_name(dest.name + ".partial"))
+
+
+def rmtree(path: Path) -> None:
+    """Delete `path` and all under it, links not followed, a missing one fine. GNU `rm -rf`
+    walks any depth (`shutil.rmtree` recurses once per level: a repository holding a tree deeper
+    than the recursion limit raised `RecursionError` out of it); what it cannot delete is left,
+    as `ignore_errors` did — `prepare`'s clone then refuses a `.partial` that is still there."""
+    with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+        subprocess.run(
+            ["rm", "-rf", "--", str(path)], capture_output=True, timeout=GIT_TIMEOUT, check=False
+        )

@@ -100,14 +100,15 @@ class ToolContext:
 
 
 def parse_arguments(raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
-    """Step 1: a JSON object, or `{"input": raw}` when the text is not one."""
+    """Step 1: a JSON object, or `{"input": raw}` when the text is not one (nested deeper than
+    the parser goes included: the schema then refuses it as invalid arguments)."""
     if raw is None or raw == "":
         return {}
     if isinstance(raw, Mapping):
         return dict(raw)
     try:
         value = json.loads(raw)
-    except (json.JSONDecodeError, TypeError):
+    except (json.JSONDecodeError, TypeError, RecursionError):
         return {"input": raw}
     return value if isinstance(value, dict) else {"input": raw}
 

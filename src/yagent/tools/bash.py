@@ -28,10 +28,16 @@ Behind the egress proxy (`[sandbox] allow_hosts`), a foreground run gets its own
 carries the same under "egress", and an `egress` event goes to the host's publisher
 (`invocation.PUBLISH` in the context's services, when the host set one). A background run is not
 attributed (it outlives the call that could report it); its text says so.
+
+A command whose process cannot be started (`shell.SpawnError`: a line over the kernel's 128 KiB
+for one argument, no bash, a full process table) fails saying nothing ran, with a resend-safe kind
+(`too_large`, `not_found`, `permission`, `overloaded`) — never an uncertain outcome left for
+`yagent reconcile`.
 """
 
 from __future__ import annotations
 
+import errno
 import functools
 import tempfile
 import time
@@ -84,12 +90,33 @@ async def run_bash(ctx: ToolContext, args: p.RunBashArgs) -> dict[str, Any]:
     before = await anyio.to_thread.run_sync(take, ctx.workspace, home)
     try:
         return await _run_bash(ctx, args)
+    except shell.SpawnError as exc:
+        raise _not_started(args.command, exc) from exc
     finally:
         with anyio.CancelScope(shield=True):  # a stopped command's changes are recorded too
             call_id = ctx.call.call_id
             await anyio.to_thread.run_sync(
                 shellwatch.settle, ctx.state_dir, call_id, "run_bash", before, ctx.workspace, home
             )
+
+
+def _not_started(command: str, exc: shell.SpawnError) -> toolfail.ToolFailure:
+    """The failure for a command whose process could not be started: nothing ran, so the call
+    is safe to send again once changed (a resend-safe kind, never an uncertain outcome)."""
+    if exc.errno == errno.E2BIG:
+        size = len(command.encode())
+        return toolfail.ToolFailure(
+            toolfail.Kind.TOO_LARGE,
+            f"the command did not start, nothing ran: the line is {size} bytes, more than the "
+            "kernel takes in one argument (128 KiB); write the script to a file with write_file "
+            "and run that file",
+        )
+    kind = {
+        errno.ENOENT: toolfail.Kind.NOT_FOUND,
+        errno.EACCES: toolfail.Kind.PERMISSION,
+        errno.EPERM: toolfail.Kind.PERMISSION,
+    }.get(exc.errno or 0, toolfail.Kind.OVERLOADED)
+    return toolfail.ToolFailure(kind, f"the command did not start, nothing ran: {exc.strerror}")
 
 
 async def _run_bash(ctx: ToolContext, args: p.RunBashArgs) -> dict[str, Any]:

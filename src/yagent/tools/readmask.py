@@ -218,7 +218,10 @@ def _at_or_under(path: Path, root: Path) -> bool:
 
 def tool_paths_under(hidden: Sequence[Path], candidates: Sequence[str]) -> tuple[str, ...]:
     """The `candidates` (interpreter prefixes, PATH directories) that lie under a hidden path:
-    they are bound back read-only so the tools a command needs still exist in the sandbox."""
+    they are bound back read-only so the tools a command needs still exist in the sandbox. A
+    `shims` directory of a version manager (pyenv, rbenv, nodenv: its shims exec the manager's
+    `libexec/` and read its versions) brings back the manager's whole root instead — the
+    outermost directory below the hidden path holding both `shims` and `libexec`."""
     out: dict[str, None] = {}
     for raw in candidates:
         if not raw or not os.path.isdir(raw):
@@ -227,5 +230,20 @@ def tool_paths_under(hidden: Sequence[Path], candidates: Sequence[str]) -> tuple
         for entry in hidden:
             root = os.path.realpath(entry)
             if real != root and real.startswith(root.rstrip("/") + "/"):
-                out.setdefault(real, None)
+                out.setdefault(_shim_root(real, root), None)
     return tuple(out)
+
+
+def _shim_root(path: str, hidden: str) -> str:
+    """The version manager's root `path` (a `shims` directory) belongs to, or `path` itself."""
+    if os.path.basename(path) != "shims":
+        return path
+    found = path
+    here = os.path.dirname(path)
+    while here != hidden and here.startswith(hidden.rstrip("/") + "/"):
+        if os.path.isdir(os.path.join(here, "shims")) and os.path.isdir(
+            os.path.join(here, "libexec")
+        ):
+            found = here
+        here = os.path.dirname(here)
+    return found

@@ -29,6 +29,8 @@ from pathlib import Path
 
 import pathspec
 
+from yagent.tools.treewalk import walk
+
 GLOB_CHARS = frozenset("*?[")
 MAX_WALK = 200_000
 _FOLDER_TAILS = ("/**/*", "/**", "/*")
@@ -84,7 +86,7 @@ class Pattern:
         """The paths that match now (see the module contract)."""
         found: list[Path] = []
         seen = 0
-        for top, dirs, files in os.walk(self.folder):
+        for top, dirs, files in walk(self.folder):
             rel_top = os.path.relpath(top, self.folder)
             prefix = "" if rel_top == "." else rel_top + "/"
             seen += len(dirs) + len(files)

@@ -16,7 +16,8 @@ Contract:
   anything is left out; long lines clipped to `MAX_LINE_CHARS` with visible markers. Paths are
   relative to the workspace (absolute outside it).
 - Refusals: a pattern with a line break, a glob or regex the engine refuses → `ToolFailure`
-  (INVALID_ARGS) naming the problem; a missing path → `FileNotFoundError`.
+  (INVALID_ARGS) naming the problem; a missing path → `FileNotFoundError`; a path that is neither
+  a regular file nor a directory (a FIFO, a device) → `ToolFailure` (INVALID_ARGS), at once.
 - `SEARCH_TIMEOUT` bounds every search: rg is killed, the fallback stops, and the (partial)
   result says `timed_out: true`. On cancellation rg is killed and the fallback told to stop.
 """
@@ -24,6 +25,7 @@ Contract:
 from __future__ import annotations
 
 import os
+import stat
 import threading
 from functools import partial
 from typing import Any
@@ -82,8 +84,13 @@ def _prepare(ctx: ToolContext, args: SearchArgs) -> tuple[Query, Filter | None]:
             "the pattern contains a line break; search matches within single lines",
         )
     root = ctx.surface.guard.resolve(args.path)
-    if not os.path.exists(root):
-        raise FileNotFoundError(f"no such file or directory: {args.path}")
+    try:
+        mode = os.stat(root).st_mode
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no such file or directory: {args.path}") from None
+    if not stat.S_ISDIR(mode) and not stat.S_ISREG(mode):
+        # a FIFO waits for a writer, a device never ends: nothing to search, refused at once
+        raise ToolFailure(Kind.INVALID_ARGS, f"{args.path} is not a regular file or a directory")
     workspace = os.path.realpath(ctx.workspace)
     keep = _filter(args.glob, workspace)
     reads = ctx.surface.guard.reads

@@ -31,6 +31,7 @@ The YAML parser loads with the first SKILL.md read: a run with no skill folders 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,7 @@ from typing import Any
 
 from yagent.kernel.judge import toolfail
 from yagent.tools.adapter import ToolContext
+from yagent.tools.treewalk import walk
 from yagent.toolspec import SkillDoc, claudetools
 from yagent.toolspec import params as p
 from yagent.toolspec.builtin import BUILTIN
@@ -103,9 +105,10 @@ def parse_skill(path: Path, root: SkillRoot | None = None) -> SkillDoc:
     grants, refused = _grants(meta, root or SkillRoot(path.parent.parent, False, "no source"))
     folder = path.parent
     files = sorted(
-        str(f.relative_to(folder))
-        for f in folder.rglob("*")
-        if f.is_file() and f.name != "SKILL.md"
+        os.path.relpath(os.path.join(top, name), folder)
+        for top, _, names in walk(folder)
+        for name in names
+        if os.path.isfile(os.path.join(top, name)) and name != "SKILL.md"
     )
     return SkillDoc(
         name.strip(),

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from yagent.tools.files import journal
+from yagent.tools.treewalk import walk
 
 SKIPPED = frozenset(
     {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache"}
@@ -52,7 +53,7 @@ class Snapshot:
 def _walk(root: Path, skip: Path | None) -> tuple[dict[str, tuple[int, int]], bool]:
     found: dict[str, tuple[int, int]] = {}
     away = str(skip) if skip is not None else None
-    for top, dirs, files in os.walk(root):
+    for top, dirs, files in walk(root):
         dirs[:] = sorted(d for d in dirs if d not in SKIPPED and os.path.join(top, d) != away)
         for name in sorted(files):
             path = os.path.join(top, name)

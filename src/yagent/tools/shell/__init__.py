@@ -28,8 +28,9 @@ Cancellation: a cancelled foreground run kills its group while shielded, hands a
 with the partial output) and re-raises the cancellation; it is never swallowed. The timeout covers
 bash's own lifetime only: after bash has exited, `WAIT_DELAY` alone bounds the wait.
 
-Refuses: non-positive timeouts (`ValueError`). Spawn failures (missing `cwd`, no bash) propagate as
-`OSError`. Leaves to the host: authorization of the command, the sandbox, and where logs live.
+Refuses: non-positive timeouts (`ValueError`). Spawn failures (missing `cwd`, no bash, a command
+line longer than the kernel takes) are a `SpawnError` (an `OSError` with the spawn's errno):
+nothing ran. Leaves to the host: authorization of the command, the sandbox, and where logs live.
 A `launcher` (the host's sandbox) rewrites the `bash -c` argv into the one to spawn; the group the
 run owns is then the launcher's (bubblewrap's), whose sandbox dies with it.
 Runs on anyio's asyncio backend only: it needs the subprocess transport to close the pipe itself.
@@ -71,6 +72,7 @@ __all__ = [
     "LiveGroup",
     "Receipt",
     "ShellResult",
+    "SpawnError",
     "kill_live_process_groups",
     "live_groups",
     "run_background",
@@ -85,6 +87,10 @@ KILL_GRACE = 2.0
 
 _POLL_INTERVAL = 0.05
 _BACKGROUND_ADVICE = "start servers, watchers and daemons with is_background=true"
+
+
+class SpawnError(OSError):
+    """The process could not be started (fork or exec failed): no part of the command ran."""
 
 
 class _Capture(asyncio.SubprocessProtocol):
@@ -274,16 +280,19 @@ async def run_foreground(
     loop = asyncio.get_running_loop()
     started = time.monotonic()
     argv = _argv(command, launcher)
-    transport, capture = await loop.subprocess_exec(
-        lambda: _Capture(cap),
-        *argv,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        cwd=cwd,
-        env=None if env is None else dict(env),
-        start_new_session=True,
-    )
+    try:
+        transport, capture = await loop.subprocess_exec(
+            lambda: _Capture(cap),
+            *argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            cwd=cwd,
+            env=None if env is None else dict(env),
+            start_new_session=True,
+        )
+    except OSError as exc:
+        raise SpawnError(exc.errno, exc.strerror or str(exc)) from exc
     run = _ForegroundRun(transport, capture, started, limit, supervision)
     register(LiveGroup(run.pgid, command, started))
     try:
@@ -326,15 +335,18 @@ def _spawn_background(
 ) -> BackgroundHandle:
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "ab") as log:
-        process = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            cwd=cwd,
-            env=None if env is None else dict(env),
-            start_new_session=True,
-        )
+        try:
+            process = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=cwd,
+                env=None if env is None else dict(env),
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise SpawnError(exc.errno, exc.strerror or str(exc)) from exc
     # Reap it when it ends, so a finished background run leaves no zombie behind.
     threading.Thread(
         target=process.wait, name=f"run_background-reaper-{process.pid}", daemon=True
