@@ -7,8 +7,11 @@ bubblewrap, default preset) against a scripted OpenAI-compatible server on loopb
   each `run_bash` failed with "RecursionError … unclassified reason". They now walk with a stack:
   commands run, a file they write at the bottom is journaled, and the skill is listed; a batch
   checkout holding one is removed (`tests/scale/test_checkout.py`).
-- A command line over the kernel's 128 KiB for one argument cannot be exec'd: the call fails
-  saying nothing ran (`too_large`), not "OUTCOME UNKNOWN" waiting for `yagent reconcile`.
+- A command line over the kernel's 128 KiB for one argument: under `-y` it is too long for the
+  command policy to read, so nobody approved it and it does not run (ADR 0031) — refused before
+  any process, nothing left for `yagent reconcile`. When a person approves it, it cannot be
+  exec'd, and the call fails saying nothing ran (`too_large`), not "OUTCOME UNKNOWN"
+  (`tests/tools/test_command_chain.py`).
 - Tool arguments nested deeper than the JSON parser goes are invalid arguments, not an
   unclassified RecursionError.
 - `search` of a FIFO or a device is refused at once, as `read_file` refuses them.
@@ -87,7 +90,8 @@ def test_a_command_line_too_long_to_start_did_not_run_and_needs_no_reconciling(
 ) -> None:
     # one argument over the kernel's 128 KiB (MAX_ARG_STRLEN): `bash -c LINE` cannot be exec'd.
     # It was reported "OUTCOME UNKNOWN — may or may not have taken effect", its key marked for
-    # `yagent reconcile`, though no process ever ran.
+    # `yagent reconcile`, though no process ever ran. Too long for the command policy to read,
+    # `-y` does not approve it (ADR 0031): refused before any process starts.
     ws = tmp_path / "ws"
     ws.mkdir()
     line = "echo " + "x" * 200_000 + " > out.txt"
@@ -95,8 +99,7 @@ def test_a_command_line_too_long_to_start_did_not_run_and_needs_no_reconciling(
         tmp_path, ws, [("run_bash", {"command": line}), ("run_bash", {"command": "echo ok"})]
     )
     failed = json.loads(results[0]["content"])
-    assert failed["kind"] == "too_large", failed
-    assert "did not start" in failed["error"]
+    assert failed["kind"] == "needs_approval", failed
     assert "OUTCOME UNKNOWN" not in failed["error"]
     assert "outcome" not in failed, failed
     assert json.loads(results[1]["content"])["text"] == "ok\n"

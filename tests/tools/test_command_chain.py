@@ -126,6 +126,23 @@ async def test_a_question_is_asked_once_with_every_reason(ws: Path, home: Path) 
 
 
 @pytest.mark.anyio
+async def test_an_approved_line_too_long_to_exec_fails_saying_nothing_ran(
+    ws: Path, home: Path
+) -> None:
+    # over the kernel's 128 KiB for one argument, `bash -c LINE` cannot be exec'd: the call is
+    # a resend-safe failure (`too_large`), never an outcome left for `yagent reconcile`
+    h = Harness(ws, home)
+    [res] = await h.run(answering(True), bash("echo " + "x" * 200_000 + " > out.txt"))
+    assert not res.ok
+    body = json.loads(res.content)
+    assert body["kind"] == "too_large", body
+    assert "did not start, nothing ran" in body["error"]
+    assert "outcome" not in body
+    assert len(h.questions) == 1
+    assert not (ws / "out.txt").exists()
+
+
+@pytest.mark.anyio
 async def test_refusing_the_question_runs_nothing(ws: Path, home: Path) -> None:
     h = Harness(ws, home)
     [res] = await h.run(answering(False), bash("touch made.txt", is_dangerous=True))

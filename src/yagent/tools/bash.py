@@ -82,7 +82,15 @@ async def _confinement(ctx: ToolContext) -> Confinement | None:
 @needs(PUBLISH)
 async def run_bash(ctx: ToolContext, args: p.RunBashArgs) -> dict[str, Any]:
     """A foreground run of a session (with a state directory) is watched: the workspace files
-    it changed go to the session's edit journal (`files.shellwatch`), for `/diff` and `/undo`."""
+    it changed go to the session's edit journal (`files.shellwatch`), for `/diff` and `/undo`.
+    A process that could not start fails as `_not_started` says, watched or not."""
+    try:
+        return await _run_watched(ctx, args)
+    except shell.SpawnError as exc:
+        raise _not_started(args.command, exc) from exc
+
+
+async def _run_watched(ctx: ToolContext, args: p.RunBashArgs) -> dict[str, Any]:
     if ctx.state_dir is None or args.is_background:
         return await _run_bash(ctx, args)
     home = ctx.state_dir.parent.parent  # <home>/state/<session>: never the workspace's own
@@ -90,8 +98,6 @@ async def run_bash(ctx: ToolContext, args: p.RunBashArgs) -> dict[str, Any]:
     before = await anyio.to_thread.run_sync(take, ctx.workspace, home)
     try:
         return await _run_bash(ctx, args)
-    except shell.SpawnError as exc:
-        raise _not_started(args.command, exc) from exc
     finally:
         with anyio.CancelScope(shield=True):  # a stopped command's changes are recorded too
             call_id = ctx.call.call_id
