@@ -160,3 +160,33 @@ def test_chain_order_is_host_then_gate_then_boundary_then_authorization(
 def test_unknown_profile_is_an_error() -> None:
     with pytest.raises(KeyError, match="unknown tool profile"):
         profile("nope")
+
+
+def test_catalog_index_is_shared_by_surfaces_of_the_same_tools_and_only_them(
+    workspace: Path,
+) -> None:
+    # a run builds its surface twice (assembly, then the MCP rebuild): the search index of the
+    # same entries is built once and shared; anything an entry holds (a description, a brief)
+    # that differs gives its own index, and what a run loads stays its own
+    guard = WorkspaceGuard(workspace)
+
+    def built(description: str, briefs: dict[str, str] | None = None) -> Surface:
+        options = SurfaceOptions(briefs=briefs or {})
+        tool = external("srv__tracker", description)
+        return Surface(BUILTIN, profile("coding"), guard, external=[tool], options=options)
+
+    first, second = built("Creates issues. Fast."), built("Creates issues. Fast.")
+    assert second.disclosure.catalog is first.disclosure.catalog
+    assert second.disclosure is not first.disclosure
+    first.disclosure.load(["srv__tracker"])
+    assert "srv__tracker" in {d["name"] for d in first.tool_defs()}
+    assert "srv__tracker" not in {d["name"] for d in second.tool_defs()}
+
+    other = built("Deletes merged branches. Fast.")
+    assert other.disclosure.catalog is not first.disclosure.catalog
+    assert other.disclosure.catalog.search("merged branches", 3).names[0] == "srv__tracker"
+    assert first.disclosure.catalog.search("merged branches", 3).names[:1] != ("srv__tracker",)
+
+    briefed = built("Creates issues. Fast.", briefs={"srv__tracker": "files bug reports"})
+    assert briefed.disclosure.catalog is not first.disclosure.catalog
+    assert briefed.disclosure.catalog.get("srv__tracker").brief == "files bug reports"  # type: ignore[union-attr]

@@ -12,6 +12,11 @@ Contract:
   until the visible schemas fit; Hot tools are never demoted.
 - `-Y` (Yolo.FULL) removes `ask_user_for_help` from the surface.
 - The catalog brief is: adapter brief > spec brief > first sentence of the description.
+- The catalog's search index (an immutable `tooldisclose.Catalog`) is built once per distinct
+  list of entries in this process and shared by every surface of the same tools (a run's
+  assembly and its MCP rebuild, one run after another); an entry that differs in anything it
+  holds (name, brief, description, parameters, tags) gives its own index. What a run loads (its
+  `Disclosure`) is never shared.
 - The judgement ring is assembled here, once per rebuild: host stages first (hooks, audit gate…),
   then the grant ring (a built-in tool this profile does not grant is refused naming that and
   the agents that have it), the tooldisclose gate, the guard ring (`tools.guardring`: the next
@@ -30,6 +35,7 @@ Contract:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -73,6 +79,13 @@ def schema_tokens(spec: Spec) -> int:
     return max(1, len(json.dumps(spec.tool_def(), sort_keys=True)) // 4)
 
 
+@functools.lru_cache(maxsize=16)
+def _catalog(entries: tuple[tooldisclose.ToolEntry, ...]) -> tooldisclose.Catalog:
+    """The search index of `entries`, built once per distinct entries (module contract): the
+    same tools in every run would otherwise rebuild it (BM25 and vocabulary, milliseconds)."""
+    return tooldisclose.Catalog(entries)
+
+
 class Surface:
     def __init__(
         self,
@@ -92,7 +105,7 @@ class Surface:
         self._skipped: list[tuple[str, str]] = []
         self._demoted: tuple[str, ...] = ()
         self._defs_cache: tuple[object, tuple[tuple[dict[str, Any], ...], str]] | None = None
-        self.disclosure = tooldisclose.Disclosure(tooldisclose.Catalog([]))
+        self.disclosure = tooldisclose.Disclosure(_catalog(()))
         self.chain = Chain([])
         self.rebuild()
 
@@ -124,8 +137,8 @@ class Surface:
         self._specs = specs
         self._skipped = skipped
         always = self._always_visible(specs)
-        entries = [self._entry(spec) for spec in specs.values()]
-        self.disclosure = tooldisclose.Disclosure(tooldisclose.Catalog(entries), always=always)
+        entries = tuple(self._entry(spec) for spec in specs.values())
+        self.disclosure = tooldisclose.Disclosure(_catalog(entries), always=always)
         if loaded is not None:
             self.disclosure.restore(loaded)
         independent: list[Stage] = [
