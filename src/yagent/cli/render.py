@@ -3,6 +3,12 @@
 Human mode renders streamed text, tool calls and results with rich — on a terminal, with the
 delegations of a parallel run as a live tree under them (`cli.tree`), printed for good when the
 run ends; JSON mode prints every event as one JSON line (for CI).
+JSON mode is lossless: attached to the app's dispatcher (`attach`), every event is written as it
+is published, in publish order (`Dispatcher.write_through`: the run waits for a slow reader of
+stdout rather than losing a line). Human mode reads the dispatcher's bounded queue, which drops
+the newest events under a flood: what it did not show is said in a line naming how many of which
+kind (`dropped`), and in a `{"type": "dropped", "counts": {...}}` line in JSON mode should the
+writer ever have been detached (a failed write).
 Approval requests (`user_help_needed`) are answered by asking the person
 when there is a terminal — yes / no / always for this tool / skip all — and refused with a stated
 reason when there is none. Answers travel back through the dispatcher's critical queue and are
@@ -39,6 +45,7 @@ from yagent.messaging import (
     LINGER,
     USER_HELP_NEEDED,
     USER_HELP_RESPONSE,
+    Dispatcher,
     DispatcherClosedError,
     Event,
 )
@@ -136,6 +143,21 @@ class Renderer:
         # delegations as a live tree under the output, on a terminal only (`cli.tree`)
         self.tree = LiveTree(self.console) if self.console.is_terminal and not json_mode else None
         self.interrupted = False  # the person stopped this turn: its run_end is not news
+        self._through: Dispatcher | None = None  # JSON lines written at publish (`attach`)
+
+    def attach(self, dispatcher: Dispatcher) -> None:
+        """JSON mode: every event `dispatcher` is sent is written as it is sent (module
+        contract); human mode reads the queue in `pump`."""
+        if self.json_mode:
+            self._through = dispatcher
+            dispatcher.write_through(self._write_through)
+
+    def _write_through(self, event: Event) -> None:
+        if event.type != USER_HELP_RESPONSE:  # an answer is routed, never shown
+            self._write_json(event)
+
+    def _written(self) -> bool:
+        return self._through is not None and self._through.writes_through()
 
     # -- the pump ------------------------------------------------------------------------
     async def pump(self, app: Any) -> None:
@@ -158,6 +180,7 @@ class Renderer:
                     dispatcher.send(await self.answer(visible_event(event)))
                 else:
                     self.show(event)
+            self.dropped(dispatcher.take_drops())
             if not shown:
                 self.stream.tick()  # streamed text that waited long enough
                 if self.tree is not None:
@@ -200,11 +223,36 @@ class Renderer:
             return
         self.console.print(visible(text), style="yellow", markup=False)
 
+    def dropped(self, counts: Mapping[str, int]) -> None:
+        """Say which events the display dropped (module contract); nothing when none was."""
+        if not counts:
+            return
+        if self.json_mode:
+            self.out.write(json_line({"type": "dropped", "counts": dict(counts)}) + "\n")
+            self.out.flush()
+            return
+        said = ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items()))
+        self.stream.end_turn()
+        self.console.print(
+            f"[yellow]display fell behind: not shown here: {escape(said)} event(s) "
+            "(the session's log keeps every one)[/]"
+        )
+
+    def rest(self, dispatcher: Dispatcher) -> None:
+        """What was published after the pump stopped, then what was dropped."""
+        while (event := dispatcher.next_in_order()) is not None:
+            self.show(event)
+        self.dropped(dispatcher.take_drops())
+
+    def _write_json(self, event: Event) -> None:
+        line = {"type": event.type, "delegation_id": event.delegation_id, **event.payload}
+        self.out.write(json_line(line) + "\n")
+        self.out.flush()
+
     def show(self, event: Event) -> None:
         if self.json_mode:
-            line = {"type": event.type, "delegation_id": event.delegation_id, **event.payload}
-            self.out.write(json_line(line) + "\n")
-            self.out.flush()
+            if not self._written():  # else written as it was published (`attach`)
+                self._write_json(event)
             return
         event = visible_event(event)
         p = event.payload

@@ -187,8 +187,7 @@ async def run_turn(
         tg.cancel_scope.cancel()
     if app.pause.abandoned:
         app.pause = PauseGate()  # the next turn starts with a gate nobody abandoned
-    while (event := app.dispatcher.next_in_order()) is not None:
-        renderer.show(event)  # what was published after the pump stopped
+    renderer.rest(app.dispatcher)  # what was published after the pump stopped
     if signal.SIGTERM in signals:
         sys.stderr.write("yagent: shut down after draining the turn\n")
         raise SystemExit(143)
@@ -229,6 +228,7 @@ async def cli_app(
         start=opts.start,
     ) as app:
         app.max_turns = opts.max_turns
+        renderer.attach(app.dispatcher)  # --json: every event written as it is published
         start_notices(app, renderer)
         try:
             yield app

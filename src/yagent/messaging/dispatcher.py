@@ -13,7 +13,15 @@ linger ends early, never late: at a critical event, when the normal queue is hal
 is never dropped for the linger) and at `close()`. One consumer lingers at a time.
 Each queue is the one subscription of its own kernel event bus (`kernel.trace.eventbus`), and
 `send` publishes an event on its type's bus (no filter runs per event): the normal queue drops the
-new event when full, the critical one (`keep_newest`) lets its oldest go.
+new event when full, the critical one (`keep_newest`) lets its oldest go. Every drop is counted
+per event type; `take_drops()` hands a display the counts since it last asked, so it can say what
+it did not show.
+A lossless consumer (`yagent run --json`) is not a queue reader: `write_through(writer)` hands
+every event to `writer` inside `send`, in publish order, before anything is queued. Normal events
+are then not queued at all (nothing to drop); critical ones are also queued, for the pump that
+routes answers. A writer that blocks blocks the publisher (back-pressure: the run waits for the
+writer). A writer that raises is detached (logged, `Stats.writer_error`) and the queues take over
+with their loss rules — `send` still never raises.
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,6 +66,12 @@ class Stats:
     sent: int = 0
     dropped_newest: int = 0
     dropped_oldest_critical: int = 0
+    written: int = 0  # handed to the write-through writer
+    writer_error: str = ""  # why the writer was detached ("" while it works or was never set)
+    dropped_by_type: dict[str, int] = field(default_factory=dict)
+
+
+Writer = Callable[[Event], None]
 
 
 class Dispatcher:
@@ -83,26 +97,66 @@ class Dispatcher:
         self._lingering = False  # a consumer in `ready` lets events gather: not woken per send
         self._half = max(maxsize // 2, 1)
         self._closed = False
+        self._writer: Writer | None = None
+        self._unreported: dict[str, int] = {}
         self.stats = Stats()
+
+    def write_through(self, writer: Writer) -> None:
+        """Hand every event to `writer` at `send` from now on (module contract)."""
+        self._writer = writer
+
+    def writes_through(self) -> bool:
+        return self._writer is not None
+
+    def take_drops(self) -> dict[str, int]:
+        """Events dropped since the last call, per type (module contract)."""
+        drops, self._unreported = self._unreported, {}
+        return drops
+
+    def _dropped(self, kind: str) -> None:
+        self.stats.dropped_by_type[kind] = self.stats.dropped_by_type.get(kind, 0) + 1
+        self._unreported[kind] = self._unreported.get(kind, 0) + 1
+
+    def _write(self, event: Event) -> bool:
+        """Hand `event` to the writer; False when there is none or it has just failed."""
+        writer = self._writer
+        if writer is None:
+            return False
+        try:
+            writer(event)
+        except Exception as exc:  # module contract: send never raises
+            self._writer = None
+            self.stats.writer_error = f"{type(exc).__name__}: {exc}"
+            log.warning("event writer failed, events are queued from now on: %s", exc)
+            return False
+        self.stats.written += 1
+        return True
 
     def is_critical(self, event: Event) -> bool:
         return event.type in self._critical_types
 
     def send(self, event: Event) -> bool:
         """Queue `event`; False when it (or, for critical events, the oldest one) was dropped."""
+        critical = event.type in self._critical_types
+        if self._write(event) and (not critical or self._closed):
+            self.stats.sent += 1  # written; a critical one is queued too while a pump may read
+            return True
         if self._closed:
             log.warning("dispatcher closed: dropped %s event", event.type)
             self.stats.dropped_newest += 1
+            self._dropped(event.type)
             return False
-        critical = event.type in self._critical_types
         delivery = (self._critical_bus if critical else self._normal_bus).publish(event)
         if delivery.displaced:
             self.stats.dropped_oldest_critical += 1
+            self._dropped("critical (oldest)")
             self._marks.popleft()
             log.warning("critical queue full: dropped the oldest critical event for %s", event.type)
         elif delivery.dropped:
             self.stats.dropped_newest += 1
-            log.warning("event queue full: dropped %s event", event.type)
+            if not self._unreported.get(event.type):  # the first since the display last said
+                log.warning("event queue full: dropping %s events", event.type)
+            self._dropped(event.type)
             return False
         if critical:
             self._marks.append(self._normal_accepted)
