@@ -7,13 +7,17 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 from typing import Any
 
 import anyio
+import jsonschema
 import pytest
 
 from yagent.cli.render import Renderer
 from yagent.messaging import USER_HELP_NEEDED, USER_HELP_RESPONSE, Dispatcher, Event
+
+SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "events.schema.json"
 
 
 class App:
@@ -87,3 +91,6 @@ async def test_json_read_from_the_queue_says_what_was_dropped_in_a_line() -> Non
     shown = [json.loads(line) for line in out.getvalue().splitlines()]
     assert [line.get("n") for line in shown[:4]] == [0, 1, 2, 3]
     assert shown[4:] == [{"type": "dropped", "counts": {"tool_result": 6}}]
+    validator = jsonschema.Draft202012Validator(json.loads(SCHEMA.read_text()))
+    assert not list(validator.iter_errors(shown[4]))  # a documented line (docs/events.schema.json)
+    assert list(validator.iter_errors({"type": "dropped", "counts": {"tool_result": "6"}}))
