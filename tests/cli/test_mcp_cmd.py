@@ -127,7 +127,7 @@ def test_http_server_headers_masked_and_url_userinfo_hidden(y: Env) -> None:
 def test_add_refuses_what_the_loader_refuses_with_its_message(y: Env, tmp_path: Path) -> None:
     y.user_config.write_text("[llm]\nmodel = 'm'\n")
     before = y.user_config.read_bytes()
-    added = y("mcp", "add", "bad", "--tool-timeout", "-1", "--", "x")
+    added = y("mcp", "add", "bad", "--tool-timeout", "-1", "--force", "--", "x")
     assert added.returncode == 2
     assert y.user_config.read_bytes() == before  # nothing written
     # the same table written by hand: `yagent run` refuses it with the same words
@@ -140,22 +140,22 @@ def test_add_refuses_what_the_loader_refuses_with_its_message(y: Env, tmp_path: 
 
 
 def test_add_clash_replace_and_bad_input(y: Env) -> None:
-    assert y("mcp", "add", "a", "--", "one").returncode == 0
-    clash = y("mcp", "add", "a", "--", "two")
+    assert y("mcp", "add", "a", "--force", "--", "one").returncode == 0
+    clash = y("mcp", "add", "a", "--force", "--", "two")
     assert clash.returncode == 2
     assert "already" in clash.stderr
     assert "--replace" in clash.stderr
     assert y.servers()["a"]["command"] == "one"
-    assert y("mcp", "add", "a", "--replace", "--", "two").returncode == 0
+    assert y("mcp", "add", "a", "--replace", "--force", "--", "two").returncode == 0
     assert y.servers()["a"]["command"] == "two"
     for argv, says in (
-        (("mcp", "add", "a.b", "--", "x"), "letters, digits"),
+        (("mcp", "add", "a.b", "--force", "--", "x"), "letters, digits"),
         (("mcp", "add", "c"), "missing COMMAND"),
-        (("mcp", "add", "c", "--url", "http://h/mcp", "--", "x"), "give the URL once"),
+        (("mcp", "add", "c", "--url", "http://h/mcp", "--force", "--", "x"), "give the URL once"),
         (("mcp", "add", "c", "--transport", "stdio", "--url", "http://h/mcp"), "--url is for"),
         (("mcp", "add", "c", "-H", "no-colon", "--url", "http://h/mcp"), "NAME: VALUE"),
-        (("mcp", "add", "c", "-e", "NOEQUALS", "--", "x"), "KEY=VALUE"),
-        (("mcp", "add", "c", "-H", "A: b", "--", "x"), "'headers' need a 'url' server"),
+        (("mcp", "add", "c", "-e", "NOEQUALS", "--force", "--", "x"), "KEY=VALUE"),
+        (("mcp", "add", "c", "-H", "A: b", "--force", "--", "x"), "'headers' need a 'url' server"),
     ):
         done = y(*argv)
         assert done.returncode == 2, (argv, done.stdout)
@@ -163,8 +163,43 @@ def test_add_clash_replace_and_bad_input(y: Env) -> None:
     assert set(y.servers()) == {"a"}
 
 
+def test_a_stdio_command_that_does_not_resolve_is_refused_unless_forced(y: Env) -> None:
+    y.user_config.write_text("[llm]\nmodel = 'm'\n")
+    before = y.user_config.read_bytes()
+    for missing in ("no-such-mcp-server-cmd", str(y.ws / "absent-server"), "./absent-server"):
+        done = y("mcp", "add", "m", "--", missing, "--stdio")
+        assert done.returncode == 2, done.stdout
+        assert f"{missing!r} is not a command on PATH" in done.stderr
+        assert "--force" in done.stderr
+        assert y.user_config.read_bytes() == before  # nothing written
+    not_executable = y.ws / "server.py"
+    not_executable.write_text("print()\n")
+    done = y("mcp", "add", "m", "--", str(not_executable))
+    assert done.returncode == 2
+    assert "not executable" in done.stderr
+    # what resolves is added: a name on PATH (this PATH), an executable path
+    assert y("mcp", "add", "onpath", "--", "true").returncode == 0
+    assert y("mcp", "add", "bypath", "--", sys.executable, "-m", "x").returncode == 0
+    # the server's own PATH (--env PATH=…) is where its command is looked up
+    bin_dir = y.ws / "bin"
+    bin_dir.mkdir()
+    tool = bin_dir / "my-mcp"
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    assert y("mcp", "add", "own", "-e", f"PATH={bin_dir}", "--", "my-mcp").returncode == 0
+    assert y("mcp", "add", "nopath", "--", "my-mcp").returncode == 2
+    # --force adds it anyway, saying it does not resolve yet
+    forced = y("mcp", "add", "later", "--force", "--", "no-such-mcp-server-cmd")
+    assert forced.returncode == 0, forced.stderr
+    assert "does not resolve" in forced.stdout + forced.stderr
+    assert y.servers()["later"]["command"] == "no-such-mcp-server-cmd"
+    # URL servers are not looked up
+    assert y("mcp", "add", "web", "http://127.0.0.1:9/mcp").returncode == 0
+    assert set(y.servers()) == {"onpath", "bypath", "own", "later", "web"}
+
+
 def test_remove_unknown_names_the_nearest(y: Env) -> None:
-    assert y("mcp", "add", "github", "--", "gh-mcp").returncode == 0
+    assert y("mcp", "add", "github", "--force", "--", "gh-mcp").returncode == 0
     done = y("mcp", "remove", "githb")
     assert done.returncode == 2
     assert "no MCP server named 'githb' (did you mean 'github'?)" in done.stderr
@@ -175,7 +210,7 @@ def test_project_scope_waits_for_trust_and_own_edits_keep_it(y: Env) -> None:
     project = y.ws / ".yagent" / "config.toml"
     project.parent.mkdir()
     project.write_text("[agent]\nmax_parallel_tools = 2\n")  # the repository's, not trusted
-    assert y("mcp", "add", "p", "--scope", "project", "--", "srv").returncode == 0
+    assert y("mcp", "add", "p", "--scope", "project", "--force", "--", "srv").returncode == 0
     assert y.servers(project)["p"] == {"command": "srv"}
     listed = y("mcp", "list").stdout
     assert "project" in listed
@@ -184,15 +219,15 @@ def test_project_scope_waits_for_trust_and_own_edits_keep_it(y: Env) -> None:
     assert y("trust", "--yes").returncode == 0
     assert "not loaded" not in y("mcp", "list").stdout
     # the person's own edit of a trusted file keeps it trusted
-    assert y("mcp", "add", "q", "--scope", "project", "--", "srv2").returncode == 0
+    assert y("mcp", "add", "q", "--scope", "project", "--force", "--", "srv2").returncode == 0
     assert y("mcp", "remove", "p").returncode == 0
     rows = json.loads(y("mcp", "list", "--json").stdout)
     assert [(r["name"], r["scope"], r["loaded"]) for r in rows] == [("q", "project", True)]
 
 
 def test_remove_asks_for_scope_when_both_files_have_the_name(y: Env) -> None:
-    assert y("mcp", "add", "s", "--", "u").returncode == 0
-    assert y("mcp", "add", "s", "--scope", "project", "--", "p").returncode == 0
+    assert y("mcp", "add", "s", "--force", "--", "u").returncode == 0
+    assert y("mcp", "add", "s", "--scope", "project", "--force", "--", "p").returncode == 0
     both = y("mcp", "remove", "s")
     assert both.returncode == 2
     assert "--scope" in both.stderr

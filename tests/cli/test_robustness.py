@@ -222,6 +222,44 @@ def test_a_plain_json_reply_to_a_streamed_request_runs(tmp_path: Path, ws: Path)
     assert "finish_reason" not in done.stdout
 
 
+PORTAL = (
+    "<!DOCTYPE html>\n<html><head><title>Sign in to the Wi-Fi</title></head><body></body></html>"
+)
+
+
+def test_an_html_page_in_answer_says_html_and_names_the_base_url(tmp_path: Path, ws: Path) -> None:
+    # a captive portal, or a base_url pointing at a web page, answers 200 with HTML
+    page = Reply(raw=PORTAL, headers={"content-type": "text/html; charset=utf-8"})
+    home = tmp_path / "home"
+    with WireServer([page for _ in range(6)]) as srv:
+        configure(home, srv.url)
+        done = yagent(["run", "-C", str(ws), "hi"], home, ws)
+    said = done.stdout + done.stderr
+    assert done.returncode == 1, said
+    assert "HTML" in said, said
+    assert "text/html" in said
+    assert f"{srv.url}/v1" in said
+    assert "finish_reason" not in said
+    # no reply text was shown, so the closing note does not claim one was
+    assert "the text shown is the last reply" not in said
+    assert "the model gave no reply text" in said
+
+
+def test_a_failed_run_that_showed_text_says_it_was_the_last_reply(tmp_path: Path, ws: Path) -> None:
+    home = tmp_path / "home"
+    replies = [
+        Reply(events=openai_frames([oa_chunk({"content": "partial thoughts"}, finish="stop")]))
+    ]
+    replies += [Reply(status=400, body={"error": {"message": "bad request"}})]
+    with WireServer(replies) as srv:
+        configure(home, srv.url)
+        done = yagent(["run", "-C", str(ws), "hi"], home, ws)
+    said = done.stdout + done.stderr
+    assert done.returncode == 1, said
+    assert "partial thoughts" in said
+    assert "the text shown is the last reply, not a submission" in said
+
+
 # -- doctor, trace -----------------------------------------------------------------------------
 
 

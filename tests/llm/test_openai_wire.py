@@ -227,6 +227,25 @@ async def test_a_body_that_ends_cleanly_before_the_model_finished_is_transient()
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("content_type", ["text/html; charset=utf-8", "application/xhtml+xml"])
+async def test_an_html_page_is_not_read_as_a_stream_and_names_the_base_url(
+    content_type: str,
+) -> None:
+    page = "<!doctype html><html><title>Log in</title>" + "x" * 100_000 + "</html>"
+    reply = Reply(raw=page, headers={"content-type": content_type})
+    with WireServer([reply]) as srv, pytest.raises(EngineError) as info:
+        await complete(engine(srv.url), REQ)
+    text = str(info.value)
+    assert info.value.kind is Kind.UNKNOWN  # not retried: the same page comes back
+    assert "HTML" in text
+    assert content_type.split(";")[0] in text
+    assert srv.url in text
+    assert "<!doctype html><html><title>Log in" in text
+    assert "finish_reason" not in text
+    assert len(text) < 1000
+
+
+@pytest.mark.anyio
 async def test_data_that_is_not_json_is_an_error_naming_the_provider() -> None:
     frames = [frame(oa_chunk({"content": "a"})), "data: {broken\n\n", "data: [DONE]\n\n"]
     err = await failure(Reply(events=frames))

@@ -175,7 +175,7 @@ def _terminate(run: _Run, status: Status, error: str) -> AgentResult:
         )
     deliverable = exitpolicy.deliverable_text(run.exit_content) if run.exit_content else None
     payload = exitpolicy.exit_payload(run.exit_content) if run.exit_content else None
-    note = "" if run.exit_content else no_submission_note(cfg.name, status)
+    note = "" if run.exit_content else no_submission_note(cfg.name, status, run.last_text)
     reading = read_report(
         cfg.name, payload, deliverable if deliverable is not None else run.last_text
     )

@@ -58,9 +58,15 @@ class AgentResult:
         return self.deliverable if self.deliverable is not None else self.text
 
 
-def no_submission_note(agent: str, status: Status) -> str:
-    """The distinguishable line for a run that did not end with a successful exit call."""
+def no_submission_note(agent: str, status: Status, last_text: str) -> str:
+    """The distinguishable line for a run that did not end with a successful exit call; it says
+    what the text shown is only when there is one (`last_text`, the last assistant text)."""
+    shown = (
+        "the text shown is the last reply, not a submission"
+        if last_text.strip()
+        else "the model gave no reply text"
+    )
     return (
         f"[{agent}] no deliverable was submitted through agent_exit "
-        f"(the run ended as {status.value}); the text shown is the last reply, not a submission"
+        f"(the run ended as {status.value}); {shown}"
     )

@@ -49,6 +49,7 @@ from yagent.app import (
     delegationpool,
     fanout,
     fanrun,
+    gcpolicy,
     hookrun,
     projectfolders,
     safety,
@@ -307,6 +308,7 @@ async def open_app(
                 async with contextlib.AsyncExitStack() as stack:
                     if app.safety.egress_proxy is not None:  # sandboxed egress, app-long
                         await stack.enter_async_context(app.safety.egress_proxy)
+                    gcpolicy.opened()  # the app is open: start-up's objects may be frozen
                     yield app
             finally:
                 if (session := app.safety.commands.session) is not None:

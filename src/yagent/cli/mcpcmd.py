@@ -4,7 +4,9 @@ Contract:
 - `add` writes `[mcp.<name>]` into the user's `config.toml` (or, `--scope project`, the
   workspace's `.yagent/config.toml`), keeping the rest of the file; a table the loader would
   refuse is refused with the loader's message and nothing is written; an existing name is
-  refused unless `--replace`.
+  refused unless `--replace`. A stdio command must resolve — a name on PATH (the server's
+  `--env PATH=…`, else this one), or an existing executable file — or the add is refused (exit 2)
+  unless `--force`, which adds it and says it does not resolve yet. URL servers are not probed.
 - `list` / `get` show every server with its scope (user, project, .mcp.json), transport, command
   or URL and whether runs load it (a project's servers wait for `yagent trust`, said so). Values
   of `env` and `headers` are never printed (`***`), nor a URL's user info.
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -99,6 +102,7 @@ def _table(
 @click.option("--startup-timeout", type=float, help="Seconds to connect and list tools.")
 @click.option("--tool-timeout", type=float, help="Idle seconds per tool call.")
 @click.option("--replace", is_flag=True, help="Overwrite a server of the same name.")
+@click.option("--force", is_flag=True, help="Add a stdio command that does not resolve yet.")
 def add(
     name: str,
     target: tuple[str, ...],
@@ -110,6 +114,7 @@ def add(
     startup_timeout: float | None,
     tool_timeout: float | None,
     replace: bool,
+    force: bool,
 ) -> None:
     """Add server NAME: `-- COMMAND [ARGS]...` (stdio) or a URL (streamable HTTP)."""
     bad = name_problem(name)
@@ -124,6 +129,9 @@ def add(
         startup_timeout=startup_timeout,
         tool_timeout=tool_timeout,
     )
+    problem = _unresolved(table)
+    if problem and not force:
+        raise _refuse(f"{problem}: install it or give its full path, or pass --force to add it")
     where = _target(scope)
     try:
         replaced = mcpfiles.put(where, name, table, replace)
@@ -131,10 +139,31 @@ def add(
         raise _refuse(str(exc)) from None
     verb = "replaced" if replaced else "added"
     _echo(f"{verb} MCP server {name} ({scope}) in {where.path}")
+    if problem:
+        _echo(f"{name}: the command does not resolve yet ({problem}); runs will fail to start it")
     if scope == "project":
         state = {r.name: r.state for r in mcpfiles.servers(where.home, where.workspace)}
         if state.get(name) != "loaded":
             _echo(f"{name}: {state.get(name, mcpfiles.NOT_TRUSTED)}")
+
+
+def _unresolved(table: dict[str, Any]) -> str:
+    """Why a stdio table's command would not start, or "" (a URL server: nothing to look up).
+    A name is looked up on the server's PATH (its `env` PATH, else this one), as it will be."""
+    command = table.get("command")
+    if not isinstance(command, str):
+        return ""
+    if os.sep in command:
+        path = Path(command).expanduser()
+        if not path.is_file():
+            return f"{command!r} is not a command on PATH nor an existing file"
+        if not os.access(path, os.X_OK):
+            return f"{command!r} is not executable (chmod +x it, or name its interpreter)"
+        return ""
+    search = dict(table.get("env") or {}).get("PATH", os.environ.get("PATH", os.defpath))
+    if shutil.which(command, path=search) is None:
+        return f"{command!r} is not a command on PATH nor an existing file"
+    return ""
 
 
 def _as_json(row: mcpfiles.Listed) -> dict[str, Any]:

@@ -21,7 +21,9 @@ Contract:
   folded by `yagent.llm.openai_stream` (text, reasoning, tool calls by index, usage, the
   finish_reason that must arrive). A provider that answers with one plain JSON chat completion
   (`content-type: application/json`) is accepted and announced as the same events; JSON that is
-  not a chat completion is an error quoting its start.
+  not a chat completion is an error quoting its start. An HTML page in answer (`text/html`,
+  `application/xhtml+xml`: a captive portal, a base_url naming a web site) is an `unknown` error
+  saying so, naming the base URL and quoting the page's first `PAGE_QUOTE` bytes.
 - Every failure leaves as an `EngineError` (`yagent.llm.errors`): an HTTP status ≥ 400 by its
   status, with the provider's message; an `{"error": …}` object inside the stream by its type or
   code; a wait longer than `timeout` (connecting, or between any two reads — a stream that keeps
@@ -64,6 +66,8 @@ from yagent.llm.types import (
 DEFAULT_TIMEOUT = 120.0
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DRAIN_LIMIT = 0.1  # seconds spent reading a body's tail after [DONE] to keep its connection
+PAGE_QUOTE = 200  # bytes of an HTML page quoted in the error
+_HTML = frozenset({"text/html", "application/xhtml+xml"})
 _NO_KEY = "no-key"  # local OpenAI-compatible servers (Ollama, llama.cpp) ignore the key
 
 TokenLimitParam = Literal["max_tokens", "max_completion_tokens"]
@@ -166,7 +170,8 @@ class OpenAIEngine:
             key = _NO_KEY
         self._secret = key
         base = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
-        self._url = base.rstrip("/") + "/chat/completions"
+        self._base = base.rstrip("/")
+        self._url = self._base + "/chat/completions"
         headers = {
             "authorization": f"Bearer {key}",
             "accept": "application/json",
@@ -224,7 +229,10 @@ class OpenAIEngine:
             async with self._client().stream("POST", self._url, json=body) as response:
                 if response.status_code >= 400:
                     raise _status_failure(response.status_code, await response.aread())
-                if _plain_json(response.headers.get("content-type")):
+                kind = _media_type(response.headers.get("content-type"))
+                if kind in _HTML:
+                    raise await self._html_page(response, kind, model)
+                if kind == "application/json":
                     completion = _completion(await response.aread(), model)
                     for event in assembler.whole(completion):
                         yield event
@@ -245,6 +253,23 @@ class OpenAIEngine:
                 secret=self._secret,
             ) from exc
         yield TurnDone(turn)
+
+    async def _html_page(self, response: httpx.Response, kind: str, model: str) -> EngineError:
+        """A web page in answer (a captive portal, a base_url naming a site): said, with its
+        first bytes — never read as an event stream that then 'ended before the model finished'."""
+        start = bytearray()
+        async for part in response.aiter_bytes():
+            start += part
+            if len(start) >= PAGE_QUOTE:
+                break
+        quoted = " ".join(start[:PAGE_QUOTE].decode("utf-8", "replace").split())
+        return EngineError(
+            toolfail.Kind.UNKNOWN,
+            f"{PROVIDER} model {model!r}: the server at {self._base} answered with an HTML page "
+            f"(content-type {kind}), not an event stream or JSON — is base_url the API's address "
+            f"(often ending in /v1), and is the network behind a sign-in page? It began: "
+            f"{quoted!r}",
+        )
 
 
 async def _chunks(response: httpx.Response) -> AsyncIterator[Mapping[str, Any]]:
@@ -290,8 +315,8 @@ def _status_failure(status: int, raw: bytes) -> ProviderFailure:
     )
 
 
-def _plain_json(content_type: str | None) -> bool:
-    return (content_type or "").split(";")[0].strip().lower() == "application/json"
+def _media_type(content_type: str | None) -> str:
+    return (content_type or "").split(";")[0].strip().lower()
 
 
 def _completion(raw: bytes, model: str) -> Mapping[str, Any]:

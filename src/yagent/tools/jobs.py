@@ -26,6 +26,10 @@ Guarantees:
   and the notice names the jobs kept, their pids and the host pid that ends them all. Started with
   `--die-with-parent` towards yagent itself unless keep is asked, so a crash does not leave it
   behind either; with keep, a `setsid -w` holder is its parent instead.
+- The socket directory holds an `owner` file: yagent's pid (with keep, the holder's). Starting a
+  sandbox first removes the directories of owners that are gone and whose socket nobody listens
+  on (`sweep_stale`): a yagent killed outright (SIGKILL, the OOM killer) cannot clean up, the
+  next one does. Normal ends, SIGINT and SIGTERM remove it through `close`/`close_now`.
 Refuses: a supervisor that cannot be reached is a `JobError` (run_bash reports it; nothing falls
 back to running outside the sandbox). Leaves to the host: where logs live and when to close.
 """
@@ -54,6 +58,8 @@ from yagent.tools.jobhost import wire
 from yagent.tools.jobstate import Explain, Job
 
 SOCKET_NAME = "jobs.sock"
+OWNER_NAME = "owner"  # the pid whose life the directory follows: yagent's, or a kept holder's
+PREFIX = "yagent-jobs-"
 REPLY_TIMEOUT = 30.0
 
 Wrap = Callable[[Sequence[str]], list[str]]
@@ -68,6 +74,43 @@ def close_all_now() -> int:
     for session in live:
         session.close_now()
     return len(live)
+
+
+def sweep_stale(base: Path) -> int:
+    """Remove the socket directories yagent processes killed outright (SIGKILL, the OOM killer)
+    left in `base`: ours (this uid), whose owner pid is gone and whose socket nobody listens on
+    (both, so a directory of another pid namespace sharing `base` is never taken). A directory
+    without an owner file is left alone. Returns how many were removed."""
+    removed = 0
+    try:
+        entries = list(base.iterdir())
+    except OSError:
+        return 0
+    for entry in entries:
+        if not entry.name.startswith(PREFIX) or not _stale(entry):
+            continue
+        shutil.rmtree(entry, ignore_errors=True)
+        removed += 1
+    return removed
+
+
+def _stale(directory: Path) -> bool:
+    try:
+        if directory.lstat().st_uid != os.getuid() or directory.is_symlink():
+            return False
+        pid = int((directory / OWNER_NAME).read_text())
+    except (OSError, ValueError):
+        return False
+    if pid <= 0 or _alive(pid):
+        return False
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.connect(str(directory / SOCKET_NAME))
+    except OSError:
+        return True  # no listener (refused) or no socket: nothing can use it
+    finally:
+        probe.close()
+    return False
 
 
 class JobError(Exception):
@@ -115,7 +158,9 @@ class SessionSandbox:
             if self._process.poll() is None:
                 return
             raise JobError(f"the session sandbox exited (code {self._process.returncode})")
-        directory = Path(tempfile.mkdtemp(prefix="yagent-jobs-", dir=runtime_base()))
+        sweep_stale(Path(runtime_base()))
+        directory = Path(tempfile.mkdtemp(prefix=PREFIX, dir=runtime_base()))
+        (directory / OWNER_NAME).write_text(str(os.getpid()))
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             listener.bind(str(directory / SOCKET_NAME))
@@ -125,7 +170,7 @@ class SessionSandbox:
             argv = self._wrap(serve)
             if self.keep:  # its parent is a holder that outlives yagent, not yagent's thread
                 argv = ["setsid", "-w", *argv]
-            self._process = subprocess.Popen(
+            process = subprocess.Popen(
                 argv,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
@@ -140,6 +185,9 @@ class SessionSandbox:
             raise JobError(f"could not start the session sandbox: {exc}") from exc
         finally:
             listener.close()  # the supervisor holds its own copy
+        self._process = process
+        if self.keep:  # the directory lives as long as the holder, not as yagent
+            (directory / OWNER_NAME).write_text(str(process.pid))
         self._directory = directory
 
     def launcher(self, log: Path) -> Wrap:

@@ -205,9 +205,23 @@ async def test_without_a_state_dir_the_session_gets_its_own_directory(tmp_path: 
     root = session_for(ctx).root
     other = make_context(tmp_path / "b")
     other.state_dir = None
-    assert root != session_for(other).root
+    other_root = session_for(other).root
+    assert root != other_root
     assert await anyio.Path(root).is_dir()
     assert isinstance(session_for(ctx), BrowserSession)
+    # a directory made for the session goes with it (it was left in /tmp: yagent-browser-*)
+    await close_browser(ctx)
+    await session_for(other).close()
+    assert not await anyio.Path(root).exists()
+    assert not await anyio.Path(other_root).exists()
+
+
+async def test_a_state_dir_session_directory_is_kept_on_close(tmp_path: Path) -> None:
+    ctx = make_context(tmp_path)
+    root = session_for(ctx).root
+    await anyio.Path(root).mkdir(parents=True, exist_ok=True)
+    await close_browser(ctx)
+    assert await anyio.Path(root).is_dir(), "the host's state directory is the host's"
 
 
 @pytest.mark.browser

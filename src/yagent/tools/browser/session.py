@@ -12,7 +12,9 @@ Contract:
 - The browser is Debian's Chromium (`BrowserConfig.executable`), launched by Playwright from the
   argument list `chromium_args` builds here: no shell, no model-provided string in the argv.
   Playwright never downloads a browser. Each start gets a fresh profile (`--user-data-dir`) under
-  the session directory, deleted on close. Service workers are blocked and downloads refused.
+  the session directory, deleted on close; a session directory `session_for` made itself (a
+  context without a `state_dir`) is deleted on close too. Service workers are blocked and
+  downloads refused.
 - Every request leaves through the session's `GuardedProxy`, judged by netguard with the host's
   `Allow` (strict unless the host configures one): navigation, redirects, subresources, popups,
   WebSockets. `check_url` judges a URL before a navigation so a refusal is a clean failure;
@@ -88,8 +90,11 @@ def chromium_args(proxy_port: int) -> list[str]:
 
 
 class BrowserSession:
-    def __init__(self, root: Path, config: BrowserConfig | None = None) -> None:
+    def __init__(
+        self, root: Path, config: BrowserConfig | None = None, *, owns_root: bool = False
+    ) -> None:
         self.root = root
+        self._owns_root = owns_root  # a temporary directory made for it: removed on close
         self.config = config or BrowserConfig()
         self._guard = netguard.Guard(self.config.resolver)
         self._lock = anyio.Lock()
@@ -233,6 +238,8 @@ class BrowserSession:
                     await proxy.close()
                 if profile is not None:
                     shutil.rmtree(profile, ignore_errors=True)
+                if self._owns_root:
+                    shutil.rmtree(self.root, ignore_errors=True)
         return was_running
 
     # -- tabs ------------------------------------------------------------------------------
@@ -357,10 +364,12 @@ def session_for(ctx: ToolContext) -> BrowserSession:
     session = ctx.services.get(BROWSER_SESSION_KEY)
     if isinstance(session, BrowserSession):
         return session
+    config = ctx.services.get(BROWSER_CONFIG_KEY)
     if ctx.state_dir is not None:
-        root = ctx.state_dir / "browser"
+        made = BrowserSession(ctx.state_dir / "browser", config)
     else:
-        root = Path(tempfile.mkdtemp(prefix="yagent-browser-"))
-    made = BrowserSession(root, ctx.services.get(BROWSER_CONFIG_KEY))
+        made = BrowserSession(
+            Path(tempfile.mkdtemp(prefix="yagent-browser-")), config, owns_root=True
+        )
     ctx.services.put(BROWSER_SESSION_KEY, made)
     return made

@@ -21,8 +21,9 @@ Guarantees:
   inner scripts included, brace fields and all) and every redirection's file (`targets`), for
   hosts that judge paths; rules never see these beyond the argv they match.
 - Never allows what it cannot judge: a line over `MAX_LINE_BYTES`, an AST over `MAX_AST_NODES`
-  (summed over inner scripts), inner scripts nested deeper than `MAX_NESTING`, or any parse error
-  raises an `UnjudgeableError` (module-level seams, patched by tests).
+  (summed over inner scripts), inner scripts nested deeper than `MAX_NESTING`, a script whose
+  substitutions, subshells, groups and quotes nest deeper than `MAX_SYNTAX_DEPTH`, or any parse
+  error raises an `UnjudgeableError` (module-level seams, patched by tests).
 Leaves to the host: asking the human on prompt, and what "forbidden" costs the caller.
 """
 
@@ -50,6 +51,9 @@ from yagent.kernel.judge import invoke, toolfail
 MAX_LINE_BYTES = 16 * 1024
 MAX_AST_NODES = 20_000
 MAX_NESTING = 8
+# Substitutions, subshells, groups, quotes… nested in one script (see `nesting`): deeper lines are
+# refused as unreadable before the AST is walked, so a line nested thousands deep stays cheap.
+MAX_SYNTAX_DEPTH = 64
 # Steering variables whose value is a command line the program runs: the value is judged too.
 COMMAND_VALUED_ENV = ("*_COMMAND", "*PAGER", "*EDITOR", "VISUAL", "BROWSER", "*ASKPASS")
 
@@ -179,7 +183,7 @@ class _Judge:
 
     def script(self, text: str, via: tuple[str, ...], depth: int) -> None:
         _check_depth(depth)
-        facts = syntax.parse(text, MAX_AST_NODES - self._nodes)
+        facts = syntax.parse(text, MAX_AST_NODES - self._nodes, MAX_SYNTAX_DEPTH)
         self._nodes += facts.nodes
         if not self._where.moved and any(_moves(inv.args) for inv in facts.invocations):
             # sticky, and set before any command is judged: a `cd` anywhere on the line may

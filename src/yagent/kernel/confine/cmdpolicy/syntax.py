@@ -20,10 +20,11 @@ Guarantees:
   heredoc body with `$(` or a backtick is DYNAMIC by its text and re-read as the double-quoted
   string it is; a bare CR (bash keeps it in the word) is OPAQUE.
 Refuses (raises an `UnjudgeableError`): text that is not UTF-8 encodable or holds NUL, an AST over
-the node budget, any ERROR or MISSING node (`UnclosedQuoteError` when a quote is left open), and
-every misreading it can detect: lines the grammar joined that bash keeps apart (a bare newline
-inside a command, a command continued past a comment), a heredoc ended by a line that is not
-exactly its delimiter, a keyword taken for a command name, words after a compound's redirection.
+the node budget, a tree nested deeper than its depth limit, any ERROR or MISSING node
+(`UnclosedQuoteError` when a quote is left open), and every misreading it can detect: lines the
+grammar joined that bash keeps apart (a bare newline inside a command, a command continued past a
+comment), a heredoc ended by a line that is not exactly its delimiter, a keyword taken for a
+command name, words after a compound's redirection.
 Leaves to the caller: what the commands mean (wrappers, rules) — this module only reads syntax.
 tree-sitter and the bash grammar are imported with the first line parsed in a thread (`_parser`),
 not with the kernel: lazy loading of a heavy dependency where it is used, not a hidden import loop.
@@ -36,7 +37,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from yagent.kernel.confine.cmdpolicy import words
+from yagent.kernel.confine.cmdpolicy import nesting, words
 from yagent.kernel.confine.cmdpolicy.errors import (
     ShellSyntaxError,
     TooLargeError,
@@ -119,8 +120,9 @@ def _parser() -> Parser:
     return parser
 
 
-def parse(text: str, node_budget: int) -> Facts:
-    """The facts of `text`, or an `UnjudgeableError` when it cannot be read with certainty."""
+def parse(text: str, node_budget: int, depth_limit: int) -> Facts:
+    """The facts of `text`, or an `UnjudgeableError` when it cannot be read with certainty.
+    A tree nested deeper than `depth_limit` is refused before it is walked (see `nesting`)."""
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError as exc:
@@ -133,6 +135,7 @@ def parse(text: str, node_budget: int) -> Facts:
         raise TooLargeError(f"the AST has more than {node_budget} nodes left in the budget")
     if root.has_error:
         raise _syntax_error(data, root)
+    nesting.check(root, depth_limit)
     facts = _Walker(data).walk(root)
     facts.nodes = nodes
     return facts
