@@ -185,6 +185,7 @@ def test_every_event_runs_in_order_with_claude_payload_fields(tmp_path: Path) ->
     assert {x["event"] for x in shown} == {
         "session_start", "user_prompt_submit", "pre_tool_use", "post_tool_use", "stop",
     }  # fmt: skip
+    assert lines[-1]["type"] == "result", "the result line stays the last line of --json"
     post = next(x for x in shown if x["event"] == "post_tool_use")
     assert (post["decision"], post["call_id"]) == ("deny", "b1")
 

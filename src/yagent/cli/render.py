@@ -144,6 +144,7 @@ class Renderer:
         self.tree = LiveTree(self.console) if self.console.is_terminal and not json_mode else None
         self.interrupted = False  # the person stopped this turn: its run_end is not news
         self._through: Dispatcher | None = None  # JSON lines written at publish (`attach`)
+        self._ended = False  # the JSON result line is written: it stays the last line
 
     def attach(self, dispatcher: Dispatcher) -> None:
         """JSON mode: every event `dispatcher` is sent is written as it is sent (module
@@ -153,7 +154,9 @@ class Renderer:
             dispatcher.write_through(self._write_through)
 
     def _write_through(self, event: Event) -> None:
-        if event.type != USER_HELP_RESPONSE:  # an answer is routed, never shown
+        # an answer is routed, never shown; after the result line (`final`) the stream is over:
+        # what the app publishes while it closes (the session_end hook) is in the session's log
+        if event.type != USER_HELP_RESPONSE and not self._ended:
             self._write_json(event)
 
     def _written(self) -> bool:
@@ -326,6 +329,7 @@ class Renderer:
                 **(outcome or {}),
             }
             self.out.write(json_line(line) + "\n")
+            self._ended = True
             return
         parsed = result.report
         if result.deliverable and (
