@@ -42,8 +42,9 @@ def start(tmp_path: Path, name: str, command: str) -> tuple[WireServer, subproce
     return server, proc
 
 
-def socket_dir_of(proc: subprocess.Popen[bytes]) -> Path:
-    """The socket directory a running yagent's foreground command was entered through."""
+def socket_dir_of(proc: subprocess.Popen[bytes]) -> tuple[Path, int]:
+    """The socket directory a running yagent's foreground command was entered through, and the
+    pid of the sandbox process listening on it."""
     deadline = time.monotonic() + 60
     while proc.poll() is None and time.monotonic() < deadline:
         for entry in Path("/proc").iterdir():
@@ -55,17 +56,27 @@ def socket_dir_of(proc: subprocess.Popen[bytes]) -> Path:
             except (OSError, ValueError, IndexError):
                 continue
             if ppid == proc.pid and b"--socket" in argv:
-                return Path(argv[argv.index(b"--socket") + 1].decode()).parent
+                return Path(argv[argv.index(b"--socket") + 1].decode()).parent, int(entry.name)
         time.sleep(0.05)
     raise AssertionError("the run never entered its session sandbox")
+
+
+def gone(pid: int, within: float = 60.0) -> None:
+    """Wait until process `pid` has exited: a directory whose socket still has a listener is in
+    use and is never swept (`tools.jobs.sweep_stale`)."""
+    deadline = time.monotonic() + within
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not Path(f"/proc/{pid}").exists(), f"the killed run's sandbox {pid} outlived it"
 
 
 def test_the_next_run_removes_what_a_killed_run_left(tmp_path: Path) -> None:
     server, killed = start(tmp_path, "first", "sleep 60")
     try:
-        left = socket_dir_of(killed)
+        left, listener = socket_dir_of(killed)
         killed.send_signal(signal.SIGKILL)
         killed.wait(timeout=30)
+        gone(listener)  # the sandbox follows its dead parent; until then its socket is live
     finally:
         if killed.poll() is None:
             killed.kill()
