@@ -29,7 +29,10 @@ Guarantees:
 - The socket directory holds an `owner` file: yagent's pid (with keep, the holder's). Starting a
   sandbox first removes the directories of owners that are gone and whose socket nobody listens
   on (`sweep_stale`): a yagent killed outright (SIGKILL, the OOM killer) cannot clean up, the
-  next one does. Normal ends, SIGINT and SIGTERM remove it through `close`/`close_now`.
+  next one does. Normal ends, SIGINT and SIGTERM remove it through `close`/`close_now`. A
+  directory without a readable owner (made by versions before the owner file) is removed once
+  it is older than `OWNERLESS_AGE` (its mtime) and nobody listens on its socket: a live process
+  of any version listens there for as long as its sandbox runs.
 Refuses: a supervisor that cannot be reached is a `JobError` (run_bash reports it; nothing falls
 back to running outside the sandbox). Leaves to the host: where logs live and when to close.
 """
@@ -61,6 +64,9 @@ SOCKET_NAME = "jobs.sock"
 OWNER_NAME = "owner"  # the pid whose life the directory follows: yagent's, or a kept holder's
 PREFIX = "yagent-jobs-"
 REPLY_TIMEOUT = 30.0
+OWNERLESS_AGE = 600.0
+"""Seconds after which a directory with no readable owner file may be swept (a seam): far past
+the instant between `mkdtemp` and the owner file or the socket's `listen`."""
 
 Wrap = Callable[[Sequence[str]], list[str]]
 
@@ -78,9 +84,9 @@ def close_all_now() -> int:
 
 def sweep_stale(base: Path) -> int:
     """Remove the socket directories yagent processes killed outright (SIGKILL, the OOM killer)
-    left in `base`: ours (this uid), whose owner pid is gone and whose socket nobody listens on
-    (both, so a directory of another pid namespace sharing `base` is never taken). A directory
-    without an owner file is left alone. Returns how many were removed."""
+    left in `base`: ours (this uid), whose owner pid is gone — or, with no readable owner file,
+    older than `OWNERLESS_AGE` — and whose socket nobody listens on (both, so a directory of
+    another pid namespace sharing `base` is never taken). Returns how many were removed."""
     removed = 0
     try:
         entries = list(base.iterdir())
@@ -96,13 +102,19 @@ def sweep_stale(base: Path) -> int:
 
 def _stale(directory: Path) -> bool:
     try:
-        if directory.lstat().st_uid != os.getuid() or directory.is_symlink():
-            return False
+        info = directory.lstat()
+    except OSError:
+        return False
+    if info.st_uid != os.getuid() or directory.is_symlink():
+        return False
+    try:
         pid = int((directory / OWNER_NAME).read_text())
-    except (OSError, ValueError):
-        return False
-    if pid <= 0 or _alive(pid):
-        return False
+    except (OSError, ValueError):  # an older version's directory, or one being made
+        if time.time() - info.st_mtime < OWNERLESS_AGE:
+            return False
+    else:
+        if pid <= 0 or _alive(pid):
+            return False
     probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         probe.connect(str(directory / SOCKET_NAME))
