@@ -109,6 +109,8 @@ class AgentSettings(Strict):
     # <0 none)
     drain_budget: float = Field(5.0, allow_inf_nan=False, description="seconds")
     effect_lease: float = Field(30.0, gt=0, le=3600, description="side-effect lease, seconds")
+    # --json: seconds the command waits at the end for a reader of stdout that stopped reading
+    stdout_wait: float = Field(60.0, ge=0, le=86400, allow_inf_nan=False, description="seconds")
 
 
 class CustomAgent(Strict):

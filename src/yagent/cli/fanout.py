@@ -115,11 +115,33 @@ async def _with_app(
     opts: Options, ask: Ask | None, engine: Engine | None, start: Starter
 ) -> ParallelRun:
     renderer = Renderer(json_mode=opts.json_mode, ask=ask)
+    try:
+        outcome = await _run(opts, renderer, engine, start)
+    except BaseException:
+        with anyio.CancelScope(shield=True):  # the exit already on its way is kept
+            await renderer.end_output("")
+        raise
+    with anyio.CancelScope(shield=True):
+        failed = await renderer.end_output(outcome.session_id)  # --json: `cli.lineout.end`
+    if failed is not None:
+        raise SystemExit(failed)
+    return outcome
+
+
+async def _run(
+    opts: Options, renderer: Renderer, engine: Engine | None, start: Starter
+) -> ParallelRun:
     async with cli_app(opts, renderer, engine) as app:
         go = await start(app, renderer)
+
+        async def reader_gone() -> None:  # the --json reader went away: stop as on Ctrl-C
+            await renderer.reader_gone()
+            app.pause.abandon()
+
         async with anyio.create_task_group() as tg:
             tg.start_soon(renderer.pump, app)
             tg.start_soon(_interrupts, lambda _: app.pause.abandon())
+            tg.start_soon(reader_gone)
             outcome = await go()
             tg.cancel_scope.cancel()
         while (event := app.dispatcher.next_in_order()) is not None:
@@ -136,6 +158,18 @@ async def check_plan(
     """Every check `fanout` makes before it starts, and what it would start; nothing runs, no
     session is created, no area created, no model asked (the engine below is never called)."""
     renderer = Renderer(json_mode=opts.json_mode, ask=None)
+    try:
+        await _check(opts, renderer, assignments, max_parallel)
+    finally:
+        with anyio.CancelScope(shield=True):
+            failed = await renderer.end_output("")
+    if failed is not None:
+        raise SystemExit(failed)
+
+
+async def _check(
+    opts: Options, renderer: Renderer, assignments: Sequence[Assignment], max_parallel: int | None
+) -> None:
     async with cli_app(opts, renderer, ScriptedEngine({}), interactive=False) as app:
         plan = await prepare(app, assignments, max_parallel=max_parallel, dry_run=True)
         tasks = [

@@ -4,8 +4,10 @@ Human mode renders streamed text, tool calls and results with rich — on a term
 delegations of a parallel run as a live tree under them (`cli.tree`), printed for good when the
 run ends; JSON mode prints every event as one JSON line (for CI).
 JSON mode is lossless: attached to the app's dispatcher (`attach`), every event is written as it
-is published, in publish order (`Dispatcher.write_through`: the run waits for a slow reader of
-stdout rather than losing a line). Human mode reads the dispatcher's bounded queue, which drops
+is published, in publish order (`Dispatcher.write_through`), to standard output through
+`cli.lineout` — a writer thread with bounded memory and an overflow file, so a reader of stdout
+that stops reading never stops the run; a reader that goes away (`reader_gone`) is the host's to
+act on. Human mode reads the dispatcher's bounded queue, which drops
 the newest events under a flood: what it did not show is said in a line naming how many of which
 kind (`dropped`), and in a `{"type": "dropped", "counts": {...}}` line in JSON mode should the
 writer ever have been detached (a failed write).
@@ -28,7 +30,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 import anyio
 from rich.console import Console, ConsoleRenderable
@@ -36,7 +38,7 @@ from rich.markup import escape
 
 from yagent.agents.reports import looks_like_report
 from yagent.agents.results import AgentResult, Status
-from yagent.cli import economy_lines
+from yagent.cli import economy_lines, lineout
 from yagent.cli.safetext import json_line, visible, visible_event
 from yagent.cli.stream import StreamView
 from yagent.cli.tree import LiveTree
@@ -135,7 +137,10 @@ class Renderer:
     def __init__(self, *, json_mode: bool, ask: Ask | None, out: TextIO | None = None) -> None:
         self.json_mode = json_mode
         self.ask = ask
-        self.out = out or sys.stdout
+        # --json to the process's stdout: through a writer thread (`cli.lineout`)
+        self.lineout = lineout.stdout() if json_mode and out is None else None
+        self.out: TextIO = out or cast(TextIO, self.lineout) or sys.stdout
+        self.stdout_wait = 60.0  # `[agent] stdout_wait`, set once the configuration is read
         self.console = Console(file=self.out, highlight=False, soft_wrap=True)
         self.stream = StreamView(self.out, self.console)
         self.stream_tick = 0.05  # seconds without events before waiting streamed text is shown
@@ -158,6 +163,21 @@ class Renderer:
         # what the app publishes while it closes (the session_end hook) is in the session's log
         if event.type != USER_HELP_RESPONSE and not self._ended:
             self._write_json(event)
+
+    async def reader_gone(self) -> None:
+        """Return once the reader of the --json stream has gone (a failed write); never
+        otherwise."""
+        if self.lineout is None:
+            await anyio.sleep_forever()
+        else:
+            await self.lineout.wait_gone()
+
+    async def end_output(self, session_id: str) -> int | None:
+        """The --json stream finished (`lineout.end`): None when every line was written, else
+        the exit status, said on stderr."""
+        if self.lineout is None:
+            return None
+        return await lineout.end(self.lineout, self.stdout_wait, session_id)
 
     def _written(self) -> bool:
         return self._through is not None and self._through.writes_through()

@@ -141,6 +141,12 @@ async def _interrupts(on_first: Callable[[int], None]) -> None:
                 )
 
 
+async def _reader_gone(renderer: Renderer, on_first: Callable[[int], None]) -> None:
+    """The reader of the --json stream went away: the turn is stopped as on Ctrl-C."""
+    await renderer.reader_gone()
+    on_first(signal.SIGPIPE)
+
+
 async def _drain(app: App, turns: drain.TurnGroup) -> None:
     """Ask the turn to stop at its next step boundary, drain it within the budget, say how."""
     app.pause.abandon()
@@ -181,6 +187,7 @@ async def run_turn(
             tg.start_soon(_drain, app, turns)
 
         tg.start_soon(_interrupts, first)
+        tg.start_soon(_reader_gone, renderer, first)
         run = partial(app.run, task, agent_name=agent, session_id=session_id, resume=resume)
         with contextlib.suppress(drain.TurnStoppedError):  # force-stopped: no result
             outcome.append(await turns.run(run))
@@ -228,6 +235,7 @@ async def cli_app(
         start=opts.start,
     ) as app:
         app.max_turns = opts.max_turns
+        renderer.stdout_wait = config.agent.stdout_wait
         renderer.attach(app.dispatcher)  # --json: every event written as it is published
         start_notices(app, renderer)
         try:
@@ -277,14 +285,41 @@ async def run_command(
     session_id: str | None = None,
     resume: ResumeDecision | None = None,
 ) -> tuple[str, AgentResult | None, int]:
-    """One task run once; with its exit status (`cli.outcome`: 130 when it was cancelled)."""
+    """One task run once; with its exit status (`cli.outcome`: 130 when it was cancelled; the
+    --json stream's own when a line could not be written, `cli.lineout.end`)."""
     renderer = Renderer(json_mode=opts.json_mode, ask=ask)
     if opts.json_mode:  # the first line: the version of the lines' schema
         renderer.out.write(json.dumps(outcome.HEADER) + "\n")
+    ids = [session_id or ""]
+    try:
+        session_id, result, status = await _run_command(
+            opts, renderer, task, ids, engine=engine, session_id=session_id, resume=resume
+        )
+    except BaseException:
+        with anyio.CancelScope(shield=True):  # the exit already on its way is kept
+            await renderer.end_output(ids[0])
+        raise
+    with anyio.CancelScope(shield=True):
+        failed = await renderer.end_output(session_id)
+    return session_id, result, status if failed is None else failed
+
+
+async def _run_command(
+    opts: Options,
+    renderer: Renderer,
+    task: str,
+    ids: list[str],
+    *,
+    engine: Engine | None,
+    session_id: str | None,
+    resume: ResumeDecision | None,
+) -> tuple[str, AgentResult | None, int]:
+    """`run_command`'s run; `ids[0]` names the session as soon as there is one."""
     async with cli_app(opts, renderer, engine) as app:
         started = time.monotonic()
         if session_id is None:  # created first, so the turn's record (`/undo`) names it
             session_id = app.new_session(task, opts.agent)
+        ids[0] = session_id
         turns, state_dir = edits.Turns(), app.home / "state" / session_id
         turns.begin(state_dir)
         session_id, result = await run_turn(
