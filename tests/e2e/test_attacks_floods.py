@@ -9,9 +9,11 @@ against a scripted OpenAI-compatible server on loopback that records every reque
   9 GB). The reader reads past a record over `MAX_RECORD_BYTES`, still counts and places the
   match, and says the line was too long to show (the reader's memory bound is measured in
   `tests/tools/test_rg_records.py`).
-- 20 MB of random bytes from the shell: spilled like text, with yagent's peak resident memory
-  (read from /proc) under 600 MiB — the pii scan folded the 10 MiB kept, decoded with
-  replacements, with a Python object per character and peaked at 1.1 GB.
+- 300 MiB of random bytes from the shell: the model reads its size and a hex excerpt; 300 MiB
+  of text: its head and tail (2 MiB, paged with `read_spill`) and its size. yagent's peak
+  resident memory (read from /proc) grows by less than 64 MiB over an idle run's either way —
+  it once held 10 MiB decoded with replacements and grew by 222 MiB (and, before the pii scan
+  was fixed, folded them with a Python object per character and peaked at 1.1 GB).
 """
 
 from __future__ import annotations
@@ -103,7 +105,7 @@ def test_one_huge_line_of_letters_is_spilled_not_sent_whole(tmp_path: Path) -> N
     ws.mkdir()
     command = "head -c 3000000 /dev/zero | tr '\\0' a"
     sent, results = run(tmp_path, ws, [("run_bash", {"command": command})])
-    assert results[0]["spilled"]["total_bytes"] > 3_000_000
+    assert results[0]["spilled"]["total_bytes"] > 2_000_000  # the 2 MiB the shell keeps
     (shown,) = tool_messages(sent[-1])
     assert len(shown) < 40_000, "the default max_tool_output is 20 000 characters"
     assert "read_spill" in shown, "the rest is named, with the way to page it"
@@ -127,17 +129,37 @@ def test_search_over_one_huge_line_is_counted_without_holding_it(tmp_path: Path)
     assert "too long" in tool_messages(sent[-1])[0]
 
 
-def test_binary_output_is_spilled_with_memory_bounded(tmp_path: Path) -> None:
-    # 20 MB of random bytes: 10 MiB kept, decoded with replacements into text that is not
-    # NFKC-normal; the pii scan's folding held a Python int and a string per character (1.2 GB)
-    ws = tmp_path / "ws"
-    ws.mkdir()
+def peak_growth(tmp_path: Path, command: str) -> tuple[int, list[str]]:
+    """How much more than an idle run (`true`) yagent's peak resident memory grew while
+    `command` ran, in bytes; and what the model was sent of its output."""
     peaks: list[int] = []
-    command = "head -c 20000000 /dev/urandom"
-    sent, results = run(tmp_path, ws, [("run_bash", {"command": command})], peaks=peaks)
-    assert results[0]["spilled"]["total_bytes"] > 10_000_000
-    (shown,) = tool_messages(sent[-1])
+    shown: list[str] = []
+    for name, line in (("idle", "true"), ("flood", command)):
+        where = tmp_path / name
+        (where / "ws").mkdir(parents=True)
+        sent, _ = run(where, where / "ws", [("run_bash", {"command": line})], peaks=peaks)
+        shown = tool_messages(sent[-1])
+    idle, flood = peaks
+    return flood - idle, shown
+
+
+def test_a_binary_flood_reaches_the_model_as_its_size_and_a_hex_excerpt(tmp_path: Path) -> None:
+    # 300 MiB of random bytes: the head and the tail are kept (2 MiB), the rest only counted;
+    # not text, so the model reads the size and 256 bytes as hex — it once read 10 MiB decoded
+    # with replacements, and yagent grew by 222 MiB doing so
+    growth, (shown,) = peak_growth(tmp_path, "head -c 300M /dev/urandom")
+    assert growth < 64 * 2**20, f"yagent grew by {growth / 2**20:.0f} MiB"
+    assert len(shown) < 4000
+    assert "[binary output: 314572800 bytes, not text, not shown; the first 256 as hex:]" in shown
+    assert "00000000: " in shown
+    assert "\\ufffd" not in shown
+    assert "\ufffd" not in shown
+
+
+def test_a_text_flood_is_cut_in_the_middle_with_memory_bounded(tmp_path: Path) -> None:
+    growth, (shown,) = peak_growth(tmp_path, "seq 1 100000000 | head -c 300M; echo the-end")
+    assert growth < 64 * 2**20, f"yagent grew by {growth / 2**20:.0f} MiB"
+    assert '"total_bytes": 314572808' in shown, shown[:300]
+    assert '"shown_bytes": 2097152' in shown
     assert len(shown) < 40_000
-    assert "read_spill" in shown
-    (peak,) = peaks
-    assert 0 < peak < 600 * 2**20, f"yagent peaked at {peak / 2**20:.0f} MiB"
+    assert "read_spill" in shown  # the kept head and tail are paged from there

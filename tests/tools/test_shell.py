@@ -176,16 +176,30 @@ async def test_output_cap_drains_without_sigpipe(
 ) -> None:
     monkeypatch.setattr(shell, "MAX_SHELL_OUTPUT_BYTES", 1000)
     # If the reader stopped at the cap, head would die of SIGPIPE and bash would exit 141.
-    result = await shell.run_foreground("head -c 5000000 /dev/zero", cwd=tmp_path)
+    command = "printf start; head -c 5000000 /dev/zero | tr '\\0' x; printf end"
+    result = await shell.run_foreground(command, cwd=tmp_path)
     assert result.exit_code == 0
     assert result.receipt is Receipt.SUCCESS
     assert result.truncated
-    assert result.total_bytes == 5_000_000
+    assert result.total_bytes == 5_000_008
     assert result.shown_bytes == 1000
-    assert result.output == "\0" * 1000
-    assert result.to_model_text().endswith(
-        "\n[output truncated: showed first 1000 of 5000000 bytes]"
+    cut = "[... 4999008 bytes of output cut here: the first 500 and the last 500 are shown ...]"
+    assert result.output == "start" + "x" * 495 + "\n" + cut + "\n" + "x" * 497 + "end"
+    assert result.to_model_text().endswith("\n[output truncated: showed 1000 of 5000008 bytes]")
+
+
+async def test_binary_output_is_a_hex_excerpt_with_its_size(tmp_path: Path) -> None:
+    result = await shell.run_foreground(
+        "printf 'ELF\\0\\1'; head -c 3000000 /dev/urandom", cwd=tmp_path
     )
+    assert result.binary
+    assert result.total_bytes == 3_000_005
+    assert result.shown_bytes == 256
+    lines = result.output.splitlines()
+    assert lines[0] == "[binary output: 3000005 bytes, not text, not shown; the first 256 as hex:]"
+    assert lines[1].startswith("00000000: 454c 4600 01")
+    assert len(lines) == 1 + 256 // 16
+    assert "output truncated" not in result.to_model_text()  # the excerpt says it itself
 
 
 async def test_output_cap_keeps_the_head_and_reaches_commands_after_it(
@@ -193,22 +207,26 @@ async def test_output_cap_keeps_the_head_and_reaches_commands_after_it(
 ) -> None:
     monkeypatch.setattr(shell, "MAX_SHELL_OUTPUT_BYTES", 4)
     result = await shell.run_foreground(
-        "printf abcdef; head -c 100000 /dev/zero; echo > marker", cwd=tmp_path
+        "printf abcdef; head -c 100000 /dev/zero | tr '\\0' x; printf yz; echo > marker",
+        cwd=tmp_path,
     )
-    assert result.output == "abcd"
-    assert result.total_bytes == 100_006
+    cut = "[... 100004 bytes of output cut here: the first 2 and the last 2 are shown ...]"
+    assert result.output == f"ab\n{cut}\nyz"
+    assert result.total_bytes == 100_008
     assert (tmp_path / "marker").exists(), "the command ran to its end"
 
 
 async def test_cap_cutting_a_utf8_sequence_is_replaced_not_an_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(shell, "MAX_SHELL_OUTPUT_BYTES", 3)
-    result = await shell.run_foreground("printf 'aéé'", cwd=tmp_path)
-    assert result.output == "aé"
-    result = await shell.run_foreground("printf 'aaé'", cwd=tmp_path)
-    assert result.output == "aa\ufffd"
-    assert result.truncated
+    monkeypatch.setattr(shell, "MAX_SHELL_OUTPUT_BYTES", 6)
+    result = await shell.run_foreground("printf 'abéééé'", cwd=tmp_path)  # 10 bytes
+    cut = "[... 6 bytes of output cut here: the first 2 and the last 2 are shown ...]"
+    assert result.output == f"ab\n{cut}\né"  # the characters the cuts split are cut whole
+    assert (result.shown_bytes, result.total_bytes) == (4, 10)
+    result = await shell.run_foreground("printf 'aéaé'", cwd=tmp_path)  # 6 bytes: all kept
+    assert result.output == "aéaé"
+    assert not result.truncated
 
 
 # --- constraint 17: the foreground call owns its group ------------------------------------------

@@ -12,17 +12,54 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from yagent.tools.shell import Receipt, ShellResult, _Capture, procgroup
-from yagent.tools.shell.result import describe_exit
+from yagent.tools.shell.result import HEX_BYTES, Shown, describe_exit, looks_binary, shown_output
 
 
 @given(cap=st.integers(min_value=0, max_value=64), chunks=st.lists(st.binary(max_size=40)))
-def test_capture_keeps_the_head_and_counts_everything(cap: int, chunks: list[bytes]) -> None:
+def test_capture_keeps_the_head_and_the_tail_and_counts_everything(
+    cap: int, chunks: list[bytes]
+) -> None:
     capture = _Capture(cap)
+    most = 0
     for chunk in chunks:
         capture.pipe_data_received(1, chunk)
+        most = max(most, capture.held())
     written = b"".join(chunks)
-    assert bytes(capture.kept) == written[:cap]
+    head = written[: cap - cap // 2]
+    assert bytes(capture.head) == head
+    rest = written[len(head) :]
+    assert bytes(capture.tail) == (rest[max(len(rest) - cap // 2, 0) :] if cap // 2 else b"")
     assert capture.total == len(written)
+    assert most <= cap  # the bytes held, whatever the output: never more than the cap
+
+
+def test_a_flood_holds_no_more_than_the_cap() -> None:
+    capture = _Capture(1 << 20)
+    chunk = os.urandom(1 << 16)
+    for _ in range(300 * 16):  # 300 MiB, in the pipe's chunks
+        capture.pipe_data_received(1, chunk)
+        assert capture.held() <= 1 << 20
+    assert capture.total == 300 << 20
+    assert bytes(capture.tail) == (chunk * 16)[-(1 << 19) :]
+
+
+def test_text_is_shown_head_cut_tail() -> None:
+    shown = shown_output(b"first\n", b"last\n", 100)
+    cut = "[... 89 bytes of output cut here: the first 6 and the last 5 are shown ...]"
+    assert shown == Shown(f"first\n{cut}\nlast\n", 11, False)
+    assert shown_output(b"all", b"", 3) == Shown("all", 3, False)
+
+
+def test_binary_is_shown_as_its_size_and_hex() -> None:
+    shown = shown_output(b"\x7fELF\x02\x01\x01\x00" * 64, b"", 10_000)
+    assert shown.binary
+    assert shown.shown_bytes == HEX_BYTES
+    assert shown.text.startswith("[binary output: 10000 bytes, not text, not shown;")
+    assert "00000000: 7f45 4c46 0201 0100 7f45 4c46 0201 0100  .ELF.....ELF...." in shown.text
+    noise = bytes(range(128, 256)) * 8  # no NUL, but not UTF-8
+    assert shown_output(noise, b"", len(noise)).binary
+    assert not looks_binary("naïve café — ok\n".encode() * 100)
+    assert not looks_binary(b"\x1b[31mred\x1b[0m\r\n" * 100)  # colours are text
 
 
 def result(receipt: Receipt, **overrides: object) -> ShellResult:
@@ -61,13 +98,13 @@ def test_model_text_orders_output_truncation_status_note() -> None:
         note="look at the log",
     ).to_model_text()
     assert text == (
-        "out\n[output truncated: showed first 3 of 10 bytes]\n[exit code 2]\nnote: look at the log"
+        "out\n[output truncated: showed 3 of 10 bytes]\n[exit code 2]\nnote: look at the log"
     )
 
 
 def test_truncated_success_still_says_so() -> None:
     text = result(Receipt.SUCCESS, output="", truncated=True, total_bytes=9, shown_bytes=0)
-    assert text.to_model_text() == "[output truncated: showed first 0 of 9 bytes]"
+    assert text.to_model_text() == "[output truncated: showed 0 of 9 bytes]"
 
 
 def test_payload_is_json_and_carries_the_text() -> None:

@@ -49,6 +49,7 @@ import anyio.lowlevel
 MEMORY = 4 * 1024 * 1024
 """Bytes of lines waiting in memory before the overflow file takes them (a seam)."""
 CHUNK = 64 * 1024  # bytes read back from the overflow at a time
+BATCH = 1024 * 1024  # bytes of waiting lines joined into one write at most
 POLL = 0.05  # seconds between two looks at the writer while `finish` waits
 EXIT_CLOSED = 141
 EXIT_FAILED = 74
@@ -158,11 +159,15 @@ class LineOut:
             while True:
                 if self.gone:
                     return None
-                if self._memory:
-                    data = self._memory.popleft()
-                    self._held -= len(data)
+                if self._memory:  # what gathered meanwhile, in one write
+                    parts = [self._memory.popleft()]
+                    size = len(parts[0])
+                    while self._memory and size < BATCH:
+                        parts.append(self._memory.popleft())
+                        size += len(parts[-1])
+                    self._held -= size
                     self._busy = True
-                    return data
+                    return b"".join(parts)
                 if self._overflow is not None and self._read < self._spilled:
                     size = min(CHUNK, self._spilled - self._read)
                     data = os.pread(self._overflow.fileno(), size, self._read)
@@ -185,20 +190,26 @@ class LineOut:
                 return
             with self._cond:
                 self._busy = False
-                self._lines = max(self._lines - data.count(b"\n"), 0)
                 self._cond.notify_all()
 
     def _write_all(self, data: bytes) -> None:
         if not isinstance(self._target, int):
             self._target.write(data.decode("utf-8", "surrogateescape"))
             self._target.flush()
-            self.progress = time.monotonic()
+            self._sent(data.count(b"\n"))
             return
-        view = memoryview(data)
-        while view:
-            sent = os.write(self._target, view)
-            view = view[sent:]
-            self.progress = time.monotonic()
+        view, at = memoryview(data), 0
+        while at < len(data):
+            # a pipe takes a large write whole or blocks: slices let the counts follow the reader
+            sent = os.write(self._target, view[at : at + CHUNK])
+            self._sent(data.count(b"\n", at, at + sent))
+            at += sent
+
+    def _sent(self, lines: int) -> None:
+        """The reader took bytes holding `lines` line ends."""
+        self.progress = time.monotonic()
+        with self._cond:
+            self._lines = max(self._lines - lines, 0)
 
     def _fail(self, exc: OSError | ValueError) -> None:
         with self._cond:

@@ -11,9 +11,12 @@ Guarantees:
   running is the user's.
 - Every way a run ends has its own receipt and text (success, pipes held, timeout, cancelled,
   non-zero exit); the model never sees a bare "signal: killed".
-- Output (stdout and stderr interleaved) is kept up to `MAX_SHELL_OUTPUT_BYTES`; past the cap it is
-  still read and counted, then dropped, so the command never dies of SIGPIPE because its output was
-  large. Truncation is recorded (`truncated`, `total_bytes`) and stated in the text.
+- Output (stdout and stderr interleaved) is kept up to `MAX_SHELL_OUTPUT_BYTES` in memory, its
+  head and its tail (half each, `_Capture`); what lies between is still read and counted, then
+  dropped, so the command never dies of SIGPIPE because its output was large and a flood of any
+  size holds no more than the cap. Truncation is recorded (`truncated`, `total_bytes`,
+  `shown_bytes`) and stated in the text, at the cut. Output that is not text (`result.binary`)
+  reaches the text as a short hex excerpt and its size, never as decoded noise.
 - In-flight foreground groups are registered (`live_groups`) from spawn until the run returns, so
   a hard exit can kill them all (`kill_live_process_groups`). Background runs are never registered.
 - Under a sandbox's limits (`supervision`), the run is polled every `supervision.interval`: a
@@ -61,7 +64,13 @@ from yagent.tools.shell.procgroup import (
     signal_group,
     unregister,
 )
-from yagent.tools.shell.result import BackgroundHandle, Receipt, ShellResult, describe_exit
+from yagent.tools.shell.result import (
+    BackgroundHandle,
+    Receipt,
+    ShellResult,
+    describe_exit,
+    shown_output,
+)
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -80,7 +89,8 @@ __all__ = [
 ]
 
 # Seams: read at call time, so tests (and hosts) patch them here.
-MAX_SHELL_OUTPUT_BYTES = 10 * 1024 * 1024
+MAX_SHELL_OUTPUT_BYTES = 2 * 1024 * 1024
+"""Bytes of a run's output kept in memory: its first and its last half (the rest is counted)."""
 WAIT_DELAY = 2.0
 DEFAULT_TIMEOUT = 180.0
 KILL_GRACE = 2.0
@@ -94,20 +104,37 @@ class SpawnError(OSError):
 
 
 class _Capture(asyncio.SubprocessProtocol):
-    """Receives the combined output: keeps up to the cap, counts everything, never stops reading."""
+    """Receives the combined output: keeps its head and its tail, at most `cap` bytes together,
+    counts everything, never stops reading."""
 
     def __init__(self, cap: int) -> None:
-        self.cap = cap
-        self.kept = bytearray()
+        self.head_cap = cap - cap // 2
+        self.tail_cap = cap // 2
+        self.head = bytearray()
+        self.tail = bytearray()  # the last `tail_cap` bytes after the head
         self.total = 0
         self.exited = asyncio.Event()
         self.eof = asyncio.Event()
 
     def pipe_data_received(self, fd: int, data: bytes) -> None:
         self.total += len(data)
-        room = self.cap - len(self.kept)
+        room = self.head_cap - len(self.head)
         if room > 0:
-            self.kept += data[:room]
+            self.head += data[:room]
+            data = data[room:]
+        if not data or not self.tail_cap:
+            return
+        if len(data) >= self.tail_cap:
+            self.tail[:] = data[-self.tail_cap :]
+            return
+        over = len(self.tail) + len(data) - self.tail_cap
+        if over > 0:
+            del self.tail[:over]  # bytearray drops its front without moving the rest
+        self.tail += data
+
+    def held(self) -> int:
+        """Bytes of output held (at most the cap: module contract)."""
+        return len(self.head) + len(self.tail)
 
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
         self.eof.set()
@@ -201,7 +228,7 @@ class _ForegroundRun:
             )
             return self.result(Receipt.PIPES_HELD, code, note)
         if self.supervision is not None:
-            said = bytes(self.capture.kept).decode("utf-8", errors="replace")
+            said = (self.capture.head + self.capture.tail).decode("utf-8", errors="replace")
             limit = self.supervision.explain(code, said)
             if limit:
                 return self.result(Receipt.LIMIT, code, "", limit=limit)
@@ -240,17 +267,18 @@ class _ForegroundRun:
     def result(
         self, receipt: Receipt, exit_code: int | None, note: str, *, limit: str = ""
     ) -> ShellResult:
-        kept = bytes(self.capture.kept)
+        shown = shown_output(bytes(self.capture.head), bytes(self.capture.tail), self.capture.total)
         return ShellResult(
             receipt=receipt,
             exit_code=exit_code,
-            output=kept.decode("utf-8", errors="replace"),
-            truncated=self.capture.total > len(kept),
+            output=shown.text,
+            truncated=self.capture.total > shown.shown_bytes,
             total_bytes=self.capture.total,
             duration=time.monotonic() - self.started,
             note=note,
-            shown_bytes=len(kept),
+            shown_bytes=shown.shown_bytes,
             limit=limit,
+            binary=shown.binary,
         )
 
 
