@@ -16,6 +16,10 @@ Exit status: 0 every task completed, 1 some task failed or was cancelled (or, `s
 final), 2 a malformed batch file (the line is named), an unknown key (the nearest name is given),
 an unknown batch id, or an unreachable Temporal address (one line, within the connect timeout)
 — a server lost while a batch is watched is waited for (`PATIENCE`, said on one line) first.
+With `--json` the lines leave through `cli.lineout` (a writer thread: a reader that stops
+reading never stops the batch); a reader that closes the pipe stops the batch as Ctrl-C does
+(its records stay resumable), exit 141; one that takes nothing for `lineout.WAIT` seconds at the
+end, exit 74 — one line on stderr either way.
 temporalio and the app load only when the command runs (`import yagent.cli` stays light).
 """
 
@@ -31,6 +35,7 @@ from typing import Any
 import anyio
 import click
 
+from yagent.cli import lineout
 from yagent.cli.terminal import home_dir
 from yagent.scale import states as st
 from yagent.scale.tasks import Batch, BatchFileError, load
@@ -101,6 +106,29 @@ async def _temporal(address: str) -> Any:
 
 async def _submit(spec: Batch, opts: dict[str, Any]) -> int:
     view = _View(spec.id, [t.id for t in spec.tasks], opts["json_mode"])
+    code, refused = 1, []
+    try:
+        async with anyio.create_task_group() as tg:
+
+            async def stop_when_gone() -> None:  # the --json reader went away: as on Ctrl-C
+                await view.reader_gone()
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(stop_when_gone)
+            try:
+                code = await _run(spec, opts, view)
+            except Bad as exc:  # said as itself, not inside the task group's exception group
+                refused.append(exc)
+            tg.cancel_scope.cancel()
+        if refused:
+            raise refused[0]
+    finally:
+        with anyio.CancelScope(shield=True):
+            failed = await view.end()
+    return code if failed is None else failed
+
+
+async def _run(spec: Batch, opts: dict[str, Any], view: _View) -> int:
     if opts["engine"] == "local":
         from yagent.scale import local
 
@@ -247,6 +275,7 @@ class _View:
         self.batch_id = batch_id
         self.states = {i: st.TaskState(i, st.PENDING) for i in ids}
         self.json_mode = json_mode
+        self.out = lineout.stdout() if json_mode else None
         self.live: Any = None
         if not json_mode and sys.stdout.isatty():
             from rich.live import Live
@@ -263,7 +292,27 @@ class _View:
             self.live.__exit__(*exc)
 
     def emit(self, line: dict[str, Any]) -> None:
-        click.echo(json.dumps(line))
+        if self.out is None:
+            click.echo(json.dumps(line))
+        else:
+            self.out.write(json.dumps(line) + "\n")
+
+    async def reader_gone(self) -> None:
+        """Return once the --json reader has gone; never otherwise."""
+        if self.out is None:
+            await anyio.sleep_forever()
+        else:
+            await self.out.wait_gone()
+
+    async def end(self) -> int | None:
+        """The --json stream finished (`lineout.end`); None when every line was written."""
+        if self.out is None:
+            return None
+        kept = (
+            f"batch {self.batch_id}'s records are kept (`yagent batch status {self.batch_id}`; "
+            "the same `yagent batch FILE` resumes it)"
+        )
+        return await lineout.end(self.out, lineout.WAIT, kept)
 
     def notice(self, text: str) -> None:
         if self.json_mode:

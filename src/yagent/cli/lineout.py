@@ -51,6 +51,7 @@ MEMORY = 4 * 1024 * 1024
 CHUNK = 64 * 1024  # bytes read back from the overflow at a time
 BATCH = 1024 * 1024  # bytes of waiting lines joined into one write at most
 POLL = 0.05  # seconds between two looks at the writer while `finish` waits
+WAIT = 60.0  # seconds `finish` waits for a reader that takes nothing, unless configured
 EXIT_CLOSED = 141
 EXIT_FAILED = 74
 
@@ -261,25 +262,29 @@ class LineOut:
         return Finish(True)
 
 
-async def end(out: LineOut, wait: float, session_id: str) -> int | None:
+def session_kept(session_id: str) -> str:
+    """What `end` says is kept of a run: its session, and how to look at it or go on."""
+    if not session_id:
+        return "no session was started"
+    return (
+        f"session {session_id} is saved (`yagent sessions show {session_id}`; `yagent resume "
+        f"{session_id}` continues a stopped run)"
+    )
+
+
+async def end(out: LineOut, wait: float, kept: str) -> int | None:
     """Finish `out` (module contract); None when every line was written, else the exit status,
-    after one line on stderr."""
+    after one line on stderr ending with `kept` (what is saved, and how to go on)."""
     done = await out.finish(wait)
     if done.written:
         return None
-    saved = (
-        f"session {session_id} is saved (`yagent sessions show {session_id}`; `yagent resume "
-        f"{session_id}` continues a stopped run)"
-        if session_id
-        else "no session was started"
-    )
     lines = f"{done.unwritten} line(s) not written"
     if done.stalled:
-        said = f"stdout was not read for {wait:g}s at the end of the run: {lines}; {saved}"
+        said = f"stdout was not read for {wait:g}s at the end of the run: {lines}; {kept}"
     elif done.epipe:
-        said = f"stdout was closed by its reader: the turn was stopped; {lines}; {saved}"
+        said = f"stdout was closed by its reader: the run was stopped; {lines}; {kept}"
     else:
-        said = f"stdout failed ({done.gone}): the turn was stopped; {lines}; {saved}"
+        said = f"stdout failed ({done.gone}): the run was stopped; {lines}; {kept}"
     with contextlib.suppress(OSError):  # stderr may have gone with stdout
         os.write(2, f"yagent: {said}\n".encode())
     return EXIT_CLOSED if done.epipe else EXIT_FAILED

@@ -140,7 +140,7 @@ class Renderer:
         # --json to the process's stdout: through a writer thread (`cli.lineout`)
         self.lineout = lineout.stdout() if json_mode and out is None else None
         self.out: TextIO = out or cast(TextIO, self.lineout) or sys.stdout
-        self.stdout_wait = 60.0  # `[agent] stdout_wait`, set once the configuration is read
+        self.stdout_wait = lineout.WAIT  # `[agent] stdout_wait`, once the configuration is read
         self.console = Console(file=self.out, highlight=False, soft_wrap=True)
         self.stream = StreamView(self.out, self.console)
         self.stream_tick = 0.05  # seconds without events before waiting streamed text is shown
@@ -177,7 +177,7 @@ class Renderer:
         the exit status, said on stderr."""
         if self.lineout is None:
             return None
-        return await lineout.end(self.lineout, self.stdout_wait, session_id)
+        return await lineout.end(self.lineout, self.stdout_wait, lineout.session_kept(session_id))
 
     def _written(self) -> bool:
         return self._through is not None and self._through.writes_through()

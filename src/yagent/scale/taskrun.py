@@ -57,6 +57,7 @@ from yagent.app.fanout import Assignment, FanoutError, prepare
 from yagent.app.lane import Lane
 from yagent.app.runtrack import continuation_task
 from yagent.kernel.durable.contract import StepOutcome
+from yagent.messaging import Event
 from yagent.scale import checkout, push
 from yagent.scale.tasks import TaskSpec
 from yagent.tools.yolo import Yolo
@@ -104,6 +105,9 @@ async def run_agent(
         config, home=home, workspace=dest, yolo=Yolo.YOLO, interactive=False
     ) as app:
         app.observers.append(lambda event: beat(event.type))
+        # no display reads this run's events (the session's log keeps them): nothing is queued
+        # for one, so nothing fills its queue and warns of drops
+        app.dispatcher.write_through(_unshown)
         sid = task_session(app, key, spec)
         try:
             lane = await _lane(app, spec, sid)
@@ -140,6 +144,10 @@ async def run_agent(
         return StepOutcome(
             key, "run", result.status.value, detail=json.dumps(about | _record(app, sid))
         )
+
+
+def _unshown(event: Event) -> None:
+    """The writer of a run nobody watches (`run_agent`)."""
 
 
 def _record(app: App, sid: str) -> dict[str, Any]:
