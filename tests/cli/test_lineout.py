@@ -104,3 +104,26 @@ def test_lines_the_overflow_cannot_take_are_said_in_place(monkeypatch: pytest.Mo
     assert lines[0]["counts"] == {"line": 1}
     assert "No space left on device" in lines[0]["reason"]
     assert lines[1:] == [{"n": 1}]
+
+
+def test_a_reader_that_closes_is_noticed_with_nothing_written() -> None:
+    r, w = os.pipe()
+    noticed = threading.Event()
+    out = LineOut(w, on_gone=noticed.set)
+    os.close(r)  # nothing was ever written: only the hang-up watch can tell
+    assert noticed.wait(30)
+    assert out.epipe
+    os.close(w)
+
+
+def test_a_reader_that_closes_after_the_last_line_lost_nothing() -> None:
+    r, w = os.pipe()
+    noticed = threading.Event()
+    out = LineOut(w, on_gone=noticed.set)
+    out.write('{"n": 1}\n')
+    assert os.read(r, 100) == b'{"n": 1}\n'
+    os.close(r)
+    assert noticed.wait(30)
+    done = anyio.run(out.finish, 10.0)
+    os.close(w)
+    assert done.written, done

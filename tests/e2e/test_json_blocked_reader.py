@@ -8,7 +8,8 @@ stdout a real pipe.
 - A reader that never resumes: the run ends, waits `[agent] stdout_wait` seconds for the reader,
   then exits 74 with one line on stderr naming the session, saved; no traceback.
 - A reader that closes the pipe: the turn is stopped as on Ctrl-C (the next command never
-  starts), the session is saved, one line on stderr says so, exit 141; no traceback.
+  starts), the session is saved, one line on stderr says so, exit 141; no traceback — with
+  `--json` and with the plain display alike (which once raised out of rich's own SIGPIPE exit).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
+import pytest
+
 from tests.e2e.test_providers import openai_reply
 from tests.llm.wire import WireServer
 from yagent.llm.scripted import AssistantTurn, call, calls
@@ -32,7 +35,7 @@ FLOOD = 400  # think calls: their lines are far more than a pipe holds (64 KiB)
 
 @contextmanager
 def started(
-    tmp_path: Path, turns: Sequence[AssistantTurn], extra: str = ""
+    tmp_path: Path, turns: Sequence[AssistantTurn], extra: str = "", plain: bool = False
 ) -> Iterator[tuple[subprocess.Popen[bytes], WireServer, Path, IO[str]]]:
     home, ws = tmp_path / "home", tmp_path / "ws"
     home.mkdir()
@@ -46,7 +49,8 @@ def started(
         env["OPENAI_API_KEY"] = "sk-test-not-real"
         for name in ("YAGENT_PROVIDER", "YAGENT_MODEL", "YAGENT_BASE_URL"):
             env.pop(name, None)
-        command = [sys.executable, "-m", "yagent.cli", "run", "--json", "-y", "-C", str(ws), "go"]
+        mode = [] if plain else ["--json"]
+        command = [sys.executable, "-m", "yagent.cli", "run", *mode, "-y", "-C", str(ws), "go"]
         with (tmp_path / "stderr").open("w+") as err:
             proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=err)
             try:
@@ -92,7 +96,8 @@ def test_a_reader_that_stops_reading_does_not_stop_the_run(tmp_path: Path) -> No
         assert proc.returncode == 0, said(err)[-2000:]
     lines = [json.loads(x) for x in out.decode().splitlines()]
     assert lines[0]["type"] == "schema"
-    assert lines[-1]["type"] == "result" and lines[-1]["status"] == "finished"
+    assert lines[-1]["type"] == "result"
+    assert lines[-1]["status"] == "finished"
     assert not [x for x in lines if x.get("type") == "dropped"]
     seen: dict[str, list[str]] = {}
     for line in lines:
@@ -122,20 +127,22 @@ def test_a_reader_that_never_resumes_ends_the_command_with_74(tmp_path: Path) ->
     assert shown.returncode == 0, shown.stderr
 
 
-def test_a_closed_pipe_stops_the_turn_and_exits_141(tmp_path: Path) -> None:
+@pytest.mark.parametrize("plain", [False, True], ids=["json", "plain"])
+def test_a_closed_pipe_stops_the_turn_and_exits_141(tmp_path: Path, plain: bool) -> None:
     turns = [
         call("run_bash", json.dumps({"command": "sleep 1; echo one"}), call_id="a"),
         call("run_bash", json.dumps({"command": "echo two > two.txt"}), call_id="b"),
         call("agent_exit", json.dumps({"reason": "done"}), call_id="x"),
     ]
-    with started(tmp_path, turns) as (proc, _, ws, err):
+    with started(tmp_path, turns, plain=plain) as (proc, _, ws, err):
         assert proc.stdout is not None
-        while b'"tool_call"' not in proc.stdout.readline():
+        while b"run_bash" not in proc.stdout.readline():
             pass
         proc.stdout.close()  # the reader goes away while the first command runs
         proc.wait(90)
         text = said(err)
         assert proc.returncode == 141, text[-2000:]
     assert "Traceback" not in text, text
+    assert "Exception" not in text, text
     assert "stdout was closed" in text, text
     assert not (ws / "two.txt").exists()  # the turn stopped: the next command never started

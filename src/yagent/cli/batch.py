@@ -112,6 +112,7 @@ async def _submit(spec: Batch, opts: dict[str, Any]) -> int:
 
             async def stop_when_gone() -> None:  # the --json reader went away: as on Ctrl-C
                 await view.reader_gone()
+                view.stopped = True
                 tg.cancel_scope.cancel()
 
             tg.start_soon(stop_when_gone)
@@ -276,6 +277,7 @@ class _View:
         self.states = {i: st.TaskState(i, st.PENDING) for i in ids}
         self.json_mode = json_mode
         self.out = lineout.stdout() if json_mode else None
+        self.stopped = False  # the batch was stopped: the --json reader went away
         self.live: Any = None
         if not json_mode and sys.stdout.isatty():
             from rich.live import Live
@@ -312,7 +314,7 @@ class _View:
             f"batch {self.batch_id}'s records are kept (`yagent batch status {self.batch_id}`; "
             "the same `yagent batch FILE` resumes it)"
         )
-        return await lineout.end(self.out, lineout.WAIT, kept)
+        return await lineout.end(self.out, lineout.WAIT, kept, stopped=self.stopped)
 
     def notice(self, text: str) -> None:
         if self.json_mode:

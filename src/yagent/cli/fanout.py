@@ -136,6 +136,7 @@ async def _run(
 
         async def reader_gone() -> None:  # the --json reader went away: stop as on Ctrl-C
             await renderer.reader_gone()
+            renderer.stopped_for_reader = True
             app.pause.abandon()
 
         async with anyio.create_task_group() as tg:

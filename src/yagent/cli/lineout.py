@@ -8,22 +8,27 @@ file descriptor, in the order they were written.
 Contract:
 - Lossless while the disk holds: up to `MEMORY` bytes of lines wait in memory; past that the
   waiting lines go to an unlinked temporary file (the overflow) and are read back from it in
-  order once the reader catches up — the memory held stays under `MEMORY` plus one line
-  (`held`), whatever the reader does. A line the overflow cannot take (a full disk) is lost, and
-  the stream says so in place, before the next line it carries: `{"type": "dropped", "counts":
-  {"line": N}, "reason": ...}`.
+  order once the reader catches up — the lines held wait under `MEMORY` plus one line (`held`),
+  and the writer holds at most `BATCH` more while it writes, whatever the reader does. A line
+  the overflow cannot take (a full disk) is lost, and the stream says so in place, before the
+  next line it carries: `{"type": "dropped", "counts": {"line": N}, "reason": ...}`.
 - A write that fails (EPIPE: the reader closed the pipe; any other OSError) ends the stream: what
   waits is discarded, later lines are counted and discarded, `gone` says why and `on_gone` is
-  called once, from the writer thread (the host stops its run).
+  called once, from the writer thread (the host stops its run). A reader that closes the pipe
+  is noticed at once, written to or not (`watch_hangup`: poll's POLLERR / POLLHUP); one that
+  closes it after the last line lost nothing, and `finish` says every line was written.
 - `finish(wait)` closes the stream and waits until every line is written, the stream is gone, or
   the reader took nothing for `wait` seconds in a row since `finish` was called (`stalled`: the
   clock restarts whenever it takes bytes, so a slow reader is served to the end). `Finish` says
   which, and how many lines were never written. The writer thread is a daemon: a reader that
   never resumes does not keep the process alive once the host exits.
+The human display's stdout, written in place, is `cli.stdoutgone.Guarded`.
 `end` is the CLI's close: it finishes the stream and, when a line was not written, says so in
 one line on stderr naming the session and gives the exit status — `EXIT_CLOSED` (141, as a
 command killed by SIGPIPE) when the reader closed the pipe, `EXIT_FAILED` (74, EX_IOERR) when it
 did not read for the wait or another write error ended the stream.
+A host that stopped its work because the reader went away says so (`stopped`): then it is 141
+even when the reader had taken every line written so far.
 Leaves to the host: what the lines are, when to finish, stopping the run when the stream is gone.
 """
 
@@ -39,12 +44,13 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import IO, TextIO
 
 import anyio
 import anyio.from_thread
 import anyio.lowlevel
+
+from yagent.cli.stdoutgone import Finish, Guarded, closed, finished, watch_hangup
 
 MEMORY = 4 * 1024 * 1024
 """Bytes of lines waiting in memory before the overflow file takes them (a seam)."""
@@ -54,18 +60,6 @@ POLL = 0.05  # seconds between two looks at the writer while `finish` waits
 WAIT = 60.0  # seconds `finish` waits for a reader that takes nothing, unless configured
 EXIT_CLOSED = 141
 EXIT_FAILED = 74
-
-
-@dataclass(frozen=True, slots=True)
-class Finish:
-    """How the stream ended: `written` every line; else `gone` (the write error) or `stalled`
-    (the reader took nothing for the wait), with the lines never written."""
-
-    written: bool
-    gone: str = ""
-    epipe: bool = False
-    stalled: bool = False
-    unwritten: int = 0
 
 
 class LineOut:
@@ -98,6 +92,8 @@ class LineOut:
             self._gone = anyio.Event()
         self._thread = threading.Thread(target=self._run, name="yagent-stdout", daemon=True)
         self._thread.start()
+        if isinstance(target, int):
+            watch_hangup(target, lambda: self._fail(closed()), lambda: self._closed)
 
     # -- the run's side --------------------------------------------------------------------
     def write(self, text: str) -> int:
@@ -214,6 +210,8 @@ class LineOut:
 
     def _fail(self, exc: OSError | ValueError) -> None:
         with self._cond:
+            if self.gone:
+                return
             self.epipe = isinstance(exc, OSError) and exc.errno == errno.EPIPE
             self.gone = (exc.strerror if isinstance(exc, OSError) else "") or str(exc) or "failed"
             self.unwritten += self._lines + self._lost
@@ -257,9 +255,7 @@ class LineOut:
                     left = self._lines + self._lost
                 return Finish(False, stalled=True, unwritten=left)
             await anyio.sleep(POLL)
-        if self.gone:
-            return Finish(False, gone=self.gone, epipe=self.epipe, unwritten=self.unwritten)
-        return Finish(True)
+        return finished(self.gone, self.epipe, self.unwritten)
 
 
 def session_kept(session_id: str) -> str:
@@ -272,12 +268,17 @@ def session_kept(session_id: str) -> str:
     )
 
 
-async def end(out: LineOut, wait: float, kept: str) -> int | None:
-    """Finish `out` (module contract); None when every line was written, else the exit status,
-    after one line on stderr ending with `kept` (what is saved, and how to go on)."""
+async def end(
+    out: LineOut | Guarded, wait: float, kept: str, *, stopped: bool = False
+) -> int | None:
+    """Finish `out` (module contract); None when every line was written and the host did not
+    stop its work for a reader that went away (`stopped`), else the exit status, after one
+    line on stderr ending with `kept` (what is saved, and how to go on)."""
     done = await out.finish(wait)
-    if done.written:
+    if done.written and not stopped:
         return None
+    if done.written:  # every line was taken, but the reader left before the work was done
+        done = Finish(False, gone=out.gone or "closed", epipe=out.epipe)
     lines = f"{done.unwritten} line(s) not written"
     if done.stalled:
         said = f"stdout was not read for {wait:g}s at the end of the run: {lines}; {kept}"

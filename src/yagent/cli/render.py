@@ -38,7 +38,7 @@ from rich.markup import escape
 
 from yagent.agents.reports import looks_like_report
 from yagent.agents.results import AgentResult, Status
-from yagent.cli import economy_lines, lineout
+from yagent.cli import economy_lines, lineout, stdoutgone
 from yagent.cli.safetext import json_line, visible, visible_event
 from yagent.cli.stream import StreamView
 from yagent.cli.tree import LiveTree
@@ -137,8 +137,13 @@ class Renderer:
     def __init__(self, *, json_mode: bool, ask: Ask | None, out: TextIO | None = None) -> None:
         self.json_mode = json_mode
         self.ask = ask
-        # --json to the process's stdout: through a writer thread (`cli.lineout`)
-        self.lineout = lineout.stdout() if json_mode and out is None else None
+        # --json to the process's stdout: through a writer thread (`cli.lineout`); a guarded
+        # stdout (`stdoutgone.Guarded`) says when its reader went away
+        self.lineout: lineout.LineOut | stdoutgone.Guarded | None = None
+        if json_mode and out is None:
+            self.lineout = lineout.stdout()
+        elif isinstance(out, stdoutgone.Guarded):
+            self.lineout = out
         self.out: TextIO = out or cast(TextIO, self.lineout) or sys.stdout
         self.stdout_wait = lineout.WAIT  # `[agent] stdout_wait`, once the configuration is read
         self.console = Console(file=self.out, highlight=False, soft_wrap=True)
@@ -148,6 +153,7 @@ class Renderer:
         # delegations as a live tree under the output, on a terminal only (`cli.tree`)
         self.tree = LiveTree(self.console) if self.console.is_terminal and not json_mode else None
         self.interrupted = False  # the person stopped this turn: its run_end is not news
+        self.stopped_for_reader = False  # the turn was stopped: stdout's reader went away
         self._through: Dispatcher | None = None  # JSON lines written at publish (`attach`)
         self._ended = False  # the JSON result line is written: it stays the last line
 
@@ -177,7 +183,9 @@ class Renderer:
         the exit status, said on stderr."""
         if self.lineout is None:
             return None
-        return await lineout.end(self.lineout, self.stdout_wait, lineout.session_kept(session_id))
+        kept = lineout.session_kept(session_id)
+        stopped = self.stopped_for_reader
+        return await lineout.end(self.lineout, self.stdout_wait, kept, stopped=stopped)
 
     def _written(self) -> bool:
         return self._through is not None and self._through.writes_through()

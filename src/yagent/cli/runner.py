@@ -32,6 +32,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import TextIO, cast
 
 import anyio
 
@@ -45,7 +46,7 @@ from yagent.app.durable import ResumeDecision
 from yagent.app.engines import keyless_notice
 from yagent.app.fulldisk import EXIT_FULL
 from yagent.app.safety import with_allow_local
-from yagent.cli import edits, outcome
+from yagent.cli import edits, outcome, stdoutgone
 from yagent.cli.render import Ask, Renderer
 from yagent.cli.safetext import json_line
 from yagent.kernel.durable import drain
@@ -144,6 +145,7 @@ async def _interrupts(on_first: Callable[[int], None]) -> None:
 async def _reader_gone(renderer: Renderer, on_first: Callable[[int], None]) -> None:
     """The reader of the --json stream went away: the turn is stopped as on Ctrl-C."""
     await renderer.reader_gone()
+    renderer.stopped_for_reader = True
     on_first(signal.SIGPIPE)
 
 
@@ -287,7 +289,8 @@ async def run_command(
 ) -> tuple[str, AgentResult | None, int]:
     """One task run once; with its exit status (`cli.outcome`: 130 when it was cancelled; the
     --json stream's own when a line could not be written, `cli.lineout.end`)."""
-    renderer = Renderer(json_mode=opts.json_mode, ask=ask)
+    out = None if opts.json_mode else cast(TextIO, stdoutgone.Guarded(sys.stdout))
+    renderer = Renderer(json_mode=opts.json_mode, ask=ask, out=out)
     if opts.json_mode:  # the first line: the version of the lines' schema
         renderer.out.write(json.dumps(outcome.HEADER) + "\n")
     ids = [session_id or ""]

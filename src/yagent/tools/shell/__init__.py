@@ -16,7 +16,7 @@ Guarantees:
   dropped, so the command never dies of SIGPIPE because its output was large and a flood of any
   size holds no more than the cap. Truncation is recorded (`truncated`, `total_bytes`,
   `shown_bytes`) and stated in the text, at the cut. Output that is not text (`result.binary`)
-  reaches the text as a short hex excerpt and its size, never as decoded noise.
+  reaches the text as a short hex excerpt and its size, never as decoded noise (ADR 0030).
 - In-flight foreground groups are registered (`live_groups`) from spawn until the run returns, so
   a hard exit can kill them all (`kill_live_process_groups`). Background runs are never registered.
 - Under a sandbox's limits (`supervision`), the run is polled every `supervision.interval`: a
