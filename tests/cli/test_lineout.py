@@ -16,8 +16,10 @@ import json
 import os
 import tempfile
 import threading
+from pathlib import Path
 
 import anyio
+import jsonschema
 import pytest
 
 from yagent.cli import lineout
@@ -103,6 +105,10 @@ def test_lines_the_overflow_cannot_take_are_said_in_place(monkeypatch: pytest.Mo
     assert lines[0]["type"] == "dropped"
     assert lines[0]["counts"] == {"line": 1}
     assert "No space left on device" in lines[0]["reason"]
+    schema = json.loads(
+        (Path(__file__).resolve().parents[2] / "docs/events.schema.json").read_text()
+    )
+    assert not list(jsonschema.Draft202012Validator(schema).iter_errors(lines[0]))
     assert lines[1:] == [{"n": 1}]
 
 
