@@ -133,3 +133,19 @@ def test_a_reader_that_closes_after_the_last_line_lost_nothing() -> None:
     done = anyio.run(out.finish, 10.0)
     os.close(w)
     assert done.written, done
+
+
+def test_a_failed_write_that_is_not_a_closed_pipe_ends_with_74(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    fd = os.open("/dev/full", os.O_WRONLY)  # every write: ENOSPC
+    try:
+        out = LineOut(fd)
+        out.write('{"n": 1}\n')
+        code = anyio.run(lineout.end, out, 10.0, "session s is saved")
+    finally:
+        os.close(fd)
+    assert code == lineout.EXIT_FAILED
+    said = capfd.readouterr().err
+    assert said.startswith("yagent: stdout failed (No space left on device): the run was stopped")
+    assert said.rstrip().endswith("1 line(s) not written; session s is saved")
