@@ -146,3 +146,15 @@ def test_a_closed_pipe_stops_the_turn_and_exits_141(tmp_path: Path, plain: bool)
     assert "Exception" not in text, text
     assert "stdout was closed" in text, text
     assert not (ws / "two.txt").exists()  # the turn stopped: the next command never started
+
+
+def test_a_stdout_closed_from_the_start_is_refused_with_74(tmp_path: Path) -> None:
+    # closed before yagent starts (`>&-`): the store opened next would have taken descriptor 1
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**os.environ, "YAGENT_HOME": str(home), "HOME": str(tmp_path)}
+    line = f"exec {sys.executable} -m yagent.cli run --json -y -C {tmp_path} go >&-"
+    done = subprocess.run(["bash", "-c", line], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 74, done.stderr
+    assert done.stderr == "yagent: standard output is closed: nothing could be shown (exit 74)\n"
+    assert not (home / "sessions.db").exists()  # refused before anything was opened

@@ -25,8 +25,10 @@
 
 Exit status: 0 done, 1 the run did not finish (error, timeout, cancelled, nothing submitted),
 2 usage or configuration error, or the session is already running in another yagent process
-(the message says what to fix), 75 the disk holding the yagent home is full (a run stopped at a
-step boundary: free space and `yagent resume SID`), 130 cancelled, 143 shut down.
+(the message says what to fix), 74 standard output failed (closed when yagent started, a
+`--json` line not written), 75 the disk holding the yagent home is full (a run stopped at a
+step boundary: free space and `yagent resume SID`), 130 cancelled, 141 the reader of standard
+output closed it (the run was stopped), 143 shut down.
 
 Start-up: this package imports nothing but `yagent.cli.quick`. `--version` and `--help` are
 answered from there without loading click or the app (`quick` says when); the interactive session
@@ -69,6 +71,28 @@ def main(argv: list[str] | None = None) -> int:
         return run_command(args)
 
 
+def _standard_streams() -> None:
+    """Standard input or error closed when yagent starts (`2>&-`) become /dev/null, so no file
+    yagent opens later takes their number; standard output closed (`>&-`) is refused at once:
+    nothing could be shown, and the store opened next would have taken its number — one line on
+    stderr, exit 74 (as a failed write to stdout, `cli.lineout`)."""
+    for fd, mode in ((0, "r"), (2, "w")):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+            setattr(sys, "stdin" if fd == 0 else "stderr", open(fd, mode, closefd=False))  # noqa: SIM115
+    try:
+        os.fstat(1)
+    except OSError:
+        sys.stderr.write("yagent: standard output is closed: nothing could be shown (exit 74)\n")
+        sys.stderr.flush()
+        raise SystemExit(74) from None
+
+
 def entry() -> NoReturn:
     """The process entry point (the `yagent` console script, `python -m yagent.cli`): `main`,
     then exit with its status. Once temporalio ran (batch, worker, doctor's Temporal row, the
@@ -77,6 +101,7 @@ def entry() -> NoReturn:
     turn the exit status into a signal; only standard output and error are left to flush. An
     in-process caller of `main` gets the status back and keeps its interpreter. One app per
     process here: what start-up built is frozen once the app is open (`app.gcpolicy`)."""
+    _standard_streams()
     from yagent.app import gcpolicy
 
     gcpolicy.freeze_once_open()
