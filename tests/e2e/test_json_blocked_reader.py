@@ -4,7 +4,7 @@ stdout a real pipe.
 
 - A reader that stops: the run goes on (its tool calls run, the model is asked again) while
   nothing is read; once the reader resumes it gets every line, in order, result last, nothing
-  dropped, exit 0.
+  dropped, exit 0. The plain display written to a pipe goes on the same way.
 - A reader that never resumes: the run ends, waits `[agent] stdout_wait` seconds for the reader,
   then exits 74 with one line on stderr naming the session, saved; no traceback.
 - A reader that closes the pipe: the turn is stopped as on Ctrl-C (the next command never
@@ -105,6 +105,22 @@ def test_a_reader_that_stops_reading_does_not_stop_the_run(tmp_path: Path) -> No
             seen.setdefault(str(line.get("call_id")), []).append(line["type"])
     wanted = [f"c{i}" for i in range(FLOOD)] + ["b", "x"]
     assert [c for c in wanted if seen.get(c) != ["tool_call", "tool_result"]] == []
+
+
+def test_the_plain_display_to_a_pipe_does_not_stop_the_run_either(tmp_path: Path) -> None:
+    turns = flood_then(
+        call("run_bash", json.dumps({"command": "echo ran > ran.txt"}), call_id="b"),
+        call("agent_exit", json.dumps({"reason": "done"}), call_id="x"),
+    )
+    with started(tmp_path, turns, plain=True) as (proc, server, ws, err):
+        until("the command after the flood ran", lambda: (ws / "ran.txt").exists())
+        until("the model was asked after it", lambda: len(server.received) == 3)
+        out, _ = proc.communicate(timeout=60)
+        assert proc.returncode == 0, said(err)[-2000:]
+    text = out.decode()
+    assert text.count("→ think") + text.count("not shown here") >= 1
+    assert "→ run_bash" in text
+    assert "finished ·" in text.splitlines()[-1]
 
 
 def test_a_reader_that_never_resumes_ends_the_command_with_74(tmp_path: Path) -> None:

@@ -243,6 +243,11 @@ class LineOut:
             waiting = self._memory or self._read < self._spilled or self._busy
             return bool(self.gone) or not waiting
 
+    async def drained(self) -> None:
+        """Return once every line written so far is written (or the stream is gone)."""
+        while not self._done():  # noqa: ASYNC110 - the writer is a thread: its progress is polled
+            await anyio.sleep(POLL)
+
     async def finish(self, wait: float) -> Finish:
         """Close the stream and wait for the reader (module contract)."""
         with self._cond:

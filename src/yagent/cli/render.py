@@ -142,7 +142,7 @@ class Renderer:
         self.lineout: lineout.LineOut | stdoutgone.Guarded | None = None
         if json_mode and out is None:
             self.lineout = lineout.stdout()
-        elif isinstance(out, stdoutgone.Guarded):
+        elif isinstance(out, (stdoutgone.Guarded, lineout.LineOut)):
             self.lineout = out
         self.out: TextIO = out or cast(TextIO, self.lineout) or sys.stdout
         self.stdout_wait = lineout.WAIT  # `[agent] stdout_wait`, once the configuration is read
@@ -223,6 +223,8 @@ class Renderer:
         self.show(event)
         if self.ask is None:
             return response(rid, approved=False, text="no interactive terminal", asked=False)
+        if isinstance(self.lineout, lineout.LineOut):
+            await self.lineout.drained()  # the question is read before it is asked
         if payload.get("kind") == "question":
             text = await self.ask("answer> ")
             return response(rid, approved=True, text=text)
