@@ -30,6 +30,7 @@ from yagent.app.assemble import App
 from yagent.app.fanout import Assignment, FanoutError, ParallelRun, prepare
 from yagent.app.fanrun import resume_parallel, resume_plan
 from yagent.app.lanemarkers import marker
+from yagent.cli import lineout
 from yagent.cli.engineopt import engine_options, on_engine
 from yagent.cli.render import Ask, Renderer
 from yagent.cli.runner import (
@@ -114,7 +115,7 @@ Starter = Callable[[App, Renderer], Awaitable[Callable[[], Awaitable[ParallelRun
 async def _with_app(
     opts: Options, ask: Ask | None, engine: Engine | None, start: Starter
 ) -> ParallelRun:
-    renderer = Renderer(json_mode=opts.json_mode, ask=ask)
+    renderer = Renderer(json_mode=opts.json_mode, ask=ask, out=lineout.display(opts.json_mode))
     try:
         outcome = await _run(opts, renderer, engine, start)
     except BaseException:

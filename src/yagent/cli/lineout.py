@@ -44,7 +44,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from typing import IO, TextIO
+from typing import IO, TextIO, cast
 
 import anyio
 import anyio.from_thread
@@ -304,3 +304,13 @@ def stdout() -> LineOut:
         return LineOut(sys.stdout.fileno())
     except (AttributeError, OSError, ValueError):  # a stream without a descriptor
         return LineOut(sys.stdout)
+
+
+def display(json_mode: bool) -> TextIO | None:
+    """Where a command's display writes: None for --json (the renderer makes its `LineOut`); a
+    pipe or a file through a `LineOut` too; a terminal in place, `Guarded`."""
+    if json_mode:
+        return None
+    if sys.stdout.isatty():
+        return cast(TextIO, Guarded(sys.stdout))
+    return cast(TextIO, stdout())

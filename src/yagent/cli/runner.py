@@ -32,7 +32,6 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TextIO, cast
 
 import anyio
 
@@ -46,7 +45,7 @@ from yagent.app.durable import ResumeDecision
 from yagent.app.engines import keyless_notice
 from yagent.app.fulldisk import EXIT_FULL
 from yagent.app.safety import with_allow_local
-from yagent.cli import edits, lineout, outcome, stdoutgone
+from yagent.cli import edits, lineout, outcome
 from yagent.cli.render import Ask, Renderer
 from yagent.cli.safetext import json_line
 from yagent.kernel.durable import drain
@@ -289,11 +288,7 @@ async def run_command(
 ) -> tuple[str, AgentResult | None, int]:
     """One task run once; with its exit status (`cli.outcome`: 130 when it was cancelled; the
     --json stream's own when a line could not be written, `cli.lineout.end`)."""
-    out = None  # --json: `cli.lineout`; a pipe or a file too; a terminal is written in place
-    if not opts.json_mode:
-        tty = sys.stdout.isatty()
-        out = cast(TextIO, stdoutgone.Guarded(sys.stdout) if tty else lineout.stdout())
-    renderer = Renderer(json_mode=opts.json_mode, ask=ask, out=out)
+    renderer = Renderer(json_mode=opts.json_mode, ask=ask, out=lineout.display(opts.json_mode))
     if opts.json_mode:  # the first line: the version of the lines' schema
         renderer.out.write(json.dumps(outcome.HEADER) + "\n")
     ids = [session_id or ""]
