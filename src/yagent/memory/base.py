@@ -17,7 +17,9 @@ transaction takes checks `PRAGMA data_version` (which moves exactly when another
 another store object, another process — commits) under the write lock, and forgets every
 remembered seq when it moved; they are read again. A transaction (or a call's savepoint) that
 is undone forgets them too: the seqs it took were never stored
-(docs/adr/0026-two-session-commits-per-step.md).
+(docs/adr/0026-two-session-commits-per-step.md). The sessions' open tool calls
+(`memory.opencalls`) are read with a session's first tool call seq and trusted, and forgotten,
+exactly as the seqs are.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from yagent.memory.errors import (
     SessionStoreError,
     StoreClosedError,
 )
+from yagent.memory.opencalls import OpenCalls
 from yagent.memory.records import Clock
 from yagent.memory.schema import open_database, translate
 
@@ -51,6 +54,10 @@ class Numbered(Protocol):
 
 class StoreBase:
     """Connection life cycle and the transaction helpers the record-kind parts build on."""
+
+    # Whether what one transaction learnt may serve the next (seqs, open calls): not on a server
+    # that cannot tell whether another writer committed since (`memory.pgstore`).
+    KEEPS_BETWEEN_TRANSACTIONS = True
 
     def __init__(
         self,
@@ -89,6 +96,7 @@ class StoreBase:
         self._data_version: int | None = None
         self._seqs_checked = False
         self._assigned: list[Numbered] = []  # pending messages given a seq in the open transaction
+        self._open = OpenCalls()  # the sessions' open tool calls, trusted as the seqs are
 
     @property
     def path(self) -> Path:
@@ -201,6 +209,7 @@ class StoreBase:
         self._touched.clear()
         self._written.clear()
         self._seqs.clear()
+        self._open.clear()
         for message in self._assigned:
             message.seq = None
         self._assigned.clear()
@@ -209,15 +218,26 @@ class StoreBase:
         """`next_seq`, read once per table and session while no other connection commits: the
         write transaction holds the write lock from its first statement to its commit, and its
         first seq checks that nobody else wrote since the last (see the module doc)."""
+        self._trust(conn)
+        key = (table, session_id)
+        last = self._seqs.get(key)
+        if last is None:
+            seq = next_seq(conn, table, session_id)
+            if table == "tool_calls" and self.KEEPS_BETWEEN_TRANSACTIONS:
+                self._open.load(conn, session_id)  # read with the seq, once, before its calls
+        else:
+            seq = last + 1
+        self._seqs[key] = seq
+        return seq
+
+    def _trust(self, conn: sqlite3.Connection) -> None:
+        """Once per write transaction, before anything remembered is used: forget it all when
+        another connection committed since it was learnt."""
         if not self._seqs_checked:
             self._seqs_checked = True
             if not self._seqs_current(conn):
                 self._seqs.clear()
-        key = (table, session_id)
-        last = self._seqs.get(key)
-        seq = next_seq(conn, table, session_id) if last is None else last + 1
-        self._seqs[key] = seq
-        return seq
+                self._open.clear()
 
     def _seqs_current(self, conn: sqlite3.Connection) -> bool:
         """Whether the remembered seqs still hold: no other connection committed since they were

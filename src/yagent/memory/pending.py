@@ -19,10 +19,13 @@ Contract:
   message never read back. An int `content_message` (a stored message's seq) is checked against
   the message in the transaction, as it always was.
 - A result is matched to the earliest call with its `call_id` (and delegation, when given) that
-  has none yet; when every such call has one, the latest is overwritten.
-Cost: one statement per record — one `executemany` per table, one `UPDATE … RETURNING` per
-result — one `touch` per transaction, and the seq check of `memory.base`; the JSON of each
-record is encoded once (`codec.encode_object`), copied only when a reference replaces its text.
+  has none yet; when every such call has one, the latest is overwritten. Where this connection
+  knows the session's open calls (`memory.opencalls`: SQLite, nobody else wrote since), the rule
+  is answered from memory and the call's row updated by its key; otherwise one `UPDATE …
+  RETURNING` asks SQLite the same rule.
+Cost: one statement per record — one `executemany` per table, one `UPDATE` per result — one
+`touch` per transaction, and the seq check of `memory.base`; the JSON of each record is encoded
+once (`codec.encode_object`), copied only when a reference replaces its text.
 """
 
 from __future__ import annotations
@@ -260,6 +263,10 @@ _RESULT_SQL = (
 )
 _RESULT_ANY = _RESULT_SQL.format("")
 _RESULT_IN = _RESULT_SQL.format(" AND delegation_id = ?")
+_RESULT_AT = (  # the call the rule picks is known (`memory.opencalls`)
+    "UPDATE tool_calls SET ended_at = ?, content = ?, ok = ?, kind = ?, content_message = ? "
+    "WHERE session_id = ? AND seq = ?"
+)
 
 
 class RecordsPart(StoreBase):
@@ -303,6 +310,7 @@ class RecordsPart(StoreBase):
             elif tag == _CALL:
                 seq = next_seq(conn, "tool_calls", session_id)
                 rows.setdefault("tool_calls", []).append((session_id, seq, *item[1:]))
+                self._open.add(session_id, item[4], item[1], seq)
             else:
                 results.append((len(seqs), item))
                 seq = 0  # the call's, once found
@@ -333,13 +341,30 @@ class RecordsPart(StoreBase):
         _, call_id, ended_at, content, ok, kind, delegation, ref = item
         seq = self._same_content(conn, session_id, ref, content)
         stored = content if seq is None else None
+        call = self._open_call(conn, session_id, delegation, call_id)
+        if call is not None:  # the rule answered from memory: the call's row, by its key
+            conn.execute(_RESULT_AT, (ended_at, stored, ok, kind, seq, session_id, call))
+            return call
         params: tuple[Any, ...] = (ended_at, stored, ok, kind, seq, session_id, session_id)
         params += (session_id, call_id) if delegation is None else (session_id, call_id, delegation)
         row = conn.execute(_RESULT_ANY if delegation is None else _RESULT_IN, params).fetchone()
         if row is None:
             raise ToolCallNotFoundError(session_id, call_id)
         found: int = row[0]
+        self._open.closed(session_id, call_id, found)
         return found
+
+    def _open_call(
+        self, conn: sqlite3.Connection, session_id: str, delegation: str | None, call_id: str
+    ) -> int | None:
+        """The call the matching rule picks, when this connection knows the session's open
+        calls (`memory.opencalls`); None: ask SQLite."""
+        if delegation is None or not self._open.known(session_id):
+            return None
+        self._trust(conn)  # forgets them when another connection wrote
+        if not self._open.known(session_id):
+            return None
+        return self._open.take(session_id, delegation, call_id)
 
     def _same_content(
         self,
