@@ -143,16 +143,21 @@ def message_content(conn: sqlite3.Connection, session_id: str, seq: int) -> str 
     return content if isinstance(content, str) else None
 
 
+_META_KEYS = frozenset(MESSAGE_META_KEYS)
+
 # What `_check` makes of each record: a tuple whose first item says which kind it is.
 _EVENT, _MESSAGE, _USAGE, _CALL, _RESULT = range(5)
 
 
 def _event(record: PendingEvent) -> tuple[Any, ...]:
-    values = (text_arg(record.type, "event type"), text_arg(record.delegation_id, "delegation_id"))
+    kind = text_arg(record.type, "event type")
+    delegation = text_arg(record.delegation_id, "delegation_id")
     payload, ref = record.payload, record.content_message
     if ref is None and type(payload) is dict and CONTENT_REF not in payload:
         # no reference possible: encoded now, once, without a copy
-        return (_EVENT, *values, codec.pack(codec.encode_object(payload, "event payload")), None)
+        text = codec.encode_object(payload, "event payload")
+        return (_EVENT, kind, delegation, codec.pack(text), None)
+    values = (kind, delegation)
     body = codec.normalise_object(payload, "event payload")  # a copy: may lose its content
     if CONTENT_REF in body:
         raise ValueError(f"event payload carries the store's own key {CONTENT_REF!r}")
@@ -164,8 +169,8 @@ def _event(record: PendingEvent) -> tuple[Any, ...]:
 def _message(record: PendingMessage) -> tuple[Any, ...]:
     body = record.body
     text = codec.encode_object(body, "message")  # refuses a body that is not an object
-    reserved = sorted(set(body) & set(MESSAGE_META_KEYS))
-    if reserved:
+    if not _META_KEYS.isdisjoint(body):
+        reserved = sorted(_META_KEYS.intersection(body))
         raise ValueError(
             f"message carries the store's own keys {reserved}; pass agent / delegation_id as "
             "arguments (message_body() strips a row read back from messages())"
