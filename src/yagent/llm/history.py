@@ -19,7 +19,8 @@ Contract:
   not mean "not a prefix", only "not known to be": the caller then compares.
 - A `Messages` is a read-only `Sequence`: indexing, negative indices, slices (a tuple), `len`,
   iteration; equal to another `Messages` or a tuple with equal messages in the same order.
-Leaves to the caller: what the messages are; an engine still encodes every message it sends.
+Leaves to the caller: what the messages are; an engine still sends every message
+(docs/adr/0032-requests-carry-a-view-of-the-history.md).
 """
 
 from __future__ import annotations
