@@ -2,10 +2,11 @@
 with the history (a request carries the history as a view, not a copy).
 
 Work is counted, not timed: `tracemalloc` gives, per step, the bytes the step kept (retained) and
-the most it held above its start at any moment (transient — a copy of the history freed before
-the step ends shows here). A copy of an n-message history is 8·n bytes of references: at step
-400 (≈ 800 messages) one copy per step is ≈ 6.4 KB more than at step 30; the bound below is a
-tenth of that.
+the most it held above its start until its model request went out (transient: the economy, the
+metering and the request's building, where a copy of the history freed before the step ends would
+show; the tool call that follows has larger transients of its own). A copy of an n-message
+history is 8·n bytes of references: at step 400 (≈ 800 messages) one copy per step is ≈ 6.4 KB
+more than at step 30; the bound below is a tenth of that.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from tests.agents.harness import build
 from yagent.agents.economy import ContextSettings
 from yagent.agents.loop import run_agent_loop
 from yagent.agents.results import Status
+from yagent.llm import AssistantTurn
 from yagent.llm.scripted import call
 
 STEPS = 400
@@ -30,7 +32,7 @@ SLACK = 640  # bytes: a tenth of one copy of the history at step 400
 
 
 class StepMemory:
-    """Per step: the bytes it kept and the most it held above its start."""
+    """Per step: the bytes it kept, and the most it held above its start until its request."""
 
     def __init__(self) -> None:
         self.start: int | None = None
@@ -61,7 +63,7 @@ class StepMemory:
         )
 
 
-def script() -> list:  # type: ignore[type-arg]
+def script() -> list[AssistantTurn]:
     steps = [
         call("think", json.dumps({"thought": f"s{i:04d}"}), call_id=f"c{i:04d}")
         for i in range(STEPS)
