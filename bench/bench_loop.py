@@ -215,11 +215,12 @@ def decile_growth(starts: list[float]) -> float:
 
 
 def _bench_agent(app: App, steps: int) -> None:
-    """The Coding agent as the app builds it, its step limit raised to fit the conversation."""
-    build = app.agent
+    """The Coding agent as the app builds it, its step limit raised to fit the conversation.
+    Each run wraps the App's own lookup (`App.agent`), not the previous run's wrapper: wrapped
+    again per run, the k-th run paid k nested lookups (issue 17's seventh pass)."""
 
     def agent(name: str) -> catalog.AgentDef:
-        found = build(name)
+        found = App.agent(app, name)
         return dataclasses.replace(found, max_steps=max(found.max_steps, steps))
 
     app.agent = agent  # type: ignore[method-assign]
