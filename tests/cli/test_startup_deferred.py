@@ -9,7 +9,9 @@ rendering, YAML, tree-sitter, json_repair) is among them. `sys.modules`, not an 
 report: a lazy executor is imported with `importlib`, which `-X importtime` does not report.
 The other side: a run whose model calls a tool has that tool's executor loaded, and still none
 of the others (its modules read when it exits). `doctor` on a configured provider imports
-neither YAML nor asyncio.
+neither YAML nor asyncio. Neither imports httpx's own command line (pygments and rich's syntax
+highlighting with it). A module listed as `None` in `sys.modules` (an import refused) is not
+counted as loaded.
 """
 
 from __future__ import annotations
@@ -54,13 +56,16 @@ EXECUTORS = frozenset(
 LIBRARIES = frozenset(
     {"rich.markdown", "markdown_it", "yaml", "tree_sitter", "tree_sitter_bash", "json_repair"}
 )
+# httpx's own command line (`httpx._main`: rich's progress bars and syntax highlighting, pygments'
+# lexers) is not what yagent talks to a provider with; `yagent.cli` keeps httpx from importing it.
+HTTPX_CLI = frozenset({"httpx._main", "pygments", "rich.syntax", "rich.progress"})
 RUN = ["run", "--json", "-y", "say hi"]
 # The console script, telling its modules into a file on SIGUSR1 and at exit.
 SCRIPT = """
 import atexit, json, signal, sys
 def tell(*_):
     with open(OUT, "w") as out:
-        json.dump(sorted(sys.modules), out)
+        json.dump(sorted(k for k, v in sys.modules.items() if v is not None), out)
 OUT = sys.argv.pop(1)
 signal.signal(signal.SIGUSR1, tell)
 atexit.register(tell)
@@ -110,7 +115,8 @@ def test_the_first_model_request_loads_no_tool_executor(tmp_path: Path) -> None:
     loaded = held_at_first_request(tmp_path)
     assert "yagent.tools.registry" in loaded  # the run did build its adapter
     assert "yagent.kernel.ptc.bindings" in loaded  # the prompt's section on programs
-    assert loaded & (EXECUTORS | LIBRARIES) == set()
+    assert loaded & (EXECUTORS | LIBRARIES | HTTPX_CLI) == set()
+    assert "httpx" in loaded  # the engine's client: httpx is there, its command line is not
 
 
 def test_a_tool_the_model_calls_has_its_executor_loaded_and_no_other(tmp_path: Path) -> None:
@@ -135,4 +141,7 @@ def test_doctor_of_a_configured_provider_loads_no_yaml_and_runs_no_event_loop(
         out, err = proc.communicate(timeout=90)
     assert b"Traceback" not in err, err.decode()[-3000:]
     assert b"m at" in out  # the provider row: the model and where it is served
-    assert {"yaml", "asyncio"} & set(json.loads(told.read_text())) == set()
+    loaded = set(json.loads(told.read_text()))
+    assert {"yaml", "asyncio"} & loaded == set()
+    assert "httpx" in loaded  # the provider row's request
+    assert loaded & HTTPX_CLI == set()
