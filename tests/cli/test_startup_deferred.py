@@ -10,7 +10,8 @@ report: a lazy executor is imported with `importlib`, which `-X importtime` does
 The other side: a run whose model calls a tool has that tool's executor loaded, and still none
 of the others (its modules read when it exits). `doctor` on a configured provider imports
 neither YAML nor asyncio. Neither imports httpx's own command line (pygments and rich's syntax
-highlighting with it). A module listed as `None` in `sys.modules` (an import refused) is not
+highlighting with it), and neither loads a CA bundle for an `http://` provider (no TLS is spoken).
+A module listed as `None` in `sys.modules` (an import refused) is not
 counted as loaded.
 """
 
@@ -62,11 +63,18 @@ HTTPX_CLI = frozenset({"httpx._main", "pygments", "rich.syntax", "rich.progress"
 RUN = ["run", "--json", "-y", "say hi"]
 # The console script, telling its modules into a file on SIGUSR1 and at exit.
 SCRIPT = """
-import atexit, json, signal, sys
+import atexit, json, signal, ssl, sys
 def tell(*_):
     with open(OUT, "w") as out:
         json.dump(sorted(k for k, v in sys.modules.items() if v is not None), out)
+    with open(OUT + ".ca", "w") as out:
+        json.dump(LOADED, out)
 OUT = sys.argv.pop(1)
+LOADED = []  # every CA bundle a TLS context loaded (httpx's default context loads certifi's)
+def counted(self, *args, _load=ssl.SSLContext.load_verify_locations, **kwargs):
+    LOADED.append(repr(args or kwargs))
+    return _load(self, *args, **kwargs)
+ssl.SSLContext.load_verify_locations = counted
 signal.signal(signal.SIGUSR1, tell)
 atexit.register(tell)
 from yagent.cli import main
@@ -119,6 +127,13 @@ def test_the_first_model_request_loads_no_tool_executor(tmp_path: Path) -> None:
     assert "httpx" in loaded  # the engine's client: httpx is there, its command line is not
 
 
+def test_a_plain_http_provider_is_asked_without_loading_a_ca_bundle(tmp_path: Path) -> None:
+    """The provider is `http://` (loopback): no TLS handshake happens before the first request,
+    so no context has loaded a CA bundle (httpx's default loads certifi's at client build)."""
+    held_at_first_request(tmp_path)
+    assert json.loads((tmp_path / "modules.json.ca").read_text()) == []
+
+
 def test_a_tool_the_model_calls_has_its_executor_loaded_and_no_other(tmp_path: Path) -> None:
     with WireServer([Reply(events=submitted_frames("all done"))]) as srv:
         proc, told = start(tmp_path, srv.url)
@@ -145,3 +160,4 @@ def test_doctor_of_a_configured_provider_loads_no_yaml_and_runs_no_event_loop(
     assert {"yaml", "asyncio"} & loaded == set()
     assert "httpx" in loaded  # the provider row's request
     assert loaded & HTTPX_CLI == set()
+    assert json.loads(Path(f"{told}.ca").read_text()) == []  # an http:// provider: no CA bundle
