@@ -69,6 +69,9 @@ def tell(*_):
         json.dump(sorted(k for k, v in sys.modules.items() if v is not None), out)
     with open(OUT + ".ca", "w") as out:
         json.dump(LOADED, out)
+    specs = getattr(sys.modules.get("yagent.toolspec.builtin"), "BUILTIN", ())
+    with open(OUT + ".models", "w") as out:  # the built-in tools whose argument model was built
+        json.dump([s.name for s in specs if s.model.__pydantic_complete__], out)
 OUT = sys.argv.pop(1)
 LOADED = []  # every CA bundle a TLS context loaded (httpx's default context loads certifi's)
 def counted(self, *args, _load=ssl.SSLContext.load_verify_locations, **kwargs):
@@ -125,6 +128,31 @@ def test_the_first_model_request_loads_no_tool_executor(tmp_path: Path) -> None:
     assert "yagent.kernel.ptc.bindings" in loaded  # the prompt's section on programs
     assert loaded & (EXECUTORS | LIBRARIES | HTTPX_CLI) == set()
     assert "httpx" in loaded  # the engine's client: httpx is there, its command line is not
+
+
+def test_the_first_request_built_the_argument_models_of_the_tools_it_offers_only(
+    tmp_path: Path,
+) -> None:
+    """A tool's argument model (its validator and its JSON schema) is built when the tool is
+    offered, not when the registry is imported: a coding run's first request built none of the
+    browser's 14, nor the session readers' or delegation's its agent is not given."""
+    with WireServer([Reply(hang_after=0)]) as srv:
+        proc, told = start(tmp_path, srv.url)
+        try:
+            until(lambda: bool(srv.received), proc, "no model request")
+            proc.send_signal(signal.SIGUSR1)
+            models = Path(f"{told}.models")
+            until(lambda: models.exists() and models.read_text().endswith("]"), proc, "not told")
+        finally:
+            proc.kill()
+            proc.wait()
+    offered = {tool["function"]["name"] for tool in srv.received[0].body["tools"]}
+    built = set(json.loads(models.read_text()))
+    assert "read_file" in offered
+    assert not any(name.startswith("browser_") for name in built)
+    # Offered or in the deferred catalog (searched by parameter names): built. Nothing else.
+    assert offered <= built
+    assert "delegate" not in built
 
 
 def test_a_plain_http_provider_is_asked_without_loading_a_ca_bundle(tmp_path: Path) -> None:
