@@ -61,14 +61,16 @@ LIBRARIES = frozenset(
 # lexers) is not what yagent talks to a provider with; `yagent.cli` keeps httpx from importing it.
 HTTPX_CLI = frozenset({"httpx._main", "pygments", "rich.syntax", "rich.progress"})
 RUN = ["run", "--json", "-y", "say hi"]
-# The console script, telling its modules into a file on SIGUSR1 and at exit.
+# The console script (`yagent.cli:entry`), telling its modules into a file on SIGUSR1 and at exit.
 SCRIPT = """
-import atexit, json, signal, ssl, sys
+import atexit, gc, json, signal, ssl, sys
 def tell(*_):
     with open(OUT, "w") as out:
         json.dump(sorted(k for k, v in sys.modules.items() if v is not None), out)
     with open(OUT + ".ca", "w") as out:
         json.dump(LOADED, out)
+    with open(OUT + ".gc", "w") as out:
+        json.dump({"early": EARLY, "enabled": gc.isenabled()}, out)
     specs = getattr(sys.modules.get("yagent.toolspec.builtin"), "BUILTIN", ())
     with open(OUT + ".models", "w") as out:  # the built-in tools whose argument model was built
         json.dump([s.name for s in specs if s.model.__pydantic_complete__], out)
@@ -78,10 +80,15 @@ def counted(self, *args, _load=ssl.SSLContext.load_verify_locations, **kwargs):
     LOADED.append(repr(args or kwargs))
     return _load(self, *args, **kwargs)
 ssl.SSLContext.load_verify_locations = counted
+EARLY = []  # every collection after `entry` began and before start-up's objects were frozen
+gc.callbacks.append(
+    lambda phase, info: phase == "start" and not gc.get_freeze_count()
+    and "yagent.app.gcpolicy" in sys.modules and EARLY.append(info["generation"])
+)
 signal.signal(signal.SIGUSR1, tell)
 atexit.register(tell)
-from yagent.cli import main
-sys.exit(main())
+from yagent.cli import entry
+entry()
 """
 
 
@@ -155,6 +162,17 @@ def test_the_first_request_built_the_argument_models_of_the_tools_it_offers_only
     assert "delegate" not in built
 
 
+def test_start_up_runs_no_collection_and_the_collector_runs_once_the_app_is_open(
+    tmp_path: Path,
+) -> None:
+    """Start-up allocates hundreds of thousands of objects that all stay alive (modules, classes,
+    the configuration, the tool specs): the collector is held until the app is open, then what
+    start-up built is frozen and collection resumes (`app.gcpolicy`)."""
+    held_at_first_request(tmp_path)
+    told = json.loads((tmp_path / "modules.json.gc").read_text())
+    assert told == {"early": [], "enabled": True}
+
+
 def test_a_plain_http_provider_is_asked_without_loading_a_ca_bundle(tmp_path: Path) -> None:
     """The provider is `http://` (loopback): no TLS handshake happens before the first request,
     so no context has loaded a CA bundle (httpx's default loads certifi's at client build)."""
@@ -189,3 +207,5 @@ def test_doctor_of_a_configured_provider_loads_no_yaml_and_runs_no_event_loop(
     assert "httpx" in loaded  # the provider row's request
     assert loaded & HTTPX_CLI == set()
     assert json.loads(Path(f"{told}.ca").read_text()) == []  # an http:// provider: no CA bundle
+    # No app here: the collector resumed once the command was imported, start-up frozen first.
+    assert json.loads(Path(f"{told}.gc").read_text()) == {"early": [], "enabled": True}

@@ -85,10 +85,11 @@ def entry() -> NoReturn:
     SDK's native client there crashes (abort or segfault seen with temporalio 1.35), which would
     turn the exit status into a signal; only standard output and error are left to flush. An
     in-process caller of `main` gets the status back and keeps its interpreter. One app per
-    process here: what start-up built is frozen once the app is open (`app.gcpolicy`)."""
+    process here: no collection runs during start-up, and what it built is frozen once the app
+    is open or the command that opens none is imported (`app.gcpolicy`)."""
     from yagent.app import gcpolicy
 
-    gcpolicy.freeze_once_open()
+    gcpolicy.hold_until_open()
     code = main()
     if "temporalio" in sys.modules:
         sys.stdout.flush()
