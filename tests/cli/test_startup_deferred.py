@@ -10,9 +10,9 @@ report: a lazy executor is imported with `importlib`, which `-X importtime` does
 The other side: a run whose model calls a tool has that tool's executor loaded, and still none
 of the others (its modules read when it exits). `doctor` on a configured provider imports
 neither YAML nor asyncio. Neither imports httpx's own command line (pygments and rich's syntax
-highlighting with it), and neither loads a CA bundle for an `http://` provider (no TLS is spoken).
-A module listed as `None` in `sys.modules` (an import refused) is not
-counted as loaded.
+highlighting with it), and neither loads a CA bundle for an `http://` provider (no TLS is
+spoken); no collection runs during either's start-up. A module listed as `None` in `sys.modules`
+(an import refused) is not counted as loaded.
 """
 
 from __future__ import annotations
@@ -64,9 +64,7 @@ RUN = ["run", "--json", "-y", "say hi"]
 # The console script (`yagent.cli:entry`), telling its modules into a file on SIGUSR1 and at exit.
 SCRIPT = """
 import atexit, gc, json, signal, ssl, sys
-def tell(*_):
-    with open(OUT, "w") as out:
-        json.dump(sorted(k for k, v in sys.modules.items() if v is not None), out)
+def tell(*_):  # the modules last: once they are told, everything is
     with open(OUT + ".ca", "w") as out:
         json.dump(LOADED, out)
     with open(OUT + ".gc", "w") as out:
@@ -74,6 +72,8 @@ def tell(*_):
     specs = getattr(sys.modules.get("yagent.toolspec.builtin"), "BUILTIN", ())
     with open(OUT + ".models", "w") as out:  # the built-in tools whose argument model was built
         json.dump([s.name for s in specs if s.model.__pydantic_complete__], out)
+    with open(OUT, "w") as out:
+        json.dump(sorted(k for k, v in sys.modules.items() if v is not None), out)
 OUT = sys.argv.pop(1)
 LOADED = []  # every CA bundle a TLS context loaded (httpx's default context loads certifi's)
 def counted(self, *args, _load=ssl.SSLContext.load_verify_locations, **kwargs):
@@ -115,17 +115,20 @@ def until(predicate: Callable[[], bool], proc: subprocess.Popen[bytes], what: st
     assert predicate(), f"{what} (exit {proc.poll()})"
 
 
-def held_at_first_request(tmp_path: Path) -> set[str]:
-    """The modules a `yagent run` holds once its first model request reached the server."""
-    with WireServer([Reply(hang_after=0)]) as srv:
-        proc, told = start(tmp_path, srv.url)
-        try:
-            until(lambda: bool(srv.received), proc, "no model request")
-            proc.send_signal(signal.SIGUSR1)
-            until(lambda: told.exists() and told.read_text().endswith("]"), proc, "no modules told")
-        finally:
-            proc.kill()
-            proc.wait()
+def held_at_first_request(tmp_path: Path, srv: WireServer | None = None) -> set[str]:
+    """The modules a `yagent run` holds once its first model request reached the server (`srv`,
+    or a server of its own), the rest of what it told beside them (`tell`)."""
+    if srv is None:
+        with WireServer([Reply(hang_after=0)]) as own:
+            return held_at_first_request(tmp_path, own)
+    proc, told = start(tmp_path, srv.url)
+    try:
+        until(lambda: bool(srv.received), proc, "no model request")
+        proc.send_signal(signal.SIGUSR1)
+        until(lambda: told.exists() and told.read_text().endswith("]"), proc, "no modules told")
+    finally:
+        proc.kill()
+        proc.wait()
     return set(json.loads(told.read_text()))
 
 
@@ -144,17 +147,9 @@ def test_the_first_request_built_the_argument_models_of_the_tools_it_offers_only
     offered, not when the registry is imported: a coding run's first request built none of the
     browser's 14, nor the session readers' or delegation's its agent is not given."""
     with WireServer([Reply(hang_after=0)]) as srv:
-        proc, told = start(tmp_path, srv.url)
-        try:
-            until(lambda: bool(srv.received), proc, "no model request")
-            proc.send_signal(signal.SIGUSR1)
-            models = Path(f"{told}.models")
-            until(lambda: models.exists() and models.read_text().endswith("]"), proc, "not told")
-        finally:
-            proc.kill()
-            proc.wait()
+        held_at_first_request(tmp_path, srv)
     offered = {tool["function"]["name"] for tool in srv.received[0].body["tools"]}
-    built = set(json.loads(models.read_text()))
+    built = set(json.loads((tmp_path / "modules.json.models").read_text()))
     assert "read_file" in offered
     assert not any(name.startswith("browser_") for name in built)
     # Offered or in the deferred catalog (searched by parameter names): built. Nothing else.
