@@ -36,7 +36,8 @@ Contract:
   (`yagent.llm.retry`). Redirects are followed (httpx drops the key on a cross-origin one).
 - One pooled HTTP client per engine and event loop (an `anyio.lowlevel.RunVar`), so sequential
   and concurrent requests reuse connections and an engine may serve successive event loops (a
-  connection never crosses loops). After `[DONE]` the body's tail is read for at most
+  connection never crosses loops); an `http://` base URL's client loads no CA bundle unless a
+  redirect leads it to TLS (`yagent.llm.tls`). After `[DONE]` the body's tail is read for at most
   `DRAIN_LIMIT` seconds so its connection goes back to the pool. Clients are not closed
   explicitly: they live as long as their loop.
 """
@@ -53,7 +54,7 @@ import anyio.lowlevel
 import httpx
 
 from yagent.kernel.judge import toolfail
-from yagent.llm import sse
+from yagent.llm import sse, tls
 from yagent.llm.errors import to_engine_error
 from yagent.llm.openai_messages import BodyEncoder, wire_messages
 from yagent.llm.openai_stream import PROVIDER, Assembler, is_completion
@@ -173,7 +174,10 @@ class OpenAIEngine:
             return self._clients.get()
         except LookupError:
             client = httpx.AsyncClient(
-                headers=self._headers, timeout=self._timeout, follow_redirects=True
+                headers=self._headers,
+                timeout=self._timeout,
+                follow_redirects=True,
+                verify=tls.for_url(self._base),  # no CA bundle loaded for an http:// server
             )
             self._clients.set(client)
             return client
