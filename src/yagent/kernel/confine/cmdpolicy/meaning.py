@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from yagent.kernel.confine.cmdpolicy import modes
 from yagent.kernel.confine.cmdpolicy.expand import Field
 from yagent.kernel.confine.cmdpolicy.model import Arg, basename
 from yagent.kernel.confine.cmdpolicy.operands import (
@@ -37,6 +38,7 @@ from yagent.kernel.confine.cmdpolicy.operands import (
     UNKNOWN,
     Operand,
     Where,
+    on_disk,
     path_operand,
     place,
     reaches,
@@ -45,13 +47,6 @@ from yagent.kernel.confine.cmdpolicy.operands import (
 from yagent.kernel.confine.cmdpolicy.programs import PROGRAMS, Program
 
 _FIND_LEADING = frozenset({"-H", "-L", "-P"})
-# symbolic chmod modes that leave every permission bit of user, group and others set (`777`)
-_EVERYONE_ALL = frozenset(
-    f"{who}{op}{perms}"
-    for who in ("a", "ugo", "uog", "ogu")
-    for op in ("=", "+")
-    for perms in ("rwx", "rxw", "wrx", "wxr", "xrw", "xwr")
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,9 +132,14 @@ def _tabled(name: str, table: Program, rest: tuple[Arg, ...], open_tail: bool) -
         options.add("-f")
         plain = [Arg.of(w.value[1:]) if w.value and w.value[0] == "+" else w for w in plain]
     options -= table.noise
-    leading = 0 if options & table.no_leading else table.leading
+    leading = 0 if options & table.no_leading else min(table.leading, max(len(plain) - 1, 0))
     heads = tuple(_leading(name, w) for w in plain[:leading])
-    operands = tuple(_operand(table, w) for w in plain[leading:])
+    kept = plain[leading:]
+    if len(kept) > 1 and table.kept == "last":
+        kept = kept[-1:]
+    elif len(kept) > 1 and table.kept == "sources" and table.target_option not in options:
+        kept = kept[:-1]
+    operands = tuple(_operand(table, w) for w in kept)
     return Meaning(name, frozenset(options), heads, operands, unsure, open_tail, table)
 
 
@@ -158,12 +158,9 @@ def _is_mode(table: Program, value: str, plain: list[Arg]) -> bool:
 def _leading(name: str, word: Arg) -> Operand:
     if word.value is None:
         return UNKNOWN
-    value = word.value
-    if name == "chmod" and value.isdigit():
-        value = f"{int(value, 8):o}" if set(value) <= set("01234567") else value
-    if name == "chmod" and value in _EVERYONE_ALL:
-        value = "777"
-    return Operand("text", value)
+    if name == "chmod" and modes.effect(word.value) is not None:
+        return Operand("mode", word.value)
+    return Operand("text", word.value)
 
 
 def _operand(table: Program, word: Arg) -> Operand:
@@ -245,19 +242,50 @@ def _covers(rule: Meaning, command: Meaning, above: bool, where: Where) -> int:
     if rule.table is None:
         wanted = tuple(place(o, where) for o in rule.operands)
         return _in_order(wanted, operands, command.unsure)
+    table = command.table
     answers = [DEFINITE if rule.options <= command.options else _unsure(command)]
-    recursive = command.table is not None and command.table.recursive in command.options
-    deep = above and recursive and command.table is not None and command.table.deletes
+    deep = (
+        above
+        and table is not None
+        and table.deletes
+        and (not table.recursive or table.recursive in command.options)
+    )
     for i, want in enumerate(rule.leading):
         have = command.leading[i] if i < len(command.leading) else None
-        answers.append(reaches(have, want, False) if have is not None else POSSIBLE)
+        answers.append(_leading_reaches(have, want))
+    operands += _where_they_lead(command, where)
     for want in rule.operands:
-        found = [reaches(have, place(want, where), deep) for have in operands]
+        placed = place(want, where)
+        wants = (placed, *filter(None, (on_disk(want, placed, where, True),)))
+        found = [reaches(have, w, deep) for have in operands for w in wants]
         if DEFINITE in found:
             answers.append(DEFINITE)
         else:
             answers.append(POSSIBLE if POSSIBLE in found or command.open_tail else NO)
     return NO if NO in answers else POSSIBLE if POSSIBLE in answers else DEFINITE
+
+
+def _leading_reaches(have: Operand | None, want: Operand) -> int:
+    if have is None:
+        return POSSIBLE
+    if have.kind == "mode" and want.kind == "mode":
+        return DEFINITE if modes.covers(have.text, want.text) else NO
+    return reaches(have, want, False)
+
+
+def _where_they_lead(command: Meaning, where: Where) -> tuple[Operand, ...]:
+    """The command's path operands as the disk resolves them now (symbolic links followed), and
+    an unknown one when the line may make links before it runs (`Where.linked`)."""
+    follows = command.table is None or command.table.follows_last
+    out: list[Operand] = []
+    for operand in command.operands:
+        placed = place(operand, where)
+        if where.linked and operand.kind in ("path", "glob") and operand.segments:
+            out.append(UNKNOWN)
+        resolved = on_disk(operand, placed, where, follows)
+        if resolved is not None:
+            out.append(resolved)
+    return tuple(out)
 
 
 def _unsure(command: Meaning) -> int:
