@@ -282,6 +282,8 @@ class _Judge:
 
     def _rewritten(self) -> list[Signal]:
         """Script files another command of the line names: it may write them before they run."""
+        if not self._files:
+            return []
         words = [w.args for w in self._words]
         found = scripts.rewritten(self._files, words, self._targets, self._where)
         return [s for path in found for s in _unseen(f"{path} runs after the line may write it")]

@@ -6,9 +6,12 @@ Guarantees:
   `programs.PROGRAMS`: clusters are split (`-rf` is `-r -f`), long options map to their short
   twin (`--recursive`, `--rec` and rm's `-R` are `-r`), `--opt=value` and `--opt value` alike,
   options that change no outcome are dropped (rm's `-f`, `-i`, `-v`), options count wherever
-  they stand (GNU programs permute) until `--`, operands are a set, a numeric chmod MODE loses
-  its leading zeros (and `a=rwx`, `a+rwx` are `777`), `git push +ref` is a forced push. Operands
-  are read as paths by `operands` (lexical normalisation, `$HOME` as `~`, globs).
+  they stand (GNU programs permute) until `--`, operands are a set (rsync's destination alone,
+  mv's sources alone: `Program.kept`), a leading OWNER or MODE is one only when a path follows
+  it (a rule `chown -R /` names every owner), a chmod MODE is compared by what it does
+  (`modes`: `a+rwx`, `u=rwx,go=rwx` and `0777` are `777`; `777` does at least `o+w`), `git
+  push +ref` is a forced push. Operands are read as paths by `operands` (lexical
+  normalisation, `$HOME` as `~`, globs).
   `find P… -delete` also means `rm -r -f P…`, and `find P -exec … {}` gives `{}` as a glob of
   P's tree (`find_each`); `mkfs.ext4 …` also means `mkfs …`. Other programs
   keep their words in order, each path-looking word (`/…`, `~…`, `./…`, `../…`) normalised.
@@ -17,9 +20,12 @@ Guarantees:
   rule reached by one of the command's (`operands.reaches`: the same path; for a deleting program
   given its recursive option, a path above it; a glob naming it or everything in it), operands
   placed where the host says (`operands.Where`: the working directory, the home directory, or
-  unknown after a `cd`). POSSIBLE when only a word known at run time (`$X`, `$(…)`, a glob used
-  as an option) or arguments `xargs` appends could make it so. NO otherwise.
-Refuses nothing; reads no file (see docs/security.md for what a lexical reading cannot see).
+  unknown after a `cd`) and, when the host lets it look, also where their links lead now
+  (`operands.on_disk`; a program that acts on a link itself — rm, mv — keeps a last component
+  named without `/`). POSSIBLE when only a word known at run time (`$X`, `$(…)`, a glob used
+  as an option), arguments `xargs` appends, or a link the line may make first
+  (`Where.linked`) could make it so. NO otherwise.
+Refuses nothing; reads no file but through `operands.on_disk` (see docs/security.md).
 """
 
 from __future__ import annotations
@@ -253,7 +259,7 @@ def _covers(rule: Meaning, command: Meaning, above: bool, where: Where) -> int:
     for i, want in enumerate(rule.leading):
         have = command.leading[i] if i < len(command.leading) else None
         answers.append(_leading_reaches(have, want))
-    operands += _where_they_lead(command, where)
+    operands += _where_they_lead(command, operands, where)
     for want in rule.operands:
         placed = place(want, where)
         wants = (placed, *filter(None, (on_disk(want, placed, where, True),)))
@@ -273,13 +279,17 @@ def _leading_reaches(have: Operand | None, want: Operand) -> int:
     return reaches(have, want, False)
 
 
-def _where_they_lead(command: Meaning, where: Where) -> tuple[Operand, ...]:
-    """The command's path operands as the disk resolves them now (symbolic links followed), and
-    an unknown one when the line may make links before it runs (`Where.linked`)."""
+def _where_they_lead(
+    command: Meaning, placed_operands: tuple[Operand, ...], where: Where
+) -> tuple[Operand, ...]:
+    """The command's path operands (`placed_operands`: as placed) as the disk resolves them now
+    (symbolic links followed), and an unknown one when the line may make links before it runs
+    (`Where.linked`)."""
+    if not where.disk and not where.linked:
+        return ()
     follows = command.table is None or command.table.follows_last
     out: list[Operand] = []
-    for operand in command.operands:
-        placed = place(operand, where)
+    for operand, placed in zip(command.operands, placed_operands, strict=True):
         if where.linked and operand.kind in ("path", "glob") and operand.segments:
             out.append(UNKNOWN)
         resolved = on_disk(operand, placed, where, follows)

@@ -28,8 +28,9 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import stat
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from yagent.kernel.confine.cmdpolicy.expand import Dynamic
 from yagent.kernel.confine.cmdpolicy.model import Arg
@@ -73,6 +74,8 @@ class Where:
     disk: bool = False  # path operands may be resolved on the disk (`on_disk`)
     linked: bool = False  # the line may make or re-point links before a command runs
     readable: Callable[[str], bool] | None = None  # the host's word on a file cmdpolicy may read
+    # `on_disk` answers for this judgement (one line: each operand resolved once)
+    resolved: dict[tuple[object, ...], Operand | None] = field(default_factory=dict, compare=False)
 
 
 NOWHERE = Where()
@@ -96,8 +99,17 @@ def place(operand: Operand, where: Where) -> Operand:
 
 def on_disk(operand: Operand, placed: Operand, where: Where, follow_last: bool) -> Operand | None:
     """Where `operand` (as written; `placed` as placed) leads on the disk now (module contract)."""
-    if not where.disk or placed.kind not in ("path", "glob") or placed.root != "/":
+    if not where.disk or placed.kind not in ("path", "glob") or not placed.segments:
+        return None  # `/` itself is never a link
+    if placed.root != "/":
         return None
+    key = (operand.kind, operand.root, operand.text, operand.segments, follow_last)
+    if key not in where.resolved:
+        where.resolved[key] = _on_disk(operand, placed, where, follow_last)
+    return where.resolved[key]
+
+
+def _on_disk(operand: Operand, placed: Operand, where: Where, follow_last: bool) -> Operand | None:
     base = {"/": "/", "~": where.home, "": where.cwd}[operand.root]
     if base is None:
         return None
@@ -114,7 +126,7 @@ def on_disk(operand: Operand, placed: Operand, where: Where, follow_last: bool) 
     if len(full.encode("utf-8", "surrogateescape")) >= PATH_MAX or "\0" in full:
         return UNKNOWN
     try:
-        real = os.path.realpath(os.path.dirname(full) if keep else full)
+        real = _resolve(where, base, os.path.dirname(text) if keep else text)
     except (OSError, ValueError):
         return UNKNOWN
     if len(real.encode("utf-8", "surrogateescape")) >= PATH_MAX:
@@ -122,6 +134,34 @@ def on_disk(operand: Operand, placed: Operand, where: Where, follow_last: bool) 
     root, segments = _split(os.path.join(real, last) if keep else real)
     found = Operand(placed.kind, placed.text, root, segments + tail)
     return None if (found.root, found.segments) == (placed.root, placed.segments) else found
+
+
+def _resolve(where: Where, base: str, text: str) -> str:
+    """`os.path.realpath(base/text)`, looking only at `text`'s components (`base` resolved once
+    per judgement): a missing component ends the look (nothing below it can be a link), the
+    first link hands the rest to `realpath`."""
+    key = ("base", base)
+    if key not in where.resolved:
+        where.resolved[key] = Operand("text", os.path.realpath(base))
+    path = where.resolved[key].text  # type: ignore[union-attr]
+    parts = text.split("/")
+    if text.startswith("/"):
+        path = "/"
+    for i, part in enumerate(parts):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            path = os.path.dirname(path)
+            continue
+        step = os.path.join(path, part)
+        try:
+            mode = os.lstat(step).st_mode
+        except OSError:
+            return os.path.normpath(os.path.join(step, *parts[i + 1 :]))
+        if stat.S_ISLNK(mode):
+            return os.path.realpath(os.path.join(step, *parts[i + 1 :]))
+        path = step
+    return path
 
 
 def word_operand(word: Arg) -> Operand:

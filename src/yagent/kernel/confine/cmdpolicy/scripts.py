@@ -136,14 +136,8 @@ def makes_links(args: tuple[Arg, ...]) -> bool:
     """Whether this command may make or re-point a link before a later one runs (contract)."""
     if not args or args[0].value is None:
         return True
-    values = [a.value for a in args]
-    for i, value in enumerate(values):
-        name = basename(value) if value else ""
-        if name in LINK_MAKERS:
-            return True
-        if name == "git" and any(v in GIT_WRITERS for v in values[i + 1 :]):
-            return True
-    return False
+    names = {basename(a.value) for a in args if a.value}
+    return bool(names & LINK_MAKERS) or ("git" in names and bool(names & GIT_WRITERS))
 
 
 def rewritten(
