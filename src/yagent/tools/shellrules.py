@@ -46,7 +46,7 @@ class ShellRulesError(Exception):
 def _allow(name: str, prefix: str, *examples: str, not_match: Sequence[str] = ()) -> dict[str, Any]:
     return {
         "name": name,
-        "prefix": prefix,
+        "prefix": prefix.split(),  # tokens as given: no shell quoting to read at every start
         "verdict": "allow",
         "match": list(examples) or [prefix],
         "not_match": list(not_match),
@@ -59,7 +59,7 @@ def _forbid(
 ) -> dict[str, Any]:
     return {
         "name": name,
-        "prefix": prefix,
+        "prefix": prefix.split(),  # tokens as given: no shell quoting to read at every start
         "verdict": "forbidden",
         "match": list(examples) or [prefix],
         "not_match": list(not_match),
