@@ -1,7 +1,8 @@
 """Forbidden targets named through links, symbolic modes, the built-in rules for other destroyers,
 and script files — against a real `yagent run --json -y` on the `yolo` preset (commands run on
-the host, unasked) and a scripted OpenAI-compatible server on loopback, with only the built-in
-rules (docs/adr/0028-links-scripts-and-destroyers-judged-where-they-lead.md).
+the host, unasked; a few on `full-auto` too) and a scripted OpenAI-compatible server on
+loopback, with only the built-in rules
+(docs/adr/0028-links-scripts-and-destroyers-judged-where-they-lead.md).
 
 `$HOME` is a sibling temp dir holding canary files; the workspace holds a link to it, scripts
 that wipe it, and a harmless script. Every line aimed at the home is refused — as forbidden when
@@ -60,7 +61,9 @@ RUN_TIME = [
 ]
 
 
-def _run(tmp_path: Path, work: Path, lines: list[str]) -> list[dict[str, Any]]:
+def _run(
+    tmp_path: Path, work: Path, lines: list[str], preset: str = "yolo"
+) -> list[dict[str, Any]]:
     yhome = tmp_path / "yhome"
     yhome.mkdir(exist_ok=True)
     items = [("run_bash", json.dumps({"command": c}), f"c{i}") for i, c in enumerate(lines)]
@@ -71,7 +74,7 @@ def _run(tmp_path: Path, work: Path, lines: list[str]) -> list[dict[str, Any]]:
     with WireServer([openai_reply(t) for t in turns]) as server:
         (yhome / "config.toml").write_text(
             f'[llm]\nprovider = "openai"\nmodel = "gpt-test"\nbase_url = "{server.url}/v1"\n'
-            'step_retries = 0\n\n[agent]\npreset = "yolo"\n'
+            f'step_retries = 0\n\n[agent]\npreset = "{preset}"\n'
         )
         env = {**os.environ, "HOME": str(tmp_path / "home"), "YAGENT_HOME": str(yhome)}
         env["OPENAI_API_KEY"] = "sk-test-not-real"
@@ -147,3 +150,19 @@ def test_run_time_links_and_scripts_are_not_approved_by_yes(tmp_path: Path, work
         assert "adr/0031" in content, (line, result)
     _alive(tmp_path)
     assert not (work / "made-by-big").exists()
+
+
+def test_under_full_auto_the_same_lines_are_refused(tmp_path: Path, work: Path) -> None:
+    """`full-auto` runs questions unasked in the sandbox: forbidden still denies, and a run-time
+    link or script is still put to a person (nobody here: refused)."""
+    (tmp_path / "home" / "canary.txt").chmod(0o644)
+    forbidden = ["rm -rf ./homelink/", "chmod -R a+rwx ~", "bash ./wipe.sh", "./wipe.sh"]
+    run_time = [s.format(home=tmp_path / "home") for s in RUN_TIME[:2]]
+    results = _run(tmp_path, work, [*forbidden, *run_time], preset="full-auto")
+    for line, result in zip(forbidden, results, strict=False):
+        assert result["ok"] is False, (line, result)
+        assert "forbidden" in result["content"], (line, result)
+    for line, result in zip(run_time, results[len(forbidden) :], strict=True):
+        assert result["ok"] is False, (line, result)
+        assert "nobody could be asked" in result["content"], (line, result)
+    _alive(tmp_path)

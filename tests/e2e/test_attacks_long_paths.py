@@ -11,6 +11,7 @@ resolved is refused outright, saying why, and no hook is planted.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -52,7 +53,10 @@ def test_a_path_too_long_to_resolve_is_refused_not_taken_for_a_plain_file(
         ("search_replace_in_file", {"path": f"{hooks}/../config", "old_string": "[core]",
                                     "new_string": "[core]\n\tfsmonitor = echo PWNED"}),
     ]  # fmt: skip
-    _sent, results = _run(tmp_path, work, batch, yes=True)
+    try:
+        _sent, results = _run(tmp_path, work, batch, yes=True)
+    finally:  # a tree past PATH_MAX is not left for the shared temp root's cleaners
+        shutil.rmtree(work / SEGMENT)
     for (_tool, args), result in zip(batch, results, strict=False):
         assert result["ok"] is False, (args["path"][-40:], result)
         assert "too long to resolve" in result["content"], result["content"][-600:]

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -207,9 +209,19 @@ def _nested_past_path_max(root: Path, levels: int = 25) -> Path:
     return root.joinpath(*["d" * 200] * levels)  # (pathlib does not resolve it)
 
 
-def test_a_path_too_long_to_resolve_is_refused_for_every_tool(tmp_path: Path) -> None:
+@pytest.fixture
+def past_path_max(tmp_path: Path) -> Iterator[Path]:
+    """`_nested_past_path_max` under `tmp_path`, removed afterwards (not left for the shared
+    temp root's cleaners)."""
+    yield _nested_past_path_max(tmp_path)
+    shutil.rmtree(tmp_path / ("d" * 200))
+
+
+def test_a_path_too_long_to_resolve_is_refused_for_every_tool(
+    tmp_path: Path, past_path_max: Path
+) -> None:
     (tmp_path / ".git").mkdir()
-    deep = _nested_past_path_max(tmp_path)
+    deep = past_path_max
     guard = WorkspaceGuard(tmp_path, yolo=Yolo.YOLO)
     write, read = SPECS["write_file"], SPECS["read_file"]
     given = os.path.relpath(deep, tmp_path) + "/g/hooks/pre-commit"

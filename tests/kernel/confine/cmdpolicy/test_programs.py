@@ -92,3 +92,31 @@ def test_every_spelling_is_forbidden(line: str, rule: str) -> None:
 def test_what_they_do_not_name_is_not_forbidden(line: str) -> None:
     verdict = decide_command(POLICY, line, home="/home/u")
     assert verdict.decision is not F, verdict.explain()
+
+
+@pytest.mark.parametrize(
+    ("line", "rule"),
+    [
+        ("cat /dev/zero > /dev/sda", "dd-sd"),
+        ("echo x >> /dev/sdb1", "dd-sd"),
+        (": > /etc/passwd", "truncate-etc"),
+        ("echo 'root2::0:0::/:/bin/sh' >> /etc/passwd", "truncate-etc"),
+        ("printf x >| /etc/hosts", "truncate-etc"),
+        ("ls &> /etc/x/y", "truncate-etc"),
+        ("true > //etc/../etc/shadow", "truncate-etc"),
+        ("sh -c 'cat img > /dev/sda'", "dd-sd"),
+    ],
+)
+def test_a_write_redirection_is_judged_as_writing_its_file(line: str, rule: str) -> None:
+    """`> FILE` writes FILE as `dd of=FILE` and `truncate FILE` do: their rules judge it."""
+    verdict = decide_command(POLICY, line)
+    assert verdict.decision is F, verdict.explain()
+    assert rule in {r.name for r in verdict.rules}, verdict.explain()
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["echo x > out.txt", "ls > /dev/null", "cat /etc/passwd", "wc -l < /dev/sda", "echo > /tmp/x"],
+)
+def test_other_redirections_keep_their_verdict(line: str) -> None:
+    assert decide_command(POLICY, line).decision is not F

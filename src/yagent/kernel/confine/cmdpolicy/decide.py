@@ -9,6 +9,8 @@ Guarantees:
   (`dynamic`: substitutions, run-time command names, eval, shells reading unseen code), privilege
   changes, environment steering, configuration overrides, path-qualified commands matched by
   basename, run-time arguments that could match a stricter rule, wrapper options not understood.
+  A write redirection is also judged as writing its file (`dd of=FILE`, `truncate FILE`): a
+  forbidden rule on those forbids it (`> /dev/sda`, `>> /etc/passwd`).
 - `uncheckable` says whether the forbidden rules could be checked: it is set when a command name
   or code is known only at run time (`$a -rf /`, `$(echo rm) …`, `eval "$X"`, `sh -c "$X"`, a
   shell reading a pipe) or when a run-time word could make a forbidden rule match (`rm -rf $X`).
@@ -204,7 +206,7 @@ class _Judge:
         _check_depth(depth)
         facts = syntax.parse(text, MAX_AST_NODES - self._nodes, MAX_SYNTAX_DEPTH)
         self._nodes += facts.nodes
-        if not self._where.moved and any(_moves(inv.args) for inv in facts.invocations):
+        if not self._where.moved and any(scripts.moves(inv.args) for inv in facts.invocations):
             # sticky, and set before any command is judged: a `cd` anywhere on the line may
             # run before any other command (functions, loops), so relative operands are unknown
             self._where = replace(self._where, moved=True)
@@ -216,8 +218,21 @@ class _Judge:
         self._assigned(facts.assigned, "", via, depth)
         for inv in facts.invocations:
             self.invocation(inv.args, False, inv.stdin, via, depth)
+        for target in facts.written:
+            self._redirected(target, via)
         for inner in facts.scripts:
             self.script(inner, (*via, "`…`"), depth + 1)
+
+    def _redirected(self, target: Arg, via: tuple[str, ...]) -> None:
+        """A write redirection writes its file as `dd of=FILE` and `truncate FILE` do: a
+        forbidden rule on those forbids it (`> /dev/sda`, `>> /etc/passwd`)."""
+        path = target.value
+        for argv in () if path is None else (("dd", f"of={path}"), ("truncate", path)):
+            decision, rule, _ = self._policy.judge_args(argv, False, (), self._where)
+            if decision is Permission.FORBIDDEN:
+                args = tuple(map(Arg.of, argv))
+                self._record(args, decision, rule, (), (*via, f"> {target.source}"))
+                break
 
     def _assigned(
         self, pairs: Iterable[tuple[str, Arg]], by: str, via: tuple[str, ...], depth: int
@@ -354,22 +369,6 @@ class _Judge:
             words=tuple(self._words),
             targets=tuple(self._targets),
         )
-
-
-_MOVERS = frozenset({"cd", "pushd", "popd", "chdir"})
-
-
-def _moves(args: tuple[Arg, ...]) -> bool:
-    """A command that may change the directory later commands run in (or may be one)."""
-    heads = {f.static for f in args[0].expanded} if args else set()
-    if None in heads or any(basename(h) in _MOVERS for h in heads if h):
-        return True
-    if any(h and basename(h) == "env" for h in heads):
-        return any(
-            a.value is None or a.value.startswith(("-C", "--chdir")) or a.value == "--ch"
-            for a in args[1:]
-        )
-    return False
 
 
 def _unseen(detail: str) -> tuple[Signal, ...]:

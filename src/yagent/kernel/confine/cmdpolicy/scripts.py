@@ -1,5 +1,5 @@
 """Script files a line runs, read from the disk so their lines are judged as if typed; and the
-commands that may make or re-point links before a later command of the same line runs.
+commands that may change what a later command of the same line names (its directory, a link).
 
 Guarantees:
 - `read(word, where, direct)` gives the text of the script file `word` names — run by a shell
@@ -21,6 +21,8 @@ Guarantees:
   command that runs it) that another command of the line names — but for commands that only read
   (`cat`, `grep`…), other runs of a script and the wrappers of the runner — or a redirection
   writes: that command may write the file before it runs, so what was read is not what runs.
+- `moves(args)`: whether a command may change the directory later commands run in (`cd`,
+  `pushd`, `popd`, `env -C`, or a command name only run time knows).
 - `makes_links(args)`: whether a command may make or re-point a symbolic link, or replace a
   file, before a later command runs — `ln`, `cp`, `mv`, `rsync`, `install`, archive
   extractors, `git` commands that write the work tree, or a command name only run time knows.
@@ -51,6 +53,7 @@ GIT_WRITERS = frozenset(
 )  # fmt: skip
 # commands that only read the files they name: naming a script does not write it
 _READERS = frozenset({"cat", "head", "tail", "less", "more", "wc", "ls", "grep", "file", "stat"})
+_MOVERS = frozenset({"cd", "pushd", "popd", "chdir"})
 _OPEN = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 
 
@@ -130,6 +133,19 @@ def _shell_script(data: bytes) -> bool:
     if words and basename(words[0]) == "env":
         words = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
     return bool(words) and basename(words[0]) in SHELLS
+
+
+def moves(args: tuple[Arg, ...]) -> bool:
+    """A command that may change the directory later commands run in (or may be one)."""
+    heads = {f.static for f in args[0].expanded} if args else set()
+    if None in heads or any(basename(h) in _MOVERS for h in heads if h):
+        return True
+    if any(h and basename(h) == "env" for h in heads):
+        return any(
+            a.value is None or a.value.startswith(("-C", "--chdir")) or a.value == "--ch"
+            for a in args[1:]
+        )
+    return False
 
 
 def makes_links(args: tuple[Arg, ...]) -> bool:
