@@ -58,6 +58,8 @@ RUN_TIME = [
     "cp wipe.sh ok.sh && bash ok.sh",
     "bash big.sh",  # too large to read
     "python3 -c 'import os; os.system(\"rm -rf ~\")'",
+    'node -e \'require("child_process").execSync("rm -rf ~")\'',
+    "sh < wipe.sh",  # a shell reading its code from a redirection: not read, asked
 ]
 
 

@@ -9,6 +9,7 @@ same lines through a real `yagent run -y`.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -159,3 +160,10 @@ def test_a_path_too_long_to_resolve_is_uncheckable(ws: Path) -> None:
     line = "rm -rf " + "/".join(["d" * 200] * 25) + "/x"
     verdict = _judge(ws, line)
     assert verdict.uncheckable, verdict.explain()
+
+
+def test_a_program_installed_outside_the_workspace_is_not_read(ws: Path) -> None:
+    """`/usr/bin/x`, a virtualenv's `python` run by their path: programs, not the line's scripts."""
+    for line in (f"{sys.executable} -c pass", "/bin/sh -c 'echo hi'", "/usr/bin/env true"):
+        verdict = _judge(ws, line)
+        assert not verdict.uncheckable, verdict.explain()

@@ -10,7 +10,8 @@ Guarantees:
   it cannot be read (missing, not a regular file, over the size cap, not UTF-8, a relative path
   on a line that may change directory) — a run-time fact the host must not auto-approve; or,
   for a `direct` run of a file whose `#!` names a program that is not a shell (`python3`,
-  `node`) or of a binary, nothing: what such a program does is out of cmdpolicy's reach, as
+  `node`), of a binary, or of a file outside the workspace (an installed program: `/usr/bin/x`,
+  a virtualenv's `python`), nothing: what such a program does is out of cmdpolicy's reach, as
   `python3 x.py` is.
 - Only a script inside the working directory the host gave (the workspace, links resolved) that
   the host's `Where.readable` allows is read: its commands appear in the verdict, so a file
@@ -87,6 +88,8 @@ def read(word: Arg, where: Where, direct: bool) -> Script | None:
         why = "its place is known only at run time (the line may change directory)"
         return Script(word.source, unreadable=why)
     real = os.path.realpath(path)
+    if direct and not _inside(real, where):
+        return None  # a program installed elsewhere (`/usr/bin/x`, a venv's python): its own
     if not _may_read(real, where):
         why = "it lies outside the workspace or is hidden: cmdpolicy reads no script there"
         return Script(path, unreadable=why)
@@ -112,14 +115,18 @@ def read(word: Arg, where: Where, direct: bool) -> Script | None:
         return Script(path, unreadable="not UTF-8 text")
 
 
-def _may_read(real: str, where: Where) -> bool:
-    """A script cmdpolicy may read (and so show in its verdict): in the working directory the
-    host gave (the workspace), and readable by the host's word (not hidden from tools)."""
+def _inside(real: str, where: Where) -> bool:
+    """Whether the resolved path lies in the working directory the host gave (the workspace)."""
     if where.cwd is None:
         return False
     root = os.path.realpath(where.cwd)
-    inside = real == root or real.startswith(root.rstrip("/") + "/")
-    return inside and (where.readable is None or where.readable(real))
+    return real == root or real.startswith(root.rstrip("/") + "/")
+
+
+def _may_read(real: str, where: Where) -> bool:
+    """A script cmdpolicy may read (and so show in its verdict): in the workspace, and readable
+    by the host's word (not hidden from tools)."""
+    return _inside(real, where) and (where.readable is None or where.readable(real))
 
 
 def _shell_script(data: bytes) -> bool:
