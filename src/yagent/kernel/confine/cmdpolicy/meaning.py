@@ -262,13 +262,19 @@ def _covers(rule: Meaning, command: Meaning, above: bool, where: Where) -> int:
     operands += _where_they_lead(command, operands, where)
     for want in rule.operands:
         placed = place(want, where)
-        wants = (placed, *filter(None, (on_disk(want, placed, where, True),)))
+        resolved = None if _patterned(want) else on_disk(want, placed, where, True)
+        wants = (placed,) if resolved is None else (placed, resolved)
         found = [reaches(have, w, deep) for have in operands for w in wants]
         if DEFINITE in found:
             answers.append(DEFINITE)
         else:
             answers.append(POSSIBLE if POSSIBLE in found or command.open_tail else NO)
     return NO if NO in answers else POSSIBLE if POSSIBLE in answers else DEFINITE
+
+
+def _patterned(operand: Operand) -> bool:
+    """A rule's path holding wildcards (`/dev/sd*`, `/etc/**`): it names paths, it is none."""
+    return any(ch in segment for segment in operand.segments for ch in "*?[")
 
 
 def _leading_reaches(have: Operand | None, want: Operand) -> int:
