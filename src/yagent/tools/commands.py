@@ -2,11 +2,11 @@
 
 Guarantees:
 - `approval(line)` is `cmdpolicy.decide_command` on the bash AST with the active rules, relative
-  operands placed in the workspace and `~` at `$HOME` (for the forbidden rules' meaning): FORBIDDEN
-  is a deny, PROMPT a question, ALLOW a pass. A line cmdpolicy cannot judge (`UnjudgeableError`)
-  is a question, never an allow. A URL on the line (in any command the line can run) that
-  netguard refuses even with loopback and private space open — cloud metadata, link-local,
-  numeric spellings, blocked names — makes the line FORBIDDEN: no rule or approval reopens it.
+  operands placed in the workspace and `~` at `$HOME`, links followed, workspace scripts read
+  (ADR 0028): FORBIDDEN is a deny, PROMPT a question, ALLOW a pass. A line cmdpolicy cannot
+  judge (`UnjudgeableError`) is a question, never an allow. A URL on the line (in any command
+  the line can run) that netguard refuses even with loopback and private space open — cloud
+  metadata, link-local, numeric spellings, blocked names — makes the line FORBIDDEN.
 - `judge(...)` puts that approval through `gatecheck` with the active preset's requirement and
   approval mode: FORBIDDEN denies in every mode (also under -y / standing permissions); a
   question is asked (ASK), denied (ALLOWLIST), or passed unasked (AUTO in a sandbox, NEVER_ASK);
@@ -201,8 +201,9 @@ class CommandGate:
     def _approval(self, line: str) -> tuple[invoke.Verdict, str]:
         """The approval, and why the forbidden rules could not be checked ("" when they were)."""
         try:
+            home, cwd, hidden = os.environ.get("HOME"), str(self.workspace), self.reads.denies
             verdict = cmdpolicy.decide_command(
-                self._policy, line, cwd=str(self.workspace), home=os.environ.get("HOME")
+                self._policy, line, cwd=cwd, home=home, disk=True, readable=lambda p: not hidden(p)
             )
         except cmdpolicy.UnjudgeableError as exc:
             reason = f"cmdpolicy cannot judge this command line ({exc.reason}); a person must"

@@ -27,6 +27,10 @@ Contract:
   `.envrc`: the host runs what they name later), is asked about every time, whatever stands
   (`protected`): a model that could write its own rules or git hooks unasked would approve
   itself.
+- A path argument too long to resolve (`PATH_MAX` bytes or more, as given or as resolved: past
+  it `realpath` cannot look at a component, so a link to `.git` or out of the workspace would
+  pass for a plain name) is refused outright by the boundary ring (`unresolvable`), whatever
+  stands — never judged as an ordinary workspace path.
 - What the sandbox hides (`tools.readmask`: yagent's home, credential stores, other homes,
   `[sandbox] deny_read`) no file tool reaches either, nor any process's environment:
   `unreadable` names such a path, and the boundary ring refuses the call outright — no
@@ -79,6 +83,8 @@ SAFE_SYSTEM_PATHS: tuple[str, ...] = (
 )
 
 _DESTRUCTIVE = frozenset({Effect.WRITE})
+PATH_MAX = 4096
+"""Linux resolves no longer path: past it `realpath` keeps a link as a plain name."""
 PROTECTED_PATHS: tuple[str, ...] = (".git", ".yagent")
 """Names (at any depth) only a person may let a tool write into (a sandbox keeps them read-only)."""
 ASK_BEFORE_WRITING: tuple[str, ...] = (".gitmodules", ".gitattributes", ".envrc")
@@ -218,6 +224,23 @@ class WorkspaceGuard:
         if any(p in _PROTECTED_FOLDED for p in parts):
             return True
         return bool(parts) and parts[-1] in _ASK_FOLDED
+
+    def unresolvable(self, spec: Spec, args: Mapping[str, Any]) -> str | None:
+        """Why this call's paths cannot be judged at all (refused outright), or None."""
+        too_long = [p for p in spec.arg_paths_of(args) if self._too_long(p)]
+        if not too_long:
+            return None
+        size = max(len(os.fsencode(os.path.join(self.workspace, p))) for p in too_long)
+        return (
+            f"{spec.name}: a path of {size} bytes is too long to resolve (the system resolves at "
+            f"most {PATH_MAX - 1}): whether it leads into .git, .yagent or out of the workspace "
+            "cannot be told, so it is refused, whatever stands; name a shorter path"
+        )
+
+    def _too_long(self, path: str) -> bool:
+        joined = os.path.join(self.workspace, os.path.expanduser(path))
+        longest = max(len(os.fsencode(joined)), len(os.fsencode(self.resolve(path))))
+        return longest >= PATH_MAX
 
     def unreadable(self, spec: Spec, args: Mapping[str, Any]) -> str | None:
         """Why this call's paths are refused outright (they lie in what the sandbox hides)."""

@@ -107,7 +107,7 @@ class BoundaryStage:
         guard = self._surface.guard
         if spec is None:
             return Verdict.allow(self.name)
-        hidden = guard.unreadable(spec, call.args)
+        hidden = guard.unreadable(spec, call.args) or guard.unresolvable(spec, call.args)
         if hidden:
             return Verdict.deny(
                 hidden, kind=toolfail.Kind.PERMISSION, retryable=False, stage=self.name
