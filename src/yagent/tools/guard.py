@@ -236,9 +236,9 @@ class WorkspaceGuard:
                 f"{', '.join(named)}"
             )
         return (
-            f"{spec.name} would reach a path hidden from every tool — yagent's state, a credential "
-            f"store, another home or [sandbox] deny_read: {', '.join(named)}; [sandbox] allow_read "
-            "in your own config re-opens a path"
+            f"{spec.name} would reach a path hidden from every tool — yagent's state or model "
+            f"key, a credential store, another home or [sandbox] deny_read: {', '.join(named)}; "
+            "[sandbox] allow_read in your own config re-opens a path (never a model key)"
         )
 
     @staticmethod
