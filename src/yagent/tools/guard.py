@@ -24,9 +24,10 @@ Contract:
   gitfile — and every `.yagent` at any depth: the root's, a nested repository's, a vendored
   project's; components compared case-folded, since `.GIT` is `.git` on a case-insensitive
   filesystem), or at one of `ASK_BEFORE_WRITING` anywhere (`.gitmodules`, `.gitattributes`,
-  `.envrc`: the host runs what they name later), is asked about every time, whatever stands
-  (`protected`): a model that could write its own rules or git hooks unasked would approve
-  itself.
+  `.envrc`: the host runs what they name later), or into the person's own agent configuration
+  (`PERSON_CONFIG`: `~/.claude`, read as the person's word in every later session), is asked
+  about every time, whatever stands (`protected`): a model that could write its own rules, git
+  hooks or standing instructions unasked would approve itself.
 - What the sandbox hides (`tools.readmask`: yagent's home, credential stores, other homes,
   `[sandbox] deny_read`) no file tool reaches either, nor any process's environment:
   `unreadable` names such a path, and the boundary ring refuses the call outright — no
@@ -47,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from yagent.tools import fsnames
-from yagent.tools.readmask import PROC_ENVIRON, ReadMask
+from yagent.tools.readmask import PROC_ENVIRON, ReadMask, user_home
 from yagent.tools.settings import Settings, SettingsError
 from yagent.tools.shellpaths import outside_reasons
 from yagent.tools.yolo import Yolo
@@ -83,6 +84,10 @@ PROTECTED_PATHS: tuple[str, ...] = (".git", ".yagent")
 """Names (at any depth) only a person may let a tool write into (a sandbox keeps them read-only)."""
 ASK_BEFORE_WRITING: tuple[str, ...] = (".gitmodules", ".gitattributes", ".envrc")
 """File names (at any depth) whose content the host acts on later: writing one is always asked."""
+PERSON_CONFIG: tuple[str, ...] = (".claude",)
+"""Folders under the person's home whose files yagent reads as the person's own word in every
+later session (`CLAUDE.md`, `agents/`, `skills/` with their `allowed-tools`): writing into one
+is always asked, like `PROTECTED_PATHS` — `-y` for one run must not become a standing word."""
 _PROTECTED_FOLDED = frozenset(name.casefold() for name in PROTECTED_PATHS)
 _ASK_FOLDED = frozenset(name.casefold() for name in ASK_BEFORE_WRITING)
 
@@ -211,7 +216,11 @@ class WorkspaceGuard:
 
     def _is_protected(self, resolved: str) -> bool:
         """A protected name among the path's components below the workspace (the whole path when
-        it lies outside), or an always-asked file name at its end — compared case-folded."""
+        it lies outside), or an always-asked file name at its end — compared case-folded —, or a
+        path in the person's own agent configuration (`PERSON_CONFIG`)."""
+        home = os.path.realpath(user_home(self.reads.env or os.environ))
+        if any(_under(resolved, os.path.join(home, name)) for name in PERSON_CONFIG):
+            return True
         rel = os.path.relpath(resolved, self.workspace)
         inside = not (rel == ".." or rel.startswith("../"))
         parts = [p.casefold() for p in (Path(rel) if inside else Path(resolved)).parts]
