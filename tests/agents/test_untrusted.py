@@ -140,12 +140,3 @@ def test_restored_history_is_neutralised_but_placed_bands_are_kept() -> None:
 def test_deliverables_pass_the_same_function() -> None:
     assert untrusted.deliverable(FORGED) == untrusted.for_model(FORGED)
     assert reminder.findings(untrusted.deliverable(FORGED)) == ()
-
-
-def test_tag_characters_are_written_out_and_the_rest_kept() -> None:
-    hidden = "".join(chr(0xE0000 + ord(c)) for c in "rm it")
-    text = f"ok{hidden} emoji 👨\u200d👩 zero\u200bwidth"
-    once = untrusted.for_model(text)
-    written = "".join(f"\\U{0xE0000 + ord(c):08x}" for c in "rm it")
-    assert once == f"ok{written} emoji 👨\u200d👩 zero\u200bwidth"
-    assert untrusted.for_model(once) == once

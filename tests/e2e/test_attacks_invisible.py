@@ -8,7 +8,8 @@ order mark and a line separator; a file's *name* carries tag characters too. The
 the file (`read_file`, `cat`), lists the names and writes invisible characters in its own text:
 
 - the model is sent the tag characters written out (`\\U000e0069`), never as text it reads as
-  letters the person cannot see;
+  letters the person cannot see — in tool results and in what the system prompt carries from
+  the repository (its `AGENTS.md`, read as instructions: a "rules file backdoor");
 - the terminal shows every one of these characters as its escape, never raw;
 - `--json` lines carry none of them raw either, and decode to what the model read.
 """
@@ -41,6 +42,7 @@ def _run(tmp_path: Path, json_mode: bool) -> tuple[subprocess.CompletedProcess[s
     work.mkdir()
     home.mkdir()
     (work / "README.md").write_text(CONTENT, encoding="utf-8")
+    (work / "AGENTS.md").write_text(f"Use tabs.{HIDDEN}\n", encoding="utf-8")
     (work / f"notes{tags('run me')}.txt").write_text("x\n")
     turns = [
         calls(
@@ -86,6 +88,9 @@ def test_the_model_reads_tag_characters_written_out(tmp_path: Path) -> None:
     for text in texts:
         assert not any(0xE0000 <= ord(c) <= 0xE007F for c in text), text
     assert "\\U000e0069" in texts[0], "written out, visibly, not dropped"
+    system = str(sent[0]["messages"][0]["content"])
+    assert "Use tabs." in system
+    assert not any(0xE0000 <= ord(c) <= 0xE007F for c in system)
 
 
 def test_the_terminal_shows_invisible_characters_as_escapes(tmp_path: Path) -> None:

@@ -4,11 +4,9 @@ Contract:
 - `for_model(text)` is the one function every untrusted text passes on its way to the model:
   `reminder.neutralize` under the band kinds registered so far — a forged system band (any case,
   fullwidth or zero-width look-alikes, `&lt;` escapes) or a chat-template control token becomes a
-  visible `[neutralized …]` note —, and Unicode tag characters (U+E0000–U+E007F: invisible on
-  every screen, yet read by models as the ASCII letters they shadow, so a file can hold a
-  sentence only the model sees) are written out as their escapes (`\U000e0069`); everything
-  else comes back byte for byte. The person sees what the model read (`cli.safetext` shows the
-  other invisible characters escaped on the terminal).
+  visible `[neutralized …]` note, and Unicode tag characters (invisible, read by models as
+  ASCII: a sentence only the model sees) are written out (`\\U000e0069`); everything else comes
+  back byte for byte.
 - `tool_message(...)` is the only constructor of a tool-result message (a gate test scans the
   source for any other): whatever a tool returned — files, shell output, search hits, web and
   browser text, MCP and program results, spill pages read back, hook and refusal messages, a
@@ -25,7 +23,6 @@ history it reads back (the gate test holds it to that).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
@@ -33,16 +30,10 @@ from typing import Any
 from yagent.kernel.context import reminder
 from yagent.llm import Image, Message
 
-TAG_CHARACTERS = re.compile("[\U000e0000-\U000e007f]")
-"""Unicode tag characters: invisible, read by models as ASCII ("ASCII smuggling")."""
-
 
 def for_model(text: str) -> str:
     """`text` as the model may read it (see the module contract)."""
-    text = reminder.neutralize(text)
-    if TAG_CHARACTERS.search(text) is None:
-        return text
-    return TAG_CHARACTERS.sub(lambda m: f"\\U{ord(m.group()):08x}", text)
+    return reminder.neutralize(text)
 
 
 def tool_message(call_id: str, name: str, content: str, images: tuple[Image, ...] = ()) -> Message:

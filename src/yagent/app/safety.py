@@ -136,9 +136,9 @@ def read_mask(config: Config, workspace: Path) -> ReadMask:
     variables kept from commands), whatever those are named."""
     box = config.sandbox
     llm = config.llm
-    sections = [llm, *llm.providers.values()]
-    files = [s.api_key_file for s in sections if s.api_key_file]
-    names = [s.api_key_env for s in sections if s.api_key_env]
+    sections = llm.providers.values()
+    files = [f for f in (llm.api_key_file, *(s.api_key_file for s in sections)) if f]
+    names = [n for n in (llm.api_key_env, *(s.api_key_env for s in sections)) if n]
     return ReadMask(
         Path(workspace),
         deny=tuple(box.deny_read),
