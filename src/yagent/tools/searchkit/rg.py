@@ -11,7 +11,9 @@ Contract:
   runs *in* it (a directory: its working directory is that descriptor, `.` is searched) or *on*
   it (a file: `/proc/self/fd/N`). Its paths are mapped back to the judged path. A glob with `/`
   under a root that is not the workspace is applied by `Visibility` alone (rg would read it
-  against the root). Before, a sandboxed job swapping a searched directory for a link to
+  against the root). A root that cannot be opened now is the call's failure (a `ToolFailure` of
+  its kind), never taken for an rg that could not start — which would run the fallback, and
+  that opens by path. Before, a sandboxed job swapping a searched directory for a link to
   `~/.ssh` between the judgement and rg's start had rg search the hidden store.
 - rg searches in parallel (no `--sort path`, which makes it single-threaded) and the reader
   keeps the `max_results` smallest (path, line) matches, paths compared component by component
@@ -52,7 +54,7 @@ import anyio.lowlevel
 from anyio.abc import Process
 
 from yagent.kernel.confine import beneath
-from yagent.kernel.judge.toolfail import Kind, ToolFailure
+from yagent.kernel.judge.toolfail import Kind, ToolFailure, classify
 from yagent.tools.files import judged
 from yagent.tools.ignorewalk import Visibility
 from yagent.tools.searchkit.locate import Rg
@@ -90,6 +92,8 @@ def anchored(query: Query) -> Iterator[Anchor]:
         fd = judged.open_fd(spot, getattr(os, "O_PATH", os.O_RDONLY) | os.O_CLOEXEC)
     except beneath.SymlinkMetError as exc:
         raise judged.changed(query.root, exc, "nothing was searched") from None
+    except OSError as exc:  # gone or changed since the judgement; never "rg could not start"
+        raise ToolFailure(classify(exc), f"{query.root}: {exc.strerror or exc}") from None
     try:
         here = f"/proc/self/fd/{fd}"
         if stat.S_ISDIR(os.fstat(fd).st_mode):
