@@ -82,3 +82,22 @@ def test_a_key_file_is_hidden_from_every_tool(tmp_path: Path) -> None:
     for result in results[:2]:
         assert "hidden from every tool" in result["content"], result
     assert "hello" in results[7]["content"], "the rest of the workspace stays readable"
+
+
+def test_the_default_yagent_home_is_hidden_while_another_is_in_use(tmp_path: Path) -> None:
+    # YAGENT_HOME names the home in use; ~/.yagent (used before, or by another checkout) holds
+    # sessions, trust and configuration all the same
+    other = tmp_path / ".yagent"  # the run's HOME is tmp_path
+    other.mkdir()
+    (other / "config.toml").write_text(f'# key: "{OUT_KEY}"\n')
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    batch: list[tuple[str, dict[str, Any]]] = [
+        ("read_file", {"path": "~/.yagent/config.toml"}),
+        ("search", {"pattern": "KEY", "path": str(other)}),
+        ("list_dir", {"path": "~/.yagent"}),
+    ]
+    sent, results = run(tmp_path, ws, batch)
+    _no_key_anywhere(sent, results)
+    for result in results[:3]:
+        assert "hidden from every tool" in result["content"], result

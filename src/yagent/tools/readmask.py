@@ -2,8 +2,8 @@
 
 Contract:
 - `ReadMask.hidden()` lists the host paths a sandboxed command cannot see, by default: yagent's
-  home (`$YAGENT_HOME`, else `~/.yagent`: sessions — with the genuine reminder marker —, durable
-  state, trust, settings), the usual credential stores under the user's home (`CREDENTIAL_STORES`:
+  home (`$YAGENT_HOME`, and `~/.yagent` whether or not it is the one in use: sessions — with the
+  genuine reminder marker —, durable state, trust, settings), the usual credential stores under the user's home (`CREDENTIAL_STORES`:
   ssh, gnupg, cloud and cluster credentials, docker, netrc, git credentials, gh, npm, pypi,
   cargo, shell and REPL histories), every other home (`/home/*` except the one holding the user's
   home, and `/root` when it is not the user's home), plus `[sandbox] deny_read`; minus what
@@ -144,7 +144,8 @@ class ReadMask:
         """What is hidden but the patterns' matches (`denies` matches patterns itself)."""
         env = self._env()
         home = user_home(env)
-        found = [yagent_home(env), *(home / rel for rel in CREDENTIAL_STORES)]
+        # yagent's default home too when another is in use: it holds sessions, trust and keys
+        found = [yagent_home(env), home / ".yagent", *(home / rel for rel in CREDENTIAL_STORES)]
         found += other_homes(home)
         found += [self._path(d) for d in self._denied()[0]]
         allowed = self._allowed()
