@@ -3,12 +3,13 @@
 Contract:
 - `ReadMask.hidden()` lists the host paths a sandboxed command cannot see, by default: yagent's
   home (`$YAGENT_HOME`, and `~/.yagent` whether or not it is the one in use: sessions — with the
-  genuine reminder marker —, durable state, trust, settings), the usual credential stores under the user's home (`CREDENTIAL_STORES`:
-  ssh, gnupg, cloud and cluster credentials, docker, netrc, git credentials, gh, npm, pypi,
-  cargo, shell and REPL histories), every other home (`/home/*` except the one holding the user's
-  home, and `/root` when it is not the user's home), plus `[sandbox] deny_read`; minus what
-  `[sandbox] allow_read` re-opens (a hidden path at or under an `allow_read` entry is dropped; an
-  `allow_read` entry under a hidden directory is `shown()` — bound back read-only).
+  genuine reminder marker —, durable state, trust, settings), the usual credential stores under
+  the user's home (`CREDENTIAL_STORES`: ssh, gnupg, cloud and cluster credentials, docker,
+  netrc, git credentials, gh, npm, pypi, cargo, shell and REPL histories), every other home
+  (`/home/*` except the one holding the user's home, and `/root` when it is not the user's
+  home), plus `[sandbox] deny_read`; minus what `[sandbox] allow_read` re-opens (a hidden path
+  at or under an `allow_read` entry is dropped; an `allow_read` entry under a hidden directory
+  is `shown()` — bound back read-only).
 - The model keys yagent itself was configured with are secrets too, whatever their names: `keys`
   (the files `api_key_file` names) are hidden like the credential stores — in the workspace or
   beside it, and `allow_read` does not re-open them —, and `key_env` (the variables
