@@ -24,7 +24,7 @@ Contract:
   gitfile — and every `.yagent` at any depth: the root's, a nested repository's, a vendored
   project's; components compared case-folded, since `.GIT` is `.git` on a case-insensitive
   filesystem), or at one of `ASK_BEFORE_WRITING` anywhere (`.gitmodules`, `.gitattributes`,
-  `.envrc`: the host runs what they name later), or into the person's own agent configuration
+  `.envrc`, shell start-up files, `.gitconfig`: the host runs what they name later), or into the person's own agent configuration
   (`PERSON_CONFIG`: `~/.claude`, read as the person's word in every later session), is asked
   about every time, whatever stands (`protected`): a model that could write its own rules, git
   hooks or standing instructions unasked would approve itself.
@@ -82,7 +82,21 @@ SAFE_SYSTEM_PATHS: tuple[str, ...] = (
 _DESTRUCTIVE = frozenset({Effect.WRITE})
 PROTECTED_PATHS: tuple[str, ...] = (".git", ".yagent")
 """Names (at any depth) only a person may let a tool write into (a sandbox keeps them read-only)."""
-ASK_BEFORE_WRITING: tuple[str, ...] = (".gitmodules", ".gitattributes", ".envrc")
+ASK_BEFORE_WRITING: tuple[str, ...] = (
+    ".gitmodules",
+    ".gitattributes",
+    ".envrc",
+    # run on the host, outside every sandbox, by the next shell or git command
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".gitconfig",
+)
 """File names (at any depth) whose content the host acts on later: writing one is always asked."""
 PERSON_CONFIG: tuple[str, ...] = (".claude",)
 """Folders under the person's home whose files yagent reads as the person's own word in every
