@@ -24,10 +24,11 @@ Contract:
   gitfile — and every `.yagent` at any depth: the root's, a nested repository's, a vendored
   project's; components compared case-folded, since `.GIT` is `.git` on a case-insensitive
   filesystem), or at one of `ASK_BEFORE_WRITING` anywhere (`.gitmodules`, `.gitattributes`,
-  `.envrc`, shell start-up files, `.gitconfig`: the host runs what they name later), or into the person's own agent configuration
-  (`PERSON_CONFIG`: `~/.claude`, read as the person's word in every later session), is asked
-  about every time, whatever stands (`protected`): a model that could write its own rules, git
-  hooks or standing instructions unasked would approve itself.
+  `.envrc`, shell start-up files, `.gitconfig`: the host runs what they name later), or into
+  the person's own agent configuration (`PERSON_CONFIG`: `~/.claude`, read as the person's word
+  in every later session), is asked about every time, whatever stands (`protected`): a model
+  that could write its own rules, git hooks or standing instructions unasked would approve
+  itself.
 - What the sandbox hides (`tools.readmask`: yagent's home, credential stores, other homes,
   `[sandbox] deny_read`) no file tool reaches either, nor any process's environment:
   `unreadable` names such a path, and the boundary ring refuses the call outright — no
