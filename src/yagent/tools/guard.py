@@ -104,6 +104,7 @@ PERSON_CONFIG: tuple[str, ...] = (".claude",)
 later session (`CLAUDE.md`, `agents/`, `skills/` with their `allowed-tools`): writing into one
 is always asked, like `PROTECTED_PATHS` — `-y` for one run must not become a standing word."""
 _PROTECTED_FOLDED = frozenset(name.casefold() for name in PROTECTED_PATHS)
+_PERSON_FOLDED = frozenset(name.casefold() for name in PERSON_CONFIG)
 _ASK_FOLDED = frozenset(name.casefold() for name in ASK_BEFORE_WRITING)
 
 
@@ -234,7 +235,8 @@ class WorkspaceGuard:
         it lies outside), or an always-asked file name at its end — compared case-folded —, or a
         path in the person's own agent configuration (`PERSON_CONFIG`)."""
         home = os.path.realpath(user_home(self.reads.env or os.environ))
-        if any(_under(resolved, os.path.join(home, name)) for name in PERSON_CONFIG):
+        below = Path(os.path.relpath(resolved, home)).parts if _under(resolved, home) else ()
+        if below and below[0].casefold() in _PERSON_FOLDED:  # `.CLAUDE` too (case-insensitive)
             return True
         rel = os.path.relpath(resolved, self.workspace)
         inside = not (rel == ".." or rel.startswith("../"))
