@@ -24,8 +24,10 @@ Contract:
   gitfile — and every `.yagent` at any depth: the root's, a nested repository's, a vendored
   project's; components compared case-folded, since `.GIT` is `.git` on a case-insensitive
   filesystem), or at one of `ASK_BEFORE_WRITING` anywhere (`.gitmodules`, `.gitattributes`,
-  `.envrc`: the host runs what they name later), is asked about every time, whatever stands
-  (`protected`): a model that could write its own rules or git hooks unasked would approve
+  `.envrc`, shell start-up files, `.gitconfig`: the host runs what they name later), or into
+  the person's own agent configuration (`PERSON_CONFIG`: `~/.claude`, read as the person's word
+  in every later session), is asked about every time, whatever stands (`protected`): a model
+  that could write its own rules, git hooks or standing instructions unasked would approve
   itself.
 - A path argument too long to resolve (`PATH_MAX` bytes or more, as given or as resolved: past
   it `realpath` cannot look at a component, so a link to `.git` or out of the workspace would
@@ -51,7 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from yagent.tools import fsnames
-from yagent.tools.readmask import PROC_ENVIRON, ReadMask
+from yagent.tools.readmask import PROC_ENVIRON, ReadMask, user_home
 from yagent.tools.settings import Settings, SettingsError
 from yagent.tools.shellpaths import outside_reasons
 from yagent.tools.yolo import Yolo
@@ -87,9 +89,28 @@ PATH_MAX = 4096
 """Linux resolves no longer path: past it `realpath` keeps a link as a plain name."""
 PROTECTED_PATHS: tuple[str, ...] = (".git", ".yagent")
 """Names (at any depth) only a person may let a tool write into (a sandbox keeps them read-only)."""
-ASK_BEFORE_WRITING: tuple[str, ...] = (".gitmodules", ".gitattributes", ".envrc")
+ASK_BEFORE_WRITING: tuple[str, ...] = (
+    ".gitmodules",
+    ".gitattributes",
+    ".envrc",
+    # run on the host, outside every sandbox, by the next shell or git command
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".gitconfig",
+)
 """File names (at any depth) whose content the host acts on later: writing one is always asked."""
+PERSON_CONFIG: tuple[str, ...] = (".claude",)
+"""Folders under the person's home whose files yagent reads as the person's own word in every
+later session (`CLAUDE.md`, `agents/`, `skills/` with their `allowed-tools`): writing into one
+is always asked, like `PROTECTED_PATHS` — `-y` for one run must not become a standing word."""
 _PROTECTED_FOLDED = frozenset(name.casefold() for name in PROTECTED_PATHS)
+_PERSON_FOLDED = frozenset(name.casefold() for name in PERSON_CONFIG)
 _ASK_FOLDED = frozenset(name.casefold() for name in ASK_BEFORE_WRITING)
 
 
@@ -217,7 +238,12 @@ class WorkspaceGuard:
 
     def _is_protected(self, resolved: str) -> bool:
         """A protected name among the path's components below the workspace (the whole path when
-        it lies outside), or an always-asked file name at its end — compared case-folded."""
+        it lies outside), or an always-asked file name at its end — compared case-folded —, or a
+        path in the person's own agent configuration (`PERSON_CONFIG`)."""
+        home = os.path.realpath(user_home(self.reads.env or os.environ))
+        below = Path(os.path.relpath(resolved, home)).parts if _under(resolved, home) else ()
+        if below and below[0].casefold() in _PERSON_FOLDED:  # `.CLAUDE` too (case-insensitive)
+            return True
         rel = os.path.relpath(resolved, self.workspace)
         inside = not (rel == ".." or rel.startswith("../"))
         parts = [p.casefold() for p in (Path(rel) if inside else Path(resolved)).parts]
@@ -259,9 +285,9 @@ class WorkspaceGuard:
                 f"{', '.join(named)}"
             )
         return (
-            f"{spec.name} would reach a path hidden from every tool — yagent's state, a credential "
-            f"store, another home or [sandbox] deny_read: {', '.join(named)}; [sandbox] allow_read "
-            "in your own config re-opens a path"
+            f"{spec.name} would reach a path hidden from every tool — yagent's state or model "
+            f"key, a credential store, another home or [sandbox] deny_read: {', '.join(named)}; "
+            "[sandbox] allow_read in your own config re-opens a path (never a model key)"
         )
 
     @staticmethod
