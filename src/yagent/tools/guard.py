@@ -52,6 +52,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
+from yagent.kernel.confine.beneath import PATH_MAX
 from yagent.tools import fsnames
 from yagent.tools.readmask import PROC_ENVIRON, ReadMask, user_home
 from yagent.tools.settings import Settings, SettingsError
@@ -85,7 +86,6 @@ SAFE_SYSTEM_PATHS: tuple[str, ...] = (
 )
 
 _DESTRUCTIVE = frozenset({Effect.WRITE})
-PATH_MAX = 4096
 """Linux resolves no longer path: past it `realpath` keeps a link as a plain name."""
 PROTECTED_PATHS: tuple[str, ...] = (".git", ".yagent")
 """Names (at any depth) only a person may let a tool write into (a sandbox keeps them read-only)."""

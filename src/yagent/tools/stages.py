@@ -107,10 +107,15 @@ class BoundaryStage:
         guard = self._surface.guard
         if spec is None:
             return Verdict.allow(self.name)
-        hidden = guard.unreadable(spec, call.args) or guard.unresolvable(spec, call.args)
+        hidden = guard.unreadable(spec, call.args)
         if hidden:
             return Verdict.deny(
                 hidden, kind=toolfail.Kind.PERMISSION, retryable=False, stage=self.name
+            )
+        too_long = guard.unresolvable(spec, call.args)
+        if too_long:  # the model's bad argument, as the file tools call a path no system takes
+            return Verdict.deny(
+                too_long, kind=toolfail.Kind.INVALID_ARGS, retryable=False, stage=self.name
             )
         protected = guard.protected(spec, call.args)
         if protected:

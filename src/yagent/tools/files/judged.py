@@ -26,10 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from yagent.kernel.confine import beneath
+from yagent.kernel.confine.beneath import NAME_MAX, PATH_MAX
 from yagent.kernel.judge.toolfail import Kind, ToolFailure
 
-PATH_MAX = 4095  # bytes of a path the kernel takes (4096 with its terminating NUL)
-NAME_MAX = 255  # bytes of one name on Linux filesystems
 _ANCHOR_FLAGS = os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | getattr(os, "O_PATH", os.O_RDONLY)
 
 
@@ -60,10 +59,10 @@ class Judged:
 def _within_limits(path: str) -> None:
     """Refuse a path the system cannot take (see the module contract), before anything acts."""
     size = len(os.fsencode(path))
-    if size > PATH_MAX:
+    if size >= PATH_MAX:
         raise ToolFailure(
             Kind.INVALID_ARGS,
-            f"the path is {size} bytes long; the system takes at most {PATH_MAX} "
+            f"the path is {size} bytes long; the system takes at most {PATH_MAX - 1} "
             f"(it starts {path[:80]!r})",
         )
     longest = max((len(os.fsencode(p)) for p in path.split("/")), default=0)

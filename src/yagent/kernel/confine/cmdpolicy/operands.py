@@ -32,6 +32,7 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from yagent.kernel.confine.beneath import PATH_MAX
 from yagent.kernel.confine.cmdpolicy.expand import Dynamic
 from yagent.kernel.confine.cmdpolicy.model import Arg
 
@@ -40,7 +41,6 @@ NO, DEFINITE, POSSIBLE = 0, 1, 2
 _HOME = re.compile(r"(?:\$HOME|\$\{HOME\})(/[^$`]*)?\Z")
 _BRACKETS = re.compile(r"\[[!^]?\]?[^\]]*\]")
 _WILD = re.compile(r"[*?\[]")
-PATH_MAX = 4096  # Linux: a longer path is refused by the system calls that resolve it
 
 
 @dataclass(frozen=True, slots=True)
