@@ -356,13 +356,15 @@ _DAMAGED = (
 
 def _said(exc: BaseException) -> int | None:
     """The exit status of an error said in one line: 75 a full disk (`app.fulldisk`), 2 a
-    refusal; None for anything else (it propagates)."""
+    refusal or a directory yagent cannot write in (`cli.unwritable`); None for anything else (it
+    propagates)."""
     from yagent.app.fulldisk import EXIT_FULL
+    from yagent.cli import unwritable
     from yagent.kernel.durable.sqlitefile import disk_full
 
     if disk_full(exc):
         return EXIT_FULL
-    return 2 if isinstance(exc, refusals()[0]) else None
+    return 2 if isinstance(exc, refusals()[0]) or unwritable.blocked(exc) else None
 
 
 def _refusal(exc: BaseException) -> str:
@@ -374,6 +376,11 @@ def _refusal(exc: BaseException) -> str:
             f"yagent: the disk holding {home_dir()} is full ({exc}): free space there and run "
             "the command again (nothing was half-written)"
         )
+    from yagent.cli import unwritable
+
+    refused = unwritable.blocked(exc)  # before the damaged-store advice: a read-only store is fine
+    if refused is not None:
+        return unwritable.line(*refused, home_dir())
     advice = _DAMAGED if isinstance(exc, refusals()[1]) else ""
     return f"yagent: {exc}{advice}"
 
