@@ -37,7 +37,7 @@ import anyio
 
 from yagent.agents import agentfiles, catalog
 from yagent.agents.pause import PauseGate
-from yagent.agents.results import AgentResult
+from yagent.agents.results import AgentResult, Status
 from yagent.app import projectkeys
 from yagent.app.assemble import App, open_app
 from yagent.app.config import ConfigError, load
@@ -309,7 +309,24 @@ async def run_command(
         if isinstance(engine, ReplayEngine):
             report_divergences(renderer, engine)
         stop_if_full(app, session_id)
+        if not opts.json_mode and (line := resume_line(result, session_id)):
+            sys.stderr.write(line + "\n")
         return session_id, result, status
+
+
+def resume_line(result: AgentResult | None, session_id: str) -> str:
+    """How to continue a one-shot run that was interrupted (an error, Ctrl-C, a timeout: its
+    checkpoint is kept, `app.durable`), or '' for one that concluded."""
+    command = f"`yagent resume {session_id[:12]}`"
+    if result is None:  # force-stopped past the drain budget
+        return f"yagent: the turn was stopped; {command} continues it from its checkpoint"
+    if result.status in (Status.FINISHED, Status.ANSWERED, Status.MAX_STEPS):
+        return ""
+    if result.status is Status.ERROR:
+        return (
+            f"yagent: the run stopped on an error: fix what it names, then {command} continues it"
+        )
+    return f"yagent: the run was {result.status.value}; {command} continues it from its checkpoint"
 
 
 def stop_if_full(app: App, session_id: str) -> None:

@@ -129,7 +129,7 @@ async def _model(conv: Conversation, arg: str) -> None:
         )
         update = dict(choice.update) if choice is not None else {"model": arg}
         llm = app.config.llm.model_copy(update=update)
-        app.engine = await build_engine(llm)
+        app.engine = await build_engine(llm, home=app.home)
     except (NoProviderError, ValueError, ConfigError) as exc:
         conv.say(f"[red]model not changed:[/] {escape(str(exc).splitlines()[0])}")
         return

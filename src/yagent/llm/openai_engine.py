@@ -251,6 +251,7 @@ class OpenAIEngine:
                 timeout_types=(httpx.TimeoutException,),
                 connection_types=(httpx.TransportError,),
                 secret=self._secret,
+                url=self._base,
             ) from exc
         yield TurnDone(turn)
 
