@@ -382,6 +382,8 @@ def _refusal(exc: BaseException) -> str:
     if refused is not None:
         return unwritable.line(*refused, home_dir())
     advice = _DAMAGED if isinstance(exc, refusals()[1]) else ""
+    if isinstance(exc, LookupError):  # no such session, an ambiguous prefix
+        advice = " — `yagent sessions` lists this workspace's, `yagent sessions --all` every one"
     return f"yagent: {exc}{advice}"
 
 

@@ -1,0 +1,67 @@
+"""Refusals a first-time user meets in the walk from README to their own repository, each through
+a real `yagent` process: what was wrong, and what to do next — the command that lists what
+exists, the names that do exist, the options that cannot go together."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.cli.test_robustness import yagent
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    path = tmp_path / "ws"
+    path.mkdir()
+    return path
+
+
+def test_an_unknown_session_names_the_command_that_lists_them(tmp_path: Path, ws: Path) -> None:
+    home = tmp_path / "home"
+    for args in (
+        ["sessions", "show", "nope"],
+        ["resume", "nope"],
+        ["replay", "nope"],
+        ["trace", "nope"],
+        ["undo", "nope"],
+    ):
+        done = yagent(args, home, ws)
+        assert done.returncode == 2, (args, done.stderr)
+        assert "no session 'nope'" in done.stderr, args
+        assert "`yagent sessions` lists this workspace's" in done.stderr, (args, done.stderr)
+        assert "`yagent sessions --all` every one" in done.stderr, args
+
+
+def test_an_unknown_mcp_server_lists_the_known_ones_when_none_is_close(
+    tmp_path: Path, ws: Path
+) -> None:
+    home = tmp_path / "home"
+    done = yagent(["mcp", "remove", "fz"], home, ws)
+    assert done.returncode == 2
+    assert "no MCP server named 'fz' (none is configured)" in done.stderr
+    for name in ("fs", "web"):
+        added = yagent(["mcp", "add", name, "--force", "--", "some-server"], home, ws)
+        assert added.returncode == 0, added.stderr
+    for args in (["mcp", "remove", "fz"], ["mcp", "get", "fz"]):
+        done = yagent(args, home, ws)
+        assert done.returncode == 2, args
+        assert "no MCP server named 'fz' (configured: fs, web)" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize(
+    "flags", [["--show", "--revoke"], ["--revoke", "--yes"], ["--show", "--yes"]]
+)
+def test_trust_refuses_options_that_cannot_go_together(
+    tmp_path: Path, ws: Path, flags: list[str]
+) -> None:
+    home = tmp_path / "home"
+    (ws / ".yagent").mkdir()
+    (ws / ".yagent" / "config.toml").write_text('[agent]\npreset = "full-auto"\n')
+    assert yagent(["trust", "--yes"], home, ws).returncode == 0
+    done = yagent(["trust", *flags], home, ws)
+    assert done.returncode == 2
+    assert "--show, --revoke and --yes are alternatives: give one" in done.stderr
+    shown = yagent(["trust", "--show"], home, ws)
+    assert ".yagent/config.toml: trusted" in shown.stdout  # nothing was revoked
