@@ -65,3 +65,28 @@ def test_trust_refuses_options_that_cannot_go_together(
     assert "--show, --revoke and --yes are alternatives: give one" in done.stderr
     shown = yagent(["trust", "--show"], home, ws)
     assert ".yagent/config.toml: trusted" in shown.stdout  # nothing was revoked
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("llm = 3\n", "llm: must be a table ([llm] with its keys below it), got a number"),
+        ('[mcp]\nx = "Bearer sk-1"\n', "mcp.x: must be a table ([mcp.x] with its keys below it)"),
+        ('[llm]\ntimeout = "abc"\n', "llm.timeout: Input should be a valid number"),
+        ('[llm]\ntimeout = "abc"\n', "(got 'abc')"),
+        ('[llm]\nprovider = "opnai"\n', "Input should be 'openai', 'anthropic' or 'ollama' (got"),
+        ('[agent]\npreset = "yoloo"\n', "agent.preset: unknown preset 'yoloo'; known presets:"),
+    ],
+)
+def test_a_wrong_value_in_the_config_reads_as_english_and_quotes_what_was_given(
+    tmp_path: Path, ws: Path, text: str, said: str
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text(text)
+    done = yagent(["run", "-C", str(ws), "hi"], home, ws)
+    assert done.returncode == 2
+    assert said in done.stderr, done.stderr
+    assert "Value error" not in done.stderr
+    assert "instance of" not in done.stderr
+    assert "sk-1" not in done.stderr  # a table of env or headers is not quoted
