@@ -90,3 +90,12 @@ def test_a_wrong_value_in_the_config_reads_as_english_and_quotes_what_was_given(
     assert "Value error" not in done.stderr
     assert "instance of" not in done.stderr
     assert "sk-1" not in done.stderr  # a table of env or headers is not quoted
+
+
+def test_the_help_page_says_what_yagent_without_a_command_does(tmp_path: Path, ws: Path) -> None:
+    done = yagent(["--help"], tmp_path / "home", ws)
+    assert done.returncode == 0
+    page = " ".join(done.stdout.split())
+    assert "Without a COMMAND: an interactive session in this directory" in page
+    assert "(/help lists its commands and keys)" in page
+    assert "piped input is one task, run once" in page

@@ -214,7 +214,11 @@ def cli(
     allow_local: tuple[str, ...],
     plain: bool,
 ) -> None:
-    """yagent: a multi-agent coding agent for the terminal."""
+    """yagent: a multi-agent coding agent for the terminal.
+
+    Without a COMMAND: an interactive session in this directory (/help lists its commands and
+    keys); piped input is one task, run once. `yagent run TASK` runs one task and exits.
+    """
     if ctx.invoked_subcommand is None:
         # `yagent < task.txt`: the task is the input, run once; on a terminal, the session
         task = None if sys.stdin.isatty() else stdin_task()
