@@ -11,7 +11,8 @@ Contract:
   function: `yagent.cli.runner` never imports this module.
 - Global options (`GLOBAL`) before a command mean what they mean after it, or the command is
   refused (exit 2): never silently dropped (`_hand_down`).
-- Exit codes and refusals as documented in `yagent.cli`.
+- Exit codes and refusals as documented in `yagent.cli`; what stops a command is said in one
+  line by `cli.refusal`.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import anyio
 import click
 
 from yagent import __version__
+from yagent.cli import refusal
 from yagent.cli.engineopt import engine_options, on_engine
 from yagent.cli.taskinput import stdin_task
 from yagent.cli.terminal import home_dir, run_interactive, terminal_ask
@@ -311,88 +313,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except click.exceptions.Abort:
         return 130
     except BaseExceptionGroup as group:  # a refusal raised inside a task group: said the same
-        known, rest = group.split(lambda e: _said(e) is not None)
+        known, rest = group.split(lambda e: refusal.status(e) is not None)
         if known is None or rest is not None:
             raise
-        leaves = _leaves(known)
-        for line in dict.fromkeys(_refusal(exc) for exc in leaves):
-            _say(line)
-        return max(code for exc in leaves if (code := _said(exc)) is not None)
+        leaves = refusal.leaves(known)
+        for line in dict.fromkeys(refusal.line(exc) for exc in leaves):
+            refusal.say(line)
+        return max(code for exc in leaves if (code := refusal.status(exc)) is not None)
     except Exception as exc:  # after the groups: an ExceptionGroup is an Exception too
-        code = _said(exc)
+        code = refusal.status(exc)
         if code is None:
             raise
-        _say(_refusal(exc))
+        refusal.say(refusal.line(exc))
         return code
     except SystemExit as exc:
         return int(exc.code or 0) if not isinstance(exc.code, str) else 1
     return 0
-
-
-def _say(line: str) -> None:
-    """A refusal on standard error, its control codes written out (it may quote a file)."""
-    from yagent.cli.safetext import visible
-
-    click.echo(visible(line), err=True)
-
-
-def refusals() -> tuple[tuple[type[Exception], ...], tuple[type[Exception], ...]]:
-    """What stops a command before (or instead of) doing anything, said in one line (exit 2),
-    and which of those are a damaged store (said with the advice to salvage it).
-
-    Imported once something was raised, so that a command that never reads the configuration
-    or a store does not load them only to be ready for their errors.
-    """
-    from yagent.app.config import ConfigError
-    from yagent.app.lease import SessionBusyError
-    from yagent.kernel.durable.sqlitefile import UnusableFileError
-    from yagent.memory.errors import DamagedStoreError, SessionStoreError
-
-    refused = (ConfigError, SessionStoreError, SessionBusyError, UnusableFileError)
-    return refused, (DamagedStoreError, UnusableFileError)
-
-
-_DAMAGED = (
-    " — `yagent doctor` checks the stores; `yagent doctor --salvage` copies what is still "
-    "readable into a new file; then move the damaged file aside"
-)
-
-
-def _said(exc: BaseException) -> int | None:
-    """The exit status of an error said in one line: 75 a full disk (`app.fulldisk`), 2 a
-    refusal or a directory yagent cannot write in (`cli.unwritable`); None for anything else (it
-    propagates)."""
-    from yagent.app.fulldisk import EXIT_FULL
-    from yagent.cli import unwritable
-    from yagent.kernel.durable.sqlitefile import disk_full
-
-    if disk_full(exc):
-        return EXIT_FULL
-    return 2 if isinstance(exc, refusals()[0]) or unwritable.blocked(exc) else None
-
-
-def _refusal(exc: BaseException) -> str:
-    from yagent.kernel.durable.sqlitefile import disk_full
-    from yagent.memory.errors import StoreFullError
-
-    if disk_full(exc) and not isinstance(exc, StoreFullError):  # a durable store, a state file
-        return (
-            f"yagent: the disk holding {home_dir()} is full ({exc}): free space there and run "
-            "the command again (nothing was half-written)"
-        )
-    from yagent.cli import unwritable
-
-    refused = unwritable.blocked(exc)  # before the damaged-store advice: a read-only store is fine
-    if refused is not None:
-        return unwritable.line(*refused, home_dir())
-    advice = _DAMAGED if isinstance(exc, refusals()[1]) else ""
-    if isinstance(exc, LookupError):  # no such session, an ambiguous prefix
-        advice = " — `yagent sessions` lists this workspace's, `yagent sessions --all` every one"
-    return f"yagent: {exc}{advice}"
-
-
-def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
-    out: list[BaseException] = []
-    for exc in group.exceptions:
-        out.extend(_leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
-    return out
