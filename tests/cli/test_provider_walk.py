@@ -152,3 +152,16 @@ def test_no_provider_names_the_config_file_of_this_home(
     err = capsys.readouterr().err
     assert f"Configure one in {home / 'config.toml'} " in err
     assert "~/.yagent" not in err
+
+
+def test_a_stream_of_garbage_names_the_address_and_asks_whether_it_is_the_api(
+    tmp_path: Path, ws: Path
+) -> None:
+    home = tmp_path / "home"
+    garbage = ["data: {not json\n\n", "data: [DONE]\n\n"]
+    with WireServer([Reply(events=garbage)]) as server:
+        configure(home, server.url)
+        done = yagent(["run", "-C", str(ws), "hi"], home, ws)
+    assert done.returncode == 1
+    assert f"at {server.url}/v1" in done.stdout
+    assert "stream data that is not JSON (is base_url an OpenAI-compatible API?)" in done.stdout
