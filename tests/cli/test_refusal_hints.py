@@ -99,3 +99,15 @@ def test_the_help_page_says_what_yagent_without_a_command_does(tmp_path: Path, w
     assert "Without a COMMAND: an interactive session in this directory" in page
     assert "(/help lists its commands and keys)" in page
     assert "piped input is one task, run once" in page
+
+
+def test_the_sessions_help_lines_say_what_the_commands_do() -> None:
+    """`/help` said `/agent` switches among "coding, chat, repo, devops, custom" (browser, meta
+    and director were missing) and `/cost` counts "this session" (it counts the process's)."""
+    from yagent.agents import catalog
+    from yagent.cli import slash
+
+    assert "custom" not in slash.COMMANDS["agent"]
+    assert "the known ones" in slash.COMMANDS["agent"]
+    assert catalog.BUILTIN_AGENTS  # `/agent` itself lists them, from the catalog
+    assert "this process's sessions" in slash.COMMANDS["cost"]
