@@ -20,6 +20,7 @@ from rich.text import Text
 from yagent.app.lanemarkers import marker
 from yagent.app.recording import markers, parallel_recording, recording_of
 from yagent.app.sessionstore import sessions_here
+from yagent.app.workspace import locate
 from yagent.cli.safetext import visible
 from yagent.cli.terminal import terminal_ask
 from yagent.llm.replay import Recording, ReplayEngine
@@ -42,7 +43,8 @@ def sessions(ctx: click.Context, show_all: bool, limit: int) -> None:
     """List sessions (newest first)."""
     if ctx.invoked_subcommand is not None:
         return
-    workspace = None if show_all else str(Path.cwd().resolve())
+    # the repository's root from a subfolder too: where `run` stores its sessions
+    workspace = None if show_all else str(locate(Path.cwd()).root)
     with sessions_here(_home()) as store:
         rows = store.list_sessions(limit=limit, workspace=workspace)
     table = Table("id", "updated", "status", "title", "workspace")
