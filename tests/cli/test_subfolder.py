@@ -5,11 +5,12 @@ that runs read (it wrote `<subfolder>/.yagent/memory.json`, which no run ever re
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
 from tests.cli.test_robustness import configure, yagent
-from tests.llm.wire import Reply, WireServer, submitted_frames
+from tests.llm.wire import Reply, WireServer, oa_chunk, openai_frames, submitted_frames
 
 
 def _repo(tmp_path: Path) -> tuple[Path, Path]:
@@ -50,3 +51,31 @@ def test_a_memory_added_in_a_subfolder_reaches_the_runs_of_the_repository(
         assert ran.returncode == 0, ran.stderr
         sent = str(server.received[0].body["messages"])
     assert "always use tabs" in sent
+
+
+def test_replay_from_a_subfolder_replays_against_the_repository(tmp_path: Path) -> None:
+    root, deep = _repo(tmp_path)
+    (root / "README.md").write_text("the readme\n")
+    home = tmp_path / "home"
+    call = {
+        "index": 0,
+        "id": "c1",
+        "type": "function",
+        "function": {"name": "read_file", "arguments": json.dumps({"path": "README.md"})},
+    }
+    read = openai_frames(
+        [
+            oa_chunk({"role": "assistant", "content": ""}),
+            oa_chunk({"tool_calls": [call]}),
+            oa_chunk({}, finish="tool_calls"),
+        ]
+    )
+    with WireServer([Reply(events=read), Reply(events=submitted_frames("read it"))]) as server:
+        configure(home, server.url)
+        ran = yagent(["run", "read the readme"], home, deep)
+    assert ran.returncode == 0, ran.stderr
+    assert "the readme" in str(server.received[1].body["messages"])
+    sid = ran.stdout.rsplit("session ", 1)[1].split()[0]
+    replayed = yagent(["replay", sid], home, deep)
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert "replay matched the recording" in replayed.stdout

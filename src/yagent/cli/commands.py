@@ -98,7 +98,7 @@ def replay(session: str, save: str | None, yes: bool) -> None:
         return
     marked = markers(recording, agent, catalog.builtin(agent, 0).marker)
     engine = ReplayEngine(recording, markers=marked)
-    opts = Options(Path.cwd().resolve(), _home(), Yolo.YOLO if yes else Yolo.OFF, agent=agent)
+    opts = Options(locate(Path.cwd()).root, _home(), Yolo.YOLO if yes else Yolo.OFF, agent=agent)
     _, result = anyio.run(lambda: run_once(opts, task, ask=terminal_ask(), engine=engine))
     sys.exit(0 if result is not None and not engine.divergences else 1)
 
@@ -129,7 +129,7 @@ def _replay_parallel(recording: Recording, plan: list[Any], save: str | None, ye
         raise click.ClickException(f"the session's stored plan is unreadable: {exc}") from None
     markers = {a.name: marker(a.name) for a in assignments}
     engine = ReplayEngine(recording, markers=markers, normalise=normalise)
-    opts = Options(Path.cwd().resolve(), _home(), Yolo.YOLO if yes else Yolo.OFF)
+    opts = Options(locate(Path.cwd()).root, _home(), Yolo.YOLO if yes else Yolo.OFF)
     try:
         outcome = anyio.run(lambda: run_plan(opts, assignments, ask=terminal_ask(), engine=engine))
     except FanoutError as exc:
