@@ -111,3 +111,21 @@ def test_the_sessions_help_lines_say_what_the_commands_do() -> None:
     assert "the known ones" in slash.COMMANDS["agent"]
     assert catalog.BUILTIN_AGENTS  # `/agent` itself lists them, from the catalog
     assert "this process's sessions" in slash.COMMANDS["cost"]
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["run", "fix", "the", "failing", "test"], 'quote it: yagent run "fix the failing test"'),
+        (["fix", "the", "test"], 'to run a task: yagent run "fix the test"'),
+        (["fix the test"], 'to run a task: yagent run "fix the test"'),
+        (["sesions"], "No such command 'sesions' (did you mean 'sessions'?)"),
+    ],
+)
+def test_an_unquoted_task_or_a_mistyped_command_says_what_was_meant(
+    tmp_path: Path, ws: Path, args: list[str], said: str
+) -> None:
+    done = yagent(args, tmp_path / "home", ws)
+    assert done.returncode == 2
+    assert said in done.stderr, done.stderr
+    assert not (tmp_path / "home").exists()  # refused before anything was opened

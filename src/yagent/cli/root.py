@@ -17,9 +17,11 @@ Contract:
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import io
 import os
+import shlex
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -137,6 +139,13 @@ class LazyGroup(click.Group):
     def resolve_command(
         self, ctx: click.Context, args: list[str]
     ) -> tuple[str | None, click.Command | None, list[str]]:
+        word = args[0] if args else "-"
+        if (
+            not ctx.resilient_parsing
+            and not word.startswith("-")
+            and not self.get_command(ctx, word)
+        ):
+            raise click.UsageError(_no_such_command(args, self.list_commands(ctx)), ctx)
         name, command, rest = super().resolve_command(ctx, args)
         if name is not None and command is not None:
             _hand_down(ctx, name, command, rest)
@@ -150,6 +159,23 @@ class LazyGroup(click.Group):
         if not isinstance(command, click.Command):
             raise TypeError(f"{module}.{attribute} is not a click command")
         return command
+
+
+def _no_such_command(args: list[str], known: list[str]) -> str:
+    """An unknown COMMAND: the command it was most likely meant to be, else the task it was
+    most likely meant to be (`yagent fix the test`: a task given without `run`)."""
+    close = difflib.get_close_matches(args[0], known, n=1, cutoff=0.75)
+    if close and " " not in args[0]:
+        return f"No such command {args[0]!r} (did you mean {close[0]!r}?)"
+    return (
+        f"No such command {args[0]!r}; to run a task: yagent run {quoted(' '.join(args))} "
+        "(or `yagent` alone for an interactive session)"
+    )
+
+
+def quoted(text: str) -> str:
+    """`text` as one shell word, in double quotes when that needs no escaping."""
+    return f'"{text}"' if not set(text) & set('"$`\\!') else shlex.quote(text)
 
 
 # The group's options, by parameter name, as the person types them.
@@ -228,7 +254,7 @@ def cli(
 
 
 @cli.command()
-@click.argument("task", required=False)
+@click.argument("task", nargs=-1, metavar="[TASK]")
 @workspace_option
 @yes_option
 @full_option
@@ -258,7 +284,7 @@ def cli(
 )
 @engine_options
 def run(
-    task: str | None,
+    task: tuple[str, ...],
     workspace: str | None,
     yes: bool,
     full: bool,
@@ -273,11 +299,16 @@ def run(
 ) -> None:
     """Run one TASK and exit (TASK `-`, or none with input that is not a terminal: read it
     from standard input)."""
-    if task == "-" or (task is None and not sys.stdin.isatty()):
-        task = stdin_task()
-    elif task is None:
+    if len(task) > 1:  # the words of an unquoted task
+        raise click.UsageError(
+            f"TASK is one argument: quote it: yagent run {quoted(' '.join(task))}"
+        )
+    text = task[0] if task else None
+    if text == "-" or (text is None and not sys.stdin.isatty()):
+        text = stdin_task()
+    elif text is None:
         raise click.UsageError("missing TASK (or pipe it on standard input)")
-    elif not task.strip():
+    elif not text.strip():
         raise click.UsageError("no task: TASK is empty")
     ci = {"max_turns": max_turns, "model": model, "fail_on_no_submit": fail_on_no_submit}
     where = Path(workspace or os.getcwd()).resolve()
@@ -286,7 +317,7 @@ def run(
         engine,
         home_dir(),
         where,
-        lambda: _start(workspace, yes, full, json_mode, agent, task, recording, allow_local, ci=ci),
+        lambda: _start(workspace, yes, full, json_mode, agent, text, recording, allow_local, ci=ci),
     )
 
 
