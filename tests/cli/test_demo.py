@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -52,3 +53,33 @@ def test_the_demo_fixes_the_test_and_its_inspect_commands_run_as_printed(tmp_pat
         )
         assert ran.returncode == 0, (hint, ran.stderr)
     assert (tmp_path / "trace.html").stat().st_size > 0
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_make_demo_sets_up_only_what_the_demo_needs(tmp_path: Path) -> None:
+    """A person without PostgreSQL, Node or a browser (or without root to install them) can run
+    `make demo`: it checks git and bubblewrap, makes the venv, and installs no test servers."""
+    planned = subprocess.run(
+        ["make", "-n", "demo"], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True
+    ).stdout
+    assert "scripts/setup-system.sh --demo" in planned
+    assert "setup-mcp.sh" not in planned
+    assert "-m yagent.cli.demo demo" in planned
+    tools = tmp_path / "bin"  # git, make and bwrap there; no chromium, node, npm, PostgreSQL
+    tools.mkdir()
+    for name in ("git", "make", "bwrap", "id"):
+        found = shutil.which(name)
+        assert found is not None, name
+        (tools / name).symlink_to(found)
+    checked = subprocess.run(
+        ["/bin/bash", str(ROOT / "scripts" / "setup-system.sh"), "--demo"],
+        env={"PATH": str(tools)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert checked.returncode == 0, checked.stderr
+    assert checked.stdout + checked.stderr == ""  # nothing missing: nothing installed or asked
