@@ -129,3 +129,13 @@ def test_an_unquoted_task_or_a_mistyped_command_says_what_was_meant(
     assert done.returncode == 2
     assert said in done.stderr, done.stderr
     assert not (tmp_path / "home").exists()  # refused before anything was opened
+
+
+def test_a_home_that_is_a_file_is_said_as_such(tmp_path: Path, ws: Path) -> None:
+    home = tmp_path / "home"
+    home.write_text("not a directory\n")
+    for args in (["run", "hi"], ["sessions"], ["memory", "add", "--global", "x"], ["mcp", "list"]):
+        done = yagent(args, home, ws)
+        assert done.returncode == 2, (args, done.stderr)
+        assert f"the yagent home {home} (YAGENT_HOME) is not a directory" in done.stderr, args
+        assert "trust.json" not in done.stderr

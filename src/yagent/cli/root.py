@@ -247,6 +247,12 @@ def cli(
     Without a COMMAND: an interactive session in this directory (/help lists its commands and
     keys); piped input is one task, run once. `yagent run TASK` runs one task and exits.
     """
+    home = home_dir()
+    if home.exists() and not home.is_dir():  # else every file in it fails as "Not a directory"
+        raise click.UsageError(
+            f"the yagent home {home} (YAGENT_HOME) is not a directory: point YAGENT_HOME at a "
+            "directory (a missing one is created)"
+        )
     if ctx.invoked_subcommand is None:
         # `yagent < task.txt`: the task is the input, run once; on a terminal, the session
         task = None if sys.stdin.isatty() else stdin_task()
