@@ -165,3 +165,17 @@ def test_a_stream_of_garbage_names_the_address_and_asks_whether_it_is_the_api(
     assert done.returncode == 1
     assert f"at {server.url}/v1" in done.stdout
     assert "stream data that is not JSON (is base_url an OpenAI-compatible API?)" in done.stdout
+
+
+def test_a_json_run_refused_before_it_starts_prints_nothing_on_stdout(
+    tmp_path: Path, ws: Path
+) -> None:
+    """CI reads stdout as JSON lines: a refusal printed the schema line and then nothing (no
+    result line), so a parser saw a run that started and never ended."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text('[llm]\nprovider = "openai"\nmodel = "gpt-4.1"\n')
+    done = yagent(["run", "--json", "hi"], home, ws)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert "OPENAI_API_KEY is not set" in done.stderr

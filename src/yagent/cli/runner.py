@@ -203,9 +203,12 @@ async def cli_app(
     engine: Engine | None = None,
     *,
     interactive: bool = True,
+    json_header: bool = False,
 ) -> AsyncIterator[App]:
     """The app for one CLI command: config loaded for the workspace, opened, and what went
-    wrong while opening said first (`start_notices`)."""
+    wrong while opening said first (`start_notices`). `json_header`: the `--json` schema line
+    is written once the app is open, before any event — a command refused while opening
+    (exit 2) writes nothing on standard output."""
     config = with_allow_local(load(home=opts.home, workspace=opts.workspace), opts.allow_local)
     if opts.model:
         config = config.model_copy(
@@ -228,6 +231,8 @@ async def cli_app(
         start=opts.start,
     ) as app:
         app.max_turns = opts.max_turns
+        if json_header:  # the first line: the version of the lines' schema
+            renderer.out.write(json.dumps(outcome.HEADER) + "\n")
         renderer.attach(app.dispatcher)  # --json: every event written as it is published
         start_notices(app, renderer)
         try:
@@ -279,9 +284,7 @@ async def run_command(
 ) -> tuple[str, AgentResult | None, int]:
     """One task run once; with its exit status (`cli.outcome`: 130 when it was cancelled)."""
     renderer = Renderer(json_mode=opts.json_mode, ask=ask)
-    if opts.json_mode:  # the first line: the version of the lines' schema
-        renderer.out.write(json.dumps(outcome.HEADER) + "\n")
-    async with cli_app(opts, renderer, engine) as app:
+    async with cli_app(opts, renderer, engine, json_header=opts.json_mode) as app:
         started = time.monotonic()
         if session_id is None:  # created first, so the turn's record (`/undo`) names it
             session_id = app.new_session(task, opts.agent)
