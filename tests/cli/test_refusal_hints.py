@@ -139,3 +139,21 @@ def test_a_home_that_is_a_file_is_said_as_such(tmp_path: Path, ws: Path) -> None
         assert done.returncode == 2, (args, done.stderr)
         assert f"the yagent home {home} (YAGENT_HOME) is not a directory" in done.stderr, args
         assert "trust.json" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["mcp", "lst"], "No such command 'lst' (did you mean 'list'?)"),
+        (["memory", "ad", "x"], "No such command 'ad' (did you mean 'add'?)"),
+        (["rules", "imprt"], "No such command 'imprt' (did you mean 'import'?)"),
+        (["sessions", "01a235e166ec"], "to show a session: yagent sessions show 01a235e166ec"),
+        (["mcp", "zzz"], "No such command 'zzz'; the commands: add, get, import, list, remove"),
+    ],
+)
+def test_an_unknown_subcommand_names_the_way_on(
+    tmp_path: Path, ws: Path, args: list[str], said: str
+) -> None:
+    done = yagent(args, tmp_path / "home", ws)
+    assert done.returncode == 2
+    assert said in done.stderr, done.stderr

@@ -21,6 +21,7 @@ from yagent.app.lanemarkers import marker
 from yagent.app.recording import markers, parallel_recording, recording_of
 from yagent.app.sessionstore import sessions_here
 from yagent.app.workspace import locate
+from yagent.cli import suggest
 from yagent.cli.safetext import visible
 from yagent.cli.terminal import terminal_ask
 from yagent.llm.replay import Recording, ReplayEngine
@@ -35,7 +36,12 @@ def _when(ts: float) -> str:
     return datetime.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
 
 
-@click.group(invoke_without_command=True)
+class _Sessions(suggest.Group):
+    def otherwise(self, args: list[str]) -> str:
+        return f"to show a session: yagent sessions show {args[0]}"  # `yagent sessions ID`
+
+
+@click.group(cls=_Sessions, invoke_without_command=True)
 @click.option("--all", "show_all", is_flag=True, help="Sessions of every workspace.")
 @click.option("--limit", default=20, show_default=True)
 @click.pass_context

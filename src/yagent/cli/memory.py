@@ -16,6 +16,7 @@ import click
 
 from yagent.app.memories import MemoryFileError, files, heading
 from yagent.app.workspace import locate
+from yagent.cli import suggest
 from yagent.cli.safetext import visible
 
 
@@ -42,7 +43,7 @@ workspace_option = click.option(
 )
 
 
-@click.group()
+@click.group(cls=suggest.Group)
 def memory() -> None:
     """Project and user memories injected into every agent's context."""
 

@@ -17,7 +17,6 @@ Contract:
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import io
 import os
@@ -31,7 +30,7 @@ import anyio
 import click
 
 from yagent import __version__
-from yagent.cli import refusal
+from yagent.cli import refusal, suggest
 from yagent.cli.engineopt import engine_options, on_engine
 from yagent.cli.taskinput import stdin_task
 from yagent.cli.terminal import home_dir, run_interactive, terminal_ask
@@ -129,23 +128,22 @@ LAZY = {
 }
 
 
-class LazyGroup(click.Group):
+class LazyGroup(suggest.Group):
     """A click group whose commands in `LAZY` are imported when looked up (click's documented
-    pattern for lazily loaded subcommands)."""
+    pattern for lazily loaded subcommands); an unknown command most likely was a task."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted([*super().list_commands(ctx), *LAZY])
 
+    def otherwise(self, args: list[str]) -> str:
+        return (  # `yagent fix the test`: a task given without `run`
+            f"to run a task: yagent run {quoted(' '.join(args))} "
+            "(or `yagent` alone for an interactive session)"
+        )
+
     def resolve_command(
         self, ctx: click.Context, args: list[str]
     ) -> tuple[str | None, click.Command | None, list[str]]:
-        word = args[0] if args else "-"
-        if (
-            not ctx.resilient_parsing
-            and not word.startswith("-")
-            and not self.get_command(ctx, word)
-        ):
-            raise click.UsageError(_no_such_command(args, self.list_commands(ctx)), ctx)
         name, command, rest = super().resolve_command(ctx, args)
         if name is not None and command is not None:
             _hand_down(ctx, name, command, rest)
@@ -159,18 +157,6 @@ class LazyGroup(click.Group):
         if not isinstance(command, click.Command):
             raise TypeError(f"{module}.{attribute} is not a click command")
         return command
-
-
-def _no_such_command(args: list[str], known: list[str]) -> str:
-    """An unknown COMMAND: the command it was most likely meant to be, else the task it was
-    most likely meant to be (`yagent fix the test`: a task given without `run`)."""
-    close = difflib.get_close_matches(args[0], known, n=1, cutoff=0.75)
-    if close and " " not in args[0]:
-        return f"No such command {args[0]!r} (did you mean {close[0]!r}?)"
-    return (
-        f"No such command {args[0]!r}; to run a task: yagent run {quoted(' '.join(args))} "
-        "(or `yagent` alone for an interactive session)"
-    )
 
 
 def quoted(text: str) -> str:
