@@ -157,3 +157,19 @@ def test_an_unknown_subcommand_names_the_way_on(
     done = yagent(args, tmp_path / "home", ws)
     assert done.returncode == 2
     assert said in done.stderr, done.stderr
+
+
+def test_a_replay_file_that_is_not_a_recording_is_refused_naming_it(
+    tmp_path: Path, ws: Path
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    for args in (["run", "--replay", str(bad), "hi"], ["fanout", "--replay", str(bad), "plan"]):
+        if args[0] == "fanout":
+            plan = ws / "plan.toml"
+            plan.write_text('[[task]]\nname = "a"\nagent = "coding"\ntask = "t"\nwrite = ["a"]\n')
+            args[-1] = str(plan)
+        done = yagent(args, tmp_path / "home", ws)
+        assert done.returncode == 2, (args, done.stderr)
+        assert f"{bad}: recording.version: expected 1, got None" in done.stderr, done.stderr
+        assert "`yagent replay SESSION --save FILE` writes one" in done.stderr

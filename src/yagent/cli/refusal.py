@@ -7,7 +7,8 @@ Contract:
   else, which propagates (a bug shows as one).
 - `line(exc)`: the sentence, with what to do: free space; make the directory writable or move
   `YAGENT_HOME` (said before any damaged-store advice: a read-only store is not damaged); check
-  and salvage a damaged store; list the sessions after an unknown one.
+  and salvage a damaged store; list the sessions after an unknown one; write a recording after
+  a `--replay` FILE that is not one.
 - `say(line)` writes it with its control codes made visible (it may quote a file's content).
 Errors' modules are imported once something was raised: a command that never reads the
 configuration or a store does not load them only to be ready for their errors.
@@ -37,9 +38,16 @@ def refusals() -> tuple[tuple[type[Exception], ...], tuple[type[Exception], ...]
     from yagent.app.config import ConfigError
     from yagent.app.lease import SessionBusyError
     from yagent.kernel.durable.sqlitefile import UnusableFileError
+    from yagent.llm.replay import RecordingFormatError
     from yagent.memory.errors import DamagedStoreError, SessionStoreError
 
-    refused = (ConfigError, SessionStoreError, SessionBusyError, UnusableFileError)
+    refused = (
+        ConfigError,
+        SessionStoreError,
+        SessionBusyError,
+        UnusableFileError,
+        RecordingFormatError,
+    )
     return refused, (DamagedStoreError, UnusableFileError)
 
 
@@ -77,6 +85,10 @@ def line(exc: BaseException) -> str:
     if refused is not None:
         return unwritable.line(*refused, home_dir())
     advice = _DAMAGED if isinstance(exc, refusals()[1]) else ""
+    from yagent.llm.replay import RecordingFormatError
+
+    if isinstance(exc, RecordingFormatError):  # --replay FILE: not a recording
+        advice = " — not a yagent recording (`yagent replay SESSION --save FILE` writes one)"
     if isinstance(exc, LookupError):  # no such session, an ambiguous prefix
         advice = " — `yagent sessions` lists this workspace's, `yagent sessions --all` every one"
     return f"yagent: {exc}{advice}"
