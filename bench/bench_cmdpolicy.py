@@ -7,15 +7,23 @@ plain commands, pipelines, chains, redirects, wrappers, `sh -c`, heredocs, subst
   measured in this run (the parse is the floor any AST-based guard pays);
 - cmdpolicy_decide_command_us: the same as microseconds per decision (median line);
 - cmdpolicy_prefix_decide: the pure prefix `Policy.decide(argv)` on pre-tokenised argvs;
-- cmdpolicy_split_commands: token-level `split_commands` lines per second.
+- cmdpolicy_split_commands: token-level `split_commands` lines per second;
+- cmdpolicy_host_decide_us: what yagent's command gate pays per line — the built-in rules,
+  operands placed in a temp workspace and home, links followed and scripts read on the disk
+  (`disk=True`) — median over the corpus, and `attacks_us` over spellings of forbidden
+  commands that go through links, symbolic modes, scripts and the newer destroyers
+  (docs/adr/0028-links-scripts-and-destroyers-judged-where-they-lead.md).
 """
 
 from __future__ import annotations
 
 import json
 import statistics
+import tempfile
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
 
 import tree_sitter_bash
 from tree_sitter import Language, Parser
@@ -90,6 +98,44 @@ CORPUS = [
 ]
 
 
+ATTACKS = [
+    "rm -rf ./homelink/",
+    "rm -rf homelink/*",
+    "chmod -R a+rwx ~",
+    "chmod -R u=rwx,go=rwx /",
+    "chown -R nobody ~",
+    "rsync -a --delete empty/ ~/",
+    "mv ~ /tmp/x",
+    "dd if=/dev/zero of=/dev/sda bs=1M",
+    "truncate -s 0 /etc/passwd",
+    "bash ./wipe.sh",
+    "./wipe.sh",
+    "ln -s / r && rm -rf r/",
+]
+
+
+def _host_us(lines: Sequence[str]) -> list[float]:
+    """Microseconds per decision of each line as the command gate judges it (see contract)."""
+    from yagent.tools.shellrules import build_policy
+
+    policy = build_policy([])
+    with tempfile.TemporaryDirectory() as tmp:
+        work, home = Path(tmp, "work"), Path(tmp, "home")
+        (work / "empty").mkdir(parents=True)
+        home.mkdir()
+        (work / "homelink").symlink_to(home)
+        (work / "wipe.sh").write_text("#!/bin/sh\necho cleaning\nrm -rf ~/\n")
+        where: dict[str, Any] = {"cwd": str(work), "home": str(home), "disk": True}
+        out = []
+        for line in lines:
+            decide_command(policy, line, **where)
+            start = time.process_time()
+            for _ in range(100):
+                decide_command(policy, line, **where)
+            out.append((time.process_time() - start) / 100 * 1e6)
+    return out
+
+
 def _rate(op: Callable[[object], object], items: Sequence[object]) -> float:
     """Operations per second over ROUNDS passes, median of RUNS runs."""
     rates = []
@@ -127,6 +173,8 @@ def main() -> None:
             decide_command(POLICY, line)
         per_line.append((time.perf_counter() - start) / 200 * 1e6)
 
+    host = _host_us(CORPUS)
+    attacks = _host_us(ATTACKS)
     common = {"runs": RUNS, "corpus_lines": len(CORPUS)}
     figures = [
         {
@@ -148,6 +196,15 @@ def main() -> None:
             "name": "cmdpolicy_prefix_decide",
             "value": round(prefix_rate),
             "unit": "argvs/s",
+            **common,
+        },
+        {
+            "name": "cmdpolicy_host_decide_us",
+            "value": round(statistics.median(host), 1),
+            "unit": "us CPU/decision (median line, built-in rules, disk=True)",
+            "max_line_us": round(max(host), 1),
+            "attacks_us": round(statistics.median(attacks), 1),
+            "attack_lines": len(ATTACKS),
             **common,
         },
         {

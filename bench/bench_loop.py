@@ -37,6 +37,10 @@ step limit is raised to fit the conversation, as for the loop above. Its `ratio_
 full app's cost over the in-memory loop in the same rounds, bounded: `loop.app_over_loop.<n>steps`
 ≤ 2. `loop.decile_growth.<framework>.<n>steps` is the time of a run's last tenth of steps over its
 first tenth (median of the runs; flat is 1.0), bounded ≤ 1.1 for the full app at 1 000 steps.
+A step runs from its model request to the next one; the last step ends when the run has returned
+(its end — closing the run, the app's session bookkeeping — is in the last tenth), before the
+benchmark checks the run. `loop.run_end.<framework>.<n>steps` reports that end alone: the CPU
+from the run's `run_end` event until it returned (median of the runs, reported, not bounded).
 `store.growth_per_step` is what `sessions.db` grows by per step (pages in use, after a WAL
 checkpoint) of a session whose steps each read a 1.9 KB file, over the bytes of those steps'
 messages (compact JSON): bounded ≤ 1.5.
@@ -94,6 +98,7 @@ DECILE_GROWTH = 1.1  # bound at 1 000 steps: last tenth of the steps over the fi
 STORE_GROWTH = 1.5  # bound: sessions.db growth per step over the bytes of the step's messages
 REPORT = Report()
 STARTS: dict[str, list[list[float]]] = {}  # per framework, per run: when each step began
+RUN_ENDS: dict[str, list[float]] = {}  # per framework, per run: `run_end` event -> run returned
 WALL: dict[str, list[float]] = {}  # per framework: each run's wall time (reported beside CPU)
 NAMES: dict[int, str] = {}  # id(prepare) -> framework name, for WALL
 
@@ -141,7 +146,8 @@ def yagent(workspace: Path, *, two_tools: bool) -> Prepare:
         script.append(call("agent_exit", json.dumps(EXIT_ARGS), call_id="cx"))
         engine = ScriptedEngine({agent.name: script}, markers={agent.name: "Coding agent"})
         events: list[Any] = []
-        starts = _starts("yagent_two_tools" if two_tools else "yagent")
+        name = "yagent_two_tools" if two_tools else "yagent"
+        starts, ended = _starts(name), []
 
         class Record(QuietObserver):
             """Keeps what the app would store, in memory."""
@@ -149,6 +155,8 @@ def yagent(workspace: Path, *, two_tools: bool) -> Prepare:
             def on_event(self, kind: str, payload: Any) -> None:
                 if kind == "model_request":
                     starts.append(clock())
+                elif kind == "run_end":
+                    ended.append(clock())
                 events.append((kind, payload))
 
             def on_message(self, message: Any) -> None:
@@ -178,12 +186,13 @@ def yagent(workspace: Path, *, two_tools: bool) -> Prepare:
 
         async def run() -> None:
             result = await run_agent_loop(cfg, "bench")
+            starts.append(clock())  # the run's end, before this benchmark's own checks
+            RUN_ENDS.setdefault(name, []).append(starts[-1] - ended[-1])
             tool_msgs = [m for m in result.messages if m.role == "tool"]
             check(result.status is Status.FINISHED, f"yagent ended {result.status}: {result.error}")
             check(len(tool_msgs) == TOTAL, f"yagent made {len(tool_msgs)} tool calls")
             check(all('"ok": true' in m.content for m in tool_msgs[:-1]), "a think call failed")
             check(result.exit_payload is not None, "yagent has no exit payload")
-            starts.append(clock())
 
         return run
 
@@ -206,11 +215,12 @@ def decile_growth(starts: list[float]) -> float:
 
 
 def _bench_agent(app: App, steps: int) -> None:
-    """The Coding agent as the app builds it, its step limit raised to fit the conversation."""
-    build = app.agent
+    """The Coding agent as the app builds it, its step limit raised to fit the conversation.
+    Each run wraps the App's own lookup (`App.agent`), not the previous run's wrapper: wrapped
+    again per run, the k-th run paid k nested lookups (issue 17's seventh pass)."""
 
     def agent(name: str) -> catalog.AgentDef:
-        found = build(name)
+        found = App.agent(app, name)
         return dataclasses.replace(found, max_steps=max(found.max_steps, steps))
 
     app.agent = agent  # type: ignore[method-assign]
@@ -227,11 +237,13 @@ def yagent_app(app: App) -> Prepare:
         script.append(call("agent_exit", json.dumps(EXIT_ARGS), call_id="cx"))
         app.engine = ScriptedEngine({name: script}, markers={name: "Coding agent"})
         _bench_agent(app, TOTAL)
-        starts = _starts("yagent_app")
+        starts, ended = _starts("yagent_app"), []
 
         def observe(event: Any) -> None:
             if event.type == "model_request":
                 starts.append(clock())
+            elif event.type == "run_end":
+                ended.append(clock())
 
         async def run() -> None:
             app.observers.append(observe)
@@ -240,6 +252,7 @@ def yagent_app(app: App) -> Prepare:
             finally:
                 app.observers.remove(observe)
             starts.append(clock())
+            RUN_ENDS.setdefault("yagent_app", []).append(starts[-1] - ended[-1])
             check(result.status is Status.FINISHED, f"app ended {result.status}: {result.error}")
             tool_msgs = [m for m in result.messages if m.role == "tool"]
             check(len(tool_msgs) == TOTAL, f"the app made {len(tool_msgs)} tool calls")
@@ -556,6 +569,7 @@ async def measure(steps: int, runs: int) -> tuple[int, dict[str, float]]:
     errors: dict[str, str] = {}
     frameworks: dict[str, Prepare] = {}
     STARTS.clear()
+    RUN_ENDS.clear()
     with tempfile.TemporaryDirectory(prefix="yagent-bench-loop-") as tmp:
         workspace = Path(tmp) / "ws"
         workspace.mkdir()
@@ -632,6 +646,15 @@ async def measure(steps: int, runs: int) -> tuple[int, dict[str, float]]:
                 bound=DECILE_GROWTH if bounded else None,
                 steps=TOTAL,
                 runs=len(growth),
+            )
+        ends = RUN_ENDS.get(name, [])[1:]
+        if ends:
+            REPORT.figure(
+                f"loop.run_end.{name}.{STEPS}steps",
+                round(statistics.median(ends) * 1e6),
+                "us (CPU from the run_end event until the run returned)",
+                steps=TOTAL,
+                runs=len(ends),
             )
     if errors:
         print(f"bench_loop: peers not measured: {', '.join(errors)}", file=sys.stderr)

@@ -1,7 +1,7 @@
 """Start-up cost of the `yagent` command (issue 17): CPU seconds of whole processes.
 
 Each figure is the CPU time (user + system, from `wait4`) of a fresh process running the command
-exactly as the installed `yagent` script does (`from yagent.cli import main`), measured in
+exactly as the installed `yagent` script does (`yagent.cli:entry`), measured in
 interleaved pairs with `python -c pass` on the same interpreter (`benchlib.interleaved`); the
 figure's value is the median of the per-pair ratios, with both medians beside it.
 
@@ -17,11 +17,17 @@ is written before anything is measured (`benchlib.bytecode_cached`), as an insta
 it: the figures are start-ups, not compilations of the sources.
 - `startup.floor.<set>` (reported, no bound): the same ratio for a process that only imports the
   libraries a command cannot do without — `config` (one pydantic model defined: the
-  configuration) and `doctor` (that and httpx, rich, click, anyio: the provider check, the
-  table, the command line, the event loop). The first request on an OpenAI-compatible
-  provider needs no more (the engine speaks the protocol on httpx), so `doctor`'s floor is
-  its floor too. A bound below its floor cannot be met by yagent's own code; the floor says
-  how far any such command is from it.
+  configuration) and `doctor` (that and httpx with its transport httpcore — httpx's own command
+  line refused, as every yagent process refuses it —, rich, click, anyio: the provider check,
+  the table, the command line, the event loop httpcore imports). The first request on an
+  OpenAI-compatible provider needs no more (the engine speaks the protocol on httpx), so
+  `doctor`'s floor is its floor too. A bound below its floor cannot be met by yagent's own
+  code; the floor says how far any such command is from it.
+- `startup.doctor.over_floor`, `startup.first_request.over_floor`: the command's CPU over the
+  `doctor` floor's, measured as interleaved pairs of the two processes (median per-pair ratio).
+  The issue's bounds (3×, 4× `python -c pass`) are below that floor; these are the bounds the
+  project holds itself to instead (docs/adr/0027-start-up-bounds-above-the-pydantic-floor.md):
+  `OVER_FLOOR`. Both kinds of bound are checked and reported; a miss of either exits 1.
 """
 
 from __future__ import annotations
@@ -42,18 +48,24 @@ from tests.llm.wire import Reply, WireServer  # noqa: E402
 from benchlib import Report, bytecode_cached, interleaved  # noqa: E402
 
 SRC = str(HERE.parent / "src")
-SCRIPT = "import sys; from yagent.cli import main; sys.exit(main())"  # the console script
+SCRIPT = "from yagent.cli import entry; entry()"  # the console script (`yagent.cli:entry`)
 TICK = os.sysconf("SC_CLK_TCK")
 PAIRS = {"version": 21, "help": 21, "doctor": 7, "first_request": 7}
 # `import pydantic` alone loads little (pydantic imports its parts when first used): the floor of
 # a configuration read as pydantic models is one model defined, which loads what every model needs.
 MODEL = "from pydantic import BaseModel\nclass C(BaseModel):\n    x: int = 0\n"
+# Every yagent process refuses httpx's own command line before httpx is imported (`yagent.cli`).
+NO_HTTPX_CLI = "import sys\nsys.modules.setdefault('httpx._main', None)\n"
 FLOORS = {  # what a command cannot do without (see the module docstring)
     "config": MODEL,
-    "doctor": MODEL + "import httpx, rich.console, click, anyio",  # and the first request's
+    # and the first request's
+    "doctor": NO_HTTPX_CLI + MODEL + "import httpx, httpcore, rich.console, click, anyio",
 }
 FLOOR_PAIRS = 7
 BOUNDS = {"version": 2.0, "help": 2.0, "doctor": 3.0, "first_request": 4.0}
+# The project's own bounds, × the `doctor` floor: what yagent's own code may add above it
+# (docs/adr/0027-start-up-bounds-above-the-pydantic-floor.md).
+OVER_FLOOR = {"doctor": 1.5, "first_request": 2.75}
 
 
 def env(home: Path) -> dict[str, str]:
@@ -110,7 +122,7 @@ def main() -> int:
     bytecode_cached(SRC)
     with (
         tempfile.TemporaryDirectory(prefix="bench-startup-") as tmp,
-        WireServer([Reply(hang_after=0) for _ in range(PAIRS["first_request"] + 2)]) as srv,
+        WireServer([Reply(hang_after=0) for _ in range(2 * PAIRS["first_request"] + 2)]) as srv,
     ):
         root = Path(tmp)
         home, ws = root / "home", root / "ws"
@@ -138,6 +150,10 @@ def main() -> int:
             "doctor": command("doctor"),
             "first_request": first_request,
         }
+
+        def floor() -> float:
+            return cpu_of([python, "-c", FLOORS["doctor"]], environ, ws)
+
         for name, measure in cases.items():
             pairs = interleaved(baseline, measure, PAIRS[name])
             report.figure(
@@ -146,6 +162,17 @@ def main() -> int:
                 "x python -c pass (CPU)",
                 bound=BOUNDS[name],
                 baseline_ms=round(pairs.a * 1000, 1),
+                command_ms=round(pairs.b * 1000, 1),
+                pairs=pairs.pairs,
+            )
+        for name, bound in OVER_FLOOR.items():
+            pairs = interleaved(floor, cases[name], PAIRS[name])
+            report.figure(
+                f"startup.{name}.over_floor",
+                round(pairs.ratio, 2),
+                "x the doctor floor (CPU)",
+                bound=bound,
+                floor_ms=round(pairs.a * 1000, 1),
                 command_ms=round(pairs.b * 1000, 1),
                 pairs=pairs.pairs,
             )

@@ -13,6 +13,11 @@ NORMAL, as the app opens it). The payloads are the shapes `App.run` writes for a
 - `store.step_cpu`: the same commits alone (no app around them: what the store itself costs
   without the cache pressure of the rest of a step), median of `ROUNDS` rounds of `STEPS` steps
   after 100 steps of warm-up; reported.
+- `store.step_cpu_cold`: the same commits alone, with `COLD_OBJECTS` other Python objects read
+  between two steps (untimed) — what the rest of an app step does to the CPU's caches; reported.
+  It is why the commits cost more in the app than alone: they run the same statements on the
+  same rows there (counted: statements, page-cache hits and misses, WAL frames a step — see
+  docs/performance.md, "Issue 17's second store pass"), and find what they touch cold.
 - `store.statements_per_step`: SQL statements the store ran per step (traced): one per record,
   four per commit (BEGIN, the seq check, the session's time, COMMIT); bounded ≤
   `STATEMENTS_BOUND` (24 before issue 17's store pass: a `MAX(seq)` per table and transaction).
@@ -21,6 +26,7 @@ Runs on any yagent whose `StepLog` has `flush` (the same file measures the code 
 
 from __future__ import annotations
 
+import random
 import statistics
 import sys
 import tempfile
@@ -37,8 +43,10 @@ from yagent.memory import SessionStore
 
 STEPS = 1000
 ROUNDS = 5
+COLD_STEPS = 300
+COLD_OBJECTS = 4000  # objects read between two steps of `store.step_cpu_cold`
 APP_STEPS = 100
-APP_RUNS = 5
+APP_RUNS = 7
 STEP_BOUND = 250.0  # µs of CPU for a tool step's two commits, in the app (issue 17)
 STATEMENTS_BOUND = 19
 REPORT = Report()
@@ -111,6 +119,32 @@ class Timed(StepLog):
             Timed.spent += time.thread_time() - start
 
 
+def cold(tmp: Path) -> None:
+    """`store.step_cpu_cold` (see the module doc)."""
+    others = [{"n": n, "text": str(n)} for n in range(60_000)]
+    shuffle = random.Random(17)
+    with SessionStore(tmp / "sessions.db") as store:
+        sid = store.create_session(workspace=str(tmp)).id
+        log = Timed(store, sid)
+        for n in range(100):
+            step(log, n, time.time())
+        per_step = []
+        for r in range(ROUNDS):
+            Timed.spent = 0.0
+            for n in range(COLD_STEPS):
+                sum(other["n"] for other in shuffle.sample(others, COLD_OBJECTS))
+                step(log, 100 + r * COLD_STEPS + n, 1.0)
+            per_step.append(Timed.spent / COLD_STEPS * 1e6)
+    REPORT.figure(
+        "store.step_cpu_cold",
+        round(statistics.median(per_step), 1),
+        "us/step (CPU, a tool step's two commits, alone, caches disturbed between steps)",
+        rounds=[round(x, 1) for x in per_step],
+        steps=COLD_STEPS,
+        objects_between=COLD_OBJECTS,
+    )
+
+
 def isolated(tmp: Path) -> None:
     with SessionStore(tmp / "sessions.db") as store:
         sid = store.create_session(workspace=str(tmp)).id
@@ -172,6 +206,8 @@ async def in_app(tmp: Path) -> None:
 async def main() -> int:
     with tempfile.TemporaryDirectory(prefix="yagent-bench-steplog-") as tmp:
         isolated(Path(tmp))
+    with tempfile.TemporaryDirectory(prefix="yagent-bench-steplog-cold-") as tmp:
+        cold(Path(tmp))
     with tempfile.TemporaryDirectory(prefix="yagent-bench-steplog-app-") as tmp:
         await in_app(Path(tmp))
     return REPORT.exit_code()

@@ -86,3 +86,25 @@ def test_closest_files_keep_their_text_under_the_budget(tmp_path: Path) -> None:
     assert "B" * 100 in alone
     assert "R" not in alone
     assert "A" * 100 not in alone
+
+
+def test_instruction_files_that_lead_out_or_into_hidden_paths_are_skipped(tmp_path: Path) -> None:
+    user, ws = tmp_path / "user", tmp_path / "ws"
+    (user / ".claude").mkdir(parents=True)
+    (user / ".ssh").mkdir()
+    (user / ".ssh" / "id_rsa").write_text("PRIVATE-KEY")
+    (ws / "secrets").mkdir(parents=True)
+    (ws / "secrets" / "notes.md").write_text("DENIED-NOTES")
+    (ws / "AGENTS.md").symlink_to(ws / "secrets" / "notes.md")
+    mask = ReadMask(ws, deny=("secrets",), env={"HOME": str(user)})
+    out = render(Sources(ws, user_home=user, reads=mask))
+    assert "DENIED-NOTES" not in out
+    assert "[AGENTS.md skipped: it leads to" in out
+    assert "hidden from every tool" in out
+    (user / ".claude" / "CLAUDE.md").symlink_to(user / ".ssh" / "id_rsa")
+    out = render(Sources(ws, user_home=user, reads=mask))
+    assert "PRIVATE-KEY" not in out
+    (ws / "AGENTS.md").unlink()
+    (ws / "AGENTS.md").symlink_to(ws / "secrets" / ".." / "plain.md")
+    (ws / "plain.md").write_text("PLAIN")
+    assert "PLAIN" in render(Sources(ws, reads=mask)), "a link inside the workspace is read"

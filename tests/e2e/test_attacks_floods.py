@@ -37,10 +37,12 @@ def run(
     batch: list[tuple[str, dict[str, Any]]],
     secrets: dict[str, str] | None = None,
     peaks: list[int] | None = None,
+    extra: str = "",
 ) -> Any:
     """One real run of `batch` (with `secrets` in yagent's environment, else a dummy API key);
     the requests the model server received and every tool result. With `peaks`, yagent's peak
-    resident memory (bytes, `VmHWM` in /proc) is appended to it."""
+    resident memory (bytes, `VmHWM` in /proc) is appended to it; `extra` ends the `[llm]` table
+    of the configuration (more keys, more tables)."""
     home = tmp_path / "home"
     home.mkdir()
     items = [(name, json.dumps(args), f"c{i}") for i, (name, args) in enumerate(batch)]
@@ -48,7 +50,7 @@ def run(
     with WireServer([openai_reply(t) for t in turns]) as server:
         (home / "config.toml").write_text(
             f'[llm]\nprovider = "openai"\nmodel = "gpt-test"\nbase_url = "{server.url}/v1"\n'
-            "step_retries = 0\n"
+            f"step_retries = 0\n{extra}"
         )
         env = {**os.environ, "YAGENT_HOME": str(home), "HOME": str(tmp_path)}
         env |= secrets or {"OPENAI_API_KEY": "sk-test-not-real"}

@@ -169,3 +169,48 @@ def test_cost_is_additive_over_usage(
     u1, u2 = Usage(a, b, c, d), Usage(e, f, g, h)
     assert price.cost(u1 + u2) == pytest.approx(price.cost(u1) + price.cost(u2))
     assert price.cost(u1) >= 0
+
+
+def test_a_table_resolves_each_model_name_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 17: a ledger step asked the table to walk its prefixes again for every step (every
+    prefix, for a model the table does not name). Counted, not timed."""
+    resolved: list[str] = []
+    resolve = PriceTable._resolve
+
+    def counting(self: PriceTable, model: str) -> Price | None:
+        resolved.append(model)
+        return resolve(self, model)
+
+    monkeypatch.setattr(PriceTable, "_resolve", counting)
+    table = DEFAULT_PRICES.with_entries({})
+    ledger = Ledger(table)
+    for _ in range(50):
+        ledger.record_usage("my-local-llama", Usage(10, 5), agent="a")
+        ledger.record_usage("gpt-4o-mini-2024-07-18", Usage(1_000_000, 0), agent="a")
+    assert sorted(resolved) == ["gpt-4o-mini-2024-07-18", "my-local-llama"]
+    snap = ledger.snapshot()
+    assert snap.by_model["my-local-llama"].cost is None
+    assert snap.by_model["gpt-4o-mini-2024-07-18"].cost == pytest.approx(50 * 0.15)
+    # each table answers for itself: a table that prices the name is not told "unpriced"
+    priced = table.with_entries({"my-local-llama": Price(1.0, 1.0)})
+    assert priced.cost("my-local-llama", Usage(1_000_000, 0)) == pytest.approx(1.0)
+    assert table.cost("my-local-llama", Usage(1_000_000, 0)) is None
+
+
+def test_names_beyond_the_remembered_ones_are_still_priced(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("yagent.llm.pricing.RESOLVED_LIMIT", 2)
+    table = PriceTable({"m*": Price(2.0, 0.0), "x": Price(1.0, 0.0)})
+    for name in ("a", "b", "m-1", "m-2", "x", "X "):
+        price = table.lookup(name)
+        expected = 2.0 if name.startswith("m") else 1.0 if name.strip().lower() == "x" else None
+        assert (price.input if price else None) == expected
+        assert table.lookup(name) is price
+
+
+def test_a_step_without_usage_is_unreported_and_one_with_any_count_is_not() -> None:
+    ledger = Ledger(PriceTable({"m": Price(1.0, 1.0)}))
+    for usage in (Usage(), Usage(0, 0, 0, 1), Usage(0, 0, 1, 0), Usage(0, 1), Usage(1)):
+        ledger.record_usage("m", usage)
+    totals = ledger.snapshot().session
+    assert (totals.steps, totals.unreported_steps) == (5, 1)
+    assert totals.usage == Usage(1, 1, 1, 1)

@@ -92,3 +92,18 @@ def test_processes_append_to_one_session(db_path: Path):
         assert {s.workspace for s in store.list_sessions(limit=None)} >= {
             f"/worker{w}" for w in range(workers)
         }
+
+
+def test_a_transaction_asked_for_in_a_batch_and_begun_after_it_is_its_own(db_path: Path):
+    # What a thread does that finds a batch open and waits for its lock until the batch ended.
+    with SessionStore(db_path) as store:
+        sid = store.create_session(workspace="/w").id
+        with store.batch():
+            store.append_event(sid, "in the batch", {})
+            late = store._write()
+        with late as (conn, _):
+            assert conn.in_transaction
+            conn.execute("UPDATE sessions SET title = 'late' WHERE id = ?", (sid,))
+        assert not conn.in_transaction
+        assert store.get_session(sid).title == "late"
+        assert [e.type for e in store.events(sid)] == ["in the batch"]

@@ -19,6 +19,7 @@ from yagent.memory import (
     ToolCallNotFoundError,
 )
 from yagent.memory.log import CONTENT_REF
+from yagent.memory.pending import PendingArchive, PendingCheckpoint
 
 OUTPUT = "line one\nline two\n" * 40
 
@@ -178,3 +179,29 @@ def test_one_clock_reading_per_transaction_in_commit_order(store: SessionStore, 
     store.write_records(sid, [PendingEvent("c", {})])
     assert [e.ts for e in store.events(sid)] == [clock.value - 1.5, clock.value - 1.5, clock.value]
     assert store.get_session(sid).updated_at == clock.value
+
+
+def test_a_checkpoint_and_an_archive_record_go_the_same_way(store: SessionStore, sid: str):
+    seen = _statements(store)
+    seqs = store.write_records(
+        sid,
+        [
+            PendingEvent("step", {"n": 1}),
+            PendingCheckpoint(step=1, data={"at": "one"}),
+            PendingArchive(kind="messages", payload={"dropped": 2}),
+            PendingCheckpoint(step=2, data={"at": "two"}, delegation_id="d"),
+        ],
+    )
+    assert seqs == [1, 1, 1, 2]
+    # one transaction: BEGIN, the session's time, the seq check, a statement a table, COMMIT
+    assert len([sql for sql in seen if sql.startswith("INSERT INTO checkpoints")]) == 2
+    assert sum(sql == "BEGIN IMMEDIATE" for sql in seen) == 1
+    latest = store.latest_checkpoint(sid)
+    assert latest is not None
+    assert (latest.step, latest.data) == (1, {"at": "one"})
+    assert [a.payload for a in store.archived(sid)] == [{"dropped": 2}]
+    with pytest.raises(ValueError, match="step must be >= 0"):
+        store.write_records(sid, [PendingEvent("x", {}), PendingCheckpoint(step=-1, data={})])
+    with pytest.raises(TypeError, match=r"archive payload\['a'\] is a set"):
+        store.write_records(sid, [PendingArchive(kind="k", payload={"a": {1}})])
+    assert [e.type for e in store.events(sid)] == ["step"]

@@ -212,6 +212,12 @@ def test_sandbox_env_drops_secrets() -> None:
     assert sandbox_env(env) == {"PATH": "/bin", "LANG": "C"}
 
 
+def test_sandbox_env_drops_the_variables_named_as_model_keys_whatever_their_names() -> None:
+    env = {"PATH": "/bin", "LLM_KEY": "x", "DEEPSEEK_KEY": "y"}
+    assert sandbox_env(env, ("LLM_KEY", "DEEPSEEK_KEY")) == {"PATH": "/bin"}
+    assert sandbox_env(env) == env
+
+
 def test_sandbox_env_drops_the_hosts_coverage_start_up() -> None:
     env = {"PATH": "/bin", "COVERAGE_PROCESS_CONFIG": "{}", "COVERAGE_PROCESS_START": "x"}
     assert sandbox_env(env) == {"PATH": "/bin"}

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -190,3 +192,47 @@ def test_a_missing_settings_file_is_looked_for_not_read_and_seen_when_it_appears
     assert len(reads) == 1
     Settings(home).authorize_project(workspace)
     assert guard.standing(BASH)
+
+
+def _nested_past_path_max(root: Path, levels: int = 25) -> Path:
+    """Real directories nested past PATH_MAX under `root` (made by descriptor); the deepest."""
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(levels):
+            os.mkdir("d" * 200, dir_fd=fd)
+            inner = os.open("d" * 200, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        os.symlink("../" * levels + ".git", "g", dir_fd=fd)
+    finally:
+        os.close(fd)
+    return root.joinpath(*["d" * 200] * levels)  # (pathlib does not resolve it)
+
+
+@pytest.fixture
+def past_path_max(tmp_path: Path) -> Iterator[Path]:
+    """`_nested_past_path_max` under `tmp_path`, removed afterwards (not left for the shared
+    temp root's cleaners)."""
+    yield _nested_past_path_max(tmp_path)
+    shutil.rmtree(tmp_path / ("d" * 200))
+
+
+def test_a_path_too_long_to_resolve_is_refused_for_every_tool(
+    tmp_path: Path, past_path_max: Path
+) -> None:
+    (tmp_path / ".git").mkdir()
+    deep = past_path_max
+    guard = WorkspaceGuard(tmp_path, yolo=Yolo.YOLO)
+    write, read = SPECS["write_file"], SPECS["read_file"]
+    given = os.path.relpath(deep, tmp_path) + "/g/hooks/pre-commit"
+    assert guard.protected(write, {"path": given}) is None  # what realpath alone concluded
+    for spec in (write, read):
+        reason = guard.unresolvable(spec, {"path": given})
+        assert reason is not None
+        assert "too long to resolve" in reason
+    # short as given, long once a link is followed
+    (tmp_path / "s").symlink_to("/".join(["d" * 200] * 12))
+    short = "s/" + "/".join(["d" * 200] * 13) + "/g/hooks/pre-commit"
+    assert len(os.fsencode(os.path.join(tmp_path, short))) < 4096
+    assert guard.unresolvable(write, {"path": short}) is not None
+    assert guard.unresolvable(write, {"path": "a/b.txt"}) is None

@@ -11,7 +11,8 @@ Contract:
   Pinned (the first user message and this run's task) and the last `keep_recent` messages are
   kept verbatim — fewer recent ones, down to the last, only when keeping them all could not free
   enough; a call is never separated from its results. It publishes `context` every request,
-  `compaction` for each attempt (with `compacted` and, on failure, the error).
+  `compaction` for each attempt (with `compacted` and, on failure, the error). It returns the
+  messages it was given when it changed none (no copy per request), else a new list.
 - A summary that fails never leaves the history as it was (that re-planned and re-archived the
   whole history every step): what was archived leaves anyway, replaced by a visible truncation
   note (`truncated: true` and the reason in the event). After `n` failures in a row the next
@@ -171,9 +172,9 @@ class Economy:
         step: int,
         system: str,
         tools: Sequence[Mapping[str, Any]],
-    ) -> list[Message]:
+    ) -> Sequence[Message]:
         self._sync(messages)
-        current = self._offload(list(messages), step)
+        current = self._offload(messages, step)
         usage = self._measure(system, tools, current)
         compacted = await self._compact(current, usage, step)
         if compacted is not None:
@@ -182,10 +183,11 @@ class Economy:
         self._publish_context(usage, step, len(current))
         return current
 
-    def _offload(self, messages: list[Message], step: int) -> list[Message]:
+    def _offload(self, messages: Sequence[Message], step: int) -> Sequence[Message]:
         offload = self.settings.offload
         if offload is None:
             return messages
+        out: list[Message] | None = None  # a copy, made only once something is replaced
         seen = self._seen  # as of the last request: what the model has really been shown
         replaced: list[str] = []
         kept: list[str] = []
@@ -200,7 +202,8 @@ class Economy:
             outcome = offload.process(message.content, seen=seen)
             self._seen = self._seen | outcome.seen
             if outcome.replaced:
-                messages[index] = replace(message, content=outcome.value)
+                out = list(messages) if out is None else out
+                out[index] = replace(message, content=outcome.value)
                 replaced.extend(f.digest for f in outcome.replaced)
             kept.extend(f"{found.digest}: {why}" for found, why in outcome.kept)
             if not outcome.marked and not outcome.kept:
@@ -210,7 +213,7 @@ class Economy:
         self._settled_upto = start  # a run's step costs the same at step 1 000 as at step 1
         if replaced or kept:
             self._emit("offload", {"step": step, "replaced": replaced, "kept": kept})
-        return messages
+        return messages if out is None else out
 
     def _measure(
         self, system: str, tools: Sequence[Mapping[str, Any]], messages: Sequence[Message]
@@ -267,7 +270,7 @@ class Economy:
             keep = max(1, keep // 2)
 
     async def _compact(
-        self, messages: list[Message], usage: budget.Usage, step: int
+        self, messages: Sequence[Message], usage: budget.Usage, step: int
     ) -> list[Message] | None:
         """Compaction when the messages fill `compact_at` of the room the fixed part leaves."""
         limit = self.window.limit

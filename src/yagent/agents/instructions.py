@@ -14,7 +14,10 @@ Contract:
   (outside the workspace), to that home; never into what the read mask hides (yagent's state,
   credential stores — `tools.readmask`). A cycle, a repeat, a missing or non-file target, a path
   outside its confinement or hidden, or one hop too deep is skipped with a visible note saying
-  which and why — never silently.
+  which and why — never silently. The files themselves are held to the same: a workspace's file
+  that is a link leading out of the workspace or into what the read mask hides (`CLAUDE.md` →
+  `~/.ssh/id_rsa`, `AGENTS.md` → `/proc/self/environ`), or a global one leading out of its own
+  folder, is skipped with a note naming where it leads, its text never read.
 - Budget: `MAX_INSTRUCTIONS_BYTES` over all files. When they exceed it, the closest files keep
   their text first (they are the most specific); every file that lost text ends in a line saying
   how much is shown and that `read_file` reads the rest. Each text is decoded as UTF-8
@@ -104,8 +107,33 @@ def collect(sources: Sources) -> list[Doc]:
         if real in seen:
             continue
         seen.add(real)
+        why = _misplaced(path, real, sources, mask, is_global=path is first)
+        if why:
+            label = _label(path.parent.resolve() / path.name, root, sources.user_home)
+            docs.append(Doc(label, "", (f"[{label} skipped: {why}]",)))
+            continue
         docs.extend(_with_imports(real, _label(real, root, sources.user_home), sources, mask, seen))
     return docs
+
+
+def _misplaced(path: Path, real: Path, sources: Sources, mask: ReadMask, *, is_global: bool) -> str:
+    """Why an instructions file (a link, maybe) is not read, or "": a workspace file must lead
+    to a file in the workspace that no tool is refused; the global one, into its own folder."""
+    if is_global:
+        folder = path.parent.resolve() if path.parent.name != ".claude" else path.parent.parent
+        if not _under(real, folder.resolve()):
+            return f"it leads to {real}, outside {folder}"
+        yagent_home = sources.home.resolve() if sources.home is not None else None
+        hidden = mask.denies(str(real)) is not None
+        if hidden and not (yagent_home is not None and _under(real, yagent_home)):
+            return f"it leads to {real}, hidden from every tool (a credential store or the like)"
+        return ""
+    root = sources.root.resolve()
+    if not _under(real, root):
+        return f"it leads to {real}, outside the workspace (only the workspace's own files count)"
+    if mask.denies(str(real)) is not None:
+        return f"it leads to {real}, hidden from every tool"
+    return ""
 
 
 def _with_imports(

@@ -34,6 +34,9 @@ Contract:
 - With `context` set, every request first goes through the run's `economy.Economy` (metering,
   compaction, offload) and every tool result through `Economy.admit` (spill, offload) before it
   joins the history; the deliverable is always taken from the tool's uncut result.
+- A request carries the history as a `history.Messages` view, taken in O(1): no step copies the
+  history (a stateless request must carry it all, but as a reference); the economy's rewrite of
+  it (offload, compaction) is the only copy, and only when it changed something.
 - The final report is read with `protocol` beside the deliverable (`reports.read_report`) and
   published as a `report` event when there is one, or a reason why a report-shaped one was not.
 """
@@ -69,6 +72,7 @@ from yagent.llm import (
     ToolCall,
     Usage,
 )
+from yagent.llm.history import History
 from yagent.llm.retry import complete_with_retries
 from yagent.llm.types import AssistantTurn, Engine
 from yagent.tools.toolresult import ToolResult, failure_content
@@ -77,7 +81,7 @@ from yagent.tools.toolresult import ToolResult, failure_content
 @dataclass
 class _Run:
     cfg: LoopConfig
-    messages: list[Message]
+    history: History
     usage: Usage = field(default_factory=Usage)
     step: int = 0
     nudges: int = 0
@@ -86,7 +90,7 @@ class _Run:
     economy: Economy | None = None
 
     def add(self, message: Message) -> None:
-        self.messages.append(message)
+        self.history.append(message)
         self.cfg.observer.on_message(message)
 
     def emit(self, kind: str, payload: Mapping[str, Any]) -> None:
@@ -97,7 +101,7 @@ class _Run:
 async def run_agent_loop(
     cfg: LoopConfig, task: str, *, history: Sequence[Message] = ()
 ) -> AgentResult:
-    run = _Run(cfg, list(history), step=cfg.start_step)
+    run = _Run(cfg, History(history), step=cfg.start_step)
     run.add(Message("user", task))
     run.economy = _economy(run)
     status: Status = Status.MAX_STEPS
@@ -152,7 +156,7 @@ def _economy(run: _Run) -> Economy | None:
         summarizer=summarizer,
         before_compact=cfg.observer.before_compact,
     )
-    economy.start(run.messages)
+    economy.start(run.history.view())
     return economy
 
 
@@ -185,7 +189,7 @@ def _terminate(run: _Run, status: Status, error: str) -> AgentResult:
         deliverable=deliverable,
         exit_payload=dict(payload) if payload is not None else None,
         steps=run.step,
-        messages=tuple(run.messages),
+        messages=tuple(run.history.view()),
         usage=run.usage,
         error=error,
         note=note,
@@ -234,11 +238,15 @@ async def _ask_model(run: _Run) -> AssistantTurn:
     cfg = run.cfg
     surface = cfg.adapter.surface
     tools = tuple(surface.tool_defs())
+    messages = run.history.view()  # O(1): the request does not copy the history
     if run.economy is not None:
-        run.messages[:] = await run.economy.before_request(
-            run.messages, step=run.step, system=cfg.system, tools=tools
+        sent = await run.economy.before_request(
+            messages, step=run.step, system=cfg.system, tools=tools
         )
-    request = Request(system=cfg.system, messages=tuple(run.messages), tools=tools, agent=cfg.name)
+        if sent is not messages:  # offloaded or compacted: the history is rewritten
+            run.history.replace(sent)
+            messages = run.history.view()
+    request = Request(system=cfg.system, messages=messages, tools=tools, agent=cfg.name)
     run.emit("model_request", {"step": run.step, "tool_defs_hash": surface.tool_defs_hash()})
 
     def on_event(event: StreamEvent) -> None:

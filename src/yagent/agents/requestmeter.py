@@ -10,6 +10,9 @@ Contract:
   after the longest unchanged prefix (equal messages have equal counts). The loop only appends
   between requests, so a step costs the count of its new messages, not of the whole history; a
   message replaced in place (offload, compaction) is counted again from there on.
+- Given `history.Messages` views of one history (what the loop sends), it finds the unchanged
+  prefix without comparing a message and keeps the view, not a copy: a request's metering does
+  no work proportional to the history. Any other sequence is compared and copied as before.
 Leaves to the caller: the token counter and the window (`budget`), what the messages are.
 """
 
@@ -21,6 +24,7 @@ from typing import Any
 
 from yagent.kernel.context import budget
 from yagent.llm import Message
+from yagent.llm.history import Messages
 
 
 class RequestMeter:
@@ -31,7 +35,7 @@ class RequestMeter:
         self._window = window
         self._system: tuple[str, int] | None = None
         self._tools: tuple[tuple[Mapping[str, Any], ...], int] | None = None
-        self._messages: list[Message] = []  # the last request's messages, as counted
+        self._messages: Sequence[Message] = ()  # the last request's messages, as counted
         self._counts: list[tuple[int, int]] = []  # per message: (history, tool results) tokens
         self._history = 0
         self._results = 0
@@ -68,14 +72,20 @@ class RequestMeter:
             self._counts.append(counts)
             self._history += counts[0]
             self._results += counts[1]
-        self._messages = list(messages)
+        self._messages = messages if isinstance(messages, Messages) else tuple(messages)
         return ((budget.HISTORY, self._history), (budget.TOOL_RESULTS, self._results))
 
     def _unchanged(self, messages: Sequence[Message]) -> int:
         """How many leading messages are the ones counted last time (equal: same counts)."""
         known = self._messages
+        if (
+            isinstance(messages, Messages)
+            and isinstance(known, Messages)
+            and messages.extends(known)  # one history, only appended to since: nothing compared
+        ):
+            return len(known)
         size = min(len(known), len(messages))
-        if list(messages[:size]) == known[:size]:  # identity first, item by item, in C
+        if tuple(messages[:size]) == tuple(known[:size]):  # identity first, item by item, in C
             return size
         for index in range(size):
             if messages[index] != known[index]:

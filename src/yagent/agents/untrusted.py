@@ -4,7 +4,9 @@ Contract:
 - `for_model(text)` is the one function every untrusted text passes on its way to the model:
   `reminder.neutralize` under the band kinds registered so far — a forged system band (any case,
   fullwidth or zero-width look-alikes, `&lt;` escapes) or a chat-template control token becomes a
-  visible `[neutralized …]` note; everything else comes back byte for byte.
+  visible `[neutralized …]` note, and Unicode tag characters (invisible, read by models as
+  ASCII: a sentence only the model sees) are written out (`\\U000e0069`); everything else comes
+  back byte for byte.
 - `tool_message(...)` is the only constructor of a tool-result message (a gate test scans the
   source for any other): whatever a tool returned — files, shell output, search hits, web and
   browser text, MCP and program results, spill pages read back, hook and refusal messages, a

@@ -16,7 +16,8 @@ loop hidden in a function (the engine modules import nothing from `app`). With a
 configured, `build_engine` makes every check (model, key) at once but returns a `Deferred`
 engine: the engine is built at the first model request — the interactive prompt is drawn
 without waiting for it. `configured_engine` is that step alone, synchronous: with a provider
-configured nothing needs the network or an event loop (`doctor` checks it so).
+configured nothing needs the network or an event loop (`doctor` checks it so). Asking a local
+Ollama server for its models loads no CA bundle (plain HTTP: `yagent.llm.tls`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import httpx
 
 from yagent.app import provideradvice
 from yagent.app.config import DEFAULT_KEY_ENV, ConfigError, LLMConfig
+from yagent.llm import tls
 from yagent.llm.types import Engine, EngineError, Request, StreamEvent
 
 OLLAMA_URL = "http://127.0.0.1:11434"
@@ -56,7 +58,7 @@ class NoProviderError(ConfigError):
 async def ollama_models(url: str = OLLAMA_URL, *, wait: float = 1.5) -> list[str] | None:
     """Model names a local Ollama server offers, or None when nothing answers there."""
     try:
-        async with httpx.AsyncClient(timeout=wait) as client:
+        async with httpx.AsyncClient(timeout=wait, verify=tls.for_url(url)) as client:
             response = await client.get(f"{url}/api/tags")
             response.raise_for_status()
             data = response.json()

@@ -49,6 +49,28 @@ GATE_TTL = 30.0
 
 # `json.dumps(facts, sort_keys=True, default=str)`, its encoder built once (a step's digest)
 _FACTS = json.JSONEncoder(sort_keys=True, default=str)
+# ... and the C encoder under it, built once too (`JSONEncoder.encode` builds one per call); no
+# cycle check — a value it cannot encode goes to `_FACTS`, which says what was wrong
+_MAKE_C: Any = getattr(json.encoder, "c_make_encoder", None)  # None without the C accelerator
+_FACTS_C: Any = (
+    None
+    if _MAKE_C is None
+    else _MAKE_C(
+        None, str, json.encoder.encode_basestring_ascii, None, ": ", ", ", True, False, True
+    )
+)
+
+
+def facts_text(facts: Any) -> str:
+    """`json.dumps(facts, sort_keys=True, default=str)`, the same text."""
+    if _FACTS_C is not None:
+        try:
+            return "".join(_FACTS_C(facts, 0))
+        except (RecursionError, TypeError, ValueError):
+            pass
+    return _FACTS.encode(facts)
+
+
 _RUNNING = checkpoint.StepStatus.RUNNING
 _COMPLETED = checkpoint.StepStatus.COMPLETED
 
@@ -78,6 +100,7 @@ class RunTrack:
         self._by_changes = isinstance(durable.checkpoints, checkpoint.StepsCAS)
         self._facts: dict[int, list[Any]] = {}
         self._current = 0
+        self._detail_of: tuple[str, str, dict[str, Any], str] | None = None  # the last encoded
         self._stopped = False
         self.holder = sideeffect.default_holder()
 
@@ -140,12 +163,20 @@ class RunTrack:
         await self._save(state)
 
     def _completed(self, n: int) -> checkpoint.StepRecord:
-        facts = _FACTS.encode(self._facts.get(n, [])).encode()
+        facts = facts_text(self._facts.get(n, [])).encode()
         return checkpoint.StepRecord(str(n), _COMPLETED, checkpoint.digest(facts))
 
     def _detail(self, status: str, error: str = "") -> str:
+        """A step's detail: how the run stands and the tools it has loaded. Encoded again only
+        when one of them changed — a run's loaded set stays the same over most steps."""
         loaded = dict(self._materialized())
-        return json.dumps({"status": status, "error": error[:500], "materialized": loaded})
+        error = error[:500]
+        last = self._detail_of
+        if last is not None and last[0] == status and last[1] == error and last[2] == loaded:
+            return last[3]
+        text = json.dumps({"status": status, "error": error, "materialized": loaded})
+        self._detail_of = (status, error, loaded, text)
+        return text
 
     async def _save(self, state: checkpoint.RunState) -> None:
         if self._stopped:

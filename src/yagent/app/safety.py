@@ -131,9 +131,21 @@ def with_allow_local(config: Config, entries: Sequence[str]) -> Config:
 
 
 def read_mask(config: Config, workspace: Path) -> ReadMask:
-    """What no sandboxed command or file tool reads in `workspace` under `config`."""
+    """What no sandboxed command or file tool reads in `workspace` under `config` — the model
+    keys of `[llm]` and of every `[llm.providers.*]` section included (their files hidden, their
+    variables kept from commands), whatever those are named."""
     box = config.sandbox
-    return ReadMask(Path(workspace), deny=tuple(box.deny_read), allow=tuple(box.allow_read))
+    llm = config.llm
+    sections = llm.providers.values()
+    files = [f for f in (llm.api_key_file, *(s.api_key_file for s in sections)) if f]
+    names = [n for n in (llm.api_key_env, *(s.api_key_env for s in sections)) if n]
+    return ReadMask(
+        Path(workspace),
+        deny=tuple(box.deny_read),
+        allow=tuple(box.allow_read),
+        keys=tuple(os.path.abspath(os.path.expanduser(f)) for f in files),
+        key_env=tuple(dict.fromkeys(names)),
+    )
 
 
 def _carry_trust(

@@ -112,10 +112,9 @@ class StepLog:
     def _write(self, pending: list[Waiting]) -> None:
         records: list[Pending] = []
         for item in pending:
-            if type(item) is tuple:
+            if isinstance(item, tuple):
                 self._event_records(records, *item)
                 continue
-            assert isinstance(item, PendingMessage | PendingUsage)
             records.append(item)
             if type(item) is PendingMessage and item.body.get("role") == "tool":
                 key = (item.delegation_id, str(item.body.get("tool_call_id", "")))

@@ -28,7 +28,8 @@ Exit status: 0 done, 1 the run did not finish (error, timeout, cancelled, nothin
 (the message says what to fix), 75 the disk holding the yagent home is full (a run stopped at a
 step boundary: free space and `yagent resume SID`), 130 cancelled, 143 shut down.
 
-Start-up: this package imports nothing but `yagent.cli.quick`. `--version` and `--help` are
+Start-up: this package imports nothing but `yagent.cli.quick`, and refuses httpx's own command line
+for the whole process (below). `--version` and `--help` are
 answered from there without loading click or the app (`quick` says when); the interactive session
 on a terminal shows its prompt before the app loads (`yagent.cli.early`); every other command goes
 through `yagent.cli.root`, which imports a command's module only when that command runs, and the
@@ -46,6 +47,14 @@ from yagent.cli import quick
 TYPE_CHECKING = False  # `typing` (and the `re` it imports) is most of a `--version`'s budget
 if TYPE_CHECKING:
     from typing import NoReturn
+
+# httpx's `__init__` imports its own command line (`httpx._main`: rich's progress bars and syntax
+# highlighting, pygments' lexer table; ≈ 35 ms CPU of the ≈ 90 ms `import httpx` costs) and falls
+# back to a stub `httpx.main` when that import fails. yagent never runs httpx's command line, so
+# every `yagent` process — every entry point imports this package before anything imports httpx
+# — has it refused; `setdefault` leaves a process that already imported it as it is.
+# `tests/cli/test_startup_deferred.py` is the gate (docs/performance.md, "Seventh pass").
+sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -76,10 +85,11 @@ def entry() -> NoReturn:
     SDK's native client there crashes (abort or segfault seen with temporalio 1.35), which would
     turn the exit status into a signal; only standard output and error are left to flush. An
     in-process caller of `main` gets the status back and keeps its interpreter. One app per
-    process here: what start-up built is frozen once the app is open (`app.gcpolicy`)."""
+    process here: no collection runs during start-up, and what it built is frozen once the app
+    is open or the command that opens none is imported (`app.gcpolicy`)."""
     from yagent.app import gcpolicy
 
-    gcpolicy.freeze_once_open()
+    gcpolicy.hold_until_open()
     code = main()
     if "temporalio" in sys.modules:
         sys.stdout.flush()

@@ -40,6 +40,7 @@ from yagent.cli.scaledoctor import ADDRESS_ENV, database_rows, temporal_rows
 from yagent.kernel.confine.sandbox import Level
 from yagent.kernel.durable import sqlitefile
 from yagent.kernel.judge.preset import BUILTIN as BUILTIN_PRESETS
+from yagent.llm import tls
 from yagent.tools.searchkit.locate import locate_rg
 from yagent.tools.settings import Settings, SettingsError
 
@@ -130,7 +131,7 @@ def _provider(config: Any) -> tuple[str, bool, str, bool]:
         "openai": "https://api.openai.com/v1",
     }.get(config.llm.provider or "", f"{OLLAMA_URL}/v1")
     try:
-        httpx.get(base, timeout=3.0)
+        httpx.get(base, timeout=3.0, verify=tls.for_url(base))  # http://: no CA bundle loaded
     except httpx.HTTPError as exc:
         return ("provider", False, f"{engine.model} at {base}: unreachable ({exc})", True)
     if config.llm.provider in (None, "ollama") and anyio.run(ollama_models) is None:

@@ -30,6 +30,7 @@ import anyio
 import click
 
 from yagent import __version__
+from yagent.app import gcpolicy
 from yagent.cli import refusal, suggest
 from yagent.cli.engineopt import engine_options, on_engine
 from yagent.cli.taskinput import stdin_task
@@ -156,6 +157,9 @@ class LazyGroup(suggest.Group):
         command = getattr(importlib.import_module(module), attribute)
         if not isinstance(command, click.Command):
             raise TypeError(f"{module}.{attribute} is not a click command")
+        # The command is imported: its start-up is over, whether or not it opens an app later
+        # (`run` and the interactive session end the hold when their app is open).
+        gcpolicy.release()
         return command
 
 

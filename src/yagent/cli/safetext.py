@@ -6,14 +6,20 @@ session's content — passes `visible` (or `visible_event` for a whole event, `v
 what a renderer decodes itself) before the terminal renderer draws it. Guaranteed: the result
 holds no C0 control character other than newline and tab (so no ESC, no bell, no carriage return
 that would overwrite a line, no backspace), no DEL, no C1 control (U+0080–U+009F: the 8-bit CSI
-and OSC), and no bidirectional override or isolate (U+202A–U+202E, U+2066–U+2069) that would
-reorder what the person reads. Each one removed is replaced by its escape written out (`\\x1b`,
-`\\u202e`), so it is visible, never silently dropped. `visible` is idempotent. Left alone: every
-other character, so text in any script is shown as written. JSON text inside a payload keeps its
-escapes (`\\u001b`) until decoded: whoever decodes it for display passes the result through
-`visible_value`. `--json` lines are written by `json_line`: lossless, every control and override
-escaped in the JSON text itself. Not here: the terminal styles yagent itself adds (rich markup
-applied after this).
+and OSC), no bidirectional override or isolate (U+202A–U+202E, U+2066–U+2069) that would
+reorder what the person reads, and no character drawn as nothing that can hide or disguise text:
+the bidirectional marks (U+200E, U+200F, U+061C), the zero-width space, word joiner and
+invisible operators (U+200B, U+2060–U+2064), the byte order mark (U+FEFF), the line and
+paragraph separators (U+2028, U+2029) and the Unicode tag characters (U+E0000–U+E007F, which
+models read as ASCII). Each one removed is replaced by its escape written out (`\\x1b`,
+`\\u202e`, `\\U000e0069`), so it is visible, never silently dropped. `visible` is idempotent.
+Left alone: every other character — the zero-width joiner and non-joiner and the variation
+selectors included, which emoji and several scripts need —, so text in any script is shown as
+written. JSON text inside a payload keeps its escapes (`\\u001b`) until decoded: whoever decodes
+it for display passes the result through `visible_value`. `--json` lines are written by
+`json_line`: lossless, every control, override and invisible character above escaped in the
+JSON text itself. Not here: the terminal styles yagent itself adds (rich markup applied after
+this).
 """
 
 from __future__ import annotations
@@ -26,12 +32,15 @@ from typing import Any
 
 from yagent.messaging import Event
 
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_INVISIBLE = "\u061c\u200b\u200e\u200f\u2028\u2029\u2060-\u2064\ufeff\U000e0000-\U000e007f"
+_CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069{_INVISIBLE}]")
 
 
 def _written_out(match: re.Match[str]) -> str:
     code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def visible(text: str) -> str:
@@ -60,12 +69,13 @@ def visible_event(event: Event) -> Event:
     return dataclasses.replace(event, payload=visible_value(event.payload))
 
 
-_JSON_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_JSON_UNSAFE = re.compile(f"[\x7f-\x9f\u202a-\u202e\u2066-\u2069{_INVISIBLE}]")
 
 
 def json_line(value: Any) -> str:
-    """`value` as one JSON line (non-ASCII text kept as UTF-8), with DEL, C1 controls and
-    bidirectional overrides escaped as `\\uXXXX` too (JSON escapes C0 controls itself): the same
+    """`value` as one JSON line (non-ASCII text kept as UTF-8), with DEL, C1 controls,
+    bidirectional overrides and the invisible characters `visible` writes out escaped as
+    `\\uXXXX` too (a surrogate pair above U+FFFF; JSON escapes C0 controls itself): the same
     strings once decoded, never the raw characters on the output."""
     text = json.dumps(value, ensure_ascii=False, default=str)
-    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return _JSON_UNSAFE.sub(lambda m: json.dumps(m.group())[1:-1], text)

@@ -16,7 +16,9 @@ Contract:
   labelled `image_url` data URLs); tool definitions as `{"type": "function", "function": …}`;
   the token limit (the request's, else the engine's) under `max_tokens` or
   `max_completion_tokens`; `temperature` when set; `stream: true` and
-  `stream_options.include_usage`. Nothing unset is sent.
+  `stream_options.include_usage`. Nothing unset is sent. The body is the bytes httpx's `json=`
+  would send, built with each message of a growing conversation encoded once
+  (`llm.openai_messages.BodyEncoder`): a step encodes its new messages, not the history.
 - The stream is read as SSE (`yagent.llm.sse`) up to `data: [DONE]` (or the end of the body) and
   folded by `yagent.llm.openai_stream` (text, reasoning, tool calls by index, usage, the
   finish_reason that must arrive). A provider that answers with one plain JSON chat completion
@@ -34,7 +36,8 @@ Contract:
   (`yagent.llm.retry`). Redirects are followed (httpx drops the key on a cross-origin one).
 - One pooled HTTP client per engine and event loop (an `anyio.lowlevel.RunVar`), so sequential
   and concurrent requests reuse connections and an engine may serve successive event loops (a
-  connection never crosses loops). After `[DONE]` the body's tail is read for at most
+  connection never crosses loops); an `http://` base URL's client loads no CA bundle unless a
+  redirect leads it to TLS (`yagent.llm.tls`). After `[DONE]` the body's tail is read for at most
   `DRAIN_LIMIT` seconds so its connection goes back to the pool. Clients are not closed
   explicitly: they live as long as their loop.
 """
@@ -51,13 +54,12 @@ import anyio.lowlevel
 import httpx
 
 from yagent.kernel.judge import toolfail
-from yagent.llm import sse
+from yagent.llm import sse, tls
 from yagent.llm.errors import to_engine_error
+from yagent.llm.openai_messages import BodyEncoder, wire_messages
 from yagent.llm.openai_stream import PROVIDER, Assembler, is_completion
 from yagent.llm.types import (
     EngineError,
-    Image,
-    Message,
     Request,
     StreamEvent,
     TurnDone,
@@ -71,6 +73,8 @@ _HTML = frozenset({"text/html", "application/xhtml+xml"})
 _NO_KEY = "no-key"  # local OpenAI-compatible servers (Ollama, llama.cpp) ignore the key
 
 TokenLimitParam = Literal["max_tokens", "max_completion_tokens"]
+STREAMING = {"stream": True, "stream_options": {"include_usage": True}}
+_JSON = {"content-type": "application/json"}
 
 
 def tool_def(tool: Mapping[str, Any]) -> dict[str, Any]:
@@ -80,56 +84,6 @@ def tool_def(tool: Mapping[str, Any]) -> dict[str, Any]:
         function["description"] = tool["description"]
     function["parameters"] = tool.get("parameters") or {"type": "object", "properties": {}}
     return {"type": "function", "function": function}
-
-
-def wire_message(message: Message) -> dict[str, Any]:
-    """One of our messages as an OpenAI chat message."""
-    if message.role == "tool":
-        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
-    if message.role == "assistant" and message.tool_calls:
-        return {
-            "role": "assistant",
-            "content": message.content or None,
-            "tool_calls": [
-                {
-                    "id": call.id,
-                    "type": "function",
-                    "function": {"name": call.name, "arguments": call.arguments or "{}"},
-                }
-                for call in message.tool_calls
-            ],
-        }
-    return {"role": message.role, "content": message.content}
-
-
-def _data_url(image: Image) -> str:
-    return f"data:{image.mime};base64,{image.data}"
-
-
-def wire_messages(request: Request) -> list[dict[str, Any]]:
-    """Chat messages; images of tool results follow the run of tool messages as one user
-    message of image parts (tool messages carry text only), each image named by its call."""
-    out: list[dict[str, Any]] = (
-        [{"role": "system", "content": request.system}] if request.system else []
-    )
-    images: list[dict[str, Any]] = []
-    for message in request.messages:
-        if message.role != "tool" and images:
-            out.append({"role": "user", "content": images})
-            images = []
-        out.append(wire_message(message))
-        for index, image in enumerate(message.images, 1):
-            label = f"image {index} returned by tool call {message.tool_call_id} ({message.name})"
-            images += [
-                {"type": "text", "text": label},
-                {
-                    "type": "image_url",
-                    "image_url": {"url": f"data:{image.mime};base64,{image.data}"},
-                },
-            ]
-    if images:
-        out.append({"role": "user", "content": images})
-    return out
 
 
 class ProviderFailure(Exception):
@@ -188,6 +142,7 @@ class OpenAIEngine:
         self._clients: anyio.lowlevel.RunVar[httpx.AsyncClient] = anyio.lowlevel.RunVar(
             f"openai-engine-{id(self)}"
         )
+        self._bodies = BodyEncoder()  # each message of a growing conversation encoded once
 
     @property
     def model(self) -> str:
@@ -195,10 +150,15 @@ class OpenAIEngine:
 
     def params(self, request: Request) -> dict[str, Any]:
         """The request body sent for `request` (without the streaming switches)."""
-        body: dict[str, Any] = {
+        return {
             "model": request.model or self._model,
             "messages": wire_messages(request),
+            **self._fields(request),
         }
+
+    def _fields(self, request: Request) -> dict[str, Any]:
+        """The body's fields after the messages (without the streaming switches)."""
+        body: dict[str, Any] = {}
         if request.tools:
             body["tools"] = [tool_def(t) for t in request.tools]
         limit = request.max_tokens if request.max_tokens is not None else self._max_tokens
@@ -214,19 +174,23 @@ class OpenAIEngine:
             return self._clients.get()
         except LookupError:
             client = httpx.AsyncClient(
-                headers=self._headers, timeout=self._timeout, follow_redirects=True
+                headers=self._headers,
+                timeout=self._timeout,
+                follow_redirects=True,
+                verify=tls.for_url(self._base),  # no CA bundle loaded for an http:// server
             )
             self._clients.set(client)
             return client
 
     async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
         await anyio.lowlevel.checkpoint()  # cancellation is honoured before answering
-        body = self.params(request)
-        model = str(body["model"])
-        body |= {"stream": True, "stream_options": {"include_usage": True}}
+        model = request.model or self._model
+        fields = {"model": model, **self._fields(request), **STREAMING}
         assembler = Assembler()
         try:
-            async with self._client().stream("POST", self._url, json=body) as response:
+            body = self._bodies.encode(request, fields)  # what `json=` sends, built incrementally
+            post = self._client().stream("POST", self._url, content=body, headers=_JSON)
+            async with post as response:
                 if response.status_code >= 400:
                     raise _status_failure(response.status_code, await response.aread())
                 kind = _media_type(response.headers.get("content-type"))

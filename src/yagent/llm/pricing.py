@@ -17,6 +17,10 @@ Contract:
   unpriced is `cost=None` (with `priced_cost` and `unpriced_steps` beside it) — a partial sum is
   never passed off as the total. A step with no usage reported at all is counted in
   `unreported_steps` (a real request always has input tokens).
+- A table is immutable: it resolves a model name against its keys once and remembers the answer
+  (`RESOLVED_LIMIT` names; a name beyond them is resolved each time). A ledger step costs the same
+  whether its model is an exact key, a prefix's or unpriced (issue 17: an unpriced name walked
+  every prefix at every step).
 """
 
 from __future__ import annotations
@@ -24,10 +28,12 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import MappingProxyType
 
 from yagent.llm.types import AssistantTurn, Usage
+
+RESOLVED_LIMIT = 256  # model names a table remembers the price of (a host uses a handful)
 
 PRICES_AS_OF = "2025-10"
 _MILLION = 1_000_000
@@ -93,12 +99,22 @@ class PriceTable:
         self._entries = MappingProxyType(dict(entries))
         self._exact = exact
         self._prefixes = sorted(prefixes.items(), key=lambda kv: len(kv[0]), reverse=True)
+        self._resolved: dict[str, Price | None] = {}  # model name as asked -> its price
 
     @property
     def entries(self) -> Mapping[str, Price]:
         return self._entries
 
     def lookup(self, model: str) -> Price | None:
+        try:
+            return self._resolved[model]
+        except KeyError:
+            price = self._resolve(model)
+        if len(self._resolved) < RESOLVED_LIMIT:
+            self._resolved[model] = price
+        return price
+
+    def _resolve(self, model: str) -> Price | None:
         name = model.strip().lower()
         if name in self._exact:
             return self._exact[name]
@@ -196,29 +212,47 @@ class Totals:
     unreported_steps: int  # steps whose engine reported no usage at all
 
 
-@dataclass
 class _Acc:
-    usage: Usage = field(default_factory=Usage)
-    priced_cost: float = 0.0
-    steps: int = 0
-    unpriced: int = 0
-    unreported: int = 0
+    """One total being summed: plain counts, a `Usage` only when asked (`totals`)."""
 
-    def add(self, item: StepCost) -> None:
-        self.usage = self.usage + item.usage
+    __slots__ = (
+        "cache_read",
+        "cache_write",
+        "input",
+        "output",
+        "priced_cost",
+        "steps",
+        "unpriced",
+        "unreported",
+    )
+
+    def __init__(self) -> None:
+        self.input = self.output = self.cache_read = self.cache_write = 0
+        self.priced_cost = 0.0
+        self.steps = self.unpriced = self.unreported = 0
+
+    def add(self, usage: Usage, price: float | None) -> None:
+        self.input += usage.input_tokens
+        self.output += usage.output_tokens
+        self.cache_read += usage.cache_read_tokens
+        self.cache_write += usage.cache_write_tokens
         self.steps += 1
-        if item.cost is None:
+        if price is None:
             self.unpriced += 1
         else:
-            self.priced_cost += item.cost
-        if item.usage == Usage():
+            self.priced_cost += price
+        if not (
+            usage.input_tokens
+            or usage.output_tokens
+            or usage.cache_read_tokens
+            or usage.cache_write_tokens
+        ):
             self.unreported += 1
 
     def totals(self) -> Totals:
         total = None if self.unpriced else self.priced_cost
-        return Totals(
-            self.usage, total, self.priced_cost, self.steps, self.unpriced, self.unreported
-        )
+        usage = Usage(self.input, self.output, self.cache_read, self.cache_write)
+        return Totals(usage, total, self.priced_cost, self.steps, self.unpriced, self.unreported)
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,11 +283,16 @@ class Ledger:
     ) -> StepCost:
         price = self._prices.cost(model, usage)
         with self._lock:
-            acc = self._agents.setdefault(agent, _Acc())
+            acc = self._agents.get(agent)
+            if acc is None:
+                acc = self._agents[agent] = _Acc()
             item = StepCost(agent, acc.steps + 1 if step is None else step, model, usage, price)
             self._steps.append(item)
-            for target in (self._session, acc, self._models.setdefault(model, _Acc())):
-                target.add(item)
+            by_model = self._models.get(model)
+            if by_model is None:
+                by_model = self._models[model] = _Acc()
+            for target in (self._session, acc, by_model):
+                target.add(usage, price)
         return item
 
     def snapshot(self) -> LedgerSnapshot:

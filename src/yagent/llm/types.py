@@ -114,7 +114,7 @@ class AssistantTurn:
 @dataclass(frozen=True, slots=True)
 class Request:
     system: str
-    messages: tuple[Message, ...]
+    messages: Sequence[Message]  # a tuple or a `history.Messages` view: neither ever changes
     tools: tuple[Mapping[str, Any], ...] = ()  # name-sorted tool definitions
     max_tokens: int | None = None
     temperature: float | None = None

@@ -17,7 +17,9 @@ transaction takes checks `PRAGMA data_version` (which moves exactly when another
 another store object, another process — commits) under the write lock, and forgets every
 remembered seq when it moved; they are read again. A transaction (or a call's savepoint) that
 is undone forgets them too: the seqs it took were never stored
-(docs/adr/0026-two-session-commits-per-step.md).
+(docs/adr/0026-two-session-commits-per-step.md). The sessions' open tool calls
+(`memory.opencalls`) are read with a session's first tool call seq and trusted, and forgotten,
+exactly as the seqs are.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from yagent.memory.errors import (
     SessionStoreError,
     StoreClosedError,
 )
+from yagent.memory.opencalls import OpenCalls
 from yagent.memory.records import Clock
 from yagent.memory.schema import open_database, translate
 
@@ -51,6 +54,10 @@ class Numbered(Protocol):
 
 class StoreBase:
     """Connection life cycle and the transaction helpers the record-kind parts build on."""
+
+    # Whether what one transaction learnt may serve the next (seqs, open calls): not on a server
+    # that cannot tell whether another writer committed since (`memory.pgstore`).
+    KEEPS_BETWEEN_TRANSACTIONS = True
 
     def __init__(
         self,
@@ -89,6 +96,7 @@ class StoreBase:
         self._data_version: int | None = None
         self._seqs_checked = False
         self._assigned: list[Numbered] = []  # pending messages given a seq in the open transaction
+        self._open = OpenCalls()  # the sessions' open tool calls, trusted as the seqs are
 
     @property
     def path(self) -> Path:
@@ -153,35 +161,30 @@ class StoreBase:
                     self._touched.clear()
                     self._written.clear()
 
+    def _transaction(
+        self, *, write: bool
+    ) -> contextlib.AbstractContextManager[tuple[sqlite3.Connection, float]]:
+        """One transaction of its own, or the open batch's (joined: see `batch`)."""
+        if self._batch is None:
+            return _Transaction(self, write)
+        return self._joined(write)
+
     @contextlib.contextmanager
-    def _transaction(self, *, write: bool) -> Iterator[tuple[sqlite3.Connection, float]]:
+    def _joined(self, write: bool) -> Iterator[tuple[sqlite3.Connection, float]]:
         with self._lock:
-            if self._batch is not None and self._whole:  # inside `batch(whole=True)`
+            if self._batch is None:  # another thread's batch ended before this one held the lock
+                with _Transaction(self, write) as own:
+                    yield own
+                return
+            if self._whole:  # inside `batch(whole=True)`
                 try:
                     yield self._batch, self._clock.now()
                 except BaseException as exc:
                     self._failed = self._failed or exc  # the batch cannot commit now
                     raise
                 return
-            if self._batch is not None:  # inside `batch()`: a savepoint of its transaction
-                with self._savepoint(self._batch) as joined:
-                    yield joined
-                return
-            conn = self._live()
-            try:
-                sqlitedb.begin(conn, write=write)
-            except sqlite3.Error as exc:
-                raise _translate(self._path, exc) from exc
-            self._seqs_checked = False
-            try:
-                with sqlitedb.committed(conn):
-                    yield conn, self._clock.now()
-            except BaseException as exc:
-                self._forget()  # nothing this transaction took or wrote is stored
-                if isinstance(exc, sqlite3.DatabaseError):  # full disk, damage, busy
-                    raise _translate(self._path, exc) from exc
-                raise
-            self._assigned.clear()  # committed: the seqs given out are stored
+            with self._savepoint(self._batch) as joined:  # inside `batch()`: a savepoint
+                yield joined
 
     @contextlib.contextmanager
     def _savepoint(self, conn: sqlite3.Connection) -> Iterator[tuple[sqlite3.Connection, float]]:
@@ -201,6 +204,7 @@ class StoreBase:
         self._touched.clear()
         self._written.clear()
         self._seqs.clear()
+        self._open.clear()
         for message in self._assigned:
             message.seq = None
         self._assigned.clear()
@@ -209,15 +213,26 @@ class StoreBase:
         """`next_seq`, read once per table and session while no other connection commits: the
         write transaction holds the write lock from its first statement to its commit, and its
         first seq checks that nobody else wrote since the last (see the module doc)."""
+        self._trust(conn)
+        key = (table, session_id)
+        last = self._seqs.get(key)
+        if last is None:
+            seq = next_seq(conn, table, session_id)
+            if table == "tool_calls" and self.KEEPS_BETWEEN_TRANSACTIONS:
+                self._open.load(conn, session_id)  # read with the seq, once, before its calls
+        else:
+            seq = last + 1
+        self._seqs[key] = seq
+        return seq
+
+    def _trust(self, conn: sqlite3.Connection) -> None:
+        """Once per write transaction, before anything remembered is used: forget it all when
+        another connection committed since it was learnt."""
         if not self._seqs_checked:
             self._seqs_checked = True
             if not self._seqs_current(conn):
                 self._seqs.clear()
-        key = (table, session_id)
-        last = self._seqs.get(key)
-        seq = next_seq(conn, table, session_id) if last is None else last + 1
-        self._seqs[key] = seq
-        return seq
+                self._open.clear()
 
     def _seqs_current(self, conn: sqlite3.Connection) -> bool:
         """Whether the remembered seqs still hold: no other connection committed since they were
@@ -253,6 +268,58 @@ class StoreBase:
 
     def _read(self) -> contextlib.AbstractContextManager[tuple[sqlite3.Connection, float]]:
         return self._transaction(write=False)
+
+
+class _Transaction:
+    """A store call's own transaction (a class, not a generator: two a step). BEGIN under the
+    store's lock; COMMIT at the end, ROLLBACK when the body raises (`sqlitedb.committed`). A
+    transaction undone forgets what it took (`StoreBase._forget`); SQLite's failures become the
+    store's errors."""
+
+    __slots__ = ("_body", "_store", "_write")
+
+    def __init__(self, store: StoreBase, write: bool) -> None:
+        self._store, self._write = store, write
+
+    def __enter__(self) -> tuple[sqlite3.Connection, float]:
+        store = self._store
+        store._lock.acquire()
+        try:
+            conn = store._live()
+            try:
+                sqlitedb.begin(conn, write=self._write)
+            except sqlite3.Error as exc:
+                raise _translate(store._path, exc) from exc
+            store._seqs_checked = False
+            self._body = sqlitedb.committed(conn)
+            return conn, store._clock.now()
+        except BaseException:
+            store._lock.release()
+            raise
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        store = self._store
+        try:
+            try:
+                self._body.__exit__(exc_type, exc, tb)  # COMMIT, or ROLLBACK when it raised
+            except BaseException as failed:  # the COMMIT failed (and was rolled back)
+                store._forget()
+                if isinstance(failed, sqlite3.DatabaseError):
+                    raise _translate(store._path, failed) from failed
+                raise
+            if exc is not None:
+                store._forget()  # nothing this transaction took or wrote is stored
+                if isinstance(exc, sqlite3.DatabaseError):  # full disk, damage, busy
+                    raise _translate(store._path, exc) from exc
+                return
+            store._assigned.clear()  # committed: the seqs given out are stored
+        finally:
+            store._lock.release()
 
 
 def _translate(path: Path, exc: sqlite3.Error) -> SessionStoreError:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import math
 import zlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from yagent.memory.errors import SchemaError
@@ -115,7 +115,7 @@ def dumps(value: dict[str, Any]) -> str:
     readable; a lone surrogate, which UTF-8 (SQLite's text) cannot hold, is kept as a JSON
     escape."""
     text = _READABLE.encode(value) if _READABLE_C is None else "".join(_READABLE_C(value, 0))
-    if _utf8_clean(text):
+    if text.isascii() or _utf8_clean(text):
         return text
     return _ESCAPED.encode(value)
 
@@ -132,6 +132,8 @@ def _utf8_clean(text: str) -> bool:
 
 def text_arg(value: object, what: str) -> str:
     """A str argument SQLite can store as text, or `TypeError` / `ValueError` before any write."""
+    if type(value) is str and value.isascii():  # the common case, without a call
+        return value
     if not isinstance(value, str):
         raise TypeError(f"{what} must be a str, got {type(value).__name__}")
     if not _utf8_clean(value):
@@ -146,29 +148,20 @@ def _keys_plain(value: dict[Any, Any]) -> bool:
     """Whether every key in `value` (and in the dicts and lists in it) is a str and every
     container an exact dict, list or tuple: what the C encoder cannot judge itself (it writes an
     int key as a string). It refuses the rest: another type (`TypeError`), NaN (`ValueError`)."""
-    for key, item in value.items():
+    for key in value:
         if type(key) is not str:
             return False
+    return _values_plain(value.values())
+
+
+def _values_plain(values: Iterable[Any]) -> bool:
+    for item in values:
         kind = type(item)
         if kind is dict:
             if not _keys_plain(item):
                 return False
         elif kind is list or kind is tuple:
-            if not _items_plain(item):
-                return False
-        elif kind not in _SCALARS:
-            return False
-    return True
-
-
-def _items_plain(items: list[Any] | tuple[Any, ...]) -> bool:
-    for item in items:
-        kind = type(item)
-        if kind is dict:
-            if not _keys_plain(item):
-                return False
-        elif kind is list or kind is tuple:
-            if not _items_plain(item):
+            if not _values_plain(item):
                 return False
         elif kind not in _SCALARS:
             return False

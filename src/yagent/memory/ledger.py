@@ -16,7 +16,7 @@ from typing import Any
 from yagent.memory import codec
 from yagent.memory.base import require
 from yagent.memory.codec import text_arg
-from yagent.memory.pending import PendingUsage, RecordsPart, count_arg
+from yagent.memory.pending import PendingArchive, PendingCheckpoint, PendingUsage, RecordsPart
 from yagent.memory.records import (
     SUB_AGENT_ACTIVITY,
     ArchiveRecord,
@@ -129,17 +129,8 @@ class LedgerPart(RecordsPart):
         self, session_id: str, *, delegation_id: str = "", step: int, data: Mapping[str, Any]
     ) -> int:
         """Append a checkpoint for the run `delegation_id` stopped at `step`; its seq."""
-        body = codec.encode_object(data, "checkpoint data")
-        values = (text_arg(delegation_id, "delegation_id"), count_arg(step, "step"), body)
-        with self._write() as (conn, now):
-            self._touch(conn, session_id, now)
-            seq = self._next_seq(conn, "checkpoints", session_id)
-            conn.execute(
-                "INSERT INTO checkpoints (session_id, seq, ts, delegation_id, step, data) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (session_id, seq, now, *values),
-            )
-            return seq
+        record = PendingCheckpoint(step=step, data=data, delegation_id=delegation_id)
+        return self.write_records(session_id, (record,))[0]
 
     def latest_checkpoint(self, session_id: str, *, delegation_id: str = "") -> Checkpoint | None:
         """The last checkpoint written for this run, or None."""
@@ -151,15 +142,7 @@ class LedgerPart(RecordsPart):
 
     def archive(self, session_id: str, *, kind: str, payload: Mapping[str, Any]) -> int:
         """Keep something compaction removed from the live context (e.g. old messages); its seq."""
-        values = (text_arg(kind, "kind"), codec.encode_object(payload, "archive payload"))
-        with self._write() as (conn, now):
-            self._touch(conn, session_id, now)
-            seq = self._next_seq(conn, "archive", session_id)
-            conn.execute(
-                "INSERT INTO archive (session_id, seq, ts, kind, payload) VALUES (?, ?, ?, ?, ?)",
-                (session_id, seq, now, *values),
-            )
-            return seq
+        return self.write_records(session_id, (PendingArchive(kind=kind, payload=payload),))[0]
 
     def archived(self, session_id: str, kind: str | None = None) -> list[ArchiveRecord]:
         with self._read() as (conn, _):

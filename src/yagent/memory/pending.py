@@ -1,16 +1,16 @@
-"""Records handed to the store: the one write path of the conversation log and the usage ledger.
+"""The one write path of the conversation log and the ledger: records handed to the store.
 
 Contract:
 - `write_records(session_id, records)` stores one session's events, messages, usage records,
-  tool calls and tool results in ONE write transaction, in the order given: each kind's seqs
-  follow the list's order (a rollout written this way keeps publish order). It returns each
-  record's seq (for a result, its call's). Every record is checked — JSON objects (`codec`),
-  text, numbers — before the transaction opens: a refused record raises `TypeError` /
-  `ValueError` and nothing is written. Inside the transaction, a result whose call is not on
-  record raises `ToolCallNotFoundError` and nothing of it is written.
+  tool calls, tool results, checkpoints and archive records in ONE write transaction, in the
+  order given: each kind's seqs follow the list's order (a rollout written this way keeps publish
+  order). It returns each record's seq (for a result, its call's). Every record is checked
+  (`memory.recordchecks`: JSON objects, text, numbers) before the transaction opens: a refused
+  record raises `TypeError` / `ValueError` and nothing is written. Inside the transaction, a
+  result whose call is not on record raises `ToolCallNotFoundError` and nothing of it is written.
 - The per-record methods (`append_event`, `append_message`, `add_usage`, `record_tool_call`,
-  `record_tool_result`) are this path with one record each; inside `batch()` a call joins the
-  batch as before.
+  `record_tool_result`, `write_checkpoint`, `archive`) are this path with one record each;
+  inside `batch()` a call joins the batch as before.
 - A `PendingMessage` is its own handle: `seq` is None until the transaction that stores it
   commits, then its seq — and None again for good when that transaction (or its batch) is
   undone. An event or a result naming it as `content_message` keeps a reference (`CONTENT_REF`,
@@ -19,114 +19,56 @@ Contract:
   message never read back. An int `content_message` (a stored message's seq) is checked against
   the message in the transaction, as it always was.
 - A result is matched to the earliest call with its `call_id` (and delegation, when given) that
-  has none yet; when every such call has one, the latest is overwritten.
-Cost: one statement per record — one `executemany` per table, one `UPDATE … RETURNING` per
-result — one `touch` per transaction, and the seq check of `memory.base`; the JSON of each
-record is encoded once (`codec.encode_object`), copied only when a reference replaces its text.
+  has none yet; when every such call has one, the latest is overwritten. Where this connection
+  knows the session's open calls (`memory.opencalls`: SQLite, nobody else wrote since), the rule
+  is answered from memory and the call's row updated by its key; otherwise one `UPDATE …
+  RETURNING` asks SQLite the same rule.
+Cost: one statement per record — one `executemany` per table, one `UPDATE` per result — one
+`touch` per transaction, and the seq check of `memory.base`; the JSON of each record is encoded
+once (`codec.encode_object`), copied only when a reference replaces its text.
 """
 
 from __future__ import annotations
 
-import math
 import sqlite3
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 from yagent.memory import codec
 from yagent.memory.base import StoreBase
-from yagent.memory.codec import text_arg
 from yagent.memory.errors import ToolCallNotFoundError
-from yagent.memory.records import MESSAGE_META_KEYS
+from yagent.memory.recordchecks import (
+    ARCHIVE,
+    CALL,
+    CHECKPOINT,
+    CONTENT_REF,
+    EVENT,
+    MESSAGE,
+    USAGE,
+    Pending,
+    PendingArchive,
+    PendingCall,
+    PendingCheckpoint,
+    PendingEvent,
+    PendingMessage,
+    PendingResult,
+    PendingUsage,
+    check,
+)
 
-# The key an event payload holds instead of `content` when its text lives in a tool message.
-CONTENT_REF = "content_message"
-TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
-
-
-@dataclass(slots=True, eq=False)
-class PendingMessage:
-    """A message to append (a JSON object); `seq` once stored (see the module contract)."""
-
-    body: Mapping[str, Any]
-    agent: str = ""
-    delegation_id: str = ""
-    seq: int | None = field(default=None, init=False)
-    content: str | None = field(default=None, init=False, repr=False)  # as stored, when text
-
-
-@dataclass(slots=True, eq=False)
-class PendingEvent:
-    """A rollout record; `content_message` may hold its `content` (kept by reference)."""
-
-    type: str
-    payload: Mapping[str, Any]
-    delegation_id: str = ""
-    content_message: PendingMessage | int | None = None
-
-
-@dataclass(slots=True, eq=False, kw_only=True)
-class PendingUsage:
-    """One model call's usage; `cost=None` means unknown (never read as 0)."""
-
-    model: str
-    input_tokens: int
-    output_tokens: int
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-    cost: float | None
-    delegation_id: str = ""
-
-
-@dataclass(slots=True, eq=False, kw_only=True)
-class PendingCall:
-    """A tool call before it runs (`arguments` as the model sent them)."""
-
-    call_id: str
-    name: str
-    arguments: str
-    started_at: float
-    delegation_id: str = ""
-
-
-@dataclass(slots=True, eq=False, kw_only=True)
-class PendingResult:
-    """A result for a recorded call; `delegation_id` None matches the call in any delegation."""
-
-    call_id: str
-    content: str
-    ok: bool
-    kind: str | None
-    ended_at: float
-    delegation_id: str | None = None
-    content_message: PendingMessage | int | None = None
-
-
-Pending = PendingEvent | PendingMessage | PendingUsage | PendingCall | PendingResult
-
-
-def time_arg(value: object, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise TypeError(f"{what} must be a finite number of seconds, got {value!r}")
-    return float(value)
-
-
-def count_arg(value: object, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{what} must be an int, got {value!r}")
-    if value < 0:
-        raise ValueError(f"{what} must be >= 0, got {value}")
-    return value
-
-
-def cost_arg(value: object) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise TypeError(f"cost must be a finite number or None (unknown), got {value!r}")
-    if value < 0:
-        raise ValueError(f"cost must be >= 0, got {value}")
-    return float(value)
+__all__ = [  # the records handed to the store are named here too (`memory.recordchecks`)
+    "CONTENT_REF",
+    "Pending",
+    "PendingArchive",
+    "PendingCall",
+    "PendingCheckpoint",
+    "PendingEvent",
+    "PendingMessage",
+    "PendingResult",
+    "PendingUsage",
+    "RecordsPart",
+    "message_content",
+]
 
 
 def message_content(conn: sqlite3.Connection, session_id: str, seq: int) -> str | None:
@@ -140,104 +82,6 @@ def message_content(conn: sqlite3.Connection, session_id: str, seq: int) -> str 
     return content if isinstance(content, str) else None
 
 
-# What `_check` makes of each record: a tuple whose first item says which kind it is.
-_EVENT, _MESSAGE, _USAGE, _CALL, _RESULT = range(5)
-
-
-def _event(record: PendingEvent) -> tuple[Any, ...]:
-    values = (text_arg(record.type, "event type"), text_arg(record.delegation_id, "delegation_id"))
-    payload, ref = record.payload, record.content_message
-    if ref is None and type(payload) is dict and CONTENT_REF not in payload:
-        # no reference possible: encoded now, once, without a copy
-        return (_EVENT, *values, codec.pack(codec.encode_object(payload, "event payload")), None)
-    body = codec.normalise_object(payload, "event payload")  # a copy: may lose its content
-    if CONTENT_REF in body:
-        raise ValueError(f"event payload carries the store's own key {CONTENT_REF!r}")
-    if ref is None:
-        return (_EVENT, *values, codec.pack(codec.dumps(body)), None)
-    return (_EVENT, *values, body, ref)
-
-
-def _message(record: PendingMessage) -> tuple[Any, ...]:
-    body = record.body
-    text = codec.encode_object(body, "message")  # refuses a body that is not an object
-    reserved = sorted(set(body) & set(MESSAGE_META_KEYS))
-    if reserved:
-        raise ValueError(
-            f"message carries the store's own keys {reserved}; pass agent / delegation_id as "
-            "arguments (message_body() strips a row read back from messages())"
-        )
-    content = body.get("content")
-    return (
-        _MESSAGE,
-        text_arg(record.agent, "agent"),
-        text_arg(record.delegation_id, "delegation_id"),
-        codec.pack(text),
-        content if isinstance(content, str) else None,
-        record,
-    )
-
-
-def _usage(record: PendingUsage) -> tuple[Any, ...]:
-    return (
-        _USAGE,
-        text_arg(record.model, "model"),
-        text_arg(record.delegation_id, "delegation_id"),
-        count_arg(record.input_tokens, "input_tokens"),
-        count_arg(record.output_tokens, "output_tokens"),
-        count_arg(record.cache_read_tokens, "cache_read_tokens"),
-        count_arg(record.cache_write_tokens, "cache_write_tokens"),
-        cost_arg(record.cost),
-    )
-
-
-def _call(record: PendingCall) -> tuple[Any, ...]:
-    return (
-        _CALL,
-        text_arg(record.call_id, "call_id"),
-        text_arg(record.name, "name"),
-        text_arg(record.arguments, "arguments"),
-        text_arg(record.delegation_id, "delegation_id"),
-        time_arg(record.started_at, "started_at"),
-    )
-
-
-def _result(record: PendingResult) -> tuple[Any, ...]:
-    if not isinstance(record.ok, bool):
-        raise TypeError(f"ok must be a bool, got {record.ok!r}")
-    if record.kind is not None:
-        text_arg(record.kind, "kind")
-    delegation = record.delegation_id
-    return (
-        _RESULT,
-        text_arg(record.call_id, "call_id"),
-        time_arg(record.ended_at, "ended_at"),
-        text_arg(record.content, "content"),
-        int(record.ok),
-        record.kind,
-        None if delegation is None else text_arg(delegation, "delegation_id"),
-        record.content_message,
-    )
-
-
-_CHECKS: dict[type, Any] = {
-    PendingEvent: _event,
-    PendingMessage: _message,
-    PendingUsage: _usage,
-    PendingCall: _call,
-    PendingResult: _result,
-}
-
-
-def _check(record: Pending) -> tuple[Any, ...]:
-    """A record's checked values (see the module contract); raises before any write."""
-    check = _CHECKS.get(type(record))
-    if check is None:
-        raise TypeError(f"not a record the store writes: {type(record).__name__}")
-    values: tuple[Any, ...] = check(record)
-    return values
-
-
 _INSERT = {
     "events": "INSERT INTO events (session_id, seq, ts, type, delegation_id, payload) "
     "VALUES (?, ?, ?, ?, ?, ?)",
@@ -248,6 +92,9 @@ _INSERT = {
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     "tool_calls": "INSERT INTO tool_calls (session_id, seq, call_id, name, arguments, "
     "delegation_id, started_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    "checkpoints": "INSERT INTO checkpoints (session_id, seq, ts, delegation_id, step, data) "
+    "VALUES (?, ?, ?, ?, ?, ?)",
+    "archive": "INSERT INTO archive (session_id, seq, ts, kind, payload) VALUES (?, ?, ?, ?, ?)",
 }
 # The call's rows are found through `tool_calls_by_id` first: asked for a column the index
 # lacks, SQLite's planner would otherwise walk every call of the session.
@@ -260,13 +107,17 @@ _RESULT_SQL = (
 )
 _RESULT_ANY = _RESULT_SQL.format("")
 _RESULT_IN = _RESULT_SQL.format(" AND delegation_id = ?")
+_RESULT_AT = (  # the call the rule picks is known (`memory.opencalls`)
+    "UPDATE tool_calls SET ended_at = ?, content = ?, ok = ?, kind = ?, content_message = ? "
+    "WHERE session_id = ? AND seq = ?"
+)
 
 
 class RecordsPart(StoreBase):
     def write_records(self, session_id: str, records: Sequence[Pending]) -> list[int]:
         """Store `records` of one session in one transaction, in order; their seqs (see the
         module contract)."""
-        checked = [_check(record) for record in records]
+        checked = [check(record) for record in records]
         if not checked:
             return []
         with self._write() as (conn, now):
@@ -282,13 +133,13 @@ class RecordsPart(StoreBase):
         next_seq = self._next_seq
         for item in checked:
             tag = item[0]
-            if tag == _EVENT:
+            if tag == EVENT:
                 _, kind, delegation, body, ref = item
                 if ref is not None:
                     body = self._event_text(conn, session_id, body, ref)
                 seq = next_seq(conn, "events", session_id)
                 rows.setdefault("events", []).append((session_id, seq, now, kind, delegation, body))
-            elif tag == _MESSAGE:
+            elif tag == MESSAGE:
                 _, agent, delegation, body, content, record = item
                 seq = next_seq(conn, "messages", session_id)
                 rows.setdefault("messages", []).append(
@@ -297,12 +148,19 @@ class RecordsPart(StoreBase):
                 self._remember(session_id, seq, content)
                 record.seq, record.content = seq, content
                 self._assigned.append(record)
-            elif tag == _USAGE:
+            elif tag == USAGE:
                 seq = next_seq(conn, "usage", session_id)
                 rows.setdefault("usage", []).append((session_id, seq, now, *item[1:]))
-            elif tag == _CALL:
+            elif tag == CALL:
                 seq = next_seq(conn, "tool_calls", session_id)
                 rows.setdefault("tool_calls", []).append((session_id, seq, *item[1:]))
+                self._open.add(session_id, item[4], item[1], seq)
+            elif tag == CHECKPOINT:
+                seq = next_seq(conn, "checkpoints", session_id)
+                rows.setdefault("checkpoints", []).append((session_id, seq, now, *item[1:]))
+            elif tag == ARCHIVE:
+                seq = next_seq(conn, "archive", session_id)
+                rows.setdefault("archive", []).append((session_id, seq, now, *item[1:]))
             else:
                 results.append((len(seqs), item))
                 seq = 0  # the call's, once found
@@ -333,13 +191,30 @@ class RecordsPart(StoreBase):
         _, call_id, ended_at, content, ok, kind, delegation, ref = item
         seq = self._same_content(conn, session_id, ref, content)
         stored = content if seq is None else None
+        call = self._open_call(conn, session_id, delegation, call_id)
+        if call is not None:  # the rule answered from memory: the call's row, by its key
+            conn.execute(_RESULT_AT, (ended_at, stored, ok, kind, seq, session_id, call))
+            return call
         params: tuple[Any, ...] = (ended_at, stored, ok, kind, seq, session_id, session_id)
         params += (session_id, call_id) if delegation is None else (session_id, call_id, delegation)
         row = conn.execute(_RESULT_ANY if delegation is None else _RESULT_IN, params).fetchone()
         if row is None:
             raise ToolCallNotFoundError(session_id, call_id)
         found: int = row[0]
+        self._open.closed(session_id, call_id, found)
         return found
+
+    def _open_call(
+        self, conn: sqlite3.Connection, session_id: str, delegation: str | None, call_id: str
+    ) -> int | None:
+        """The call the matching rule picks, when this connection knows the session's open
+        calls (`memory.opencalls`); None: ask SQLite."""
+        if delegation is None or not self._open.known(session_id):
+            return None
+        self._trust(conn)  # forgets them when another connection wrote
+        if not self._open.known(session_id):
+            return None
+        return self._open.take(session_id, delegation, call_id)
 
     def _same_content(
         self,

@@ -67,6 +67,8 @@ def _adapt(adapters: psycopg.adapt.AdaptersMap) -> None:
 class PgSessionStore(SessionStore):
     """A `SessionStore` in PostgreSQL (see the module contract)."""
 
+    KEEPS_BETWEEN_TRANSACTIONS = False  # no `data_version`: each transaction reads again
+
     def __init__(self, where: str | pgdb.Pool, *, clock: Clock | None = None) -> None:
         # StoreBase.__init__ opens an SQLite file: this store sets the same fields itself.
         self._server_time = clock is None

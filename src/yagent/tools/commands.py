@@ -2,11 +2,11 @@
 
 Guarantees:
 - `approval(line)` is `cmdpolicy.decide_command` on the bash AST with the active rules, relative
-  operands placed in the workspace and `~` at `$HOME` (for the forbidden rules' meaning): FORBIDDEN
-  is a deny, PROMPT a question, ALLOW a pass. A line cmdpolicy cannot judge (`UnjudgeableError`)
-  is a question, never an allow. A URL on the line (in any command the line can run) that
-  netguard refuses even with loopback and private space open — cloud metadata, link-local,
-  numeric spellings, blocked names — makes the line FORBIDDEN: no rule or approval reopens it.
+  operands placed in the workspace and `~` at `$HOME`, links followed, workspace scripts read
+  (ADR 0028): FORBIDDEN is a deny, PROMPT a question, ALLOW a pass. A line cmdpolicy cannot
+  judge (`UnjudgeableError`) is a question, never an allow. A URL on the line (in any command
+  the line can run) that netguard refuses even with loopback and private space open — cloud
+  metadata, link-local, numeric spellings, blocked names — makes the line FORBIDDEN.
 - `judge(...)` puts that approval through `gatecheck` with the active preset's requirement and
   approval mode: FORBIDDEN denies in every mode (also under -y / standing permissions); a
   question is asked (ASK), denied (ALLOWLIST), or passed unasked (AUTO in a sandbox, NEVER_ASK);
@@ -19,17 +19,17 @@ Guarantees:
   so; with nobody to ask it is refused (docs/adr/0031-run-time-words-are-not-auto-approved.md).
 - `confinement()` names the sandbox the same gate picks for an approved call, and how to launch
   a command in it: bubblewrap for a NAMESPACES preset (workspace writable, every `.git` and
-  `.yagent` at any depth read-only, what `tools.readmask` hides — yagent's home, credential
-  stores, other homes, `[sandbox] deny_read` — invisible, private /tmp, network per the preset's
-  egress, secrets-looking variables and a measured test run's coverage start-up dropped from
-  the environment), the host itself for an IN_PROCESS preset. A gate `confined(areas)` to
-  a worker's declared writable areas binds the workspace read-only and only those areas
-  writable; under an IN_PROCESS preset it refuses to run commands at all (the host cannot
-  confine them), and an area bwrap refuses (missing, a symbolic link on the way) leaves no
-  sandbox, so commands are denied. Under a PROXY egress preset with an egress proxy, the
-  command runs behind `sandboxbridge` inside the sandbox, its proxy variables naming the bridge
-  (`proxyserver.route`); the network stays unshared, so the proxy (allow-list × netguard) is the
-  only way out. A proxy that is not running refuses the run.
+  `.yagent` at any depth read-only, what `tools.readmask` hides — yagent's home and model key
+  files, credential stores, other homes, `[sandbox] deny_read` — invisible, private /tmp, network
+  per the preset's egress; secrets-looking variables, yagent's model keys' variables whatever
+  their names, and a measured test run's coverage start-up dropped from the environment), the
+  host itself for an IN_PROCESS preset. A gate `confined(areas)` to a worker's declared writable
+  areas binds the workspace read-only and only those areas writable; under an IN_PROCESS preset
+  it refuses to run commands at all (the host cannot confine them), and an area bwrap refuses
+  (missing, a symbolic link on the way) leaves no sandbox, so commands are denied. Under a PROXY
+  egress preset with an egress proxy, the command runs behind `sandboxbridge` inside the sandbox,
+  its proxy variables naming the bridge (`proxyserver.route`); the network stays unshared, so the
+  proxy (allow-list × netguard) is the only way out. A proxy that is not running refuses the run.
 - Every sandboxed command runs under the gate's resource `limits` (default `sandbox.Limits()`):
   memory, CPU time, file size and open files per process, and processes per sandbox — the gate's
   (and each confined worker's own), background runs included. The confinement carries the
@@ -51,7 +51,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -132,14 +132,14 @@ class Remembered:
     skipped: tuple[str, ...]
 
 
-def sandbox_env(env: Mapping[str, str]) -> dict[str, str]:
-    """`env` without the variables `SECRET_ENV` names (matched case-insensitively) and without
-    `HOST_TOOLING_ENV`."""
+def sandbox_env(env: Mapping[str, str], keys: Collection[str] = ()) -> dict[str, str]:
+    """`env` without the variables `SECRET_ENV` names (matched case-insensitively), nor
+    `HOST_TOOLING_ENV`, nor `keys` (yagent's own model keys' variables: `ReadMask.key_env`)."""
     return {
         k: v
         for k, v in env.items()
         if not any(fnmatch.fnmatchcase(k.upper(), p) for p in SECRET_ENV)
-        and k not in HOST_TOOLING_ENV
+        and k not in (*HOST_TOOLING_ENV, *keys)
     }
 
 
@@ -201,8 +201,9 @@ class CommandGate:
     def _approval(self, line: str) -> tuple[invoke.Verdict, str]:
         """The approval, and why the forbidden rules could not be checked ("" when they were)."""
         try:
+            home, cwd, hidden = os.environ.get("HOME"), str(self.workspace), self.reads.denies
             verdict = cmdpolicy.decide_command(
-                self._policy, line, cwd=str(self.workspace), home=os.environ.get("HOME")
+                self._policy, line, cwd=cwd, home=home, disk=True, readable=lambda p: not hidden(p)
             )
         except cmdpolicy.UnjudgeableError as exc:
             reason = f"cmdpolicy cannot judge this command line ({exc.reason}); a person must"
@@ -248,7 +249,7 @@ class CommandGate:
             raise toolfail.ToolFailure(toolfail.Kind.PERMISSION, judgement.reason)
         egress = self.preset.egress.mode
         if isinstance(provider, sandbox.BwrapProvider):
-            env = provider.program_env(sandbox_env(os.environ))
+            env = provider.program_env(sandbox_env(os.environ, self.reads.key_env))
             launcher: Launcher = functools.partial(provider.wrap, egress=egress)
             if egress is sandbox.EgressMode.PROXY and self.egress_proxy is not None:
                 try:  # the bridge inside, the proxy variables naming it, the proxy's socket bound

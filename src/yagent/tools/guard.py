@@ -24,9 +24,15 @@ Contract:
   gitfile — and every `.yagent` at any depth: the root's, a nested repository's, a vendored
   project's; components compared case-folded, since `.GIT` is `.git` on a case-insensitive
   filesystem), or at one of `ASK_BEFORE_WRITING` anywhere (`.gitmodules`, `.gitattributes`,
-  `.envrc`: the host runs what they name later), is asked about every time, whatever stands
-  (`protected`): a model that could write its own rules or git hooks unasked would approve
+  `.envrc`, shell start-up files, `.gitconfig`: the host runs what they name later), or into
+  the person's own agent configuration (`PERSON_CONFIG`: `~/.claude`, read as the person's word
+  in every later session), is asked about every time, whatever stands (`protected`): a model
+  that could write its own rules, git hooks or standing instructions unasked would approve
   itself.
+- A path argument too long to resolve (`PATH_MAX` bytes or more, as given or as resolved: past
+  it `realpath` cannot look at a component, so a link to `.git` or out of the workspace would
+  pass for a plain name) is refused outright by the boundary ring (`unresolvable`), whatever
+  stands — never judged as an ordinary workspace path.
 - What the sandbox hides (`tools.readmask`: yagent's home, credential stores, other homes,
   `[sandbox] deny_read`) no file tool reaches either, nor any process's environment:
   `unreadable` names such a path, and the boundary ring refuses the call outright — no
@@ -46,8 +52,9 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
+from yagent.kernel.confine.beneath import PATH_MAX
 from yagent.tools import fsnames
-from yagent.tools.readmask import PROC_ENVIRON, ReadMask
+from yagent.tools.readmask import PROC_ENVIRON, ReadMask, user_home
 from yagent.tools.settings import Settings, SettingsError
 from yagent.tools.shellpaths import outside_reasons
 from yagent.tools.yolo import Yolo
@@ -79,11 +86,31 @@ SAFE_SYSTEM_PATHS: tuple[str, ...] = (
 )
 
 _DESTRUCTIVE = frozenset({Effect.WRITE})
+"""Linux resolves no longer path: past it `realpath` keeps a link as a plain name."""
 PROTECTED_PATHS: tuple[str, ...] = (".git", ".yagent")
 """Names (at any depth) only a person may let a tool write into (a sandbox keeps them read-only)."""
-ASK_BEFORE_WRITING: tuple[str, ...] = (".gitmodules", ".gitattributes", ".envrc")
+ASK_BEFORE_WRITING: tuple[str, ...] = (
+    ".gitmodules",
+    ".gitattributes",
+    ".envrc",
+    # run on the host, outside every sandbox, by the next shell or git command
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".gitconfig",
+)
 """File names (at any depth) whose content the host acts on later: writing one is always asked."""
+PERSON_CONFIG: tuple[str, ...] = (".claude",)
+"""Folders under the person's home whose files yagent reads as the person's own word in every
+later session (`CLAUDE.md`, `agents/`, `skills/` with their `allowed-tools`): writing into one
+is always asked, like `PROTECTED_PATHS` — `-y` for one run must not become a standing word."""
 _PROTECTED_FOLDED = frozenset(name.casefold() for name in PROTECTED_PATHS)
+_PERSON_FOLDED = frozenset(name.casefold() for name in PERSON_CONFIG)
 _ASK_FOLDED = frozenset(name.casefold() for name in ASK_BEFORE_WRITING)
 
 
@@ -211,13 +238,35 @@ class WorkspaceGuard:
 
     def _is_protected(self, resolved: str) -> bool:
         """A protected name among the path's components below the workspace (the whole path when
-        it lies outside), or an always-asked file name at its end — compared case-folded."""
+        it lies outside), or an always-asked file name at its end — compared case-folded —, or a
+        path in the person's own agent configuration (`PERSON_CONFIG`)."""
+        home = os.path.realpath(user_home(self.reads.env or os.environ))
+        below = Path(os.path.relpath(resolved, home)).parts if _under(resolved, home) else ()
+        if below and below[0].casefold() in _PERSON_FOLDED:  # `.CLAUDE` too (case-insensitive)
+            return True
         rel = os.path.relpath(resolved, self.workspace)
         inside = not (rel == ".." or rel.startswith("../"))
         parts = [p.casefold() for p in (Path(rel) if inside else Path(resolved)).parts]
         if any(p in _PROTECTED_FOLDED for p in parts):
             return True
         return bool(parts) and parts[-1] in _ASK_FOLDED
+
+    def unresolvable(self, spec: Spec, args: Mapping[str, Any]) -> str | None:
+        """Why this call's paths cannot be judged at all (refused outright), or None."""
+        too_long = [p for p in spec.arg_paths_of(args) if self._too_long(p)]
+        if not too_long:
+            return None
+        size = max(len(os.fsencode(os.path.join(self.workspace, p))) for p in too_long)
+        return (
+            f"{spec.name}: a path of {size} bytes is too long to resolve (the system resolves at "
+            f"most {PATH_MAX - 1}): whether it leads into .git, .yagent or out of the workspace "
+            "cannot be told, so it is refused, whatever stands; name a shorter path"
+        )
+
+    def _too_long(self, path: str) -> bool:
+        joined = os.path.join(self.workspace, os.path.expanduser(path))
+        longest = max(len(os.fsencode(joined)), len(os.fsencode(self.resolve(path))))
+        return longest >= PATH_MAX
 
     def unreadable(self, spec: Spec, args: Mapping[str, Any]) -> str | None:
         """Why this call's paths are refused outright (they lie in what the sandbox hides)."""
@@ -236,9 +285,9 @@ class WorkspaceGuard:
                 f"{', '.join(named)}"
             )
         return (
-            f"{spec.name} would reach a path hidden from every tool — yagent's state, a credential "
-            f"store, another home or [sandbox] deny_read: {', '.join(named)}; [sandbox] allow_read "
-            "in your own config re-opens a path"
+            f"{spec.name} would reach a path hidden from every tool — yagent's state or model "
+            f"key, a credential store, another home or [sandbox] deny_read: {', '.join(named)}; "
+            "[sandbox] allow_read in your own config re-opens a path (never a model key)"
         )
 
     @staticmethod

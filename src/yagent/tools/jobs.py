@@ -30,6 +30,10 @@ Guarantees:
   sandbox first removes the directories of owners that are gone and whose socket nobody listens
   on (`sweep_stale`): a yagent killed outright (SIGKILL, the OOM killer) cannot clean up, the
   next one does. Normal ends, SIGINT and SIGTERM remove it through `close`/`close_now`.
+- The supervisor shares the sandbox with what it runs, so its answers are the sandbox's word:
+  yagent reads on the host only the logs it handed out itself (`launcher`, `start_job`), and a
+  job view naming any other path is a `JobError` — never a file opened on the host (a command
+  that took the supervisor's socket named `/proc/self/environ`, yagent's own).
 Refuses: a supervisor that cannot be reached is a `JobError` (run_bash reports it; nothing falls
 back to running outside the sandbox). Leaves to the host: where logs live and when to close.
 """
@@ -136,6 +140,7 @@ class SessionSandbox:
         self._directory: Path | None = None
         self._process: subprocess.Popen[bytes] | None = None
         self._closed = False
+        self._logs: set[str] = set()  # the logs handed out: the only ones read on the host
         self.keep = keep
         _LIVE.add(self)
 
@@ -195,6 +200,7 @@ class SessionSandbox:
         behind logs to `log`."""
         self.start()
         log.parent.mkdir(parents=True, exist_ok=True)
+        self._logs.add(str(log))
         prefix = jobhost.argv("enter", "--socket", str(self.socket_path), "--log", str(log), "--")
         return lambda argv: [*prefix, *argv]
 
@@ -204,6 +210,7 @@ class SessionSandbox:
         """Start `argv` as a job (output to `log`) and return it at once."""
         self.start()
         log.parent.mkdir(parents=True, exist_ok=True)
+        self._logs.add(str(log))
         message = {"op": "run", "job": True, "argv": list(argv), "env": dict(env)}
         message |= {"cwd": str(cwd), "command": command, "log": str(log), "drain": wire.JOB_DRAIN}
         stdin = os.open(os.devnull, os.O_RDONLY)
@@ -224,14 +231,26 @@ class SessionSandbox:
         if self._process is None or self._closed:
             return []
         reply = await self._ask({"op": "list"})
-        return [Job.of(view, self._explain) for view in reply.get("jobs", ())]
+        return [Job.of(self._vouched(view), self._explain) for view in reply.get("jobs", ())]
 
     async def stop(self, job_id: int) -> tuple[Job, tuple[int, ...]]:
         """Stop job `job_id`; returns it and the pids that needed SIGKILL."""
         if self._process is None:
             raise JobError(f"no job {job_id}: no background job was started in this session")
         reply = await self._ask({"op": "stop", "id": job_id})
-        return Job.of(reply["job"], self._explain), tuple(int(p) for p in reply.get("killed", ()))
+        job = Job.of(self._vouched(reply["job"]), self._explain)
+        return job, tuple(int(p) for p in reply.get("killed", ()))
+
+    def _vouched(self, view: Mapping[str, Any]) -> Mapping[str, Any]:
+        """`view`, when the log it names is one this session handed out: yagent reads that file
+        on the host, so a path only the sandbox vouches for is refused, never opened."""
+        log = str(view.get("log") or "")
+        if log and log not in self._logs:
+            raise JobError(
+                f"the session sandbox named a log yagent never gave it ({log!r}): its answer is "
+                "refused and nothing was read there"
+            )
+        return view
 
     async def close(self) -> str | None:
         """End the session (see the module contract); the notice, or None with no jobs."""

@@ -2,13 +2,18 @@
 
 Contract:
 - `ReadMask.hidden()` lists the host paths a sandboxed command cannot see, by default: yagent's
-  home (`$YAGENT_HOME`, else `~/.yagent`: sessions — with the genuine reminder marker —, durable
-  state, trust, settings), the usual credential stores under the user's home (`CREDENTIAL_STORES`:
-  ssh, gnupg, cloud and cluster credentials, docker, netrc, git credentials, gh, npm, pypi,
-  cargo, shell and REPL histories), every other home (`/home/*` except the one holding the user's
-  home, and `/root` when it is not the user's home), plus `[sandbox] deny_read`; minus what
-  `[sandbox] allow_read` re-opens (a hidden path at or under an `allow_read` entry is dropped; an
-  `allow_read` entry under a hidden directory is `shown()` — bound back read-only).
+  home (`$YAGENT_HOME`, and `~/.yagent` whether or not it is the one in use: sessions — with the
+  genuine reminder marker —, durable state, trust, settings), the usual credential stores under
+  the user's home (`CREDENTIAL_STORES`: ssh, gnupg, cloud and cluster credentials, docker,
+  netrc, git credentials, gh, npm, pypi, cargo, shell and REPL histories), every other home
+  (`/home/*` except the one holding the user's home, and `/root` when it is not the user's
+  home), plus `[sandbox] deny_read`; minus what `[sandbox] allow_read` re-opens (a hidden path
+  at or under an `allow_read` entry is dropped; an `allow_read` entry under a hidden directory
+  is `shown()` — bound back read-only).
+- The model keys yagent itself was configured with are secrets too, whatever their names: `keys`
+  (the files `api_key_file` names) are hidden like the credential stores — in the workspace or
+  beside it, and `allow_read` does not re-open them —, and `key_env` (the variables
+  `api_key_env` names) lists the variables no command is given (`tools.commands.sandbox_env`).
 - `denies` also refuses every process's environment (`/proc/<pid>/environ`, a thread's too,
   reached through `/proc/self` or `/proc/thread-self` alike): the file tools and `search` run in
   yagent's own process, whose environment holds the API keys the sandbox keeps from commands.
@@ -109,6 +114,10 @@ class ReadMask:
     deny: tuple[str, ...] = ()
     allow: tuple[str, ...] = ()
     env: Mapping[str, str] | None = None
+    keys: tuple[str, ...] = ()
+    """Files yagent reads its model keys from: hidden, never re-opened."""
+    key_env: tuple[str, ...] = ()
+    """Variables yagent reads its model keys from: not given to any command."""
     # what `denies` compares against, computed at its first use (the guard asks on every call)
     _rules: dict[str, tuple[tuple[str, int], ...]] = field(
         default_factory=dict, compare=False, repr=False
@@ -136,12 +145,13 @@ class ReadMask:
         """What is hidden but the patterns' matches (`denies` matches patterns itself)."""
         env = self._env()
         home = user_home(env)
-        found = [yagent_home(env), *(home / rel for rel in CREDENTIAL_STORES)]
+        # yagent's default home too when another is in use: it holds sessions, trust and keys
+        found = [yagent_home(env), home / ".yagent", *(home / rel for rel in CREDENTIAL_STORES)]
         found += other_homes(home)
         found += [self._path(d) for d in self._denied()[0]]
         allowed = self._allowed()
         kept = [p for p in found if not any(_at_or_under(p, a) for a in allowed)]
-        return tuple(dict.fromkeys(kept))
+        return tuple(dict.fromkeys([*kept, *(self._path(k) for k in self.keys)]))
 
     def hidden(self) -> tuple[Path, ...]:
         """The host paths a sandboxed command cannot see (existing or not: checked per run;

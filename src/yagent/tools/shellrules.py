@@ -5,8 +5,11 @@ Guarantees:
   `[[shell.rules]]` entries and the project's remembered rules, so every rule's `match` /
   `not_match` examples are checked against the whole set (an example can depend on another rule).
   A malformed or disagreeing rule is a `ShellRulesError` naming the rule — never skipped.
-- The built-in set allows a few read-only commands, forbids the root-wiping `rm` spellings and
-  filesystem makers, and leaves everything else to the default (prompt). Each rule carries its
+- The built-in set allows a few read-only commands, forbids what destroys the machine rather than
+  the task — removing, moving, rsync-deleting into, or recursively re-owning or re-moding `/` or
+  the home; filesystem makers; raw writes to disks (`dd of=`, `shred`, `wipefs`, `blkdiscard`);
+  emptying or shredding the system's files (`truncate`, `shred` under /etc, /usr…) — and leaves
+  everything else to the default (prompt). Each rule carries its
   own examples, so a grammar or kernel change that breaks one fails at start-up, not in use.
 - `RuleFile` (`<workspace>/.yagent/shell-rules.toml`) is yagent's own file: rules are appended by
   writing a complete new file beside it and renaming it over the old one (atomic: a reader sees
@@ -43,7 +46,7 @@ class ShellRulesError(Exception):
 def _allow(name: str, prefix: str, *examples: str, not_match: Sequence[str] = ()) -> dict[str, Any]:
     return {
         "name": name,
-        "prefix": prefix,
+        "prefix": prefix.split(),  # tokens as given: no shell quoting to read at every start
         "verdict": "allow",
         "match": list(examples) or [prefix],
         "not_match": list(not_match),
@@ -51,15 +54,43 @@ def _allow(name: str, prefix: str, *examples: str, not_match: Sequence[str] = ()
     }
 
 
-def _forbid(name: str, prefix: str, *examples: str) -> dict[str, Any]:
+def _forbid(
+    name: str, prefix: str, *examples: str, not_match: Sequence[str] = ()
+) -> dict[str, Any]:
     return {
         "name": name,
-        "prefix": prefix,
+        "prefix": prefix.split(),  # tokens as given: no shell quoting to read at every start
         "verdict": "forbidden",
         "match": list(examples) or [prefix],
+        "not_match": list(not_match),
         "justification": "built-in: destroys the machine, not the task",
     }
 
+
+# Whole disks and their partitions: writing one raw destroys every file system on it.
+DISKS: tuple[tuple[str, str], ...] = (
+    ("sd", "/dev/sd"), ("hd", "/dev/hd"), ("vd", "/dev/vd"), ("xvd", "/dev/xvd"),
+    ("nvme", "/dev/nvme"), ("mmcblk", "/dev/mmcblk"), ("dm", "/dev/dm-"),
+    ("mapper", "/dev/mapper/"), ("disk", "/dev/disk/*/"), ("md", "/dev/md"),
+)  # fmt: skip
+DISK_SUFFIX = {
+    "nvme": "0n1",
+    "mmcblk": "0",
+    "dm": "0",
+    "mapper": "root",
+    "disk": "ata-x",
+    "md": "0",
+}
+DISK_SUFFIX = {name: DISK_SUFFIX.get(name, "a") for name, _ in DISKS}
+
+
+def _disk(name: str, pattern: str) -> str:
+    """An example device for a disk pattern (`/dev/sd` → `/dev/sda`)."""
+    return pattern.replace("*", "by-id") + DISK_SUFFIX[name]
+
+
+# The system's own files: emptying or overwriting one of them breaks the machine.
+SYSTEM_DIRS = ("/etc", "/boot", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/var/lib")
 
 # Deliberately small: a command that can write, run code or read secrets by an option anywhere on
 # its line (find -delete, sort -o, rg --pre, env) is not here, because prefix rules cannot see
@@ -101,7 +132,53 @@ BUILTIN_RULES: tuple[dict[str, Any], ...] = (
         _forbid(f"builtin-{maker}", maker, f"{maker} /dev/sda1")
         for maker in ("mkfs.ext2", "mkfs.ext3", "mkfs.ext4", "mkfs.xfs", "mkfs.btrfs", "mke2fs")
     ),
-    _forbid("builtin-chmod-root", "chmod -R 777 /", "chmod --recursive 0777 //"),
+    # A recursive change of owner or mode of `/` or the home breaks the machine whatever the
+    # owner or mode: these rules name none, so every owner and mode counts (cmdpolicy.modes
+    # reads symbolic modes; a rule naming a mode matches every spelling of that change).
+    *(
+        _forbid(f"builtin-{tool}-{where}", f"{tool} -R {path}", *examples)
+        for tool, examples_of in (
+            ("chmod", ("chmod -R 777 {p}", "chmod --recursive a+rwx {p}", "chmod -R o+w {p}/")),
+            ("chown", ("chown -R nobody {p}", "chown --recursive root:root {p}")),
+            ("chgrp", ("chgrp -R nogroup {p}",)),
+        )
+        for where, path in (("root", "/"), ("home", "~"))
+        for examples in (tuple(e.format(p=path) for e in examples_of),)
+    ),
+    _forbid(
+        "builtin-rsync-delete-root",
+        "rsync --delete /",
+        "rsync -a --delete empty/ /",
+        not_match=["rsync -a --delete / /backup/", "rsync -a empty/ /"],
+    ),
+    _forbid(
+        "builtin-rsync-delete-home",
+        "rsync --delete ~",
+        "rsync -a --del empty/ $HOME/",
+        not_match=["rsync -a --delete ~/src/ /backup/"],
+    ),
+    _forbid("builtin-mv-root", "mv /", "mv / /tmp/x", "mv -t /tmp/x -- //"),
+    _forbid("builtin-mv-home", "mv ~", "mv ~ /tmp/x", "mv -f $HOME/ /tmp/x", not_match=["mv x ~/"]),
+    *(
+        _forbid(f"builtin-{tool}-disk-{name}", f"{tool} {arg}{disk}*", *examples)
+        for name, disk in DISKS
+        for tool, arg, examples in (
+            ("dd", "of=", (f"dd if=/dev/zero of={_disk(name, disk)}",)),
+            ("shred", "", (f"shred -n 1 {_disk(name, disk)}",)),
+            ("wipefs", "", (f"wipefs -a {_disk(name, disk)}",)),
+            ("blkdiscard", "", (f"blkdiscard {_disk(name, disk)}",)),
+        )
+    ),
+    *(
+        _forbid(
+            f"builtin-{tool}-system-{name.strip('/').replace('/', '-')}", f"{tool} {name}/**", *ex
+        )
+        for name in SYSTEM_DIRS
+        for tool, ex in (
+            ("truncate", (f"truncate -s 0 {name}/x", f"truncate --size=0 {name}//a/b")),
+            ("shred", (f"shred -u {name}/x",)),
+        )
+    ),
 )
 
 

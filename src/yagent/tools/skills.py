@@ -12,10 +12,13 @@ A skill is a folder holding `SKILL.md` whose YAML front matter names it and desc
 project's copy over the user's, yagent's folder over Claude Code's): `<workspace>/.yagent/skills`,
 `<workspace>/.claude/skills`, `<yagent home>/skills`, `~/.claude/skills`, each `*/SKILL.md`.
 A folder whose SKILL.md is missing, has no front matter, or lacks name/description is not
-silently skipped: it is listed in `problems()` with the reason. `use_skill` returns the
-instructions and the files the skill bundles; `folders()` are the skill folders the file tools
-may read (read-only) wherever they are — only a folder that really is an entry of its skills
-folder (a skill linking elsewhere, e.g. into yagent's state, is not opened up).
+silently skipped: it is listed in `problems()` with the reason — and so is a project's skill
+whose folder or SKILL.md is a link leading out of the workspace, which is never read (a checkout
+linking `SKILL.md` to `~/.ssh/id_rsa` had its front matter listed and its body returned).
+`use_skill` returns the instructions and the files the skill bundles; `folders()` are the skill
+folders the file tools may read (read-only) wherever they are — only a folder that really is an
+entry of its skills folder (a skill linking elsewhere, e.g. into yagent's state, is not opened
+up).
 
 `allowed-tools` (Claude Code: tools usable without asking while the skill is in use): names are
 Claude's or yagent's (`toolspec.claudetools`). Opening the skill with `use_skill` gives each
@@ -52,6 +55,7 @@ class SkillRoot:
     path: Path  # a folder of skill folders
     grants: bool  # whether its skills' allowed-tools may grant (the person's own, or trusted)
     why_not: str = ""  # when they may not: the reason shown
+    jail: Path | None = None  # a project's: its skills must lie in the workspace, links resolved
 
 
 def _grants(meta: dict[str, Any], root: SkillRoot) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -121,6 +125,19 @@ def parse_skill(path: Path, root: SkillRoot | None = None) -> SkillDoc:
     )
 
 
+def _outside(doc_path: Path, root: SkillRoot) -> str:
+    """Why a project's skill is not read — its folder or SKILL.md is a link leading out of the
+    workspace (to a credential store, say: its front matter would be listed, its body returned) —
+    or ""."""
+    if root.jail is None:
+        return ""
+    jail = os.path.realpath(root.jail)
+    real = os.path.realpath(doc_path)
+    if real == jail or real.startswith(jail.rstrip("/") + "/"):
+        return ""
+    return f"SKILL.md leads to {real}, outside the workspace: not read"
+
+
 class FolderSkillSource:
     def __init__(self, roots: Iterable[Path | SkillRoot]) -> None:
         self._roots = tuple(  # earlier roots win on a name clash
@@ -147,7 +164,7 @@ class FolderSkillSource:
         def project(folder: str) -> SkillRoot:
             status = trust.get(folder, "not trusted")
             why = f"the project's {folder} is {status} (review it with yagent trust)"
-            return SkillRoot(workspace / folder, status == "trusted", why)
+            return SkillRoot(workspace / folder, status == "trusted", why, workspace)
 
         roots = [
             project(".yagent/skills"),
@@ -168,6 +185,10 @@ class FolderSkillSource:
                 doc_path = folder / "SKILL.md"
                 if not doc_path.is_file():
                     problems.append((str(folder), "no SKILL.md"))
+                    continue
+                outside = _outside(doc_path, root)
+                if outside:
+                    problems.append((str(doc_path), outside))
                     continue
                 try:
                     doc = parse_skill(doc_path, root)

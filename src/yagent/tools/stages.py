@@ -112,6 +112,11 @@ class BoundaryStage:
             return Verdict.deny(
                 hidden, kind=toolfail.Kind.PERMISSION, retryable=False, stage=self.name
             )
+        too_long = guard.unresolvable(spec, call.args)
+        if too_long:  # the model's bad argument, as the file tools call a path no system takes
+            return Verdict.deny(
+                too_long, kind=toolfail.Kind.INVALID_ARGS, retryable=False, stage=self.name
+            )
         protected = guard.protected(spec, call.args)
         if protected:
             return Verdict.prompt(protected, stage=self.name)

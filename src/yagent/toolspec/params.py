@@ -11,7 +11,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class Args(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Built at first use (a validation, the schema read): a tool the run does not offer costs
+    # only its class statement (toolspec.spec's contract).
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class ReadFileArgs(Args):

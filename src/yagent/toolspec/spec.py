@@ -13,6 +13,11 @@ Contract:
   declares it with `own_timeout(args)`; `execution_limit` puts the host's per-call backstop
   above that bound (`BACKSTOP_GRACE` seconds above it, never below the host's own limit), so the
   tool's own timeout — with its partial output and its advice — always fires first.
+- A built-in tool's schema and argument model are built when first read, not when its spec is
+  made (`make_spec`, `ModelSchema`; the models are declared with pydantic's `defer_build`): the
+  registry holds every tool, a run offers some, and building all of them was ≈ 20 ms of every
+  run's start (docs/performance.md, "Seventh pass"). The schema read is the same mapping
+  whenever it is read; the model validates as it always did, built at its first validation.
 - `tool_defs()` are always sorted by name, and `tool_defs_hash()` is the first 8 bytes of the sha256
   of that sorted list: one function for every consumer, so a provider's prefix cache never breaks
   because two places ordered tools differently.
@@ -24,7 +29,7 @@ import enum
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -124,6 +129,36 @@ class Spec:
         }
 
 
+class ModelSchema(Mapping[str, Any]):
+    """The JSON Schema of a pydantic argument model (its `title` left out), generated at its first
+    read — a tool the run never offers never has it generated (see the module contract)."""
+
+    __slots__ = ("_schema", "model")
+
+    def __init__(self, model: type[BaseModel]) -> None:
+        self.model = model
+        self._schema: dict[str, Any] | None = None
+
+    def _built(self) -> dict[str, Any]:
+        if self._schema is None:
+            schema = self.model.model_json_schema()
+            schema.pop("title", None)
+            self._schema = schema
+        return self._schema
+
+    def __getitem__(self, key: str) -> Any:
+        return self._built()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._built())
+
+    def __len__(self) -> int:
+        return len(self._built())
+
+    def __repr__(self) -> str:
+        return repr(self._built())
+
+
 def make_spec(
     name: str,
     description: str,
@@ -132,10 +167,8 @@ def make_spec(
     tier: Tier,
     **extra: Any,
 ) -> Spec:
-    """A built-in spec whose schema comes from a pydantic model."""
-    schema = model.model_json_schema()
-    schema.pop("title", None)
-    return Spec(name, description, schema, effect, tier, model=model, **extra)
+    """A built-in spec whose schema comes from a pydantic model (generated when first read)."""
+    return Spec(name, description, ModelSchema(model), effect, tier, model=model, **extra)
 
 
 _SENTENCE = re.compile(r"^(.+?[.!?])(\s|$)", re.S)

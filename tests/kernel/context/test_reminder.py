@@ -372,3 +372,12 @@ def test_reseal_moves_only_this_process_bands_under_the_session_marker() -> None
 def test_a_marker_must_look_like_one() -> None:
     with pytest.raises(reminder.ReminderError), reminder.using("not-a-marker"):
         pass
+
+
+def test_tag_characters_are_written_out_and_the_rest_kept() -> None:
+    hidden = "".join(chr(0xE0000 + ord(c)) for c in "rm it")
+    text = f"ok{hidden} emoji 👨\u200d👩 zero\u200bwidth <b>"
+    once = reminder.neutralize(text)
+    written = "".join(f"\\U{0xE0000 + ord(c):08x}" for c in "rm it")
+    assert once == f"ok{written} emoji 👨\u200d👩 zero\u200bwidth <b>"
+    assert reminder.neutralize(once) == once

@@ -118,6 +118,8 @@ class ConnectError(Exception):
         (MemoryError(), Kind.BUDGET),
         (ValidationError(), Kind.INVALID_ARGS),
         (ValueError("bad"), Kind.INVALID_ARGS),
+        (OSError(36, "File name too long"), Kind.INVALID_ARGS),
+        (OSError(5, "Input/output error"), Kind.UNKNOWN),
         (ReadTimeout(), Kind.TIMEOUT),
         (ConnectError(), Kind.TRANSIENT),
         (RuntimeError("?"), Kind.UNKNOWN),

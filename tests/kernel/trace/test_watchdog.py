@@ -230,3 +230,30 @@ def test_pairing_signals_are_the_translated_ones_with_only_the_pairing_fields() 
         ]
     assert full.findings == lean.findings
     assert full.findings
+
+
+class Counting(Watchdog):
+    """Counts the steps the watchdog is asked to close."""
+
+    closes = 0
+
+    def close_step(self, step: str) -> tuple[Finding, ...]:
+        Counting.closes += 1
+        return super().close_step(step)
+
+
+def test_closing_a_turn_costs_what_is_open_not_how_many_steps_it_had() -> None:
+    w = Counting()
+    for n in range(1000):
+        w.open_step(f"s{n}")  # closes the lane's previous step
+        w.declare(f"s{n}", [f"c{n}"])
+        w.executed(f"c{n}")
+    w.open_step("other", scope="lane-b")
+    Counting.closes = 0
+    assert w.close_scope("lane-b") == ()
+    assert w.close_all() == ()
+    assert Counting.closes == 2  # the two open steps, not the turn's 1 001
+    assert w.result("late", "s5") == (Finding(UNDECLARED, "s5", "late"),), "still known closed"
+    assert w.result("c7", "s7") == (), "a declared call's late result is no finding"
+    w.reset()
+    assert w.result("x", "s5") == (), "a new turn: s5 is a step not yet seen, and waits"

@@ -31,6 +31,8 @@ import stat
 from collections.abc import Sequence
 
 _SYS_OPENAT2 = 437  # the same number on every Linux architecture (new-style syscall table)
+PATH_MAX = 4096  # Linux: bytes of a path with its NUL; a longer one is refused by every call
+NAME_MAX = 255  # bytes of one name on Linux filesystems
 _RESOLVE_NO_MAGICLINKS = 0x02
 _RESOLVE_NO_SYMLINKS = 0x04
 _RESOLVE_BENEATH = 0x08

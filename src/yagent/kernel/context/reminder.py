@@ -13,10 +13,12 @@ Guarantees:
   skeleton of the text: compatibility-normalized (NFKD: fullwidth `＜`, math letters, ...),
   without zero-width and format characters (U+200B..U+200D, U+2060, U+FEFF, ...) or combining
   marks, case-folded, with look-alike letters and brackets mapped to ASCII and `&lt;`-style
-  escapes decoded. Only the matched spans are rewritten: everything else, including ordinary
-  `<` in code and zero-width joiners in emoji, comes back byte for byte. Genuine bands found in
-  untrusted text are neutralized too (a marker can leak; a band's trust comes from where it was
-  placed, never from its content). `neutralize` is idempotent.
+  escapes decoded. Unicode tag characters (U+E0000–U+E007F: drawn as nothing, yet read by
+  models as the ASCII letters they shadow — a sentence only the model sees) are written out as
+  their escapes (`\\U000e0069`). Only the matched spans and those are rewritten: everything
+  else, including ordinary `<` in code and zero-width joiners in emoji, comes back byte for byte.
+  Genuine bands found in untrusted text are neutralized too (a marker can leak; a band's trust
+  comes from where it was placed, never from its content). `neutralize` is idempotent.
 Refuses: kinds that are not lower-case identifiers.
 Leaves to the host: calling `neutralize` on every untrusted text before it reaches the model and
 `wrap` on every system injection; one marker per session (`using`), shown to nobody but the model;
@@ -44,6 +46,7 @@ _MARKER_SHAPE = re.compile(r"[0-9a-f]{32}")
 _KIND_SHAPE = re.compile(r"[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*")
 _kinds_lock = threading.Lock()
 _kinds: frozenset[str] = frozenset({DEFAULT_KIND})
+_TAG_CHARACTERS = re.compile("[\U000e0000-\U000e007f]")
 
 
 class ReminderError(ValueError):
@@ -287,4 +290,6 @@ def neutralize(untrusted: str, *, extra_kinds: Iterable[str] = ()) -> str:
             cursor = f.end
         parts.append(text[cursor:])
         text = "".join(parts)
-    return text
+    if _TAG_CHARACTERS.search(text) is None:
+        return text
+    return _TAG_CHARACTERS.sub(lambda m: f"\\U{ord(m.group()):08x}", text)

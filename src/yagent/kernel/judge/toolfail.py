@@ -15,6 +15,7 @@ Contract:
 from __future__ import annotations
 
 import enum
+import errno
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -334,6 +335,8 @@ def classify(exc: BaseException) -> Kind:
     for types, kind in simple:
         if isinstance(exc, types):
             return kind
+    if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:
+        return Kind.INVALID_ARGS  # a path no system takes: the caller's argument
     if _is_validation_error(exc) or isinstance(exc, TypeError | ValueError):
         return Kind.INVALID_ARGS
     name = type(exc).__name__.lower()

@@ -11,7 +11,9 @@ Refuses: nothing, and decides nothing — it only warns. The decisions on the ho
 call, ending a run) belong to the guards and the loop; the watchdog must never become one.
 Leaves to the host: what to do with a warning (record it, show it, export it), and where a step
 closes when its stream has no step starts (`close_step` / `close_scope` / `close_all`).
-State is per turn: `observe` resets it at a turn end, so call ids may repeat across turns.
+State is per turn: `observe` resets it at a turn end, so call ids may repeat across turns. Of a
+closed step only its id is kept: closing what is open (`close_all`, `close_scope`, a turn end)
+costs what is open, not the number of steps the turn has had.
 `observe` reads only the `PAIRING` fields of a signal (kind, row, parent, scope, declares): a host
 that keeps no rows can feed it `RuleBook.pairing`'s `PairingSignal`s, which carry nothing else.
 """
@@ -64,14 +66,14 @@ class _Step:
     scope: str
     declared: list[str] = field(default_factory=list)
     results: list[str] = field(default_factory=list)
-    closed: bool = False
 
 
 class Watchdog:
     """Watches one turn's calls; findings come back from the call that closed the step."""
 
     def __init__(self) -> None:
-        self._steps: dict[str, _Step] = {}
+        self._steps: dict[str, _Step] = {}  # the open steps
+        self._closed: set[str] = set()  # the steps closed this turn (their state is dropped)
         self._open: dict[str, str] = {}  # lane → its open step
         self._declared: set[str] = set()
         self._executed: set[str] = set()
@@ -82,7 +84,10 @@ class Watchdog:
     def findings(self) -> tuple[Finding, ...]:
         return tuple(self._findings)
 
-    def _step(self, step: str, scope: str) -> _Step:
+    def _step(self, step: str, scope: str) -> _Step | None:
+        """The open step's state (opened when first seen); None when it has closed."""
+        if step in self._closed:
+            return None
         state = self._steps.get(step)
         if state is None:
             state = self._steps[step] = _Step(scope)
@@ -101,7 +106,8 @@ class Watchdog:
         state = self._step(step, scope)
         for call in calls:
             self._declared.add(call)
-            state.declared.append(call)
+            if state is not None:
+                state.declared.append(call)
 
     def executed(self, call: str) -> None:
         self._executed.add(call)
@@ -113,16 +119,16 @@ class Watchdog:
         if step is None:
             return self._check_result(call, "", scope)
         state = self._step(step, scope)
-        if state.closed:
+        if state is None:
             return self._check_result(call, step, scope)
         state.results.append(call)
         return ()
 
     def close_step(self, step: str) -> tuple[Finding, ...]:
-        state = self._steps.get(step)
-        if state is None or state.closed:
+        state = self._steps.pop(step, None)
+        if state is None:
             return ()
-        state.closed = True
+        self._closed.add(step)
         if self._open.get(state.scope) == step:
             del self._open[state.scope]
         found: list[Finding] = []
@@ -136,7 +142,7 @@ class Watchdog:
         return tuple(found)
 
     def close_scope(self, scope: str) -> tuple[Finding, ...]:
-        steps = [s for s, state in self._steps.items() if state.scope == scope and not state.closed]
+        steps = [s for s, state in self._steps.items() if state.scope == scope]
         return tuple(f for s in steps for f in self.close_step(s))
 
     def close_all(self) -> tuple[Finding, ...]:
@@ -146,6 +152,7 @@ class Watchdog:
         """Close everything, then forget the turn (the findings list stays)."""
         found = self.close_all()
         self._steps.clear()
+        self._closed.clear()
         self._open.clear()
         self._declared.clear()
         self._executed.clear()

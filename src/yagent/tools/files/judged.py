@@ -9,6 +9,9 @@ Contract:
   `openat2` where the kernel has it), no symbolic link followed. The resolution already followed the
   links that were there when it was judged, so a link met now means the path changed between
   judgement and use: `changed()` turns that into a CONFLICT failure, never an act somewhere else.
+- A path no system takes — longer than `PATH_MAX` bytes, or one name longer than `NAME_MAX` — is
+  the caller's bad argument (`Judged.of` raises INVALID_ARGS, saying which limit) before anything
+  acts: a write used to create every directory of a 3 000-deep path before the name failed.
 - Reads, writes, renames and listings then go through the descriptors (`dir_fd=`, `scandir(fd)`).
 Left to the caller: what the failure says for its own tool, and closing what it opened through
 the context managers here.
@@ -23,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from yagent.kernel.confine import beneath
+from yagent.kernel.confine.beneath import NAME_MAX, PATH_MAX
 from yagent.kernel.judge.toolfail import Kind, ToolFailure
 
 _ANCHOR_FLAGS = os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | getattr(os, "O_PATH", os.O_RDONLY)
@@ -38,6 +42,7 @@ class Judged:
     def of(cls, workspace: Path, resolved: str | Path) -> Judged:
         # String work, not pathlib: this runs on every file call (see bench/bench_fdwalk.py).
         text, base = str(resolved), str(workspace)
+        _within_limits(text)
         if text == base:
             return cls(Path(text), base, ())
         if text.startswith(base.rstrip("/") + "/"):
@@ -49,6 +54,24 @@ class Judged:
     def below(self, *names: str) -> Judged:
         """A path under this one (names from a walk of it), anchored the same way."""
         return Judged(self.resolved.joinpath(*names), self.anchor, (*self.parts, *names))
+
+
+def _within_limits(path: str) -> None:
+    """Refuse a path the system cannot take (see the module contract), before anything acts."""
+    size = len(os.fsencode(path))
+    if size >= PATH_MAX:
+        raise ToolFailure(
+            Kind.INVALID_ARGS,
+            f"the path is {size} bytes long; the system takes at most {PATH_MAX - 1} "
+            f"(it starts {path[:80]!r})",
+        )
+    longest = max((len(os.fsencode(p)) for p in path.split("/")), default=0)
+    if longest > NAME_MAX:
+        raise ToolFailure(
+            Kind.INVALID_ARGS,
+            f"a name in the path is {longest} bytes long; the system takes at most {NAME_MAX} "
+            f"per name (the path starts {path[:80]!r})",
+        )
 
 
 @contextlib.contextmanager

@@ -20,6 +20,12 @@ then SIGKILL after `END_GRACE` round after round until nothing is left (a proces
 the last was signalled is caught by the next round; `END_TIMEOUT` bounds it); the exit is sent
 only then, so the caller's command ends after its processes. An ended run never becomes a job.
 
+The supervisor holds the socket yagent reaches the sandbox through, among the programs it starts
+and with their user: it makes itself not dumpable before it serves, so none of them can attach
+to it (ptrace), take its socket (`pidfd_getfd`) or write its memory, and answer yagent in its
+place; a kernel that refuses that leaves no supervisor. (yagent trusts no answer anyway beyond
+what it can check: `tools.jobs` reads only the logs it handed out.)
+
 At the sandbox's process limit no thread can start: a connection is then served inline — `list`
 and `stop` answered, `run` refused with a line saying why (`AT_LIMIT`) — and the supervisor
 itself goes on. It judges nothing: all it starts is inside the sandbox the host built, which
@@ -29,6 +35,7 @@ already bounds any program.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import signal
 import socket
@@ -39,6 +46,7 @@ from typing import Any
 
 from yagent.tools.jobhost.wire import JOB_DRAIN, LOG_CAP, MARK, Reader, close, send, try_send
 
+PR_SET_DUMPABLE = 4
 STOP_GRACE = 2.0
 LEFT_GRACE = 0.2
 """How long after its command exits a run's output pipe may stay open before its holder counts
@@ -356,8 +364,19 @@ def _end_run(run: int, grace: float) -> set[int]:
     return killed
 
 
+def undumpable() -> None:
+    """Make this process one that what it runs cannot attach to: not dumpable, so ptrace,
+    `pidfd_getfd` and `/proc/<pid>/mem` need CAP_SYS_PTRACE, which no command has. Raises
+    OSError when the kernel refuses (the supervisor then does not serve)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, f"prctl(PR_SET_DUMPABLE, 0): {os.strerror(code)}")
+
+
 def serve(fd: int) -> None:
-    """Serve the listening socket `fd` until the sandbox ends."""
+    """Serve the listening socket `fd` until the sandbox ends (not dumpable: `undumpable`)."""
     listener = socket.socket(fileno=fd)
     os.set_inheritable(listener.fileno(), False)
+    undumpable()
     Supervisor(listener).serve()

@@ -4,7 +4,17 @@ Contract:
 - rg runs from an argv list, never a shell, with `--` before the pattern; `--no-config` and a
   scrubbed `RIPGREP_CONFIG_PATH` so a user's config cannot change results; `--no-ignore-global`
   (the fallback cannot read git's global excludes either); `--hidden` with `--glob !.git` last.
-  It runs in the workspace, so globs with `/` are relative to the workspace.
+  Globs with `/` are relative to the workspace.
+- rg searches the object the ring judged, never a second resolution of its path: the judged root
+  is opened by descriptor from the workspace (`files.judged`: no symbolic link followed on the
+  way — one met now means the path was swapped since the judgement, a CONFLICT failure), and rg
+  runs *in* it (a directory: its working directory is that descriptor, `.` is searched) or *on*
+  it (a file: `/proc/self/fd/N`). Its paths are mapped back to the judged path. A glob with `/`
+  under a root that is not the workspace is applied by `Visibility` alone (rg would read it
+  against the root). A root that cannot be opened now is the call's failure (a `ToolFailure` of
+  its kind), never taken for an rg that could not start — which would run the fallback, and
+  that opens by path. Before, a sandboxed job swapping a searched directory for a link to
+  `~/.ssh` between the judgement and rg's start had rg search the hidden store.
 - rg searches in parallel (no `--sort path`, which makes it single-threaded) and the reader
   keeps the `max_results` smallest (path, line) matches, paths compared component by component
   on their bytes (`path_key`: the order of `rg --sort path` and of the fallback's walk), so the
@@ -32,15 +42,20 @@ import contextlib
 import json
 import os
 import re
+import stat
 import subprocess
-from collections.abc import AsyncIterable, Callable
+from collections.abc import AsyncIterable, Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import anyio
 import anyio.lowlevel
 from anyio.abc import Process
 
-from yagent.kernel.judge.toolfail import Kind, ToolFailure
+from yagent.kernel.confine import beneath
+from yagent.kernel.judge.toolfail import Kind, ToolFailure, classify
+from yagent.tools.files import judged
 from yagent.tools.ignorewalk import Visibility
 from yagent.tools.searchkit.locate import Rg
 from yagent.tools.searchkit.results import Hit, Query, Tally
@@ -52,7 +67,46 @@ _HEAD_BYTES = 64 * 1024  # of an over-long record kept: its type and path come f
 _LINE_NUMBER = re.compile(rb'"line_number":(\d+)')
 
 
-def build_argv(rg: str, query: Query, *, sort: bool = False) -> list[str]:
+@dataclass(frozen=True, slots=True)
+class Anchor:
+    """Where rg runs and what it is given (see the module contract)."""
+
+    fd: int  # the judged root, opened without following links
+    cwd: str  # rg's working directory: the root itself, or the workspace for a file root
+    target: str  # the path rg is given
+    root: str  # the judged path, which rg's paths are mapped back onto
+
+    def place(self, printed: str) -> str:
+        """rg's path as the judged path it lies at."""
+        if printed == self.target:
+            return self.root
+        rel = printed.removeprefix("./")
+        return self.root if rel in ("", ".") else os.path.join(self.root, rel)
+
+
+@contextlib.contextmanager
+def anchored(query: Query) -> Iterator[Anchor]:
+    """The judged root opened by descriptor (closed on leaving)."""
+    spot = judged.Judged.of(Path(query.workspace), query.root)
+    try:
+        fd = judged.open_fd(spot, getattr(os, "O_PATH", os.O_RDONLY) | os.O_CLOEXEC)
+    except beneath.SymlinkMetError as exc:
+        raise judged.changed(query.root, exc, "nothing was searched") from None
+    except OSError as exc:  # gone or changed since the judgement; never "rg could not start"
+        raise ToolFailure(classify(exc), f"{query.root}: {exc.strerror or exc}") from None
+    try:
+        here = f"/proc/self/fd/{fd}"
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            yield Anchor(fd, here, ".", query.root)
+        else:
+            yield Anchor(fd, query.workspace, here, query.root)
+    finally:
+        os.close(fd)
+
+
+def build_argv(
+    rg: str, query: Query, *, sort: bool = False, target: str | None = None
+) -> list[str]:
     argv = [rg, "--json", "--no-config", "--hidden", "--no-ignore-global"]
     if sort:
         argv += ["--sort", "path"]
@@ -60,9 +114,9 @@ def build_argv(rg: str, query: Query, *, sort: bool = False) -> list[str]:
         argv.append("--ignore-case")
     if query.fixed_strings:
         argv.append("--fixed-strings")
-    if query.glob:
-        argv += ["--glob", query.glob]
-    argv += ["--glob", "!.git", "--", query.pattern, query.root]
+    if query.glob and ("/" not in query.glob or query.root == query.workspace):
+        argv += ["--glob", query.glob]  # one with `/` under another root: `Visibility` alone
+    argv += ["--glob", "!.git", "--", query.pattern, query.root if target is None else target]
     return argv
 
 
@@ -74,13 +128,13 @@ def _text(obj: dict[str, Any]) -> tuple[str, bytes | None]:
     return raw.decode("utf-8", errors="replace"), raw
 
 
-def _path(obj: dict[str, Any]) -> str:
+def _path(obj: dict[str, Any], place: Callable[[str], str] = str) -> str:
     if "text" in obj:
-        return str(obj["text"])
-    return os.fsdecode(base64.b64decode(obj["bytes"]))
+        return place(str(obj["text"]))
+    return place(os.fsdecode(base64.b64decode(obj["bytes"])))
 
 
-def _hit(data: dict[str, Any]) -> Hit:
+def _hit(data: dict[str, Any], place: Callable[[str], str] = str) -> Hit:
     text, raw = _text(data["lines"])
     text = text.removesuffix("\n").removesuffix("\r")
     spans: list[tuple[int, int]] = []
@@ -95,7 +149,7 @@ def _hit(data: dict[str, Any]) -> Hit:
         spans = [(chars(int(s["start"])), chars(int(s["end"]))) for s in data["submatches"]]
     limit = len(text)
     spans = [(min(s, limit), min(e, limit)) for s, e in spans]
-    return Hit(_path(data["path"]), int(data["line_number"]), text, spans)
+    return Hit(_path(data["path"], place), int(data["line_number"]), text, spans)
 
 
 def path_key(path: str) -> tuple[bytes, ...]:
@@ -117,7 +171,9 @@ class _Reader:
         *,
         counting: bool,
         hidden: Callable[[str], bool] | None = None,
+        place: Callable[[str], str] = str,
     ) -> None:
+        self.place = place  # rg's paths as the judged paths they lie at
         self.tally = tally
         self.visibility = visibility
         self.hidden = hidden
@@ -130,9 +186,9 @@ class _Reader:
     def feed(self, line: bytes) -> bool:
         """False once nothing further can change this pass's result."""
         if line.startswith(b'{"type":"match"'):
-            return self._match(lambda: _hit(json.loads(line)["data"]))
+            return self._match(lambda: _hit(json.loads(line)["data"], self.place))
         if line.startswith(b'{"type":"begin"'):
-            path = _path(json.loads(line)["data"]["path"])
+            path = _path(json.loads(line)["data"]["path"], self.place)
             self.visible = self.visibility is None or self.visibility.visible(path)
             if self.visible and self.hidden is not None and self.hidden(path):
                 self.visible = False
@@ -149,7 +205,8 @@ class _Reader:
             return True
         cut = head.find(b',"lines":')
         try:
-            path = _path(json.loads(head[:cut] + b"}}")["data"]["path"]) if cut > 0 else ""
+            data = json.loads(head[:cut] + b"}}")["data"] if cut > 0 else None
+            path = _path(data["path"], self.place) if data is not None else ""
         except (ValueError, KeyError, TypeError):
             path = ""
         if not path or line_number is None:
@@ -253,12 +310,12 @@ def _kill(proc: Process) -> None:
             proc.kill()
 
 
-async def _pass(argv: list[str], query: Query, reader: _Reader, stderr: bytearray) -> int | None:
+async def _pass(argv: list[str], anchor: Anchor, reader: _Reader, stderr: bytearray) -> int | None:
     """One rg process read by `reader`; rg is killed once it stops early or on cancellation."""
     env = {k: v for k, v in os.environ.items() if k != "RIPGREP_CONFIG_PATH"}
     with anyio.CancelScope(shield=True):  # started whole, so a timeout always has rg to kill
         proc = await anyio.open_process(
-            argv, cwd=query.workspace, env=env, stdin=subprocess.DEVNULL
+            argv, cwd=anchor.cwd, env=env, stdin=subprocess.DEVNULL, pass_fds=(anchor.fd,)
         )
     async with proc:
         try:
@@ -279,12 +336,14 @@ async def run_rg(
     """Run rg for `query` into `tally`. OSError when rg cannot be started at all."""
     stderr = bytearray()
     returncode: int | None = None
-    reader = _Reader(tally, visibility, counting=True, hidden=query.hidden)
-    with anyio.move_on_after(time_limit) as scope:
-        returncode = await _pass(build_argv(rg.path, query), query, reader, stderr)
+    with anchored(query) as anchor, anyio.move_on_after(time_limit) as scope:
+        place, target = anchor.place, anchor.target
+        reader = _Reader(tally, visibility, counting=True, hidden=query.hidden, place=place)
+        returncode = await _pass(build_argv(rg.path, query, target=target), anchor, reader, stderr)
         if tally.full:  # many matches: the first lines in path order, from a sorted pass
-            reader = _Reader(tally, visibility, counting=False, hidden=query.hidden)
-            await _pass(build_argv(rg.path, query, sort=True), query, reader, bytearray())
+            reader = _Reader(tally, visibility, counting=False, hidden=query.hidden, place=place)
+            argv = build_argv(rg.path, query, sort=True, target=target)
+            await _pass(argv, anchor, reader, bytearray())
     tally.timed_out = scope.cancelled_caught
     reader.finish()
     message = stderr.decode("utf-8", errors="replace").strip()

@@ -9,6 +9,8 @@ Guarantees:
   (`dynamic`: substitutions, run-time command names, eval, shells reading unseen code), privilege
   changes, environment steering, configuration overrides, path-qualified commands matched by
   basename, run-time arguments that could match a stricter rule, wrapper options not understood.
+  A write redirection is also judged as writing its file (`dd of=FILE`, `truncate FILE`): a
+  forbidden rule on those forbids it (`> /dev/sda`, `>> /etc/passwd`).
 - `uncheckable` says whether the forbidden rules could be checked: it is set when a command name
   or code is known only at run time (`$a -rf /`, `$(echo rm) …`, `eval "$X"`, `sh -c "$X"`, a
   shell reading a pipe) or when a run-time word could make a forbidden rule match (`rm -rf $X`).
@@ -16,6 +18,13 @@ Guarantees:
   (docs/adr/0031-run-time-words-are-not-auto-approved.md); that is the host's to enforce.
 - Restricting rules match a command by its meaning (see `meaning`, `rules`); a command decided by a
   rule it does not spell says how it was read (`CommandVerdict.meant`).
+- When the host lets it look at the disk (`disk=True`), path operands are also judged where their
+  symbolic links lead now (`operands.on_disk`), and a script file the line runs — by a shell, by
+  `source`/`.`, or by its path when its `#!` names a shell — is read (`scripts`) and its lines
+  judged as if typed there. A script that cannot be read, or that another command of the line
+  names (it may write it first), and a line that may make links (`scripts.makes_links`) before
+  a command whose operands could then lead to a forbidden target, are UNCHECKABLE: run-time
+  facts (docs/adr/0028-links-scripts-and-destroyers-judged-where-they-lead.md).
 - A line with no command at all gets the policy default.
 - The `Verdict` also carries every command's words as read (`words`: wrappers and what they run,
   inner scripts included, brace fields and all) and every redirection's file (`targets`), for
@@ -30,11 +39,11 @@ Leaves to the host: asking the human on prompt, and what "forbidden" costs the c
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from yagent.kernel.confine.cmdpolicy import git, meaning, operands, syntax, wrappers
+from yagent.kernel.confine.cmdpolicy import git, meaning, operands, scripts, syntax, wrappers
 from yagent.kernel.confine.cmdpolicy.errors import TooLargeError
 from yagent.kernel.confine.cmdpolicy.model import (
     NO_STDIN,
@@ -156,21 +165,31 @@ class RuleBook(Protocol):
 
 
 def decide_command(
-    policy: RuleBook, line: str, *, cwd: str | None = None, home: str | None = None
+    policy: RuleBook,
+    line: str,
+    *,
+    cwd: str | None = None,
+    home: str | None = None,
+    disk: bool = False,
+    readable: Callable[[str], bool] | None = None,
 ) -> Verdict:
     """Judge every command `line` can run; raises `UnjudgeableError` rather than guess.
     `cwd` and `home` (absolute), when the host gives them, place relative and `~` operands for
-    the restricting rules (`operands.Where`)."""
+    the restricting rules (`operands.Where`); `disk` lets it follow links and read scripts in
+    `cwd` that `readable` allows (`scripts`)."""
     size = len(line.encode("utf-8", "surrogatepass"))
     if size > MAX_LINE_BYTES:
         raise TooLargeError(f"the line is {size} bytes, over the {MAX_LINE_BYTES}-byte cap")
-    judge = _Judge(policy, operands.Where(cwd, home))
+    judge = _Judge(policy, operands.Where(cwd, home, disk=disk, readable=readable))
     judge.script(line, (), 0)
     return judge.verdict(line)
 
 
 class _Judge:
-    __slots__ = ("_commands", "_nodes", "_policy", "_signals", "_targets", "_where", "_words")
+    __slots__ = (
+        "_commands", "_files", "_makers", "_nodes", "_policy", "_signals", "_targets", "_where",
+        "_words",
+    )  # fmt: skip
 
     def __init__(self, policy: RuleBook, where: operands.Where) -> None:
         self._policy = policy
@@ -179,23 +198,41 @@ class _Judge:
         self._signals: list[Signal] = []
         self._words: list[Words] = []
         self._targets: list[Arg] = []
+        self._files: list[tuple[str, int]] = []  # script files read, and who ran each
+        self._makers = 0  # commands that may make links (`scripts.makes_links`)
         self._nodes = 0
 
     def script(self, text: str, via: tuple[str, ...], depth: int) -> None:
         _check_depth(depth)
         facts = syntax.parse(text, MAX_AST_NODES - self._nodes, MAX_SYNTAX_DEPTH)
         self._nodes += facts.nodes
-        if not self._where.moved and any(_moves(inv.args) for inv in facts.invocations):
+        if not self._where.moved and any(scripts.moves(inv.args) for inv in facts.invocations):
             # sticky, and set before any command is judged: a `cd` anywhere on the line may
             # run before any other command (functions, loops), so relative operands are unknown
             self._where = replace(self._where, moved=True)
+        self._makers += sum(scripts.makes_links(i.args) for i in facts.invocations)
+        if self._makers and not self._where.linked:
+            self._where = replace(self._where, linked=True)  # sticky, like `moved`
         self._signals.extend(facts.signals)
         self._targets.extend(facts.targets)
         self._assigned(facts.assigned, "", via, depth)
         for inv in facts.invocations:
             self.invocation(inv.args, False, inv.stdin, via, depth)
+        for target in facts.written:
+            self._redirected(target, via)
         for inner in facts.scripts:
             self.script(inner, (*via, "`…`"), depth + 1)
+
+    def _redirected(self, target: Arg, via: tuple[str, ...]) -> None:
+        """A write redirection writes its file as `dd of=FILE` and `truncate FILE` do: a
+        forbidden rule on those forbids it (`> /dev/sda`, `>> /etc/passwd`)."""
+        path = target.value
+        for argv in () if path is None else (("dd", f"of={path}"), ("truncate", path)):
+            decision, rule, _ = self._policy.judge_args(argv, False, (), self._where)
+            if decision is Permission.FORBIDDEN:
+                args = tuple(map(Arg.of, argv))
+                self._record(args, decision, rule, (), (*via, f"> {target.source}"))
+                break
 
     def _assigned(
         self, pairs: Iterable[tuple[str, Arg]], by: str, via: tuple[str, ...], depth: int
@@ -221,8 +258,12 @@ class _Judge:
         name = None if head is None else basename(head)
         unwrapped = None if name is None else wrappers.unwrap(name, args, open_tail, stdin)
         if unwrapped is None or name is None:
+            if self._where.disk and head is not None and "/" in head:  # `./x.sh`
+                self._file(args[0], head, True, via, depth)
             self.leaf(args, open_tail, via, depth)
             return
+        if unwrapped.file is not None and self._where.disk:
+            self._file(unwrapped.file, name, False, via, depth)
         self._signals.extend(unwrapped.signals)
         self._assigned(unwrapped.assigned, f"{name}: ", via, depth)
         if not unwrapped.transparent or not unwrapped.runs or self._policy.names(name):
@@ -239,6 +280,29 @@ class _Judge:
             else:
                 self.script(run.script.value, inner_via, depth + 1)
 
+    def _file(self, word: Arg, name: str, direct: bool, via: tuple[str, ...], depth: int) -> None:
+        """A script file the command runs, judged as if its lines were typed (`scripts`)."""
+        if word.value is None:
+            return  # `wrappers` said so already: UNCHECKABLE
+        script = scripts.read(word, self._where, direct)
+        if script is None:
+            return  # a program that is not a shell, or a binary: out of reach, as `python3 x.py`
+        if script.text is None:
+            self._signals.extend(
+                _unseen(f"{name} runs {script.path}, which cannot be read: {script.unreadable}")
+            )
+            return
+        self._files.append((script.path, len(self._words) - 1))
+        self.script(script.text, (*via, f"{name} {word.source}"), depth + 1)
+
+    def _rewritten(self) -> list[Signal]:
+        """Script files another command of the line names: it may write them before they run."""
+        if not self._files:
+            return []
+        words = [w.args for w in self._words]
+        found = scripts.rewritten(self._files, words, self._targets, self._where)
+        return [s for path in found for s in _unseen(f"{path} runs after the line may write it")]
+
     def leaf(
         self, args: tuple[Arg, ...], open_tail: bool, via: tuple[str, ...], depth: int
     ) -> None:
@@ -250,14 +314,17 @@ class _Judge:
             return
         extra: list[Signal] = []
         if basename(head) == "git":
-            args, extra, scripts = git.normalise_git(args)
-            for script in scripts:
+            args, extra, inner = git.normalise_git(args)
+            for script in inner:
                 if script.value is None:
                     extra.extend(_unseen(f"git runs {script.source}"))
                 else:
                     self.script(script.value, (*via, "git -c"), depth + 1)
         values = tuple(a.value for a in args)
-        decision, rule, signals = self._policy.judge_args(values, open_tail, args, self._where)
+        where = self._where
+        if where.linked and self._makers == 1 and scripts.makes_links(args):
+            where = replace(where, linked=False)  # the one link maker: its own operands are seen
+        decision, rule, signals = self._policy.judge_args(values, open_tail, args, where)
         meant = ""
         if rule is not None and rule.verdict is not Permission.ALLOW:
             spelled = values[: len(rule.prefix)]
@@ -280,7 +347,7 @@ class _Judge:
 
     def verdict(self, line: str) -> Verdict:
         commands = tuple(self._commands)
-        signals = tuple(dict.fromkeys(self._signals))
+        signals = tuple(dict.fromkeys((*self._signals, *self._rewritten())))
         every = [*signals, *(s for c in commands for s in c.signals)]
         if commands:
             decision = Permission.strictest(*(c.decision for c in commands))
@@ -302,22 +369,6 @@ class _Judge:
             words=tuple(self._words),
             targets=tuple(self._targets),
         )
-
-
-_MOVERS = frozenset({"cd", "pushd", "popd", "chdir"})
-
-
-def _moves(args: tuple[Arg, ...]) -> bool:
-    """A command that may change the directory later commands run in (or may be one)."""
-    heads = {f.static for f in args[0].expanded} if args else set()
-    if None in heads or any(basename(h) in _MOVERS for h in heads if h):
-        return True
-    if any(h and basename(h) == "env" for h in heads):
-        return any(
-            a.value is None or a.value.startswith(("-C", "--chdir")) or a.value == "--ch"
-            for a in args[1:]
-        )
-    return False
 
 
 def _unseen(detail: str) -> tuple[Signal, ...]:

@@ -6,9 +6,12 @@ Guarantees:
   `programs.PROGRAMS`: clusters are split (`-rf` is `-r -f`), long options map to their short
   twin (`--recursive`, `--rec` and rm's `-R` are `-r`), `--opt=value` and `--opt value` alike,
   options that change no outcome are dropped (rm's `-f`, `-i`, `-v`), options count wherever
-  they stand (GNU programs permute) until `--`, operands are a set, a numeric chmod MODE loses
-  its leading zeros (and `a=rwx`, `a+rwx` are `777`), `git push +ref` is a forced push. Operands
-  are read as paths by `operands` (lexical normalisation, `$HOME` as `~`, globs).
+  they stand (GNU programs permute) until `--`, operands are a set (rsync's destination alone,
+  mv's sources alone: `Program.kept`), a leading OWNER or MODE is one only when a path follows
+  it (a rule `chown -R /` names every owner), a chmod MODE is compared by what it does
+  (`modes`: `a+rwx`, `u=rwx,go=rwx` and `0777` are `777`; `777` does at least `o+w`), `git
+  push +ref` is a forced push. Operands are read as paths by `operands` (lexical
+  normalisation, `$HOME` as `~`, globs).
   `find P… -delete` also means `rm -r -f P…`, and `find P -exec … {}` gives `{}` as a glob of
   P's tree (`find_each`); `mkfs.ext4 …` also means `mkfs …`. Other programs
   keep their words in order, each path-looking word (`/…`, `~…`, `./…`, `../…`) normalised.
@@ -17,9 +20,12 @@ Guarantees:
   rule reached by one of the command's (`operands.reaches`: the same path; for a deleting program
   given its recursive option, a path above it; a glob naming it or everything in it), operands
   placed where the host says (`operands.Where`: the working directory, the home directory, or
-  unknown after a `cd`). POSSIBLE when only a word known at run time (`$X`, `$(…)`, a glob used
-  as an option) or arguments `xargs` appends could make it so. NO otherwise.
-Refuses nothing; reads no file (see docs/security.md for what a lexical reading cannot see).
+  unknown after a `cd`) and, when the host lets it look, also where their links lead now
+  (`operands.on_disk`; a program that acts on a link itself — rm, mv — keeps a last component
+  named without `/`). POSSIBLE when only a word known at run time (`$X`, `$(…)`, a glob used
+  as an option), arguments `xargs` appends, or a link the line may make first
+  (`Where.linked`) could make it so. NO otherwise.
+Refuses nothing; reads no file but through `operands.on_disk` (see docs/security.md).
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from yagent.kernel.confine.cmdpolicy import modes
 from yagent.kernel.confine.cmdpolicy.expand import Field
 from yagent.kernel.confine.cmdpolicy.model import Arg, basename
 from yagent.kernel.confine.cmdpolicy.operands import (
@@ -37,6 +44,7 @@ from yagent.kernel.confine.cmdpolicy.operands import (
     UNKNOWN,
     Operand,
     Where,
+    on_disk,
     path_operand,
     place,
     reaches,
@@ -45,13 +53,6 @@ from yagent.kernel.confine.cmdpolicy.operands import (
 from yagent.kernel.confine.cmdpolicy.programs import PROGRAMS, Program
 
 _FIND_LEADING = frozenset({"-H", "-L", "-P"})
-# symbolic chmod modes that leave every permission bit of user, group and others set (`777`)
-_EVERYONE_ALL = frozenset(
-    f"{who}{op}{perms}"
-    for who in ("a", "ugo", "uog", "ogu")
-    for op in ("=", "+")
-    for perms in ("rwx", "rxw", "wrx", "wxr", "xrw", "xwr")
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,9 +138,14 @@ def _tabled(name: str, table: Program, rest: tuple[Arg, ...], open_tail: bool) -
         options.add("-f")
         plain = [Arg.of(w.value[1:]) if w.value and w.value[0] == "+" else w for w in plain]
     options -= table.noise
-    leading = 0 if options & table.no_leading else table.leading
+    leading = 0 if options & table.no_leading else min(table.leading, max(len(plain) - 1, 0))
     heads = tuple(_leading(name, w) for w in plain[:leading])
-    operands = tuple(_operand(table, w) for w in plain[leading:])
+    kept = plain[leading:]
+    if len(kept) > 1 and table.kept == "last":
+        kept = kept[-1:]
+    elif len(kept) > 1 and table.kept == "sources" and table.target_option not in options:
+        kept = kept[:-1]
+    operands = tuple(_operand(table, w) for w in kept)
     return Meaning(name, frozenset(options), heads, operands, unsure, open_tail, table)
 
 
@@ -158,12 +164,9 @@ def _is_mode(table: Program, value: str, plain: list[Arg]) -> bool:
 def _leading(name: str, word: Arg) -> Operand:
     if word.value is None:
         return UNKNOWN
-    value = word.value
-    if name == "chmod" and value.isdigit():
-        value = f"{int(value, 8):o}" if set(value) <= set("01234567") else value
-    if name == "chmod" and value in _EVERYONE_ALL:
-        value = "777"
-    return Operand("text", value)
+    if name == "chmod" and modes.effect(word.value) is not None:
+        return Operand("mode", word.value)
+    return Operand("text", word.value)
 
 
 def _operand(table: Program, word: Arg) -> Operand:
@@ -245,19 +248,60 @@ def _covers(rule: Meaning, command: Meaning, above: bool, where: Where) -> int:
     if rule.table is None:
         wanted = tuple(place(o, where) for o in rule.operands)
         return _in_order(wanted, operands, command.unsure)
+    table = command.table
     answers = [DEFINITE if rule.options <= command.options else _unsure(command)]
-    recursive = command.table is not None and command.table.recursive in command.options
-    deep = above and recursive and command.table is not None and command.table.deletes
+    deep = (
+        above
+        and table is not None
+        and table.deletes
+        and (not table.recursive or table.recursive in command.options)
+    )
     for i, want in enumerate(rule.leading):
         have = command.leading[i] if i < len(command.leading) else None
-        answers.append(reaches(have, want, False) if have is not None else POSSIBLE)
+        answers.append(_leading_reaches(have, want))
+    operands += _where_they_lead(command, operands, where)
     for want in rule.operands:
-        found = [reaches(have, place(want, where), deep) for have in operands]
+        placed = place(want, where)
+        resolved = None if _patterned(want) else on_disk(want, placed, where, True)
+        wants = (placed,) if resolved is None else (placed, resolved)
+        found = [reaches(have, w, deep) for have in operands for w in wants]
         if DEFINITE in found:
             answers.append(DEFINITE)
         else:
             answers.append(POSSIBLE if POSSIBLE in found or command.open_tail else NO)
     return NO if NO in answers else POSSIBLE if POSSIBLE in answers else DEFINITE
+
+
+def _patterned(operand: Operand) -> bool:
+    """A rule's path holding wildcards (`/dev/sd*`, `/etc/**`): it names paths, it is none."""
+    return any(ch in segment for segment in operand.segments for ch in "*?[")
+
+
+def _leading_reaches(have: Operand | None, want: Operand) -> int:
+    if have is None:
+        return POSSIBLE
+    if have.kind == "mode" and want.kind == "mode":
+        return DEFINITE if modes.covers(have.text, want.text) else NO
+    return reaches(have, want, False)
+
+
+def _where_they_lead(
+    command: Meaning, placed_operands: tuple[Operand, ...], where: Where
+) -> tuple[Operand, ...]:
+    """The command's path operands (`placed_operands`: as placed) as the disk resolves them now
+    (symbolic links followed), and an unknown one when the line may make links before it runs
+    (`Where.linked`)."""
+    if not where.disk and not where.linked:
+        return ()
+    follows = command.table is None or command.table.follows_last
+    out: list[Operand] = []
+    for operand, placed in zip(command.operands, placed_operands, strict=True):
+        if where.linked and operand.kind in ("path", "glob") and operand.segments:
+            out.append(UNKNOWN)
+        resolved = on_disk(operand, placed, where, follows)
+        if resolved is not None:
+            out.append(resolved)
+    return tuple(out)
 
 
 def _unsure(command: Meaning) -> int:

@@ -7,19 +7,32 @@ Guarantees:
   `$HOME`/`${HOME}` read as `~`; `~user`, `~+`, `~-` are unknown.
 - `place` puts a relative operand in the host's working directory and `~` at its home
   (`Where`); on a line that may change directory a relative operand is unknown.
+- `on_disk(operand, placed, where, follow_last)`, when the host lets cmdpolicy look at the disk
+  (`Where.disk`), is where a path operand leads now: `os.path.realpath` of its written text
+  (symbolic links followed, `..` after a link taken on the disk) — the last component left
+  unfollowed when `follow_last` is False and the word does not end in `/` or `/.` (`rm -rf
+  link` removes the link) — and, for a glob, of its part before the first wildcard. None when it
+  leads where its lexical reading says or it is not a path; unknown when it cannot be resolved
+  (over `PATH_MAX` bytes, a NUL).
 - `reaches(have, want, deep)` is DEFINITE when `have` names `want` — the same path, a path above
   it when `deep` (a recursive delete; `/` holds everything), a glob that can name it or a path
   above it, or one naming everything in it (a last segment of wildcards alone: `/*`, `/???`) —
-  POSSIBLE when `have` is unknown, NO otherwise.
-Reads no file: symbolic links are not followed.
+  POSSIBLE when `have` is unknown, NO otherwise. A rule's own path may be a pattern: a segment
+  with wildcards names what it matches (`/dev/sd*`), a last `**` every path below
+  (`/etc/**`); a rule's text with wildcards (dd's `of=/dev/sd*`) names the texts it matches.
+Reads no file except through `on_disk`, and only when `Where.disk` says so.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
-from dataclasses import dataclass
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
+from yagent.kernel.confine.beneath import PATH_MAX
 from yagent.kernel.confine.cmdpolicy.expand import Dynamic
 from yagent.kernel.confine.cmdpolicy.model import Arg
 
@@ -27,6 +40,7 @@ NO, DEFINITE, POSSIBLE = 0, 1, 2
 
 _HOME = re.compile(r"(?:\$HOME|\$\{HOME\})(/[^$`]*)?\Z")
 _BRACKETS = re.compile(r"\[[!^]?\]?[^\]]*\]")
+_WILD = re.compile(r"[*?\[]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +71,11 @@ class Where:
     cwd: str | None = None
     home: str | None = None
     moved: bool = False
+    disk: bool = False  # path operands may be resolved on the disk (`on_disk`)
+    linked: bool = False  # the line may make or re-point links before a command runs
+    readable: Callable[[str], bool] | None = None  # the host's word on a file cmdpolicy may read
+    # `on_disk` answers for this judgement (one line: each operand resolved once)
+    resolved: dict[tuple[object, ...], Operand | None] = field(default_factory=dict, compare=False)
 
 
 NOWHERE = Where()
@@ -76,6 +95,73 @@ def place(operand: Operand, where: Where) -> Operand:
         return operand
     root, segments = _split("/".join((base, *operand.segments)))
     return Operand(operand.kind, operand.text, root, segments)
+
+
+def on_disk(operand: Operand, placed: Operand, where: Where, follow_last: bool) -> Operand | None:
+    """Where `operand` (as written; `placed` as placed) leads on the disk now (module contract)."""
+    if not where.disk or placed.kind not in ("path", "glob") or not placed.segments:
+        return None  # `/` itself is never a link
+    if placed.root != "/":
+        return None
+    key = (operand.kind, operand.root, operand.text, operand.segments, follow_last)
+    if key not in where.resolved:
+        where.resolved[key] = _on_disk(operand, placed, where, follow_last)
+    return where.resolved[key]
+
+
+def _on_disk(operand: Operand, placed: Operand, where: Where, follow_last: bool) -> Operand | None:
+    base = {"/": "/", "~": where.home, "": where.cwd}[operand.root]
+    if base is None:
+        return None
+    tail: tuple[str, ...] = ()
+    if operand.kind == "path":
+        text = operand.text[1:].lstrip("/") if operand.root == "~" else operand.text
+    else:
+        wild = (i for i, s in enumerate(operand.segments) if _WILD.search(s))
+        cut = next(wild, len(operand.segments))
+        text, tail = "/".join(operand.segments[:cut]), operand.segments[cut:]
+    full = os.path.join(base, text)
+    last = os.path.basename(full)
+    keep = not follow_last and not tail and last not in ("", ".", "..")
+    if len(full.encode("utf-8", "surrogateescape")) >= PATH_MAX or "\0" in full:
+        return UNKNOWN
+    try:
+        real = _resolve(where, base, os.path.dirname(text) if keep else text)
+    except (OSError, ValueError):
+        return UNKNOWN
+    if len(real.encode("utf-8", "surrogateescape")) >= PATH_MAX:
+        return UNKNOWN
+    root, segments = _split(os.path.join(real, last) if keep else real)
+    found = Operand(placed.kind, placed.text, root, segments + tail)
+    return None if (found.root, found.segments) == (placed.root, placed.segments) else found
+
+
+def _resolve(where: Where, base: str, text: str) -> str:
+    """`os.path.realpath(base/text)`, looking only at `text`'s components (`base` resolved once
+    per judgement): a missing component ends the look (nothing below it can be a link), the
+    first link hands the rest to `realpath`."""
+    key = ("base", base)
+    if key not in where.resolved:
+        where.resolved[key] = Operand("text", os.path.realpath(base))
+    path = where.resolved[key].text  # type: ignore[union-attr]
+    parts = text.split("/")
+    if text.startswith("/"):
+        path = "/"
+    for i, part in enumerate(parts):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            path = os.path.dirname(path)
+            continue
+        step = os.path.join(path, part)
+        try:
+            mode = os.lstat(step).st_mode
+        except OSError:
+            return os.path.normpath(os.path.join(step, *parts[i + 1 :]))
+        if stat.S_ISLNK(mode):
+            return os.path.realpath(os.path.join(step, *parts[i + 1 :]))
+        path = step
+    return path
 
 
 def word_operand(word: Arg) -> Operand:
@@ -143,8 +229,12 @@ def reaches(have: Operand, want: Operand, deep: bool) -> int:
         return POSSIBLE
     if have.kind == "glob" and want.kind == "text":
         return POSSIBLE if fnmatch.fnmatchcase(want.text, have.text) else NO
+    if have.kind == want.kind == "text" and _WILD.search(want.text):
+        return DEFINITE if fnmatch.fnmatchcase(have.text, want.text) else NO
     if want.kind != "path" or have.kind == "text":
         return DEFINITE if have.kind == want.kind and have.shown == want.shown else NO
+    if any(_WILD.search(s) for s in want.segments):
+        return _pattern_reaches(have, want, deep)
     segments = have.segments
     whole = have.kind == "glob" and bool(segments) and _wildcards_only(segments[-1])
     if whole and (have.root, segments[:-1]) == (want.root, want.segments):
@@ -161,6 +251,35 @@ def reaches(have: Operand, want: Operand, deep: bool) -> int:
     if all(_names(name, pattern) for name, pattern in pairs):
         return DEFINITE
     return NO
+
+
+def _pattern_reaches(have: Operand, want: Operand, deep: bool) -> int:
+    """`reaches` for a rule's path holding wildcards (`/dev/sd*`, `/etc/**`)."""
+    wanted = want.segments
+    below = wanted[-1] == "**"
+    fixed = wanted[:-1] if below else wanted
+    segments = have.segments
+    if have.root != want.root:
+        return NO
+    if (
+        deep
+        and len(segments) <= len(fixed)
+        and all(_either(name, pattern) for name, pattern in zip(segments, fixed, strict=False))
+    ):
+        return DEFINITE  # a recursive delete of a directory above what the pattern names
+    if len(segments) < len(fixed) or (len(segments) > len(fixed) and not below):
+        return NO
+    if below and len(segments) == len(fixed):
+        return NO
+    if have.kind == "glob" and len(segments) > len(fixed) and _wildcards_only(segments[-1]):
+        segments = segments[: len(fixed) + 1]  # `/etc/*` names everything in /etc
+    pairs = zip(segments, fixed, strict=False)
+    return DEFINITE if all(_either(name, pattern) for name, pattern in pairs) else NO
+
+
+def _either(name: str, pattern: str) -> bool:
+    """A command's segment (a name, or its own glob) that can be what a rule's pattern names."""
+    return fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(pattern, name)
 
 
 def _wildcards_only(segment: str) -> bool:

@@ -8,8 +8,12 @@ listed, so their value is never read as an operand. `noise` lists options that c
 program reports or asks, not what it does (rm's `-f`, `-i`, `-v`): they are left out of every
 comparison, so a rule on `rm -rf X` also stops `rm -r X` (without a terminal nobody is asked).
 `leading` counts the operands that come before the paths and are not paths (chmod's MODE,
-chown's OWNER); `deletes` marks a program that removes what its recursive form is given, with
-everything below it.
+chown's OWNER) — read as such only when a path follows them, so a rule `chown -R /` names any
+owner; `deletes` marks a program that removes what its recursive form is given (or, with no
+recursive option, what it is given), with everything below it. `kept` says which operands are
+acted on: all, the `last` (rsync's destination) or the `sources` (mv's, all but the last
+unless a target-directory option names it); `follows_last` is False for a program that acts on
+a symbolic link itself when named without a trailing `/` (rm, mv).
 Programs not in `PROGRAMS` are read as spelled (see `meaning`).
 Leaves to `meaning`: splitting clusters, `--opt=value`, `--`, and comparing the result.
 """
@@ -35,6 +39,9 @@ class Program:
     mode_letters: str = ""  # chmod: `-w` is a MODE, not an option, when all letters are these
     key_values: frozenset[str] = field(default_factory=frozenset)  # dd: KEY=PATH operands
     noise: frozenset[str] = frozenset()  # canonical options that change no outcome
+    kept: str = ""  # "" all operands, "last" the destination only, "sources" all but the last
+    target_option: str = ""  # with `kept="sources"`: the option naming the target directory
+    follows_last: bool = True  # a link named last (no trailing `/`) is followed
 
     def canonical(self, spelled: str) -> str:
         """The canonical spelling of one option (`-R` → `-r`, `--recursive` → `-r`, `--rec`
@@ -87,6 +94,29 @@ _CHOWN = Program(
     noise=frozenset({"-f", "-v", "-c"}),
 )
 
+_RSYNC_VALUES = (
+    "rsh filter exclude include exclude-from include-from files-from temp-dir compare-dest "
+    "copy-dest link-dest backup-dir suffix chmod chown usermap groupmap rsync-path log-file "
+    "log-file-format out-format partial-dir max-size min-size max-delete bwlimit timeout "
+    "contimeout port password-file block-size modify-window compress-level skip-compress "
+    "sockopts iconv protocol checksum-choice compress-choice read-batch write-batch "
+    "only-write-batch info debug stop-after stop-at outbuf max-alloc remote-option address "
+    "early-input checksum-seed"
+)
+_RSYNC = Program(  # options that delete at the destination all read as `--delete`
+    short={},
+    long={
+        **_long(_RSYNC_VALUES),
+        **dict.fromkeys(_long("del delete-excluded delete-missing-args"), "--delete"),
+        **{f"delete-{when}": "--delete" for when in ("before", "during", "delay", "after")},
+        "delete": "--delete",
+    },
+    short_value="eBfTM",
+    long_value=frozenset(_RSYNC_VALUES.split()),
+    deletes=True,  # --delete removes what the source lacks, anywhere below the destination
+    kept="last",
+)
+
 PROGRAMS: Mapping[str, Program] = {
     "rm": Program(
         short={**_same("rfiIdv"), "R": "-r"},
@@ -94,6 +124,7 @@ PROGRAMS: Mapping[str, Program] = {
         recursive="-r",
         deletes=True,
         noise=frozenset({"-f", "-i", "-I", "-v"}),
+        follows_last=False,
     ),
     "chmod": Program(
         short=_same("Rfvc"),
@@ -114,6 +145,47 @@ PROGRAMS: Mapping[str, Program] = {
         short_value="ns",
         long_value=frozenset({"iterations", "size", "random-source"}),
         deletes=False,
+    ),
+    "truncate": Program(
+        short=_same("co"),
+        long=_long("", no_create="-c", io_blocks="-o", reference="-r", size="-s"),
+        short_value="rs",
+        long_value=frozenset({"reference", "size"}),
+    ),
+    "mv": Program(
+        short={**_same("bfinTuvZ"), "t": "-t", "S": "-S"},
+        long=_long(
+            "strip-trailing-slashes exchange no-copy context",
+            backup="-b",
+            force="-f",
+            interactive="-i",
+            no_clobber="-n",
+            no_target_directory="-T",
+            update="-u",
+            verbose="-v",
+            target_directory="-t",
+            suffix="-S",
+        ),
+        short_value="tS",
+        long_value=frozenset({"target-directory", "suffix"}),
+        deletes=True,  # what it moves is gone from where it was, with all below it
+        noise=frozenset({"-b", "-f", "-i", "-n", "-u", "-v", "-Z"}),
+        kept="sources",
+        target_option="-t",
+        follows_last=False,
+    ),
+    "rsync": _RSYNC,
+    "wipefs": Program(
+        short=_same("abfnpqJi"),
+        long=_long("all backup force no-act parsable quiet json noheadings"),
+        short_value="otO",
+        long_value=frozenset({"offset", "types", "output"}),
+    ),
+    "blkdiscard": Program(
+        short=_same("sfzvq"),
+        long=_long("secure force zeroout verbose quiet"),
+        short_value="olp",
+        long_value=frozenset({"offset", "length", "step"}),
     ),
     "git push": Program(
         short={**_same("fdnquv")},

@@ -170,14 +170,15 @@ class RuleIndex:
         if meaning.program_of(head) in self._heads:  # some restricting rule may concern it
             meant = meaning.read(read, open_tail)
             concerned = self._concerning(meant)
-            stricter = self._meant(meant, concerned, rule, decision, where)
+            found: dict[str, int] = {}  # each rule's `covers` (above=True), asked once
+            stricter = self._meant(meant, concerned, rule, decision, where, found)
             if stricter is not None:
                 decision, rule = stricter.verdict, stricter
             possible = [
                 other
                 for other, other_meaning in concerned
                 if other.verdict.strictness > decision.strictness
-                and meaning.covers(other_meaning, meant, where=where) == _POSSIBLE
+                and _covers_once(found, other, other_meaning, meant, where) == _POSSIBLE
             ]
             if possible:
                 decision = Permission.strictest(decision, Permission.PROMPT)
@@ -238,14 +239,20 @@ class RuleIndex:
         spelled: PrefixRule | None,
         decision: Permission,
         where: operands.Where,
+        found: dict[str, int],
     ) -> PrefixRule | None:
         """The strictest restricting rule `meant` definitely falls under, when it beats the
         spelling's answer (see the module contract for the carve-out)."""
-        for above in (False, True):  # a rule naming the very path is the better name
+        deletes = any(m.table is not None and m.table.deletes for m in (meant, *meant.also))
+        for above in (False, True) if deletes else (True,):  # the very path is the better name
             for rule, rule_meaning in concerned:
                 if rule.verdict.strictness <= decision.strictness:
                     break
-                if meaning.covers(rule_meaning, meant, above=above, where=where) != _DEFINITE:
+                if above:
+                    covered = _covers_once(found, rule, rule_meaning, meant, where)
+                else:
+                    covered = meaning.covers(rule_meaning, meant, above=False, where=where)
+                if covered != _DEFINITE:
                     continue
                 if spelled is not None and _narrower(spelled, rule):
                     words = meaning.read(tuple(map(Arg.of, spelled.prefix)))
@@ -255,6 +262,19 @@ class RuleIndex:
                         continue
                 return rule
         return None
+
+
+def _covers_once(
+    found: dict[str, int],
+    rule: PrefixRule,
+    rule_meaning: meaning.Meaning,
+    meant: meaning.Meaning,
+    where: operands.Where,
+) -> int:
+    """`meaning.covers(rule_meaning, meant, where=where)`, kept in `found` by the rule's name."""
+    if rule.name not in found:
+        found[rule.name] = meaning.covers(rule_meaning, meant, where=where)
+    return found[rule.name]
 
 
 def _narrower(spelled: PrefixRule, rule: PrefixRule) -> bool:

@@ -10,7 +10,8 @@ Guarantees:
 - Write redirections (`>`, `>>`, `&>`, `&>>`, `>|`, `<>`, `>&file`) are WRITE signals unless they go
   to /dev/null, /dev/stdout or /dev/stderr; fd duplications (`2>&1`, `>&-`) are not writes. Command
   and process substitutions are DYNAMIC signals.
-- The file every redirection names (`<`, `>`, `>>`, `&>`, `<>`, `>&file`…) is a target.
+- The file every redirection names (`<`, `>`, `>>`, `&>`, `<>`, `>&file`…) is a target; one a
+  write redirection writes is also `written`.
 - Variable names assigned anywhere (prefix, standalone, `export`/`declare`/`local`, `for` loops)
   are reported so the caller can judge environment steering.
 - Where tree-sitter-bash reads a line differently from bash, bash wins: words the grammar hangs on
@@ -105,6 +106,7 @@ class Facts:
     assigned: list[tuple[str, Arg]] = field(default_factory=list)  # (variable, value)
     scripts: list[str] = field(default_factory=list)  # inner code: backtick and heredoc bodies
     targets: list[Arg] = field(default_factory=list)  # files the line's redirections name
+    written: list[Arg] = field(default_factory=list)  # those a write redirection writes
     nodes: int = 0
 
 
@@ -390,6 +392,7 @@ class _Walker:
             return
         if op in _WRITE_OPS and target is not None and target.value in _SAFE_SINKS:
             return
+        self._facts.written.extend([] if target is None else [target])
         self._signal(SignalKind.WRITE, self.text(node))
 
 

@@ -6,7 +6,8 @@ setsid, ionice, taskset, flock, unbuffer, coproc, busybox, toybox, xargs, find -
 -ok/-okdir, watch -x) or a shell script to parse (sh/bash/zsh/… -c, a heredoc or here-string fed to
 a shell, eval, trap actions, alias values, watch, parallel, su -c, flock -c, env -S). git's
 global options are handled in `git`. A shell or `source` running a file only run time names
-(`bash <(curl …)`, `. $F`) is DYNAMIC and UNCHECKABLE, like a shell reading a pipe.
+(`bash <(curl …)`, `. $F`) is DYNAMIC and UNCHECKABLE, like a shell reading a pipe; one the
+line names statically is given as `Unwrapped.file`, for the caller to read (`scripts`).
 Options are parsed from each tool's documented option table; an option not in the table is an
 OPAQUE signal (the guess of where the command starts may be wrong, so the line cannot be allowed).
 Privilege changes (sudo, doas, su) are PRIVILEGE signals; a shell that reads code nobody can see
@@ -41,6 +42,7 @@ class Unwrapped:
     assigned: tuple[tuple[str, Arg], ...] = ()  # NAME=VALUE words given to the command
     transparent: bool = True  # its own argv is judged only by rules written for it
     pass_stdin: bool = True
+    file: Arg | None = None  # a script file it runs (`bash x.sh`, `. x.sh`), named statically
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,6 +231,8 @@ def unwrap(name: str, args: tuple[Arg, ...], open_tail: bool, stdin: Stdin) -> U
         return _find(tail)
     if name in ("source", ".") and tail and tail[0].value is None:
         return _unseen(f"{name} runs a file known only at run time: {tail[0].source}")
+    if name in ("source", ".") and tail:
+        return Unwrapped((), transparent=False, file=tail[0])
     if name == "eval":
         return Unwrapped(
             (Run(script=_joined(tail)),),
@@ -333,7 +337,7 @@ def _shell(name: str, tail: tuple[Arg, ...], open_tail: bool, stdin: Stdin) -> U
     if rest and "s" not in parsed.seen:
         if rest[0].value is None:  # `bash <(curl …)`, `bash $F`: a file only run time names
             return _unseen(f"{name} runs a script file known only at run time: {rest[0].source}")
-        return Unwrapped((), transparent=False)  # runs a script file the line does not show
+        return Unwrapped((), transparent=False, file=rest[0])  # a file the line does not show
     if stdin.scripts and not open_tail:
         return Unwrapped(tuple(Run(script=Arg(s, s or "<heredoc>")) for s in stdin.scripts))
     return _unseen(f"{name} reads its code from stdin, a pipe or a terminal")
