@@ -19,21 +19,27 @@ PKG_COV_EXEMPT := \
 COV_MIN_TOTAL := 85
 COV_MIN_PACKAGE := 75
 
-.PHONY: demo demo-director test setup system mcp-servers check fmt fmt-check lint typecheck cover archcheck docsync bench clean
+.PHONY: demo demo-director demo-setup test setup system system-demo mcp-servers check fmt fmt-check lint typecheck cover archcheck docsync bench clean
 
 test: setup
 	$(MAKE) check
 
-demo: setup
+demo: demo-setup
 	$(PY) -m yagent.cli.demo demo
 
-demo-director: setup
+demo-director: demo-setup
 	$(PY) -m yagent.cli.demodirector demo
+
+# What the demos need: the venv, git and bubblewrap — not the tests' browser, Node or PostgreSQL.
+demo-setup: system-demo $(STAMP)
 
 setup: system $(STAMP) mcp-servers
 
 system:
 	bash scripts/setup-system.sh
+
+system-demo:
+	bash scripts/setup-system.sh --demo
 
 # Third-party MCP servers the tests run against (pinned in scripts/mcp-servers), in .cache/.
 mcp-servers: system

@@ -2,17 +2,23 @@
 # Installs the Debian packages yagent's tests need, when they are missing and we are root.
 # Idempotent: does nothing when every package is present. Not root and something missing:
 # says exactly what to install and fails, rather than letting tests fail obscurely later.
+# `--demo`: only what `make demo` needs (git for its repository, bubblewrap for its sandboxed
+# shell) — not the browser, Node or PostgreSQL the tests need.
 set -euo pipefail
 # package:command-that-proves-it pairs; postgresql gives the tests a real server (tests/pg.py).
 NEEDED=(
   "git:git"
   "make:make"
   "bubblewrap:bwrap"
-  "chromium:chromium"
-  "nodejs:node"
-  "npm:npm"
-  "postgresql:/usr/lib/postgresql/*/bin/initdb"
 )
+if [ "${1:-}" != "--demo" ]; then
+  NEEDED+=(
+    "chromium:chromium"
+    "nodejs:node"
+    "npm:npm"
+    "postgresql:/usr/lib/postgresql/*/bin/initdb"
+  )
+fi
 missing=()
 for pair in "${NEEDED[@]}"; do
   pkg=${pair%%:*}

@@ -134,7 +134,7 @@ def test_add_refuses_what_the_loader_refuses_with_its_message(y: Env, tmp_path: 
     y.user_config.write_text("[llm]\nmodel = 'm'\n[mcp.bad]\ncommand = 'x'\ntool_timeout = -1.0\n")
     ran = y("run", "x")
     assert ran.returncode == 2
-    said = "mcp.bad: Value error, 'tool_timeout' must be positive, not -1.0"
+    said = "mcp.bad: 'tool_timeout' must be positive, not -1.0"
     assert said in added.stderr
     assert said in ran.stderr
 

@@ -295,7 +295,7 @@ async def open_app(
                 workspace,
                 yolo,
                 store,
-                engine or await build_engine(config.llm),
+                engine or await build_engine(config.llm, home=home),
                 mcp,
                 interactive=interactive,
                 prices=prices,

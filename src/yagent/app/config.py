@@ -285,7 +285,8 @@ def _build(files: Sequence[tuple[Path, Mapping[str, Any]]], env: Mapping[str, st
         config = Config.model_validate(merged)
     except ValidationError as exc:
         problems = "; ".join(
-            configkeys.problem(Config, e["loc"], e["msg"], e["type"]) for e in exc.errors()
+            configkeys.problem(Config, e["loc"], e["msg"], e["type"], e.get("input"))
+            for e in exc.errors()
         )
         where = ", ".join(sources) or "defaults"
         raise ConfigError(f"invalid configuration ({where}): {problems}") from None

@@ -14,6 +14,15 @@ from typing import Any
 
 from pydantic import BaseModel
 
+QUOTE_LIMIT = 60  # characters of a wrong value quoted back
+_SCALARS = (str, int, float, bool)
+_KINDS = {str: "a string", int: "a number", float: "a number", bool: "a boolean", list: "a list"}
+
+
+def _quote(given: object) -> str:
+    text = repr(given) if isinstance(given, _SCALARS) else type(given).__name__
+    return text if len(text) <= QUOTE_LIMIT else text[:QUOTE_LIMIT] + "…"
+
 
 def keys_at(root: type[BaseModel], loc: Sequence[int | str]) -> list[str]:
     """The keys `root` accepts where `loc`'s last part sits."""
@@ -42,9 +51,19 @@ def section_of(root: type[BaseModel], key: str, *, exclude: str = "") -> str:
     return ""
 
 
-def problem(root: type[BaseModel], loc: Sequence[int | str], message: str, kind: str) -> str:
-    """One validation problem; an unknown key names the closest known one."""
+def problem(
+    root: type[BaseModel], loc: Sequence[int | str], message: str, kind: str, given: object = None
+) -> str:
+    """One validation problem; an unknown key names the closest known one, a wrong value quotes
+    what was `given` (a scalar, cut at `QUOTE_LIMIT`), and pydantic's own wording is kept out
+    (its "Value error, " prefix, "instance of <class>")."""
     where = ".".join(map(str, loc))
+    if kind in ("model_type", "dict_type") and loc:  # the value itself is not quoted: a table
+        got = _KINDS.get(type(given), type(given).__name__)  # of env or headers holds secrets
+        return f"{where}: must be a table ([{where}] with its keys below it), got {got}"
+    message = message.removeprefix("Value error, ")
+    if kind not in ("value_error", "missing", "extra_forbidden") and isinstance(given, _SCALARS):
+        return f"{where}: {message} (got {_quote(given)})"
     if kind == "extra_forbidden" and loc:
         home = section_of(root, str(loc[-1]), exclude=str(loc[0]) if len(loc) > 1 else "")
         if home:

@@ -23,20 +23,23 @@ Ollama server for its models loads no CA bundle (plain HTTP: `yagent.llm.tls`).
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 
+from yagent.app import provideradvice
 from yagent.app.config import DEFAULT_KEY_ENV, ConfigError, LLMConfig
 from yagent.llm import tls
-from yagent.llm.types import Engine, Request, StreamEvent
+from yagent.llm.types import Engine, EngineError, Request, StreamEvent
 
 OLLAMA_URL = "http://127.0.0.1:11434"
+USER_CONFIG = Path("~/.yagent/config.toml")  # as said when the caller names no home
 HOW_TO = """no model provider is configured and no local Ollama server answered at {url}.
 
-Configure one in ~/.yagent/config.toml (a <repo>/.yagent/config.toml [llm] applies once you
+Configure one in {config_file} (a <repo>/.yagent/config.toml [llm] applies once you
 run `yagent trust` there), for example:
 
     [llm]
@@ -65,12 +68,17 @@ async def ollama_models(url: str = OLLAMA_URL, *, wait: float = 1.5) -> list[str
     return [str(m.get("name")) for m in models if isinstance(m, dict) and m.get("name")]
 
 
-async def build_engine(llm: LLMConfig, *, ollama_url: str = OLLAMA_URL) -> Engine:
+async def build_engine(
+    llm: LLMConfig, *, ollama_url: str = OLLAMA_URL, home: Path | None = None
+) -> Engine:
+    """The engine `llm` names, or a local Ollama server's; `home`: the yagent home whose
+    `config.toml` the messages name (`~/.yagent` when None)."""
     provider = llm.provider
+    config_file = home / "config.toml" if home is not None else USER_CONFIG
     if provider is None:
         models = await ollama_models(ollama_url)
         if models is None:
-            raise NoProviderError(HOW_TO.format(url=ollama_url))
+            raise NoProviderError(HOW_TO.format(url=ollama_url, config_file=config_file))
         if not llm.model and not models:
             raise NoProviderError(
                 f"the Ollama server at {ollama_url} has no models; run `ollama pull <model>`"
@@ -83,19 +91,22 @@ async def build_engine(llm: LLMConfig, *, ollama_url: str = OLLAMA_URL) -> Engin
             timeout=llm.timeout,
             max_tokens=llm.max_tokens,
         )
-    return configured_engine(llm)
+    return configured_engine(llm, home=home)
 
 
-def configured_engine(llm: LLMConfig) -> Engine:
+def configured_engine(llm: LLMConfig, *, home: Path | None = None) -> Engine:
     """The engine of the configured provider, every check (model, key) made, built at its first
     request; `ConfigError` when something is missing. No provider configured: see
-    `build_engine` (it asks the local Ollama server)."""
+    `build_engine` (it asks the local Ollama server). Its failures carry what to check
+    (`provideradvice`), naming `home`'s `config.toml`."""
     provider = llm.provider
+    config_file = home / "config.toml" if home is not None else USER_CONFIG
     if provider is None:
-        raise NoProviderError(HOW_TO.format(url=OLLAMA_URL))
+        raise NoProviderError(HOW_TO.format(url=OLLAMA_URL, config_file=config_file))
     if not llm.model:
         raise ConfigError(f"[llm] model is required for provider {provider!r}")
     key = llm.api_key()
+    advice = provideradvice.hints(llm, config_file)
     if provider == "ollama":
         base = llm.base_url or f"{OLLAMA_URL}/v1"
         return _openai(
@@ -104,6 +115,7 @@ def configured_engine(llm: LLMConfig) -> Engine:
             api_key="ollama",
             timeout=llm.timeout,
             max_tokens=llm.max_tokens,
+            hints=advice,
         )
     if key is None and not loopback(llm.base_url):
         env = llm.api_key_env or DEFAULT_KEY_ENV[provider]
@@ -111,6 +123,8 @@ def configured_engine(llm: LLMConfig) -> Engine:
         raise ConfigError(
             f"no API key for {provider}: the environment variable {env} is not set"
             + (where if llm.base_url else "")
+            + f"; export {env}=… (or name another variable or a key file with [llm] api_key_env "
+            f"or api_key_file in {config_file})"
         )
     secret = key.get_secret_value() if key is not None else "not-needed"
     if provider == "anthropic":
@@ -120,6 +134,7 @@ def configured_engine(llm: LLMConfig) -> Engine:
             api_key=secret,
             timeout=llm.timeout,
             max_tokens=llm.max_tokens,
+            hints=advice,
         )
     return _openai(
         llm.model,
@@ -127,15 +142,23 @@ def configured_engine(llm: LLMConfig) -> Engine:
         api_key=secret,
         timeout=llm.timeout,
         max_tokens=llm.max_tokens,
+        hints=advice,
     )
 
 
 class Deferred:
-    """An engine built at its first request (see the module docstring)."""
+    """An engine built at its first request (see the module docstring); its failures leave with
+    what to check appended (`provideradvice.advised`)."""
 
-    def __init__(self, model: str, build: Callable[[], Engine]) -> None:
+    def __init__(
+        self,
+        model: str,
+        build: Callable[[], Engine],
+        hints: Mapping[provideradvice.Kind, str] | None = None,
+    ) -> None:
         self._model = model
         self._build = build
+        self._hints = dict(hints or {})
         self._engine: Engine | None = None
 
     @property
@@ -146,28 +169,36 @@ class Deferred:
     def built(self) -> bool:
         return self._engine is not None
 
-    def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
-        if self._engine is None:
-            self._engine = self._build()
-        return self._engine.stream(request)
+    async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
+        try:
+            if self._engine is None:
+                self._engine = self._build()
+            async for event in self._engine.stream(request):
+                yield event
+        except EngineError as exc:
+            raise provideradvice.advised(exc, self._hints) from exc
 
 
-def _openai(model: str, **options: Any) -> Engine:
+def _openai(
+    model: str, *, hints: Mapping[provideradvice.Kind, str] | None = None, **options: Any
+) -> Engine:
     def build() -> Engine:
         from yagent.llm.openai_engine import OpenAIEngine  # built at the first request
 
         return OpenAIEngine(model, **options)
 
-    return Deferred(model, build)
+    return Deferred(model, build, hints)
 
 
-def _anthropic(model: str, **options: Any) -> Engine:
+def _anthropic(
+    model: str, *, hints: Mapping[provideradvice.Kind, str] | None = None, **options: Any
+) -> Engine:
     def build() -> Engine:
         from yagent.llm.anthropic_engine import AnthropicEngine  # the SDK loads here
 
         return AnthropicEngine(model, **options)
 
-    return Deferred(model, build)
+    return Deferred(model, build, hints)
 
 
 def loopback(url: str | None) -> bool:

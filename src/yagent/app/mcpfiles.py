@@ -208,6 +208,9 @@ def remove(target: Target, name: str) -> None:
 
 
 def nearest(name: str, known: Mapping[str, Any] | list[str]) -> str:
-    """` (did you mean 'x'?)` for the closest known name, or ''."""
+    """` (did you mean 'x'?)` for the closest known name, else the names there are (or that
+    there are none)."""
     close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    if close:
+        return f" (did you mean {close[0]!r}?)"
+    return f" (configured: {', '.join(sorted(known))})" if known else " (none is configured)"

@@ -20,6 +20,8 @@ from rich.text import Text
 from yagent.app.lanemarkers import marker
 from yagent.app.recording import markers, parallel_recording, recording_of
 from yagent.app.sessionstore import sessions_here
+from yagent.app.workspace import locate
+from yagent.cli import suggest
 from yagent.cli.safetext import visible
 from yagent.cli.terminal import terminal_ask
 from yagent.llm.replay import Recording, ReplayEngine
@@ -34,7 +36,12 @@ def _when(ts: float) -> str:
     return datetime.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
 
 
-@click.group(invoke_without_command=True)
+class _Sessions(suggest.Group):
+    def otherwise(self, args: list[str]) -> str:
+        return f"to show a session: yagent sessions show {args[0]}"  # `yagent sessions ID`
+
+
+@click.group(cls=_Sessions, invoke_without_command=True)
 @click.option("--all", "show_all", is_flag=True, help="Sessions of every workspace.")
 @click.option("--limit", default=20, show_default=True)
 @click.pass_context
@@ -42,7 +49,8 @@ def sessions(ctx: click.Context, show_all: bool, limit: int) -> None:
     """List sessions (newest first)."""
     if ctx.invoked_subcommand is not None:
         return
-    workspace = None if show_all else str(Path.cwd().resolve())
+    # the repository's root from a subfolder too: where `run` stores its sessions
+    workspace = None if show_all else str(locate(Path.cwd()).root)
     with sessions_here(_home()) as store:
         rows = store.list_sessions(limit=limit, workspace=workspace)
     table = Table("id", "updated", "status", "title", "workspace")
@@ -96,7 +104,7 @@ def replay(session: str, save: str | None, yes: bool) -> None:
         return
     marked = markers(recording, agent, catalog.builtin(agent, 0).marker)
     engine = ReplayEngine(recording, markers=marked)
-    opts = Options(Path.cwd().resolve(), _home(), Yolo.YOLO if yes else Yolo.OFF, agent=agent)
+    opts = Options(locate(Path.cwd()).root, _home(), Yolo.YOLO if yes else Yolo.OFF, agent=agent)
     _, result = anyio.run(lambda: run_once(opts, task, ask=terminal_ask(), engine=engine))
     sys.exit(0 if result is not None and not engine.divergences else 1)
 
@@ -127,7 +135,7 @@ def _replay_parallel(recording: Recording, plan: list[Any], save: str | None, ye
         raise click.ClickException(f"the session's stored plan is unreadable: {exc}") from None
     markers = {a.name: marker(a.name) for a in assignments}
     engine = ReplayEngine(recording, markers=markers, normalise=normalise)
-    opts = Options(Path.cwd().resolve(), _home(), Yolo.YOLO if yes else Yolo.OFF)
+    opts = Options(locate(Path.cwd()).root, _home(), Yolo.YOLO if yes else Yolo.OFF)
     try:
         outcome = anyio.run(lambda: run_plan(opts, assignments, ask=terminal_ask(), engine=engine))
     except FanoutError as exc:

@@ -107,6 +107,11 @@ def prepare(project: Path, into: Path) -> Path:
     return workspace
 
 
+PERSON_PATH = os.environ.get("PATH", "")
+"""PATH as the person's shell gave it, before `python_first_on_path` put the venv first: the
+commands the demo suggests must run from that shell."""
+
+
 def python_first_on_path() -> None:
     """`python` in the agent's shell is this interpreter (which has pytest)."""
     bindir = str(Path(sys.executable).parent)
@@ -159,9 +164,11 @@ def inspect_hint(home: Path, tmp: Path) -> str:
         rows = store.list_sessions(limit=1)
     sid = rows[0].id[:12] if rows else "<session>"
     env = f"YAGENT_HOME={home}"
-    # the yagent beside this interpreter (the venv `make` made), since it may not be on PATH
+    # the yagent beside this interpreter (the venv `make` made) unless the person's own PATH
+    # finds that one (ours has the venv first: `python_first_on_path`)
     beside = Path(sys.executable).with_name("yagent")
-    cmd = str(beside) if beside.exists() and shutil.which("yagent") != str(beside) else "yagent"
+    found = shutil.which("yagent", path=PERSON_PATH)
+    cmd = str(beside) if beside.exists() and found != str(beside) else "yagent"
     return (
         f"\n== inspect the demo's session (kept in {tmp}):\n"
         f"   {env} {cmd} sessions show {sid}\n"

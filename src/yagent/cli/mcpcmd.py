@@ -32,6 +32,7 @@ import click
 from yagent.app import mcpfiles, mcpimport
 from yagent.app.mcpsources import name_problem
 from yagent.app.workspace import locate
+from yagent.cli import suggest
 from yagent.cli.safetext import visible
 
 _SCOPE = click.Choice(mcpfiles.SCOPES)
@@ -53,7 +54,7 @@ def _refuse(message: str) -> click.ClickException:
     return click.ClickException(message)
 
 
-@click.group("mcp")
+@click.group("mcp", cls=suggest.Group)
 def mcp() -> None:
     """Add, list, remove and import MCP servers."""
 

@@ -15,6 +15,8 @@ from pathlib import Path
 import click
 
 from yagent.app.memories import MemoryFileError, files, heading
+from yagent.app.workspace import locate
+from yagent.cli import suggest
 from yagent.cli.safetext import visible
 
 
@@ -23,7 +25,8 @@ def _home() -> Path:
 
 
 def _workspace(path: str | None) -> Path:
-    return Path(path or os.getcwd()).resolve()
+    """The workspace `run` would use: the repository's root, from a subfolder too."""
+    return locate(Path(path or os.getcwd())).root
 
 
 def _when(ts: object) -> str:
@@ -36,11 +39,11 @@ workspace_option = click.option(
     "--workspace",
     "-C",
     type=click.Path(file_okay=False, exists=True),
-    help="The project whose memories to use (default: the current directory).",
+    help="The project whose memories to use (default: the repository around this directory).",
 )
 
 
-@click.group()
+@click.group(cls=suggest.Group)
 def memory() -> None:
     """Project and user memories injected into every agent's context."""
 

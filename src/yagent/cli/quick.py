@@ -26,6 +26,10 @@ Usage: yagent [OPTIONS] [COMMAND] [ARGS]...
 
   yagent: a multi-agent coding agent for the terminal.
 
+  Without a COMMAND: an interactive session in this directory (/help lists its
+  commands and keys); piped input is one task, run once. `yagent run TASK`
+  runs one task and exits.
+
 Options:
   --version                     Show the version and exit.
   -C, --workspace DIRECTORY     Work in this directory instead of the current

@@ -28,6 +28,7 @@ import click
 from yagent.app.config import load
 from yagent.app.durable import Durable, open_home
 from yagent.app.sessionstore import sessions_here
+from yagent.app.workspace import locate
 from yagent.kernel.durable import sideeffect
 from yagent.memory import SessionStore
 
@@ -139,7 +140,7 @@ def reconcile(
     home = _home()
     with sessions_here(home) as store:
         session_id = store.get_session(session).id if session else None
-        durable = open_home(home, load(home=home, workspace=Path.cwd().resolve()))
+        durable = open_home(home, load(home=home, workspace=locate(Path.cwd()).root))
         try:
             records, truncated = anyio.run(_pending, durable, session_id)
             key = applied_key or not_applied_key

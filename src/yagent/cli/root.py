@@ -11,7 +11,8 @@ Contract:
   function: `yagent.cli.runner` never imports this module.
 - Global options (`GLOBAL`) before a command mean what they mean after it, or the command is
   refused (exit 2): never silently dropped (`_hand_down`).
-- Exit codes and refusals as documented in `yagent.cli`.
+- Exit codes and refusals as documented in `yagent.cli`; what stops a command is said in one
+  line by `cli.refusal`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import importlib
 import io
 import os
+import shlex
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -29,6 +31,7 @@ import click
 
 from yagent import __version__
 from yagent.app import gcpolicy
+from yagent.cli import refusal, suggest
 from yagent.cli.engineopt import engine_options, on_engine
 from yagent.cli.taskinput import stdin_task
 from yagent.cli.terminal import home_dir, run_interactive, terminal_ask
@@ -126,12 +129,18 @@ LAZY = {
 }
 
 
-class LazyGroup(click.Group):
+class LazyGroup(suggest.Group):
     """A click group whose commands in `LAZY` are imported when looked up (click's documented
-    pattern for lazily loaded subcommands)."""
+    pattern for lazily loaded subcommands); an unknown command most likely was a task."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted([*super().list_commands(ctx), *LAZY])
+
+    def otherwise(self, args: list[str]) -> str:
+        return (  # `yagent fix the test`: a task given without `run`
+            f"to run a task: yagent run {quoted(' '.join(args))} "
+            "(or `yagent` alone for an interactive session)"
+        )
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]
@@ -152,6 +161,11 @@ class LazyGroup(click.Group):
         # (`run` and the interactive session end the hold when their app is open).
         gcpolicy.release()
         return command
+
+
+def quoted(text: str) -> str:
+    """`text` as one shell word, in double quotes when that needs no escaping."""
+    return f'"{text}"' if not set(text) & set('"$`\\!') else shlex.quote(text)
 
 
 # The group's options, by parameter name, as the person types them.
@@ -218,7 +232,17 @@ def cli(
     allow_local: tuple[str, ...],
     plain: bool,
 ) -> None:
-    """yagent: a multi-agent coding agent for the terminal."""
+    """yagent: a multi-agent coding agent for the terminal.
+
+    Without a COMMAND: an interactive session in this directory (/help lists its commands and
+    keys); piped input is one task, run once. `yagent run TASK` runs one task and exits.
+    """
+    home = home_dir()
+    if home.exists() and not home.is_dir():  # else every file in it fails as "Not a directory"
+        raise click.UsageError(
+            f"the yagent home {home} (YAGENT_HOME) is not a directory: point YAGENT_HOME at a "
+            "directory (a missing one is created)"
+        )
     if ctx.invoked_subcommand is None:
         # `yagent < task.txt`: the task is the input, run once; on a terminal, the session
         task = None if sys.stdin.isatty() else stdin_task()
@@ -226,7 +250,7 @@ def cli(
 
 
 @cli.command()
-@click.argument("task", required=False)
+@click.argument("task", nargs=-1, metavar="[TASK]")
 @workspace_option
 @yes_option
 @full_option
@@ -256,7 +280,7 @@ def cli(
 )
 @engine_options
 def run(
-    task: str | None,
+    task: tuple[str, ...],
     workspace: str | None,
     yes: bool,
     full: bool,
@@ -271,11 +295,16 @@ def run(
 ) -> None:
     """Run one TASK and exit (TASK `-`, or none with input that is not a terminal: read it
     from standard input)."""
-    if task == "-" or (task is None and not sys.stdin.isatty()):
-        task = stdin_task()
-    elif task is None:
+    if len(task) > 1:  # the words of an unquoted task
+        raise click.UsageError(
+            f"TASK is one argument: quote it: yagent run {quoted(' '.join(task))}"
+        )
+    text = task[0] if task else None
+    if text == "-" or (text is None and not sys.stdin.isatty()):
+        text = stdin_task()
+    elif text is None:
         raise click.UsageError("missing TASK (or pipe it on standard input)")
-    elif not task.strip():
+    elif not text.strip():
         raise click.UsageError("no task: TASK is empty")
     ci = {"max_turns": max_turns, "model": model, "fail_on_no_submit": fail_on_no_submit}
     where = Path(workspace or os.getcwd()).resolve()
@@ -284,7 +313,7 @@ def run(
         engine,
         home_dir(),
         where,
-        lambda: _start(workspace, yes, full, json_mode, agent, task, recording, allow_local, ci=ci),
+        lambda: _start(workspace, yes, full, json_mode, agent, text, recording, allow_local, ci=ci),
     )
 
 
@@ -311,79 +340,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except click.exceptions.Abort:
         return 130
     except BaseExceptionGroup as group:  # a refusal raised inside a task group: said the same
-        known, rest = group.split(lambda e: _said(e) is not None)
+        known, rest = group.split(lambda e: refusal.status(e) is not None)
         if known is None or rest is not None:
             raise
-        leaves = _leaves(known)
-        for line in dict.fromkeys(_refusal(exc) for exc in leaves):
-            _say(line)
-        return max(code for exc in leaves if (code := _said(exc)) is not None)
+        leaves = refusal.leaves(known)
+        for line in dict.fromkeys(refusal.line(exc) for exc in leaves):
+            refusal.say(line)
+        return max(code for exc in leaves if (code := refusal.status(exc)) is not None)
     except Exception as exc:  # after the groups: an ExceptionGroup is an Exception too
-        code = _said(exc)
+        code = refusal.status(exc)
         if code is None:
             raise
-        _say(_refusal(exc))
+        refusal.say(refusal.line(exc))
         return code
     except SystemExit as exc:
         return int(exc.code or 0) if not isinstance(exc.code, str) else 1
     return 0
-
-
-def _say(line: str) -> None:
-    """A refusal on standard error, its control codes written out (it may quote a file)."""
-    from yagent.cli.safetext import visible
-
-    click.echo(visible(line), err=True)
-
-
-def refusals() -> tuple[tuple[type[Exception], ...], tuple[type[Exception], ...]]:
-    """What stops a command before (or instead of) doing anything, said in one line (exit 2),
-    and which of those are a damaged store (said with the advice to salvage it).
-
-    Imported once something was raised, so that a command that never reads the configuration
-    or a store does not load them only to be ready for their errors.
-    """
-    from yagent.app.config import ConfigError
-    from yagent.app.lease import SessionBusyError
-    from yagent.kernel.durable.sqlitefile import UnusableFileError
-    from yagent.memory.errors import DamagedStoreError, SessionStoreError
-
-    refused = (ConfigError, SessionStoreError, SessionBusyError, UnusableFileError)
-    return refused, (DamagedStoreError, UnusableFileError)
-
-
-_DAMAGED = (
-    " — `yagent doctor` checks the stores; `yagent doctor --salvage` copies what is still "
-    "readable into a new file; then move the damaged file aside"
-)
-
-
-def _said(exc: BaseException) -> int | None:
-    """The exit status of an error said in one line: 75 a full disk (`app.fulldisk`), 2 a
-    refusal; None for anything else (it propagates)."""
-    from yagent.app.fulldisk import EXIT_FULL
-    from yagent.kernel.durable.sqlitefile import disk_full
-
-    if disk_full(exc):
-        return EXIT_FULL
-    return 2 if isinstance(exc, refusals()[0]) else None
-
-
-def _refusal(exc: BaseException) -> str:
-    from yagent.kernel.durable.sqlitefile import disk_full
-    from yagent.memory.errors import StoreFullError
-
-    if disk_full(exc) and not isinstance(exc, StoreFullError):  # a durable store, a state file
-        return (
-            f"yagent: the disk holding {home_dir()} is full ({exc}): free space there and run "
-            "the command again (nothing was half-written)"
-        )
-    advice = _DAMAGED if isinstance(exc, refusals()[1]) else ""
-    return f"yagent: {exc}{advice}"
-
-
-def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
-    out: list[BaseException] = []
-    for exc in group.exceptions:
-        out.extend(_leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
-    return out

@@ -20,6 +20,7 @@ import click
 
 from yagent.app import rulesimport
 from yagent.app.workspace import locate
+from yagent.cli import suggest
 from yagent.cli.safetext import visible
 
 
@@ -27,7 +28,7 @@ def _home() -> Path:
     return Path(os.environ.get("YAGENT_HOME") or Path.home() / ".yagent")
 
 
-@click.group("rules")
+@click.group("rules", cls=suggest.Group)
 def rules() -> None:
     """Import command and read rules from Claude Code and Codex CLI."""
 

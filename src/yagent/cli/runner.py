@@ -37,7 +37,7 @@ import anyio
 
 from yagent.agents import agentfiles, catalog
 from yagent.agents.pause import PauseGate
-from yagent.agents.results import AgentResult
+from yagent.agents.results import AgentResult, Status
 from yagent.app import projectkeys
 from yagent.app.assemble import App, open_app
 from yagent.app.config import ConfigError, load
@@ -211,9 +211,12 @@ async def cli_app(
     engine: Engine | None = None,
     *,
     interactive: bool = True,
+    json_header: bool = False,
 ) -> AsyncIterator[App]:
     """The app for one CLI command: config loaded for the workspace, opened, and what went
-    wrong while opening said first (`start_notices`)."""
+    wrong while opening said first (`start_notices`). `json_header`: the `--json` schema line
+    is written once the app is open, before any event — a command refused while opening
+    (exit 2) writes nothing on standard output."""
     config = with_allow_local(load(home=opts.home, workspace=opts.workspace), opts.allow_local)
     if opts.model:
         config = config.model_copy(
@@ -237,6 +240,8 @@ async def cli_app(
     ) as app:
         app.max_turns = opts.max_turns
         renderer.stdout_wait = config.agent.stdout_wait
+        if json_header:  # the first line: the version of the lines' schema
+            renderer.out.write(json.dumps(outcome.HEADER) + "\n")
         renderer.attach(app.dispatcher)  # --json: every event written as it is published
         start_notices(app, renderer)
         try:
@@ -289,8 +294,6 @@ async def run_command(
     """One task run once; with its exit status (`cli.outcome`: 130 when it was cancelled; the
     --json stream's own when a line could not be written, `cli.lineout.end`)."""
     renderer = Renderer(json_mode=opts.json_mode, ask=ask, out=lineout.display(opts.json_mode))
-    if opts.json_mode:  # the first line: the version of the lines' schema
-        renderer.out.write(json.dumps(outcome.HEADER) + "\n")
     ids = [session_id or ""]
     try:
         session_id, result, status = await _run_command(
@@ -316,7 +319,7 @@ async def _run_command(
     resume: ResumeDecision | None,
 ) -> tuple[str, AgentResult | None, int]:
     """`run_command`'s run; `ids[0]` names the session as soon as there is one."""
-    async with cli_app(opts, renderer, engine) as app:
+    async with cli_app(opts, renderer, engine, json_header=opts.json_mode) as app:
         started = time.monotonic()
         if session_id is None:  # created first, so the turn's record (`/undo`) names it
             session_id = app.new_session(task, opts.agent)
@@ -345,7 +348,24 @@ async def _run_command(
         if isinstance(engine, ReplayEngine):
             report_divergences(renderer, engine)
         stop_if_full(app, session_id)
+        if not opts.json_mode and (line := resume_line(result, session_id)):
+            sys.stderr.write(line + "\n")
         return session_id, result, status
+
+
+def resume_line(result: AgentResult | None, session_id: str) -> str:
+    """How to continue a one-shot run that was interrupted (an error, Ctrl-C, a timeout: its
+    checkpoint is kept, `app.durable`), or '' for one that concluded."""
+    command = f"`yagent resume {session_id[:12]}`"
+    if result is None:  # force-stopped past the drain budget
+        return f"yagent: the turn was stopped; {command} continues it from its checkpoint"
+    if result.status in (Status.FINISHED, Status.ANSWERED, Status.MAX_STEPS):
+        return ""
+    if result.status is Status.ERROR:
+        return (
+            f"yagent: the run stopped on an error: fix what it names, then {command} continues it"
+        )
+    return f"yagent: the run was {result.status.value}; {command} continues it from its checkpoint"
 
 
 def stop_if_full(app: App, session_id: str) -> None:

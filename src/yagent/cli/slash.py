@@ -35,10 +35,10 @@ COMMANDS = {
     "clear": "start a new session (the next task begins it)",
     "compact": "compact the session's history now and show what was kept",
     "model": "show the model, or switch to NAME (or LABEL/NAME: another provider)",
-    "agent": "show the agent, or switch to NAME (coding, chat, repo, devops, custom)",
+    "agent": "show the agent and the known ones, or switch to NAME (built in or yours)",
     "sessions": "this workspace's sessions",
     "resume": "continue session ID (the latest other one by default)",
-    "cost": "tokens and money of this session, per model",
+    "cost": "tokens and money of this process's sessions, in total and per model",
     "context": "what fills the context window, per segment",
     "memory": "the memories injected into every agent's context",
     "trust": "whether this workspace's own .yagent/ files are trusted",
@@ -129,7 +129,7 @@ async def _model(conv: Conversation, arg: str) -> None:
         )
         update = dict(choice.update) if choice is not None else {"model": arg}
         llm = app.config.llm.model_copy(update=update)
-        app.engine = await build_engine(llm)
+        app.engine = await build_engine(llm, home=app.home)
     except (NoProviderError, ValueError, ConfigError) as exc:
         conv.say(f"[red]model not changed:[/] {escape(str(exc).splitlines()[0])}")
         return

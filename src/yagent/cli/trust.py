@@ -55,6 +55,8 @@ def _review(project: projectkeys.ProjectState) -> None:
 @click.option("--yes", is_flag=True, help="Trust without asking (for scripts and CI).")
 def trust_command(workspace: str | None, show: bool, revoke: bool, yes: bool) -> None:
     """Review and trust this workspace's own .yagent/ files (or --show, --revoke)."""
+    if show + revoke + yes > 1:  # never one silently winning over another
+        raise click.UsageError("--show, --revoke and --yes are alternatives: give one")
     home = _home()
     ws = locate(Path(workspace or os.getcwd())).root  # the workspace `run` would use
     store = trust.Store(home)

@@ -298,5 +298,6 @@ class AnthropicEngine:
                 timeout_types=(anthropic.APITimeoutError, httpx2.TimeoutException),
                 connection_types=(anthropic.APIConnectionError, httpx2.TransportError),
                 secret=self._secret,
+                url=str(self._client.base_url).rstrip("/"),
             ) from exc
         yield TurnDone(turn)

@@ -7,9 +7,10 @@ Contract:
   `timeout`, a refused or broken connection as `transient`. An error reported *inside* a 200
   stream (Anthropic's `event: error`, an OpenAI-style `{"error": …}` chunk) is classified from
   its error type or code, the same way.
-- The message names the provider, the model and the status; it never contains the API key (the key
-  is redacted if a server echoes it) and the provider's detail is capped at `DETAIL_LIMIT`
-  characters, marked when cut.
+- The message names the provider, the model, the address when the engine gives it (so a refused
+  connection or an unknown name says where it was trying) and the status; it never contains the
+  API key (the key is redacted if a server echoes it) and the provider's detail is capped at
+  `DETAIL_LIMIT` characters, marked when cut.
 - Anything that cannot be classified is `toolfail.Kind.UNKNOWN` (not retryable: fail closed).
 """
 
@@ -92,8 +93,10 @@ def to_engine_error(
     timeout_types: tuple[type[BaseException], ...],
     connection_types: tuple[type[BaseException], ...],
     secret: str | None = None,
+    url: str | None = None,
 ) -> EngineError:
-    """Classify `exc` (raised by the provider's SDK or its HTTP transport) as an `EngineError`.
+    """Classify `exc` (raised by the provider's SDK or its HTTP transport) as an `EngineError`;
+    `url`: the address the request went to, named in the message (`at URL`).
 
     `timeout_types` are checked before `connection_types` because the SDKs' timeout error is a
     subclass of their connection error.
@@ -101,7 +104,7 @@ def to_engine_error(
     if isinstance(exc, EngineError):
         return exc
     status = getattr(exc, "status_code", None)
-    where = f"{provider} model {model!r}"
+    where = f"{provider} model {model!r}" + (f" at {url}" if url else "")
     if isinstance(status, int) and status >= 400:
         kind = toolfail.classify_status(status)
         where += f": HTTP {status}"

@@ -215,6 +215,7 @@ class OpenAIEngine:
                 timeout_types=(httpx.TimeoutException,),
                 connection_types=(httpx.TransportError,),
                 secret=self._secret,
+                url=self._base,
             ) from exc
         yield TurnDone(turn)
 
@@ -246,7 +247,10 @@ async def _chunks(response: httpx.Response) -> AsyncIterator[Mapping[str, Any]]:
         try:
             chunk = json.loads(event.data)
         except ValueError:
-            raise ValueError(f"stream data that is not JSON: {event.data[:200]!r}") from None
+            raise ValueError(
+                "stream data that is not JSON (is base_url an OpenAI-compatible API?): "
+                f"{event.data[:200]!r}"
+            ) from None
         if not isinstance(chunk, Mapping):
             continue
         error = chunk.get("error")

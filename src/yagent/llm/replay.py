@@ -179,7 +179,10 @@ class Recording:
             data = json.loads(Path(path).read_text())
         except ValueError as exc:
             raise RecordingFormatError(f"{path}: not JSON: {exc}") from exc
-        return cls.from_dict(data)
+        try:
+            return cls.from_dict(data)
+        except RecordingFormatError as exc:  # which file it is, as for the JSON error above
+            raise RecordingFormatError(f"{path}: {exc}") from exc
 
 
 def message_turn(message: Message) -> AssistantTurn:
