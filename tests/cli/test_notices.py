@@ -41,7 +41,7 @@ def test_terminal_mode_prints_them_and_nothing_when_all_is_well() -> None:
 
 
 def test_the_terminal_replay_report_names_what_was_not_compared() -> None:
-    from yagent.cli.runner import report_divergences
+    from yagent.cli.runend import report_divergences
 
     out = io.StringIO()
     engine = SimpleNamespace(divergences=[], unverified=lambda: [("coding", 5)])

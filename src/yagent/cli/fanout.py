@@ -33,12 +33,12 @@ from yagent.app.lanemarkers import marker
 from yagent.cli import lineout
 from yagent.cli.engineopt import engine_options, on_engine
 from yagent.cli.render import Ask, Renderer
+from yagent.cli.runend import report_divergences
 from yagent.cli.runner import (
     Options,
     _interrupts,
     cli_app,
     normalise,
-    report_divergences,
 )
 from yagent.cli.safetext import json_line
 from yagent.cli.terminal import home_dir, terminal_ask

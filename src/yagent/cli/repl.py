@@ -28,7 +28,8 @@ from yagent.app.durable import ResumeDecision
 from yagent.app.runtrack import continuation_task
 from yagent.cli import early, prompt, slash
 from yagent.cli.conversation import Conversation
-from yagent.cli.runner import Options, cli_app, run_turn, stop_if_full
+from yagent.cli.runend import stop_if_full
+from yagent.cli.runner import Options, cli_app, run_turn
 from yagent.cli.screen import KeyAsk, Screen
 from yagent.memory import SessionStoreError
 
