@@ -64,6 +64,10 @@ def masked(screen: str, tmp: Path, url: str) -> str:
     lines = [line.rstrip() for line in text.splitlines()]
     while lines and not lines[-1]:
         lines.pop()
+    if lines and lines[-1].startswith("Pane is dead ("):  # tmux's own line once yagent exited
+        lines.pop()
+        while lines and not lines[-1]:
+            lines.pop()
     return "\n".join(lines) + "\n"
 
 
