@@ -43,7 +43,7 @@ from yagent.llm.conversations import Conversations, to_json
 from yagent.llm.types import Message, Request
 
 EPHEMERAL: Mapping[str, str] = {"type": "ephemeral"}
-_MARK = ',"cache_control":' + to_json(EPHEMERAL) + "}"  # closes a block's JSON object, marked
+_MARK = (',"cache_control":' + to_json(EPHEMERAL) + "}").encode()  # closes a block, marked
 
 
 def tool_defs(tools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -124,49 +124,51 @@ def wire_messages(messages: Sequence[Message], *, cache_conversation: bool) -> l
     return turns
 
 
-def _turn(role: str, blocks: Sequence[str], *, mark: bool) -> str:
-    """A turn's JSON from its blocks' JSON texts; `mark` puts the cache marker on the last block
-    (a copy of that block's text: the others are joined as they are)."""
+def _turn(role: bytes, blocks: Sequence[bytes], *, mark: bool) -> bytes:
+    """A turn's JSON from its blocks' JSON; `mark` puts the cache marker on the last block (a
+    copy of that block's text: the others are joined as they are)."""
     if mark:
         blocks = [*blocks[:-1], blocks[-1][:-1] + _MARK]
-    return '{"role":"' + role + '","content":[' + ",".join(blocks) + "]}"
+    return b'{"role":"' + role + b'","content":[' + b",".join(blocks) + b"]}"
+
+
+def _json(value: Any) -> bytes:
+    return to_json(value).encode()
 
 
 @dataclass
 class _Turns:
-    """One conversation as encoded so far: the closed turns' texts, the blocks of the newest
-    assistant turn (marked when it is the last), and the user-side blocks still waiting for the
-    next assistant turn (tool results first, then texts)."""
+    """One conversation as encoded so far (UTF-8 JSON): the closed turns, the blocks of the
+    newest assistant turn (marked when it is the last), and the user-side blocks still waiting
+    for the next assistant turn (tool results first, then texts)."""
 
-    closed: list[str] = field(default_factory=list)
-    assistant: list[str] = field(default_factory=list)
-    results: list[str] = field(default_factory=list)
-    texts: list[str] = field(default_factory=list)
+    closed: list[bytes] = field(default_factory=list)
+    assistant: list[bytes] = field(default_factory=list)
+    results: list[bytes] = field(default_factory=list)
+    texts: list[bytes] = field(default_factory=list)
 
     def add(self, messages: Sequence[Message]) -> None:
         for message in messages:
             if message.role == "assistant":
-                blocks = [to_json(block) for block in _assistant_blocks(message)]
+                blocks = [_json(block) for block in _assistant_blocks(message)]
                 if blocks:
                     if self.results or self.texts:
-                        self.closed.append(_turn("user", self.results + self.texts, mark=False))
+                        self.closed.append(_turn(b"user", self.results + self.texts, mark=False))
                         self.results, self.texts = [], []
-                    self.closed.append(_turn("assistant", blocks, mark=False))
+                    self.closed.append(_turn(b"assistant", blocks, mark=False))
                     self.assistant = blocks
             elif message.role == "tool":
-                self.results.append(to_json(_result_block(message)))
+                self.results.append(_json(_result_block(message)))
             elif message.content:
-                self.texts.append(to_json({"type": "text", "text": message.content}))
+                self.texts.append(_json({"type": "text", "text": message.content}))
 
-    def joined(self, *, mark: bool) -> str:
-        """The `messages` array's JSON text."""
+    def turns(self, *, mark: bool) -> list[bytes]:
+        """Every turn's JSON, the last one marked when `mark`."""
         if self.results or self.texts:
-            last = _turn("user", self.results + self.texts, mark=mark)
-            return "[" + ",".join([*self.closed, last]) + "]"
+            return [*self.closed, _turn(b"user", self.results + self.texts, mark=mark)]
         if mark and self.closed:
-            last = _turn("assistant", self.assistant, mark=True)
-            return "[" + ",".join([*self.closed[:-1], last]) + "]"
-        return "[" + ",".join(self.closed) + "]"
+            return [*self.closed[:-1], _turn(b"assistant", self.assistant, mark=True)]
+        return self.closed
 
 
 class BodyEncoder:
@@ -175,17 +177,22 @@ class BodyEncoder:
     def __init__(self, *, cache_conversation: bool) -> None:
         self._mark = cache_conversation
         self._conversations: Conversations[_Turns] = Conversations(_Turns)
-        self._system: tuple[str, str] = ("", "")
+        self._system: tuple[str, bytes] = ("", b"")
 
     def encode(self, request: Request, *, model: str, max_tokens: int) -> bytes:
-        turns = self._conversations.advance(request.messages, _Turns.add)
-        head = f'{{"max_tokens":{to_json(max_tokens)},"messages":{turns.joined(mark=self._mark)}'
-        parts = [head, f',"model":{to_json(model)},"stream":true']
+        turns = self._conversations.advance(request.messages, _Turns.add).turns(mark=self._mark)
+        head = b'{"max_tokens":' + _json(max_tokens) + b',"messages":['
+        tail = [b'],"model":', _json(model), b',"stream":true']
         if request.system:
             if self._system[0] != request.system:
-                self._system = (request.system, to_json(system_blocks(request.system)))
-            parts.append(',"system":' + self._system[1])
+                self._system = (request.system, _json(system_blocks(request.system)))
+            tail += [b',"system":', self._system[1]]
         if request.tools:
-            parts.append(',"tools":' + to_json(tool_defs(request.tools)))
-        parts.append("}")
-        return "".join(parts).encode()
+            tail += [b',"tools":', _json(tool_defs(request.tools))]
+        tail.append(b"}")
+        if not turns:
+            return head + b"".join(tail)
+        # One copy of the conversation's bytes: the head and tail ride on the first and last turn.
+        if len(turns) == 1:
+            return head + turns[0] + b"".join(tail)
+        return b",".join([head + turns[0], *turns[1:-1], turns[-1] + b"".join(tail)])
