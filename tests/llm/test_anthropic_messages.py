@@ -182,3 +182,21 @@ async def test_a_step_reads_its_new_messages_for_the_wire_not_the_history() -> N
     assert len(last["messages"]) == 1 + 2 * (steps - 1)
     assert last["messages"][-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
     assert json.dumps(last).count('"cache_control"') == 3  # tools, system, the newest block
+
+
+@pytest.mark.anyio
+async def test_the_engine_sends_what_messages_create_sends_headers_and_all() -> None:
+    history = History([message(0, 1), message(1, 1), message(2, 1), message(3, 1)])
+    request = Request("sys", history.view(), TOOLS)
+    frames = anthropic_frames(text_events("ok"))
+    with WireServer([Reply(events=frames)] * 2) as srv:
+        client = anthropic.AsyncAnthropic(api_key="k", base_url=srv.url, max_retries=0)
+        eng = AnthropicEngine("claude-test", client=client)
+        await complete(eng, request)
+        stream = await client.messages.create(**eng.params(request), stream=True)
+        async with stream:
+            async for _ in stream:
+                pass
+    ours, sdks = srv.received
+    assert (ours.path, ours.body) == (sdks.path, sdks.body)
+    assert ours.headers == sdks.headers
