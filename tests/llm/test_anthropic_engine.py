@@ -21,7 +21,8 @@ from tests.llm.wire import (
     refused_url,
 )
 from yagent.kernel.judge.toolfail import Kind
-from yagent.llm.anthropic_engine import AnthropicEngine, wire_messages
+from yagent.llm.anthropic_engine import AnthropicEngine
+from yagent.llm.anthropic_messages import wire_messages
 from yagent.llm.types import (
     EngineError,
     Message,

@@ -1,16 +1,19 @@
 """AnthropicEngine: the Anthropic messages engine (official `anthropic` SDK, streaming).
 
 Contract:
-- A `Request` becomes one streamed `messages.create`. The system prompt goes in `system`; tool
-  definitions `{"name", "description", "parameters"}` become `{"name", "description",
-  "input_schema"}`. Our messages are regrouped into Anthropic's alternating turns: an assistant
-  message becomes text + `tool_use` blocks (arguments parsed from their JSON text, repaired if
-  needed; a non-object becomes `{}` — the tool layer already told the model its arguments were
-  bad); consecutive tool results (and any user text after them) merge into ONE user message whose
-  `tool_result` blocks come first, as the API requires (a result with images holds its text
-  and base64 `image` blocks). Mid-conversation `system` messages become
-  user text (the API has one system prompt). Assistant messages with no content are dropped (the
-  API refuses empty content).
+- A `Request` becomes one streamed POST to `/v1/messages` through the SDK's client (its headers,
+  timeouts and errors): the body is the bytes `messages.create(**params(request), stream=True)`
+  would send, built by `llm.anthropic_messages.BodyEncoder` with each message of a growing
+  conversation encoded once (a step encodes its new messages, not the history). The system prompt
+  goes in `system`; tool definitions `{"name", "description", "parameters"}` become `{"name",
+  "description", "input_schema"}`. Our messages are regrouped into Anthropic's alternating turns:
+  an assistant message becomes text + `tool_use` blocks (arguments parsed from their JSON text,
+  repaired if needed; a non-object becomes `{}` — the tool layer already told the model its
+  arguments were bad); consecutive tool results (and any user text after them) merge into ONE
+  user message whose `tool_result` blocks come first, as the API requires (a result with images
+  holds its text and base64 `image` blocks). Mid-conversation `system` messages become user text
+  (the API has one system prompt). Assistant messages with no content are dropped (the API
+  refuses empty content).
 - Prompt caching: `cache_control: {"type": "ephemeral"}` breakpoints mark the stable prefix — the
   LAST tool definition (caches every tool) and the system prompt (caches tools + system) — and the
   last block of the last message, so each step of an agent loop re-reads the conversation so far
@@ -34,21 +37,22 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 import anthropic
 import anyio
 import httpx2
-import json_repair
+from anthropic.types import Message as WireMessage
+from anthropic.types import RawMessageStreamEvent
 
 from yagent.kernel.judge import toolfail
+from yagent.llm.anthropic_messages import BodyEncoder, system_blocks, tool_defs, wire_messages
 from yagent.llm.errors import to_engine_error
 from yagent.llm.types import (
     AssistantTurn,
     EngineError,
-    Message,
     Request,
     StreamEvent,
     TextDelta,
@@ -61,7 +65,6 @@ from yagent.llm.types import (
 DEFAULT_TIMEOUT = 120.0
 DEFAULT_MAX_TOKENS = 8192
 PROVIDER = "anthropic"
-EPHEMERAL: Mapping[str, str] = {"type": "ephemeral"}
 _NO_KEY = "no-key"  # a custom endpoint that takes no key
 
 STOP_REASONS: Mapping[str, str] = {
@@ -70,85 +73,6 @@ STOP_REASONS: Mapping[str, str] = {
     "tool_use": "tool_calls",
     "max_tokens": "length",
 }
-
-
-def tool_defs(tools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for tool in tools:
-        item: dict[str, Any] = {"name": tool["name"]}
-        if tool.get("description"):
-            item["description"] = tool["description"]
-        item["input_schema"] = tool.get("parameters") or {"type": "object", "properties": {}}
-        out.append(item)
-    if out:
-        out[-1]["cache_control"] = dict(EPHEMERAL)
-    return out
-
-
-def system_blocks(system: str) -> list[dict[str, Any]]:
-    if not system:
-        return []
-    return [{"type": "text", "text": system, "cache_control": dict(EPHEMERAL)}]
-
-
-def _arguments(text: str) -> dict[str, Any]:
-    if not text.strip():
-        return {}
-    try:
-        value = json.loads(text)
-    except ValueError:
-        value = json_repair.loads(text)
-    return value if isinstance(value, dict) else {}
-
-
-def _assistant_blocks(message: Message) -> list[dict[str, Any]]:
-    blocks: list[dict[str, Any]] = []
-    if message.content:
-        blocks.append({"type": "text", "text": message.content})
-    blocks.extend(
-        {"type": "tool_use", "id": c.id, "name": c.name, "input": _arguments(c.arguments)}
-        for c in message.tool_calls
-    )
-    return blocks
-
-
-def wire_messages(messages: Sequence[Message], *, cache_conversation: bool) -> list[dict[str, Any]]:
-    """Our messages as Anthropic turns: user-side runs merged, tool results first."""
-    turns: list[dict[str, Any]] = []
-    results: list[dict[str, Any]] = []
-    texts: list[dict[str, Any]] = []
-
-    def flush_user() -> None:
-        if results or texts:
-            turns.append({"role": "user", "content": [*results, *texts]})
-            results.clear()
-            texts.clear()
-
-    for message in messages:
-        if message.role == "assistant":
-            blocks = _assistant_blocks(message)
-            if blocks:
-                flush_user()
-                turns.append({"role": "assistant", "content": blocks})
-        elif message.role == "tool":
-            content: Any = message.content
-            if message.images:  # a tool result may hold image blocks next to its text
-                content = [{"type": "text", "text": message.content}] + [
-                    {
-                        "type": "image",
-                        "source": {"type": "base64", "media_type": i.mime, "data": i.data},
-                    }
-                    for i in message.images
-                ]
-            results.append(
-                {"type": "tool_result", "tool_use_id": message.tool_call_id, "content": content}
-            )
-        elif message.content:
-            texts.append({"type": "text", "text": message.content})
-    flush_user()
-    if cache_conversation and turns:
-        turns[-1]["content"][-1]["cache_control"] = dict(EPHEMERAL)
-    return turns
 
 
 def _usage(raw: Any, base: Usage) -> Usage:
@@ -256,13 +180,16 @@ class AnthropicEngine:
             )
         self._client = client
         self._secret = client.api_key
+        self._bodies = BodyEncoder(cache_conversation=cache_conversation)
 
     @property
     def model(self) -> str:
         return self._model
 
     def params(self, request: Request) -> dict[str, Any]:
-        """The request body sent for `request` (without the streaming switch)."""
+        """The request body sent for `request`, as the objects `messages.create` takes (without
+        the streaming switch); `stream` sends it encoded by `BodyEncoder`, byte for byte what the
+        SDK would send for these."""
         body: dict[str, Any] = {
             "model": request.model or self._model,
             "max_tokens": request.max_tokens or self._max_tokens,
@@ -278,11 +205,20 @@ class AnthropicEngine:
 
     async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
         await anyio.lowlevel.checkpoint()  # cancellation is honoured before answering
-        body = self.params(request)
-        model = str(body["model"])
+        model = request.model or self._model
+        limit = request.max_tokens or self._max_tokens
         assembler = _Assembler()
         try:
-            events = await self._client.messages.create(**cast(Any, body), stream=True)
+            # What `messages.create(**self.params(request), stream=True)` sends, each message of a
+            # growing conversation encoded once, posted through the SDK's own client as is.
+            body = self._bodies.encode(request, model=model, max_tokens=limit)
+            events = await self._client.post(
+                "/v1/messages",
+                cast_to=WireMessage,
+                content=body,
+                stream=True,
+                stream_cls=anthropic.AsyncStream[RawMessageStreamEvent],
+            )
             async with events:
                 async for event in events:
                     for out in assembler.feed(event):

@@ -18,23 +18,22 @@ Contract:
   `CONVERSATIONS` views it encoded (each agent of a run asks with its own) encodes only the
   messages after that view. Another view (a rewritten history, a new run) is encoded whole and
   remembered in place of the least recently used one; messages that are not a view (a tuple)
-  are encoded whole every time. It keeps the views it remembers: up to `CONVERSATIONS`
-  histories stay in memory as long as the encoder does.
+  are encoded whole every time (`llm.conversations`). It keeps the views it remembers: up to
+  `CONVERSATIONS` histories stay in memory as long as the encoder does.
 Leaves to the engine: the other fields' values, the request itself.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from yagent.llm.history import Messages
+from yagent.llm.conversations import CONVERSATIONS, Conversations
+from yagent.llm.conversations import to_json as _encode
 from yagent.llm.types import Message, Request
 
-CONVERSATIONS = 8  # conversations an encoder keeps encoded (a run's agents ask through one engine)
-_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+__all__ = ["CONVERSATIONS", "BodyEncoder", "image_parts", "wire_message", "wire_messages"]
 
 
 def wire_message(message: Message) -> dict[str, Any]:
@@ -90,7 +89,6 @@ class _Encoded:
     """One conversation as encoded so far: the messages' JSON texts and the images still
     waiting for the run of tool messages to end."""
 
-    view: Messages
     texts: list[str] = field(default_factory=list)
     images: list[dict[str, Any]] = field(default_factory=list)
 
@@ -112,7 +110,7 @@ class BodyEncoder:
     """Request bodies whose messages are encoded once per conversation (module contract)."""
 
     def __init__(self) -> None:
-        self._conversations: list[_Encoded] = []  # most recently used last
+        self._conversations: Conversations[_Encoded] = Conversations(_Encoded)
         self._system: tuple[str, str] = ("", "")
 
     def encode(self, request: Request, fields: Mapping[str, Any]) -> bytes:
@@ -128,19 +126,4 @@ class BodyEncoder:
         return f'{{"model":{model},"messages":[{",".join(texts)}]{tail}'.encode()
 
     def _messages(self, messages: Sequence[Message]) -> list[str]:
-        if not isinstance(messages, Messages):  # nothing says what it extends: encoded whole
-            whole = _Encoded(Messages())
-            whole.add(messages)
-            return whole.finished()
-        found = next((c for c in self._conversations if messages.extends(c.view)), None)
-        if found is None:
-            found = _Encoded(messages)
-            found.add(messages)
-            if len(self._conversations) >= CONVERSATIONS:
-                del self._conversations[0]
-        else:
-            found.add(messages[len(found.view) :])  # only what was appended since
-            self._conversations.remove(found)
-            found.view = messages
-        self._conversations.append(found)
-        return found.finished()
+        return self._conversations.advance(messages, _Encoded.add).finished()
