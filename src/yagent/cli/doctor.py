@@ -1,9 +1,12 @@
 """`yagent doctor`: whether yagent can work here — the stores' integrity (with `--salvage` a copy
-of what a damaged one still holds), the disk, the configuration, the provider, the settings,
-ripgrep, chromium, bwrap, the egress the preset gives, the workspace's project trust, the MCP
-servers (`cli.mcpdoctor`), the `[store] url` database and the Temporal frontend of
-`YAGENT_TEMPORAL_ADDRESS` (`cli.scaledoctor`). One row per check; exit 1 when a required check
-fails.
+of what a damaged one still holds), the disk, whether the home can be written (the line a
+command that must write there says, `cli.unwritable`; a store there is then not checked, never
+called damaged), the configuration, the provider (`cli.providerdoctor`, naming this home's
+`config.toml`), the settings, ripgrep, chromium, bwrap, the egress the preset gives, the
+project trust, the MCP servers (`cli.mcpdoctor`), the `[store] url` database and the Temporal
+frontend of `YAGENT_TEMPORAL_ADDRESS` (`cli.scaledoctor`). The workspace is the repository's
+root, from a subfolder too, as `run` uses it (`app.workspace.locate`). One row per check; exit 1
+when a required check fails.
 
 It reads the configuration and looks at the machine: it builds no tool surface, runs no tool and
 opens no session store, so none of that is imported (`tests/cli/test_startup.py` is the gate).
