@@ -58,7 +58,7 @@ from yagent.agents.economy import Economy
 from yagent.agents.loopconfig import DEFAULT_TOOL_TIMEOUT, GENERIC_REMINDER, LoopConfig
 from yagent.agents.pause import PauseAbandonedError
 from yagent.agents.reports import read_report
-from yagent.agents.results import AgentResult, Status, no_submission_note
+from yagent.agents.results import AgentResult, Status, model_call_failed, no_submission_note
 from yagent.agents.toolbatch import Batch
 from yagent.kernel.context import reminder
 from yagent.kernel.judge import toolfail
@@ -126,7 +126,7 @@ async def run_agent_loop(
     elif isinstance(stop, PauseAbandonedError):
         status, error = Status.PAUSED, str(stop)
     elif isinstance(stop, EngineError):
-        status, error = Status.ERROR, f"model call failed ({stop.kind.value}): {stop}"
+        status, error = Status.ERROR, model_call_failed(stop)
     return _terminate(run, status, error)
 
 
@@ -179,7 +179,7 @@ def _terminate(run: _Run, status: Status, error: str) -> AgentResult:
         )
     deliverable = exitpolicy.deliverable_text(run.exit_content) if run.exit_content else None
     payload = exitpolicy.exit_payload(run.exit_content) if run.exit_content else None
-    note = "" if run.exit_content else no_submission_note(cfg.name, status, run.last_text)
+    note = "" if run.exit_content or error else no_submission_note(cfg.name, status, run.last_text)
     reading = read_report(
         cfg.name, payload, deliverable if deliverable is not None else run.last_text
     )

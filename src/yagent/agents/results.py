@@ -1,5 +1,7 @@
 """What a run hands back: status, texts, the deliverable, and a plain note when nothing was
-submitted."""
+submitted and nothing went wrong — a run that stopped on an error (a failed model call, a
+timeout, an abandoned pause) says so in its `error` alone, one line, the failure's kind named
+once (`model_call_failed`)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from typing import Any
 
 from yagent.agents.activity import ActivityTimeoutError, IdleTimeoutError
 from yagent.kernel.context.protocol import Parsed
-from yagent.llm import Message, Usage
+from yagent.llm import EngineError, Message, Usage
 
 
 class Status(enum.StrEnum):
@@ -70,3 +72,12 @@ def no_submission_note(agent: str, status: Status, last_text: str) -> str:
         f"[{agent}] no deliverable was submitted through agent_exit "
         f"(the run ended as {status.value}); {shown}"
     )
+
+
+def model_call_failed(exc: EngineError) -> str:
+    """The error of a run whose model call failed: its kind once — an engine's classified
+    message (`llm.errors`: `… HTTP 401 (unauthorized): …`) already names it."""
+    kind = f"({exc.kind.value})"
+    if kind in str(exc):
+        return f"model call failed: {exc}"
+    return f"model call failed {kind}: {exc}"

@@ -1,9 +1,12 @@
 """`yagent doctor`: whether yagent can work here — the stores' integrity (with `--salvage` a copy
-of what a damaged one still holds), the disk, the configuration, the provider, the settings,
-ripgrep, chromium, bwrap, the egress the preset gives, the workspace's project trust, the MCP
-servers (`cli.mcpdoctor`), the `[store] url` database and the Temporal frontend of
-`YAGENT_TEMPORAL_ADDRESS` (`cli.scaledoctor`). One row per check; exit 1 when a required check
-fails.
+of what a damaged one still holds), the disk, whether the home can be written (the line a
+command that must write there says, `cli.unwritable`; a store there is then not checked, never
+called damaged), the configuration, the provider (`cli.providerdoctor`, naming this home's
+`config.toml`), the settings, ripgrep, chromium, bwrap, the egress the preset gives, the
+project trust, the MCP servers (`cli.mcpdoctor`), the `[store] url` database and the Temporal
+frontend of `YAGENT_TEMPORAL_ADDRESS` (`cli.scaledoctor`). The workspace is the repository's
+root, from a subfolder too, as `run` uses it (`app.workspace.locate`). One row per check; exit 1
+when a required check fails.
 
 It reads the configuration and looks at the machine: it builds no tool surface, runs no tool and
 opens no session store, so none of that is imported (`tests/cli/test_startup.py` is the gate).
@@ -18,29 +21,21 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import anyio
 import click
-import httpx
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from yagent.app import projectkeys
 from yagent.app.config import ConfigError, load
-from yagent.app.engines import (
-    OLLAMA_URL,
-    NoProviderError,
-    build_engine,
-    configured_engine,
-    keyless_notice,
-    ollama_models,
-)
+from yagent.app.workspace import locate
+from yagent.cli import unwritable
 from yagent.cli.mcpdoctor import mcp_rows
+from yagent.cli.providerdoctor import provider_row
 from yagent.cli.scaledoctor import ADDRESS_ENV, database_rows, temporal_rows
 from yagent.kernel.confine.sandbox import Level
 from yagent.kernel.durable import sqlitefile
 from yagent.kernel.judge.preset import BUILTIN as BUILTIN_PRESETS
-from yagent.llm import tls
 from yagent.tools.searchkit.locate import locate_rg
 from yagent.tools.settings import Settings, SettingsError
 
@@ -59,7 +54,7 @@ def _checks(home: Path, workspace: Path) -> list[tuple[str, bool, str, bool]]:
         rows.append(("config", True, ", ".join(config.sources) or "defaults", True))
     except ConfigError as exc:
         return [("config", False, str(exc), True)]
-    rows.append(_provider(config))
+    rows.append(provider_row(config, home))
     try:
         Settings(home).load()
         rows.append(("settings", True, str(home / "settings.json"), True))
@@ -118,33 +113,6 @@ def _egress(config: Any) -> tuple[str, bool, str, bool]:
     return ("egress", True, detail, False)
 
 
-def _provider(config: Any) -> tuple[str, bool, str, bool]:
-    try:  # a configured provider needs no event loop; finding a local Ollama server does
-        if config.llm.provider is None:
-            engine = anyio.run(build_engine, config.llm)
-        else:
-            engine = configured_engine(config.llm)
-    except (NoProviderError, ConfigError) as exc:
-        return ("provider", False, str(exc).splitlines()[0], True)
-    base = config.llm.base_url or {
-        "anthropic": "https://api.anthropic.com",
-        "openai": "https://api.openai.com/v1",
-    }.get(config.llm.provider or "", f"{OLLAMA_URL}/v1")
-    try:
-        httpx.get(base, timeout=3.0, verify=tls.for_url(base))  # http://: no CA bundle loaded
-    except httpx.HTTPError as exc:
-        return ("provider", False, f"{engine.model} at {base}: unreachable ({exc})", True)
-    if config.llm.provider in (None, "ollama") and anyio.run(ollama_models) is None:
-        return ("provider", False, f"no Ollama server at {OLLAMA_URL}", True)
-    keyless = keyless_notice(config.llm)
-    return (
-        "provider",
-        True,
-        f"{engine.model} at {base}" + (f" — {keyless}" if keyless else ""),
-        True,
-    )
-
-
 def _space(home: Path) -> tuple[str, bool, str, bool]:
     """Whether the disk holding the home has room for a run's record (`FULL_BELOW`)."""
     where = home if home.exists() else home.parent
@@ -162,10 +130,23 @@ def _space(home: Path) -> tuple[str, bool, str, bool]:
     return ("disk space", True, f"{where}: {free // (1024 * 1024)} MiB free", True)
 
 
+def _writable(home: Path) -> tuple[str, bool, str, bool]:
+    """Whether yagent can write its home (or create it): the sentence a command that must write
+    there says (`cli.unwritable`), without its `yagent: `."""
+    refused = unwritable.refusing(home)
+    if refused is None:
+        return ("home", True, f"{home}: writable", True)
+    said = unwritable.line(*refused, home).removeprefix("yagent: ")
+    return ("home", False, said, True)
+
+
 def _stores(home: Path, salvage: bool) -> list[tuple[str, bool, str, bool]]:
     """`PRAGMA quick_check` on each store (read-only); with `salvage`, a copy of what is still
-    readable of a damaged one, written next to it and named in the row."""
-    rows: list[tuple[str, bool, str, bool]] = [_space(home)]
+    readable of a damaged one, written next to it and named in the row. A store in a home that
+    cannot be written is not checked — SQLite writes beside a store (its `-shm` file) to read it
+    — and is never called damaged for that."""
+    home_row = _writable(home)
+    rows: list[tuple[str, bool, str, bool]] = [_space(home), home_row]
     for name in ("sessions.db", "durable.db"):
         path = home / name
         if not path.exists():
@@ -174,6 +155,13 @@ def _stores(home: Path, salvage: bool) -> list[tuple[str, bool, str, bool]]:
         verdict = sqlitefile.check(path)
         if verdict == "ok":
             rows.append((name, True, f"{path}: integrity ok", True))
+            continue
+        if not home_row[1]:
+            detail = (
+                f"{path}: not checked: {home} cannot be written, and SQLite reads a store by "
+                "writing beside it (the home row says what to do)"
+            )
+            rows.append((name, False, detail, True))
             continue
         detail = f"{path}: {verdict}"
         if salvage:
@@ -192,7 +180,8 @@ def _stores(home: Path, salvage: bool) -> list[tuple[str, bool, str, bool]]:
 @click.option("--salvage", is_flag=True, help="Copy what is readable of a damaged store.")
 def doctor(salvage: bool) -> None:
     """Check that yagent can work here."""
-    rows = _stores(_home(), salvage) + _checks(_home(), Path.cwd().resolve())
+    workspace = locate(Path.cwd()).root  # the repository's root, from a subfolder too (as `run`)
+    rows = _stores(_home(), salvage) + _checks(_home(), workspace)
     table = Table("check", "ok", "detail")
     for name, ok, detail, required in rows:
         mark = "[green]ok[/]" if ok else "[red]FAIL[/]" if required else "[yellow]missing[/]"

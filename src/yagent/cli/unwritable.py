@@ -49,8 +49,9 @@ def _writable(path: Path) -> bool:
     return os.access(path, os.W_OK)
 
 
-def _place(target: Path) -> tuple[Path, str] | None:
-    """The directory (or, in a writable one, the file) that refuses writes; None if none does."""
+def refusing(target: Path) -> tuple[Path, str] | None:
+    """The directory (or, in a writable one, the file) that refuses writes to `target`, and why;
+    None if none does (`yagent doctor` asks it of the home before anything has to write)."""
     directory = target if target.is_dir() else target.parent
     while not directory.exists() and directory != directory.parent:
         directory = directory.parent  # not created yet: its nearest existing ancestor refuses
@@ -73,11 +74,11 @@ def blocked(exc: BaseException) -> tuple[Path, str] | None:
                 continue
             target = Path(os.fsdecode(current.filename))
             reason = "read-only file system" if current.errno == errno.EROFS else _DENIED_WHY
-            return _place(target) or (target, reason)
+            return refusing(target) or (target, reason)
         code = getattr(current, "sqlite_errorcode", None)
         refused = isinstance(code, int) and code & 0xFF in _SQLITE_CODES
         if isinstance(current, sqlite3.Error) and refused and store is not None:
-            return _place(Path(store))
+            return refusing(Path(store))
     return None
 
 

@@ -24,6 +24,7 @@ from yagent.memory.errors import (
     StoreBusyError,
     StoreClosedError,
     StoreFullError,
+    StoreUnavailableError,
     ToolCallNotFoundError,
 )
 from yagent.memory.log import message_body
@@ -83,6 +84,7 @@ __all__ = [
     "StoreBusyError",
     "StoreClosedError",
     "StoreFullError",
+    "StoreUnavailableError",
     "ToolCallNotFoundError",
     "ToolCallRecord",
     "UsageRecord",

@@ -32,6 +32,18 @@ class DamagedStoreError(SchemaError):
         self.path = path
 
 
+class StoreUnavailableError(SessionStoreError):
+    """The file cannot be opened — permissions, a read-only directory or file system, a missing
+    directory: not damage. Nothing was modified; the cause is the `__cause__`."""
+
+    def __init__(self, path: str, why: str) -> None:
+        super().__init__(
+            f"cannot open session store {path!r} ({why}): check that yagent may read and "
+            "write it and its directory (the file was not modified)"
+        )
+        self.path = path
+
+
 class StoreFullError(SessionStoreError):
     """The disk holding the store is full: the write did not happen (nothing half-written)."""
 

@@ -6,11 +6,15 @@ single byte modified. Migrations then run inside one `BEGIN IMMEDIATE` transacti
 the version (another process may have migrated meanwhile); each step is applied once, in order,
 and the version row moves with it, so opening is idempotent and safe to race. The file is opened,
 and its pragmas set, by `kernel.durable.sqlitedb.connect`; its failures mean what
-`sqlitedb.failure` says.
+`sqlitedb.failure` says, and a file that cannot be opened at all (`unopenable`: permissions, a
+read-only directory — SQLite writes beside a WAL store to read it —, a missing directory) is
+`StoreUnavailableError`, never `DamagedStoreError`: only SQLite's own verdict on the content
+(corrupt, not a database) calls a store damaged.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 from pathlib import Path
@@ -23,6 +27,7 @@ from yagent.memory.errors import (
     SessionStoreError,
     StoreBusyError,
     StoreFullError,
+    StoreUnavailableError,
 )
 
 # (version, statements): append a new entry to change the schema; never edit a shipped one.
@@ -113,7 +118,9 @@ def read_version(conn: sqlite3.Connection, path: str) -> int:
             return 0
         row = conn.execute("SELECT version FROM schema_version").fetchone()
     except sqlite3.DatabaseError as exc:
-        raise DamagedStoreError(path, f"is not a readable SQLite database ({exc})") from exc
+        if sqlitedb.damaged(exc):
+            raise DamagedStoreError(path, f"is not a readable SQLite database ({exc})") from exc
+        raise translate(path, exc, "cannot read session store") from exc  # not damage
     if row is None or not isinstance(row[0], int):
         raise SchemaError(f"{path!r} has a damaged schema_version table")
     version: int = row[0]
@@ -178,6 +185,8 @@ def open_database(
 def translate(path: str, exc: OSError | sqlite3.Error, doing: str) -> SessionStoreError:
     """The store's error for a failure of SQLite or the file system (`sqlitedb.failure`)."""
     kind = sqlitedb.failure(exc)
+    if unopenable(exc):
+        return StoreUnavailableError(path, str(exc))
     if kind == "full":
         return StoreFullError(path)
     if kind == "damaged":
@@ -185,3 +194,16 @@ def translate(path: str, exc: OSError | sqlite3.Error, doing: str) -> SessionSto
     if kind == "busy":
         return StoreBusyError(f"{doing} {path!r}: busy beyond the busy timeout ({exc})")
     return SessionStoreError(f"{doing} {path!r}: {exc}")
+
+
+_UNOPENABLE = frozenset({sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM, sqlite3.SQLITE_AUTH})
+_REFUSED = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOENT, errno.ENOTDIR})
+
+
+def unopenable(exc: OSError | sqlite3.Error) -> bool:
+    """Whether the file could not be opened at all (permissions, a read-only directory or file
+    system, a missing directory) — which says nothing about its content."""
+    if isinstance(exc, OSError):
+        return exc.errno in _REFUSED
+    code = getattr(exc, "sqlite_errorcode", None)
+    return isinstance(code, int) and code & 0xFF in _UNOPENABLE
