@@ -58,7 +58,13 @@ from yagent.agents.economy import Economy
 from yagent.agents.loopconfig import DEFAULT_TOOL_TIMEOUT, GENERIC_REMINDER, LoopConfig
 from yagent.agents.pause import PauseAbandonedError
 from yagent.agents.reports import read_report
-from yagent.agents.results import AgentResult, Status, model_call_failed, no_submission_note
+from yagent.agents.results import (
+    AgentResult,
+    Status,
+    error_note,
+    model_call_failed,
+    no_submission_note,
+)
 from yagent.agents.toolbatch import Batch
 from yagent.kernel.context import reminder
 from yagent.kernel.judge import toolfail
@@ -179,7 +185,12 @@ def _terminate(run: _Run, status: Status, error: str) -> AgentResult:
         )
     deliverable = exitpolicy.deliverable_text(run.exit_content) if run.exit_content else None
     payload = exitpolicy.exit_payload(run.exit_content) if run.exit_content else None
-    note = "" if run.exit_content or error else no_submission_note(cfg.name, status, run.last_text)
+    if run.exit_content:
+        note = ""
+    elif error:
+        note = error_note(run.last_text)
+    else:
+        note = no_submission_note(cfg.name, status, run.last_text)
     reading = read_report(
         cfg.name, payload, deliverable if deliverable is not None else run.last_text
     )

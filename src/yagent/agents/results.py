@@ -1,7 +1,8 @@
 """What a run hands back: status, texts, the deliverable, and a plain note when nothing was
 submitted and nothing went wrong — a run that stopped on an error (a failed model call, a
-timeout, an abandoned pause) says so in its `error` alone, one line, the failure's kind named
-once (`model_call_failed`)."""
+timeout, an abandoned pause) says so in its `error`, one line, the failure's kind named once
+(`model_call_failed`), and its note says only that the text shown before the error, if any, is
+the last reply and not a submission (`error_note`)."""
 
 from __future__ import annotations
 
@@ -60,18 +61,23 @@ class AgentResult:
         return self.deliverable if self.deliverable is not None else self.text
 
 
+LAST_REPLY = "the text shown is the last reply, not a submission"
+
+
 def no_submission_note(agent: str, status: Status, last_text: str) -> str:
     """The distinguishable line for a run that did not end with a successful exit call; it says
     what the text shown is only when there is one (`last_text`, the last assistant text)."""
-    shown = (
-        "the text shown is the last reply, not a submission"
-        if last_text.strip()
-        else "the model gave no reply text"
-    )
+    shown = LAST_REPLY if last_text.strip() else "the model gave no reply text"
     return (
         f"[{agent}] no deliverable was submitted through agent_exit "
         f"(the run ended as {status.value}); {shown}"
     )
+
+
+def error_note(last_text: str) -> str:
+    """The note of a run that stopped on an error: its `error` says what went wrong, so the note
+    only says what text was shown before it, when some was (a partial reply is not a result)."""
+    return LAST_REPLY if last_text.strip() else ""
 
 
 def model_call_failed(exc: EngineError) -> str:
