@@ -13,7 +13,8 @@ returns once submitted. `--address` defaults to `$YAGENT_TEMPORAL_ADDRESS`, else
 task; `--patches DIR` writes `<task>.patch` files), `cancel` cancels what is not final.
 
 Exit status: 0 every task completed, 1 some task failed or was cancelled (or, `status`, is not
-final), 2 a malformed batch file (the line is named), an unknown key (the nearest name is given),
+final), 2 a malformed batch file (the line is named), a mistyped verb that names no file (`statsu`:
+the verb meant is given), an unknown key (the nearest name is given),
 an unknown batch id, or an unreachable Temporal address (one line, within the connect timeout)
 — a server lost while a batch is watched is waited for (`PATIENCE`, said on one line) first.
 With `--json` the lines leave through `cli.lineout` (a writer thread: a reader that stops
@@ -36,7 +37,7 @@ from typing import Any
 import anyio
 import click
 
-from yagent.cli import lineout
+from yagent.cli import lineout, suggest
 from yagent.cli.terminal import home_dir
 from yagent.scale import states as st
 from yagent.scale.tasks import Batch, BatchFileError, load
@@ -73,6 +74,9 @@ class Bad(click.ClickException):
 @click.option("--json", "json_mode", is_flag=True, help="JSON lines.")
 def batch(args: tuple[str, ...], **opts: Any) -> None:
     """Run many tasks, each in its own checkout; status, results, cancel."""
+    meant = None if args[0] in _VERBS else suggest.closest(args[0], _VERBS)
+    if meant is not None and not Path(args[0]).exists():  # a file of that name is the file
+        raise click.UsageError(f"no batch file or command {args[0]!r} (did you mean {meant!r}?)")
     if args[0] in _VERBS and len(args) != 2:
         raise click.UsageError(f"`yagent batch {args[0]}` takes one BATCH id")
     if args[0] not in _VERBS and len(args) != 1:
