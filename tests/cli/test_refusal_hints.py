@@ -149,6 +149,9 @@ def test_a_home_that_is_a_file_is_said_as_such(tmp_path: Path, ws: Path) -> None
         (["rules", "imprt"], "No such command 'imprt' (did you mean 'import'?)"),
         (["sessions", "01a235e166ec"], "to show a session: yagent sessions show 01a235e166ec"),
         (["mcp", "zzz"], "No such command 'zzz'; the commands: add, get, import, list, remove"),
+        (["batch", "statsu", "b-1"], "no batch file or command 'statsu' (did you mean 'status'?)"),
+        (["batch", "reslts"], "no batch file or command 'reslts' (did you mean 'results'?)"),
+        (["batch", "cancle", "b-1"], "no batch file or command 'cancle' (did you mean 'cancel'?)"),
     ],
 )
 def test_an_unknown_subcommand_names_the_way_on(
@@ -157,6 +160,14 @@ def test_an_unknown_subcommand_names_the_way_on(
     done = yagent(args, tmp_path / "home", ws)
     assert done.returncode == 2
     assert said in done.stderr, done.stderr
+
+
+def test_a_batch_file_named_like_a_command_is_read_as_the_file(tmp_path: Path, ws: Path) -> None:
+    (ws / "statsu").write_text("not json\n")
+    done = yagent(["batch", "statsu"], tmp_path / "home", ws)
+    assert done.returncode == 2
+    assert "statsu: a batch file ends in .jsonl or .toml" in done.stderr, done.stderr
+    assert "did you mean" not in done.stderr
 
 
 def test_a_replay_file_that_is_not_a_recording_is_refused_naming_it(

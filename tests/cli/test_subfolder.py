@@ -1,7 +1,9 @@
 """yagent started in a subfolder of a repository works on the repository, as `git` does — and
 every command agrees on that: `run` stores its session under the repository's root, so
 `sessions` lists it from the same subfolder, and `memory add` there writes the project memory
-that runs read (it wrote `<subfolder>/.yagent/memory.json`, which no run ever read)."""
+that runs read (it wrote `<subfolder>/.yagent/memory.json`, which no run ever read); `fanout`
+plans its tasks' areas against the repository's root and its session belongs to the repository
+(it planned against the subfolder, so `sessions` and `resume` from the root never saw it)."""
 
 from __future__ import annotations
 
@@ -79,3 +81,60 @@ def test_replay_from_a_subfolder_replays_against_the_repository(tmp_path: Path) 
     replayed = yagent(["replay", sid], home, deep)
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     assert "replay matched the recording" in replayed.stdout
+
+
+PLAN = '[[task]]\nname = "docs"\nagent = "coding"\ntask = "write the notes"\nwrite = ["docs"]\n'
+
+
+def _writes(path: str, content: str) -> list[str]:
+    call = {
+        "index": 0,
+        "id": "w1",
+        "type": "function",
+        "function": {
+            "name": "write_file",
+            "arguments": json.dumps({"path": path, "content": content}),
+        },
+    }
+    return openai_frames(
+        [
+            oa_chunk({"role": "assistant", "content": ""}),
+            oa_chunk({"tool_calls": [call]}),
+            oa_chunk({}, finish="tool_calls"),
+        ]
+    )
+
+
+def test_fanout_from_a_subfolder_plans_against_the_repository(tmp_path: Path) -> None:
+    root, deep = _repo(tmp_path)
+    (root / "docs").mkdir()
+    plan = tmp_path / "plan.toml"
+    plan.write_text(PLAN)
+    checked = yagent(["fanout", str(plan), "--check"], tmp_path / "home", deep)
+    assert checked.returncode == 0, checked.stderr
+    assert "docs → coding: write: docs" in checked.stdout
+    assert "would create" not in checked.stdout, checked.stdout  # root/docs exists
+
+
+def test_fanout_from_a_subfolder_works_on_the_repository_and_its_session_belongs_to_it(
+    tmp_path: Path,
+) -> None:
+    root, deep = _repo(tmp_path)
+    plan = tmp_path / "plan.toml"
+    plan.write_text(PLAN)
+    home = tmp_path / "home"
+    replies = [Reply(events=_writes("docs/notes.md", "n\n")), Reply(events=submitted_frames("ok"))]
+    with WireServer(replies) as server:
+        configure(home, server.url)
+        ran = yagent(["fanout", str(plan), "-y"], home, deep)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert (root / "docs" / "notes.md").read_text() == "n\n"
+    assert not (deep / "docs").exists()
+    sid = ran.stdout.rsplit("session ", 1)[1].split()[0]
+    for where in (root, deep):
+        listed = yagent(["sessions"], home, where)
+        assert listed.returncode == 0
+        assert sid in listed.stdout, (where, listed.stdout)
+    again = yagent(["resume", sid], home, root)  # a parallel session: each task said and kept
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "docs" in again.stdout

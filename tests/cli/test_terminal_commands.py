@@ -1,6 +1,8 @@
 """Slash commands typed into the interactive session in a real pty: every command answers on the
 screen, an unknown one suggests the nearest and reaches no model, `/clear` starts a new session
-and `/resume` goes back, `/quit` ends with the summary."""
+and `/resume` goes back, `/quit` ends with the summary; a command given words it does not take
+(`/undo 2`, `/last all`) says what it takes and does nothing, and `/resume` of an unknown
+session names what lists them (as `yagent resume nope` does)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.ptyterm import Term, configure
+from tests.cli.ptyterm import CTRL_D, Term, configure
+from tests.cli.test_robustness import tool_reply
 from tests.llm.wire import Reply, WireServer, text_frames
 
 
@@ -87,3 +90,40 @@ def test_every_slash_command_answers(tmp_path: Path, server: WireServer) -> None
         assert term.finish() == 0
     finally:
         term.close()
+
+
+def test_words_a_command_does_not_take_are_refused_and_an_unknown_session_is_hinted(
+    tmp_path: Path,
+) -> None:
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("one\n")
+    replies = [
+        tool_reply("c1", "write_file", {"path": "a.txt", "content": "two\n"}),
+        tool_reply("c2", "agent_exit", {"reason": "done", "summary": "Changed it."}),
+    ]
+    with WireServer(replies) as server:
+        configure(home, server.url)
+        term = Term(home, ws, ("-y",))
+        try:
+            term.ready()
+            term.line("change a")
+            term.wait_for("✓ write_file")
+            term.wait_for("yagent>")
+            said = term.answer("/undo 2")
+            assert "/undo takes no words: `/undo` alone — revert the last turn's" in said, said
+            assert (ws / "a.txt").read_text() == "two\n"  # nothing was undone
+            said = term.answer("/last all")
+            assert "/last takes no words: `/last` alone — the last turn's tool results" in said
+            assert '"content": "two' not in said  # the results were not shown
+            said = term.answer("/resume nope")
+            assert "no session 'nope'" in said, said
+            assert "/sessions lists this workspace's" in said, said
+            assert "`yagent sessions --all` every one" in said, said
+            assert "restored a.txt" in term.answer("/undo")
+            assert (ws / "a.txt").read_text() == "one\n"
+            assert len(server.received) == 2  # no command reached the model
+            term.send(CTRL_D)
+            assert term.finish() == 0
+        finally:
+            term.close()

@@ -8,15 +8,21 @@ model (`tests.scale.modelserver`), stdout a real pipe.
   dropping … events" on stderr for each kind).
 - A reader that closes the pipe after the first line: the batch stops as on Ctrl-C (its records
   stay resumable), one line on stderr says so, exit 141, no traceback.
+- A reader that never reads (the pipe full before the batch starts): the batch runs to its end,
+  waits `[agent] stdout_wait` seconds for the reader — the setting, as `run` does (it waited a
+  fixed 60 s) — then exits 74 with one line on stderr; its records are kept.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import subprocess
 import sys
 
 from tests.scale.conftest import World
+from tests.scale.modelserver import home_config
 
 
 def director_task(children: int, commands: int) -> str:
@@ -71,3 +77,50 @@ def test_a_closed_pipe_stops_the_batch_with_141(world: World) -> None:
     assert proc.returncode == 141, err[-3000:]
     assert "Traceback" not in err, err
     assert "stdout was closed" in err, err
+
+
+def full_pipe() -> tuple[int, int]:
+    """A pipe whose buffer is already full: every write to it blocks until someone reads."""
+    read, write = os.pipe()
+    flags = fcntl.fcntl(write, fcntl.F_GETFL)
+    fcntl.fcntl(write, fcntl.F_SETFL, flags | os.O_NONBLOCK)
+    try:
+        while True:
+            os.write(write, b"x" * 4096)
+    except BlockingIOError:
+        pass
+    fcntl.fcntl(write, fcntl.F_SETFL, flags)  # the command gets an ordinary, blocking stdout
+    return read, write
+
+
+def test_a_reader_that_never_reads_waits_the_configured_stdout_wait_then_74(
+    world: World,
+) -> None:
+    (world.home / "config.toml").write_text(home_config(world.model.url, "stdout_wait = 1\n"))
+    path = world.tasks("t.jsonl", [{"id": "one", "repo": "repo", "task": "@write a.txt a"}])
+    read, write = full_pipe()
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "yagent.cli", "batch", str(path), "--json"],
+            env=world.env(),
+            cwd=world.tmp,
+            stdin=subprocess.DEVNULL,
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        os.close(write)
+        try:
+            _, err = proc.communicate(timeout=100)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(30)
+    finally:
+        os.close(read)
+    assert proc.returncode == 74, err[-3000:]
+    assert "Traceback" not in err, err
+    assert "stdout was not read for 1s" in err, err
+    batch_id = err.split("batch ", 1)[1].split("'")[0]
+    status = world.yagent(["batch", "status", batch_id])
+    assert "one" in status.stdout, status.stdout + status.stderr

@@ -13,13 +13,15 @@ returns once submitted. `--address` defaults to `$YAGENT_TEMPORAL_ADDRESS`, else
 task; `--patches DIR` writes `<task>.patch` files), `cancel` cancels what is not final.
 
 Exit status: 0 every task completed, 1 some task failed or was cancelled (or, `status`, is not
-final), 2 a malformed batch file (the line is named), an unknown key (the nearest name is given),
+final), 2 a malformed batch file (the line is named), a mistyped verb that names no file (`statsu`:
+the verb meant is given), an unknown key (the nearest name is given),
 an unknown batch id, or an unreachable Temporal address (one line, within the connect timeout)
 — a server lost while a batch is watched is waited for (`PATIENCE`, said on one line) first.
 With `--json` the lines leave through `cli.lineout` (a writer thread: a reader that stops
 reading never stops the batch); a reader that closes the pipe stops the batch as Ctrl-C does
-(its records stay resumable), exit 141; one that takes nothing for `lineout.WAIT` seconds at the
-end, exit 74 — one line on stderr either way.
+(its records stay resumable), exit 141; one that takes nothing for `[agent] stdout_wait` seconds
+at the end (the setting in force where the command runs, as for `run`), exit 74 — one line on
+stderr either way.
 temporalio and the app load only when the command runs (`import yagent.cli` stays light).
 """
 
@@ -35,7 +37,7 @@ from typing import Any
 import anyio
 import click
 
-from yagent.cli import lineout
+from yagent.cli import lineout, suggest
 from yagent.cli.terminal import home_dir
 from yagent.scale import states as st
 from yagent.scale.tasks import Batch, BatchFileError, load
@@ -72,6 +74,9 @@ class Bad(click.ClickException):
 @click.option("--json", "json_mode", is_flag=True, help="JSON lines.")
 def batch(args: tuple[str, ...], **opts: Any) -> None:
     """Run many tasks, each in its own checkout; status, results, cancel."""
+    meant = None if args[0] in _VERBS else suggest.closest(args[0], _VERBS)
+    if meant is not None and not Path(args[0]).exists():  # a file of that name is the file
+        raise click.UsageError(f"no batch file or command {args[0]!r} (did you mean {meant!r}?)")
     if args[0] in _VERBS and len(args) != 2:
         raise click.UsageError(f"`yagent batch {args[0]}` takes one BATCH id")
     if args[0] not in _VERBS and len(args) != 1:
@@ -104,8 +109,17 @@ async def _temporal(address: str) -> Any:
         raise Bad(str(exc)) from None
 
 
+def _stdout_wait() -> float:
+    """`[agent] stdout_wait` as `run` would read it here (a bad configuration refuses, exit 2)."""
+    from yagent.app.config import load
+    from yagent.app.workspace import locate
+
+    return load(home=home_dir(), workspace=locate(Path.cwd()).root).agent.stdout_wait
+
+
 async def _submit(spec: Batch, opts: dict[str, Any]) -> int:
-    view = _View(spec.id, [t.id for t in spec.tasks], opts["json_mode"])
+    wait = _stdout_wait() if opts["json_mode"] else lineout.WAIT
+    view = _View(spec.id, [t.id for t in spec.tasks], opts["json_mode"], wait)
     code, refused = 1, []
     try:
         async with anyio.create_task_group() as tg:
@@ -272,8 +286,9 @@ def _push_line(result: dict[str, Any]) -> str:
 class _View:
     """The batch's progress: a live table on a terminal, lines otherwise, JSON with --json."""
 
-    def __init__(self, batch_id: str, ids: list[str], json_mode: bool) -> None:
+    def __init__(self, batch_id: str, ids: list[str], json_mode: bool, wait: float) -> None:
         self.batch_id = batch_id
+        self.wait = wait  # seconds `end` waits for a --json reader that takes nothing
         self.states = {i: st.TaskState(i, st.PENDING) for i in ids}
         self.json_mode = json_mode
         self.out = lineout.stdout() if json_mode else None
@@ -314,7 +329,7 @@ class _View:
             f"batch {self.batch_id}'s records are kept (`yagent batch status {self.batch_id}`; "
             "the same `yagent batch FILE` resumes it)"
         )
-        return await lineout.end(self.out, lineout.WAIT, kept, stopped=self.stopped)
+        return await lineout.end(self.out, self.wait, kept, stopped=self.stopped)
 
     def notice(self, text: str) -> None:
         if self.json_mode:

@@ -9,7 +9,9 @@ before any session exists. Otherwise one line per task says how it ended (`--jso
 one `receipt` line per task and a closing `fanout` line); exit 0 when every task completed, 1
 otherwise. Ctrl-C asks every task to stop at its next step; a second one kills and exits (130).
 `--check` makes every check and shows the plan (who runs what where, which areas would be
-created) without running, creating or asking a model anything.
+created) without running, creating or asking a model anything. Started in a subfolder of a
+repository (or `-C` one), it works on the repository's root as `run` does (`app.workspace`): the
+plan's paths are relative to that root, and its session belongs to the repository.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from yagent.app.assemble import App
 from yagent.app.fanout import Assignment, FanoutError, ParallelRun, prepare
 from yagent.app.fanrun import resume_parallel, resume_plan
 from yagent.app.lanemarkers import marker
+from yagent.app.workspace import locate
 from yagent.cli import lineout
 from yagent.cli.engineopt import engine_options, on_engine
 from yagent.cli.render import Ask, Renderer
@@ -268,8 +271,9 @@ def fanout(
     """Run PLAN's tasks as parallel sub-agents, each confined to its declared worktree."""
 
     assignments = load_plan(Path(plan))
-    ws = Path(workspace or os.getcwd()).resolve()
-    opts = Options(ws, home_dir(), Yolo.YOLO if yes else Yolo.OFF, json_mode)
+    place = locate(Path(workspace or os.getcwd()))  # the repository's root, as `run`'s
+    ws = place.root
+    opts = Options(ws, home_dir(), Yolo.YOLO if yes else Yolo.OFF, json_mode, start=place.start)
     if check:
         try:
             anyio.run(lambda: check_plan(opts, assignments, max_parallel))

@@ -2,7 +2,9 @@
 
 Contract:
 - A line starting with `/` is a command, never a task. An unknown command is refused with the
-  nearest known name(s) (`difflib`), and nothing is sent to the model.
+  nearest known name(s) (`difflib`), and nothing is sent to the model. Only `/model`, `/agent`
+  and `/resume` take words (`TAKES_WORDS`); any other command given some (`/undo 2`) says it is
+  used alone, with what it does, and does nothing.
 - Commands act on the `Conversation` (the REPL's state) and print through its renderer; they
   return False only for `/quit`. A command's bad argument (an unknown model, agent or session)
   is one line saying what is known — never a traceback.
@@ -49,6 +51,8 @@ COMMANDS = {
     "quit": "leave (Ctrl-D does the same)",
 }
 
+TAKES_WORDS = ("model", "agent", "resume")  # the others are used alone
+
 _LLM_FIELDS = ("provider", "model", "base_url", "api_key_env", "api_key_file")
 KEYS = (
     ("Enter", "send the message"),
@@ -75,6 +79,9 @@ async def run(conv: Conversation, line: str) -> bool:
         near = nearest(name)
         hint = f"did you mean {' or '.join('/' + n for n in near)}? " if near else ""
         conv.say(f"[red]unknown command /{escape(name)}[/] — {hint}/help lists them")
+        return True
+    if arg and name not in TAKES_WORDS:  # `/undo 2` must not undo the last turn
+        conv.say(f"[red]/{name} takes no words[/]: `/{name}` alone — {escape(COMMANDS[name])}")
         return True
     if name == "quit":
         return False
@@ -164,6 +171,9 @@ async def _sessions(conv: Conversation, _: str) -> None:
         conv.say(f"{mark} {info.id[:12]}  {info.status:<9} {escape(info.title)}", markup=True)
 
 
+_LISTS = " — /sessions lists this workspace's, `yagent sessions --all` every one"
+
+
 async def _resume(conv: Conversation, arg: str) -> None:
     store = conv.app.store
     try:
@@ -177,7 +187,8 @@ async def _resume(conv: Conversation, arg: str) -> None:
                 return
             info = others[0]
     except SessionStoreError as exc:
-        conv.say(f"[red]{escape(str(exc))}[/]")
+        hint = _LISTS if isinstance(exc, LookupError) else ""  # as `yagent resume ID` says
+        conv.say(f"[red]{escape(str(exc))}[/]{escape(hint)}")
         return
     conv.session_id = info.id
     conv.say(f"resumed {info.id[:12]} — {escape(info.title)}; the next task continues it")

@@ -7,15 +7,24 @@ Contract:
   words most likely meant (the root: a task given without `run`; `sessions`: a session id given
   without `show`), else the group's commands. Options, and parsing for completion, are left to
   click.
+- `closest(word, known)`: the one known name close enough to `word` to be offered as what was
+  meant (`CUTOFF`), else None — for commands that take their verbs as arguments (`batch`).
 """
 
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
 
 import click
 
 CUTOFF = 0.75  # how close a word must be to a command to be offered as what was meant
+
+
+def closest(word: str, known: Sequence[str]) -> str | None:
+    """The known name `word` most likely meant (a typo of it), else None."""
+    close = difflib.get_close_matches(word, known, n=1, cutoff=CUTOFF)
+    return close[0] if close and " " not in word else None
 
 
 class Group(click.Group):
@@ -37,9 +46,9 @@ class Group(click.Group):
 
     def _unknown(self, args: list[str], known: list[str]) -> str:
         word = args[0]
-        close = difflib.get_close_matches(word, known, n=1, cutoff=CUTOFF)
-        if close and " " not in word:
-            return f"No such command {word!r} (did you mean {close[0]!r}?)"
+        close = closest(word, known)
+        if close is not None:
+            return f"No such command {word!r} (did you mean {close!r}?)"
         meant = self.otherwise(args)
         if meant:
             return f"No such command {word!r}; {meant}"
