@@ -60,6 +60,23 @@ LIBRARIES = frozenset(
 # httpx's own command line (`httpx._main`: rich's progress bars and syntax highlighting, pygments'
 # lexers) is not what yagent talks to a provider with; `yagent.cli` keeps httpx from importing it.
 HTTPX_CLI = frozenset({"httpx._main", "pygments", "rich.syntax", "rich.progress"})
+# Built or read where they are first used, not before the first request: the tool search's index
+# and the readers of a query (the first `search_tools` call, or a refused call's suggestions), and
+# the trajectory's projection (rows, spans, the OTel map: kept only for an exporter; a past
+# session's trace is rendered when one is read).
+FIRST_USE = frozenset(
+    {
+        "yagent.kernel.judge.tooldisclose.search",
+        "yagent.kernel.judge.tooldisclose.phrasing",
+        "yagent.kernel.judge.tooldisclose.vocab",
+        "yagent.kernel.judge.tooldisclose.intent",
+        "yagent.kernel.trace.trajectory.projector",
+        "yagent.kernel.trace.trajectory.rows",
+        "yagent.kernel.trace.trajectory.spans",
+        "yagent.kernel.trace.trajectory.otelmap",
+        "yagent.app.timeline",
+    }
+)
 RUN = ["run", "--json", "-y", "say hi"]
 # The console script (`yagent.cli:entry`), telling its modules into a file on SIGUSR1 and at exit.
 SCRIPT = """
@@ -138,6 +155,16 @@ def test_the_first_model_request_loads_no_tool_executor(tmp_path: Path) -> None:
     assert "yagent.kernel.ptc.bindings" in loaded  # the prompt's section on programs
     assert loaded & (EXECUTORS | LIBRARIES | HTTPX_CLI) == set()
     assert "httpx" in loaded  # the engine's client: httpx is there, its command line is not
+
+
+def test_the_first_request_builds_no_search_index_and_no_trajectory_rows(tmp_path: Path) -> None:
+    """The deferred catalog is listed (its entries built), not indexed; the telemetry turn reads
+    the first events with the vocabulary alone (no exporter: no rows kept)."""
+    loaded = held_at_first_request(tmp_path)
+    assert "yagent.kernel.judge.tooldisclose.catalog" in loaded  # the catalog's entries
+    assert "yagent.kernel.trace.trajectory.vocabulary" in loaded  # the watchdog's signals
+    assert "yagent.app.telemetry" in loaded
+    assert loaded & FIRST_USE == set()
 
 
 def test_the_first_request_built_the_argument_models_of_the_tools_it_offers_only(

@@ -9,8 +9,8 @@ Contract:
   (the most recently active session of this workspace other than the current one). `overview`
   says the session's status, how each recorded run ended (`run_end` events), the failed and the
   unanswered tool calls with their error texts, and the last reply; the other parts
-  (`messages`, `tool_calls`, `events`, `trace` lines from `app.timeline.render_text`) are pages
-  with `total`, and `next_offset` when more remain.
+  (`messages`, `tool_calls`, `events`, `trace` lines from `app.timeline.render_text`, imported
+  when a trace is first read) are pages with `total`, and `next_offset` when more remain.
 - Every text is cut at `CLIP` characters and the cut is said in the text; a page never holds
   more than `limit` items. A session not found, an ambiguous prefix, or no earlier session for
   'last' is a `LookupError` with the store's words.
@@ -25,7 +25,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from yagent.app.timeline import render_text
 from yagent.memory import SessionStore
 from yagent.memory.records import SessionInfo
 
@@ -101,7 +100,9 @@ class StoreReader:
         elif part == "events":
             items = [_event(e.to_dict()) for e in self.store.events(info.id)]
         elif part == "trace":
-            items = render_text(self.store.events(info.id)).splitlines()
+            from yagent.app import timeline  # the projection's rows load with a trace read
+
+            items = timeline.render_text(self.store.events(info.id)).splitlines()
         else:
             raise LookupError(f"unknown part {part!r}")
         return {**head, **_page(items, offset, limit)}

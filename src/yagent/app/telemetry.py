@@ -14,7 +14,9 @@ Contract:
   event is translated into the watchdog's pairing signals only (`RuleBook.pairing`: the fields
   `watchdog.PAIRING` names, no times, names or attributes) — so the same findings, in the same
   order, at the same events; its `projection()` and `trajectory` are refused (a `ValueError`),
-  never empty, and it cannot be given a sink.
+  never empty, and it cannot be given a sink. Such a telemetry builds no `Trajectory`: the
+  projector, its rows and spans are imported when a telemetry that keeps rows is built (or a
+  recorded session projected), never by the vocabulary alone.
 - OpenTelemetry is optional (`pip install 'yagent[otel]'`): `exporter_from_env` returns None when
   no `OTEL_*` variable asks for export, and raises `TelemetryUnavailableError` when one does but
   the SDK is missing — asked-for telemetry is never silently off.
@@ -26,7 +28,7 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from yagent.agents.results import Status
 from yagent.app.otelenv import TelemetryUnavailableError, wants_export
@@ -37,14 +39,14 @@ from yagent.kernel.trace.trajectory import (
     Ref,
     RuleBook,
     SignalRule,
-    SpanPlan,
-    Trajectory,
-    Turn,
 )
 from yagent.kernel.trace.watchdog import Finding, Watchdog
 from yagent.llm import Usage
 from yagent.llm.pricing import DEFAULT_PRICES, PriceTable
 from yagent.messaging import Event
+
+if TYPE_CHECKING:  # the projector loads where rows are kept (module contract)
+    from yagent.kernel.trace.trajectory import SpanPlan, Trajectory, Turn, TurnProjector
 
 WARNING_EVENT = "watchdog_warning"  # the event a host records for a watchdog finding
 NOTHING: tuple[Finding, ...] = ()
@@ -164,7 +166,11 @@ class _Feed:
     def __init__(self, prices: PriceTable, *, rows: bool = True) -> None:
         self.rows = rows
         self.prices = prices
-        self.trajectory = Trajectory(VOCABULARY)
+        self._trajectory: Trajectory | None = None
+        if rows:
+            from yagent.kernel.trace.trajectory import projector  # rows kept: it loads here
+
+            self._trajectory = projector.Trajectory(VOCABULARY)
         self.watchdog = Watchdog()
         self.findings: dict[int, list[Finding]] = {}
         self.unrecognised: dict[str, None] = {}
@@ -182,6 +188,18 @@ class _Feed:
         self.findings.setdefault(update.turn, []).extend(found)
         ended = any(s.kind is Kind.TURN_END for s in update.signals)
         return update.turn, ended, found
+
+    @property
+    def trajectory(self) -> Trajectory:
+        """The rows' projector; refused when no rows are kept (`Telemetry.trajectory`)."""
+        if self._trajectory is None:
+            raise ValueError("this feed keeps no rows (rows=False): nothing to project")
+        return self._trajectory
+
+    @property
+    def current(self) -> TurnProjector | None:
+        """The turn still open, if rows are kept."""
+        return None if self._trajectory is None else self._trajectory.current
 
     def watch(self, type: str, payload: Mapping[str, Any]) -> tuple[Finding, ...]:
         """The watchdog alone, fed the pairing fields it reads (`watchdog.PAIRING`)."""
@@ -208,7 +226,7 @@ def project(events: Iterable[Recorded], *, prices: PriceTable = DEFAULT_PRICES) 
     for event in events:
         feed.feed(event.type, event.payload, event.ts, event.seq)
     found = feed.watchdog.close_all()  # a session that stopped mid-turn: its steps judged too
-    current = feed.trajectory.current
+    current = feed.current
     if current is not None and found:
         feed.findings.setdefault(current.index, []).extend(found)
     return feed.projection()
@@ -290,7 +308,7 @@ class Telemetry:
     def close(self) -> tuple[Finding, ...]:
         with self._lock:
             found = self._feed.watchdog.close_all()
-            current = self._feed.trajectory.current
+            current = self._feed.current
             if current is not None:
                 self._feed.findings.setdefault(current.index, []).extend(found)
                 self._export(current.index)

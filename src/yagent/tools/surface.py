@@ -12,10 +12,11 @@ Contract:
   until the visible schemas fit; Hot tools are never demoted.
 - `-Y` (Yolo.FULL) removes `ask_user_for_help` from the surface.
 - The catalog brief is: adapter brief > spec brief > first sentence of the description.
-- The catalog's search index (an immutable `tooldisclose.Catalog`) is built once per distinct
-  list of entries in this process and shared by every surface of the same tools (a run's
-  assembly and its MCP rebuild, one run after another); an entry that differs in anything it
-  holds (name, brief, description, parameters, tags) gives its own index. What a run loads (its
+- The catalog (an immutable `tooldisclose.Catalog`) is built once per distinct list of entries
+  in this process and shared by every surface of the same tools (a run's assembly and its MCP
+  rebuild, one run after another), its search index at the first search of any of them; an
+  entry that differs in anything it holds (name, brief, description, parameters, tags) gives
+  its own catalog and index. What a run loads (its
   `Disclosure`) is never shared.
 - The judgement ring is assembled here, once per rebuild: host stages first (hooks, audit gate…),
   then the grant ring (a built-in tool this profile does not grant is refused naming that and
@@ -81,8 +82,9 @@ def schema_tokens(spec: Spec) -> int:
 
 @functools.lru_cache(maxsize=16)
 def _catalog(entries: tuple[tooldisclose.ToolEntry, ...]) -> tooldisclose.Catalog:
-    """The search index of `entries`, built once per distinct entries (module contract): the
-    same tools in every run would otherwise rebuild it (BM25 and vocabulary, milliseconds)."""
+    """The catalog of `entries`, built once per distinct entries (module contract): the same
+    tools in every run would otherwise rebuild it, and its index (BM25 and vocabulary,
+    milliseconds) at their first search."""
     return tooldisclose.Catalog(entries)
 
 

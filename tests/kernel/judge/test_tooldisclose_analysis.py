@@ -190,6 +190,19 @@ def test_catalog_vocabulary_seam() -> None:
     assert Catalog(entries).search("remove", 1).names == ("files_delete",)
 
 
+def test_a_seam_patched_after_a_catalog_was_built_changes_nothing_of_it() -> None:
+    """The index is built at the first search, from the seams as they were when the catalog was
+    built (mutation: read them when the index is built and `plain` reads the vocabulary)."""
+    entries = [tool("files_copy", "Copy a file."), tool("files_delete", "Delete a file.")]
+    try:
+        catalog_mod.USE_VOCABULARY = False
+        plain = Catalog(entries)
+    finally:
+        catalog_mod.USE_VOCABULARY = True
+    assert not plain.indexed
+    assert plain.search("remove", 1).names == ()
+
+
 def test_an_alternative_of_a_phrase_joins_its_head_word() -> None:
     # Mutation: give `pr` a group of its own and a tool saying both `pull request` and `PR`
     # counts the one concept twice.

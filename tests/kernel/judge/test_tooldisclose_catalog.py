@@ -282,3 +282,19 @@ def test_index_scores_align_and_are_zero_without_a_match() -> None:
     assert index.scores("") == [0.0, 0.0, 0.0]
     assert index.idf("gamma") > index.idf("nothing") - 10  # idf is defined for unseen words
     assert Index([]).scores("gamma") == []
+
+
+def test_the_search_index_is_built_at_the_first_search_and_once() -> None:
+    """Listing, looking up and disclosing tools never build the index; the first search does,
+    and every later one reads the same (mutation: build it in the constructor, or per search)."""
+    catalog = Catalog(ENTRIES)
+    assert "repo_merge" in catalog
+    assert catalog.get("repo_merge") is not None
+    assert render_catalog(catalog)
+    assert len(list(catalog)) == len(ENTRIES)
+    assert not catalog.indexed
+    assert catalog.search("merge the change", 1).names == ("repo_merge",)
+    assert catalog.indexed
+    built = catalog.prepare()
+    catalog.search("post a message", 3)
+    assert catalog.prepare() is built

@@ -6,7 +6,9 @@ Contract (details in each module):
   `search(query, k)` whose order never depends on input order (words: `bm25` with the Porter2
   `stemmer`, one-typo correction; queries read with `phrasing` and the general developer
   vocabulary of `vocab`; scores weighed by `intent` — read vs write — and by the servers a
-  request names); `render_catalog` lists `name — brief` lines for the model.
+  request names); `render_catalog` lists `name — brief` lines for the model. The index
+  (`search`) is built at a catalog's first search, once: listing and gating tools loads neither
+  it nor the modules that read a query.
 - `disclosure`: a run's `Disclosure` — hot tools plus tools loaded on demand; `load(names,
   budget)` says what it added, what was already there, what the budget trimmed and what is
   unknown; snapshot / restore so a resumed run does not load again.

@@ -20,23 +20,26 @@ Contract:
   returned. The result says how many entries matched in all (`matched`), whether `k` cut the
   list (`truncated`) and, when it is empty, why (`reason`: a query without searchable words is
   not "nothing matched").
+- The search index (`search.SearchIndex`: BM25, the vocabulary, intents, servers) is built at
+  the catalog's first search (or `prepare()`), once, from what the catalog captured when it was
+  constructed — its entries and the seams below as they were then; listing, looking up and
+  gating tools never build it, nor load the modules that read a query.
 - `render_catalog(entries)` is the compact model-facing listing: one `name — brief` line per tool.
 It holds no schemas' JSON and no tool implementations: those stay with the host.
 """
 
 from __future__ import annotations
 
-import heapq
 import math
-import re
+import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from yagent.kernel.judge.tooldisclose.bm25 import Group, Index, single_words, words
 from yagent.kernel.judge.tooldisclose.errors import DuplicateToolError, InvalidEntryError
-from yagent.kernel.judge.tooldisclose.intent import Action, mismatch, query_intent, tool_action
-from yagent.kernel.judge.tooldisclose.phrasing import mark
-from yagent.kernel.judge.tooldisclose.vocab import Vocabulary
+
+if TYPE_CHECKING:  # the index's module loads at a catalog's first search (module contract)
+    from yagent.kernel.judge.tooldisclose.search import SearchIndex
 
 # Field weights of the search (seams: a host or a benchmark may patch them before building a
 # catalog). The name is what the model will type, so a hit there says the most; the brief, a
@@ -65,11 +68,6 @@ USE_VOCABULARY = True
 # a tool of a server the request names gains (both chosen on the tuning and paraphrase splits).
 INTENT_WEIGHT = 0.6
 SERVER_WEIGHT = 1.4
-
-# A token holding a slash, a dot or a colon is a value (a path, a slug, a URL, a file name): a
-# server's name inside it (`kubernetes/kubernetes`) does not name the server.
-# (Judged per whitespace-separated token, so the cost stays linear in the request's length.)
-_VALUE = re.compile(r"[/:]|\w\.\w")
 
 EMPTY_QUERY = "the query has no searchable words; describe the action or the object you need"
 NO_MATCH = "no tool in the catalog matches the query; try other words"
@@ -175,7 +173,7 @@ def _fields(entry: ToolEntry) -> tuple[tuple[str, float], ...]:
 class Catalog:
     """Immutable, name-sorted set of tool entries with deterministic search."""
 
-    __slots__ = ("_by_name", "_entries", "_index", "_intent_factors", "_names", "_servers")
+    __slots__ = ("_by_name", "_entries", "_fields", "_index", "_lock", "_names", "_settings")
 
     def __init__(self, entries: Iterable[ToolEntry]) -> None:
         by_name: dict[str, ToolEntry] = {}
@@ -188,24 +186,18 @@ class Catalog:
         self._entries: tuple[ToolEntry, ...] = tuple(by_name[n] for n in sorted(by_name))
         self._by_name = by_name
         self._names = tuple(e.name for e in self._entries)
-        actions = [tool_action(e.name, e.brief, e.description) for e in self._entries]
-        # What each entry keeps of its score under each intent of a request.
-        self._intent_factors = {
-            intent: [INTENT_WEIGHT if mismatch(intent, a) else 1.0 for a in actions]
-            for intent in Action
-        }
-        self._servers: dict[str, frozenset[int]] = {}
-        for i, e in enumerate(self._entries):
-            for tag in e.tags:
-                for word in words(tag):
-                    self._servers[word] = self._servers.get(word, frozenset()) | {i}
-        self._index = Index(
-            [_fields(e) for e in self._entries],
-            b=LENGTH_NORM,
-            unseen_prefix=UNSEEN_PREFIX,
-            typo_length=TYPO_LENGTH,
-            expand=Vocabulary(words).read if USE_VOCABULARY else single_words,
+        # The seams as they are now: the index, built at the first search, is this catalog's.
+        self._fields = tuple(_fields(e) for e in self._entries)
+        self._settings = (
+            LENGTH_NORM,
+            UNSEEN_PREFIX,
+            TYPO_LENGTH,
+            USE_VOCABULARY,
+            INTENT_WEIGHT,
+            SERVER_WEIGHT,
         )
+        self._index: SearchIndex | None = None
+        self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -220,41 +212,44 @@ class Catalog:
     def names(self) -> tuple[str, ...]:
         return self._names
 
+    @property
+    def indexed(self) -> bool:
+        """Whether the search index is built (at the first search, or by `prepare`)."""
+        return self._index is not None
+
     def get(self, name: str) -> ToolEntry | None:
         return self._by_name.get(name)
 
-    def _named_servers(self, query: str, groups: list[tuple[float, Group]]) -> set[int]:
-        """The entries whose tags the request names as a word of its own (see the contract)."""
-        own = " ".join(token for token in query.split() if not _VALUE.search(token))
-        typed = set(words(own, self._index.knows))
-        named: set[int] = set()
-        for _, group in groups:
-            if next(iter(group)) not in typed:
-                continue
-            for word, weight in group.items():
-                if weight >= 1.0:
-                    named |= self._servers.get(word, frozenset())
-        return named
+    def prepare(self) -> SearchIndex:
+        """The search index, built now if no search built it yet — once per catalog, however
+        many threads search at once. `search` calls it; a host that would rather pay the build
+        before its first search (a benchmark timing it) calls it itself."""
+        index = self._index
+        if index is not None:
+            return index
+        with self._lock:
+            if self._index is None:
+                from yagent.kernel.judge.tooldisclose import search  # the query readers load here
+
+                self._index = search.SearchIndex(
+                    self._names,
+                    self._fields,
+                    [(e.name, e.brief, e.description) for e in self._entries],
+                    [e.tags for e in self._entries],
+                    search.Settings(*self._settings),
+                )
+            return self._index
 
     def search(self, query: str, k: int) -> SearchResult:
         """The `k` best-scoring entries for `query` (see the module contract)."""
         if k < 1:
             raise ValueError(f"search: k must be at least 1, got {k}")
-        if not words(query):
+        ranked = self.prepare().ranked(query, k)
+        if ranked is None:
             return SearchResult(query, (), 0, False, EMPTY_QUERY)
-        factors = self._intent_factors[query_intent(mark(query)[0])]
-        groups = self._index.groups(query)
-        named = self._named_servers(query, groups)
-        names = self._names
-        scored = [
-            (*order_key(score * factors[i] * (SERVER_WEIGHT if i in named else 1.0), names[i]), i)
-            for i, score in enumerate(self._index.score_groups(groups))
-            if score > 0.0
-        ]
-        # `order_key` on plain tuples: a search builds a `Hit` only for the `k` it returns.
-        best = heapq.nsmallest(k, scored)
+        best, matched = ranked
         top = tuple(Hit(self._entries[i], -negated) for negated, _, i in best)
-        return SearchResult(query, top, len(scored), len(scored) > k, "" if top else NO_MATCH)
+        return SearchResult(query, top, matched, matched > k, "" if top else NO_MATCH)
 
 
 def _one_line(text: str) -> str:
