@@ -168,3 +168,49 @@ def test_under_full_auto_the_same_lines_are_refused(tmp_path: Path, work: Path) 
         assert result["ok"] is False, (line, result)
         assert "nobody could be asked" in result["content"], (line, result)
     _alive(tmp_path)
+
+
+# Writers into the system's files and disks (docs/adr/0028, decision 8). Every target lies in a
+# directory that does not exist, so even a line that slipped through would fail to write.
+WRITERS = [
+    "cp ok.sh /etc/yagent-absent-dir/passwd",
+    "echo x | tee /etc/yagent-absent-dir/passwd",
+    "tee -a /etc/yagent-absent-dir/sudoers < ok.sh",
+    "cp -t /etc/yagent-absent-dir ok.sh",
+    "install ok.sh /usr/yagent-absent-dir/ls",
+    "cp /dev/null /dev/disk/yagent-absent/x",
+    "mkswap /dev/disk/yagent-absent/x",
+    "sfdisk /dev/disk/yagent-absent/x < ok.sh",
+    "fdisk /dev/disk/yagent-absent/x < ok.sh",
+    "parted -s /dev/disk/yagent-absent/x mklabel gpt",
+    "sgdisk -Z /dev/disk/yagent-absent/x",
+]
+
+
+def test_writers_into_system_files_and_disks_are_forbidden_under_yes(
+    tmp_path: Path, work: Path
+) -> None:
+    """cp/tee/install into /etc or /usr and partitioners on disks are forbidden; a write
+    redirection or cp to a run-time target is a question nobody could answer (the sibling canary
+    survives); writers into the workspace really run."""
+    canary = tmp_path / "home" / "canary.txt"
+    run_time = [
+        f'F={canary}; echo x > "$F"',
+        f"echo x >> $(echo {canary})",
+        f'D={canary}; cp ok.sh "$D"',
+    ]
+    controls = ["cp ok.sh copied.txt", "echo x | tee teed.txt", 'F=out.txt; echo x > "$HOME/f"']
+    results = _run(tmp_path, work, [*WRITERS, *run_time, *controls])
+    for line, result in zip(WRITERS, results, strict=False):
+        assert result["ok"] is False, (line, result)
+        assert "forbidden" in result["content"], (line, result)
+        assert "builtin-" in result["content"], (line, result)
+    for line, result in zip(run_time, results[len(WRITERS) :], strict=False):
+        assert result["ok"] is False, (line, result)
+        assert "nobody could be asked" in result["content"], (line, result)
+    assert canary.read_text() == "alive\n"
+    ran = results[len(WRITERS) + len(run_time) :]
+    assert all(r["ok"] is True for r in ran), ran
+    assert (work / "copied.txt").read_text() == "echo fine\n"
+    assert (work / "teed.txt").read_text() == "x\n"
+    assert (tmp_path / "home" / "f").read_text() == "x\n"

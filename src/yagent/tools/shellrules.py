@@ -8,7 +8,9 @@ Guarantees:
 - The built-in set allows a few read-only commands, forbids what destroys the machine rather than
   the task — removing, moving, rsync-deleting into, or recursively re-owning or re-moding `/` or
   the home; filesystem makers; raw writes to disks (`dd of=`, `shred`, `wipefs`, `blkdiscard`);
-  emptying or shredding the system's files (`truncate`, `shred` under /etc, /usr…) — and leaves
+  partitioning or swap-formatting them (`sfdisk`, `fdisk`, `parted`, `sgdisk`, `mkswap`; their
+  listing forms only look); emptying, shredding or overwriting the system's files (`truncate`,
+  `shred`, and `cp`/`install`/`tee` into /etc, /usr…) — and leaves
   everything else to the default (prompt). Each rule carries its
   own examples, so a grammar or kernel change that breaks one fails at start-up, not in use.
 - `RuleFile` (`<workspace>/.yagent/shell-rules.toml`) is yagent's own file: rules are appended by
@@ -163,10 +165,24 @@ BUILTIN_RULES: tuple[dict[str, Any], ...] = (
         _forbid(f"builtin-{tool}-disk-{name}", f"{tool} {arg}{disk}*", *examples)
         for name, disk in DISKS
         for tool, arg, examples in (
-            ("dd", "of=", (f"dd if=/dev/zero of={_disk(name, disk)}",)),
+            # cp/tee/install write their destination as `dd of=` does (cmdpolicy.meaning)
+            (
+                "dd",
+                "of=",
+                (
+                    f"dd if=/dev/zero of={_disk(name, disk)}",
+                    f"cp /dev/zero {_disk(name, disk)}",
+                    f"echo x | tee -a {_disk(name, disk)}",
+                ),
+            ),
             ("shred", "", (f"shred -n 1 {_disk(name, disk)}",)),
             ("wipefs", "", (f"wipefs -a {_disk(name, disk)}",)),
             ("blkdiscard", "", (f"blkdiscard {_disk(name, disk)}",)),
+            ("mkswap", "", (f"mkswap -L s {_disk(name, disk)}",)),
+            ("sfdisk", "", (f"sfdisk --wipe always {_disk(name, disk)}",)),
+            ("fdisk", "", (f"fdisk {_disk(name, disk)}",)),
+            ("parted", "", (f"parted -s {_disk(name, disk)} mklabel gpt",)),
+            ("sgdisk", "", (f"sgdisk -Z {_disk(name, disk)}",)),
         )
     ),
     *(
@@ -175,7 +191,17 @@ BUILTIN_RULES: tuple[dict[str, Any], ...] = (
         )
         for name in SYSTEM_DIRS
         for tool, ex in (
-            ("truncate", (f"truncate -s 0 {name}/x", f"truncate --size=0 {name}//a/b")),
+            (
+                "truncate",
+                (
+                    f"truncate -s 0 {name}/x",
+                    f"truncate --size=0 {name}//a/b",
+                    f"cp x {name}/x",  # cp/tee/install write as `truncate` does (meaning)
+                    f"cp -t {name} x",
+                    f"echo x | tee -a {name}/x",
+                    f"install -m 755 x {name}/x/",
+                ),
+            ),
             ("shred", (f"shred -u {name}/x",)),
         )
     ),

@@ -99,6 +99,8 @@ def read(words: Sequence[Arg], open_tail: bool = False) -> Meaning:
         meaning = Meaning(name, operands=operands, unsure=open_tail, open_tail=open_tail)
         if name == "find":
             return Meaning(meaning.program, operands=meaning.operands, also=_find(rest))
+        if name in WRITERS:  # cp x /etc/passwd writes /etc/passwd as `> /etc/passwd` does
+            return Meaning(name, operands=operands, unsure=open_tail, also=_writes(name, rest))
         if program_of(name) != name:  # mkfs.ext4 … is also mkfs …
             also = Meaning(program_of(name), operands=operands, unsure=open_tail)
             return Meaning(name, operands=operands, unsure=open_tail, also=(also,))
@@ -145,6 +147,9 @@ def _tabled(name: str, table: Program, rest: tuple[Arg, ...], open_tail: bool) -
         kept = kept[-1:]
     elif len(kept) > 1 and table.kept == "sources" and table.target_option not in options:
         kept = kept[:-1]
+    looking = table.looks and len(kept) > 1 and all(w.value in table.looks for w in kept[1:])
+    if options & table.reads or looking:  # `fdisk -l /dev/sda`, `parted /dev/sda print`
+        kept = []
     operands = tuple(_operand(table, w) for w in kept)
     return Meaning(name, frozenset(options), heads, operands, unsure, open_tail, table)
 
@@ -210,6 +215,49 @@ def _find(rest: tuple[Arg, ...]) -> tuple[Meaning, ...]:
     rm = PROGRAMS["rm"]
     maybe = "-delete" not in expression
     return (Meaning("rm", frozenset({"-r", "-f"}), (), operands, table=rm, maybe=maybe),)
+
+
+WRITERS = frozenset({"cp", "install", "tee"})
+_COPY_VALUES = frozenset({"-S", "--suffix", "-m", "--mode", "-o", "--owner", "-g", "--group"})
+
+
+def _writes(name: str, rest: tuple[Arg, ...]) -> tuple[Meaning, ...]:
+    """What a file writer writes, as `dd of=F` and `truncate F` (a write redirection's meaning):
+    each of tee's files; cp's and install's destination — its last operand (or a file in it,
+    when it is a directory), or a file in the `-t DIR` directory. A run-time word there is an
+    unknown destination."""
+    targets: list[Arg] = []
+    plain: list[Arg] = []
+    i, ended = 0, False
+    while i < len(rest):
+        word, value = rest[i], rest[i].value
+        i += 1
+        if value is None or ended or value == "-" or not value.startswith("-"):
+            plain.append(word)
+        elif value == "--":
+            ended = True
+        elif name != "tee" and value in ("-t", "--target-directory"):
+            targets.append(_inside(rest[i]) if i < len(rest) else Arg(None, "-t"))
+            i += 1
+        elif name != "tee" and value.startswith(("--target-directory=", "-t")):
+            targets.append(_inside(Arg.of(value.split("=", 1)[1] if "=" in value else value[2:])))
+        elif name != "tee" and value in _COPY_VALUES:
+            i += 1
+    if name == "tee":
+        targets = [w for w in plain if w.value != "-"]
+    elif not targets and len(plain) > 1:
+        targets = [plain[-1], _inside(plain[-1])]  # the file itself, or one in that directory
+    out: list[Meaning] = []
+    for target in targets:
+        out.append(read((Arg.of("dd"), Arg.of(f"of={target.value}") if target.value else target)))
+        out.append(read((Arg.of("truncate"), target)))
+    return tuple(out)
+
+
+def _inside(directory: Arg) -> Arg:
+    """A file `cp -t DIR` writes: one in DIR (unknown when DIR is)."""
+    value = directory.value
+    return directory if value is None else Arg.of(value.rstrip("/") + "/x")
 
 
 def find_each(tail: tuple[Arg, ...]) -> Arg:

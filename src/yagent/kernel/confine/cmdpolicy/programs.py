@@ -42,6 +42,8 @@ class Program:
     kept: str = ""  # "" all operands, "last" the destination only, "sources" all but the last
     target_option: str = ""  # with `kept="sources"`: the option naming the target directory
     follows_last: bool = True  # a link named last (no trailing `/`) is followed
+    reads: frozenset[str] = frozenset()  # canonical options that make it only look (fdisk -l)
+    looks: frozenset[str] = frozenset()  # operands that, all after the first, only look (parted)
 
     def canonical(self, spelled: str) -> str:
         """The canonical spelling of one option (`-R` → `-r`, `--recursive` → `-r`, `--rec`
@@ -117,7 +119,59 @@ _RSYNC = Program(  # options that delete at the destination all read as `--delet
     kept="last",
 )
 
+# Partition and swap writers: each rewrites the disk it is given (a listing option only looks).
+_PARTITIONERS: Mapping[str, Program] = {
+    "mkswap": Program(
+        short=_same("cfvqhV"),
+        long=_long("check force verbose", pagesize="-p", label="-L", uuid="-U", offset="-o"),
+        short_value="pLUoes",
+        long_value=frozenset({"pagesize", "label", "uuid", "offset", "endianness", "size", "lock"}),
+    ),
+    "sfdisk": Program(
+        short=_same("adlrsVJgGfnqFNXYwWOo"),
+        long=_long(
+            "activate dump list reorder show-size verify json show-geometry show-pt-geometry "
+            "force no-act quiet list-free partno label label-nested wipe wipe-partitions "
+            "backup-file output color lock"
+        ),
+        short_value="NXYwWOo",
+        long_value=frozenset(
+            {"partno", "label", "label-nested", "wipe", "wipe-partitions", "backup-file"}
+            | {"output", "color", "lock"}
+        ),
+        reads=frozenset(
+            {"-d", "-l", "-s", "-V", "-J", "-g", "-G", "-F", "--dump", "--list", "--show-size"}
+            | {"--verify", "--json", "--show-geometry", "--show-pt-geometry", "--list-free"}
+        ),
+    ),
+    "fdisk": Program(
+        short=_same("lxsnbowWtCHSLcuB"),
+        long=_long("list list-details bytes noauto-pt", getsz="-s", output="-o", type="-t"),
+        short_value="bowWtCHS",
+        long_value=frozenset({"sector-size", "output", "type", "wipe", "wipe-partitions", "lock"}),
+        reads=frozenset({"-l", "-x", "-s", "--list", "--list-details", "--getsz"}),
+    ),
+    "parted": Program(
+        short=_same("lmsfja"),
+        long=_long("list machine script fix json align"),
+        short_value="a",
+        long_value=frozenset({"align"}),
+        reads=frozenset({"-l", "--list"}),
+        looks=frozenset({"print", "p", "help", "version", "unit", "align-check", "s", "b", "mib"}),
+    ),
+    "sgdisk": Program(
+        short=_same("pvPOiAbcdDeEfFgGhlmnortuUzZ"),
+        long=_long(
+            "print verify pretend print-mbr info zap zap-all clear mbrtogpt randomize-guids "
+            "new delete change-name typecode backup load-backup"
+        ),
+        reads=frozenset({"-p", "-v", "-P", "-O", "-i", "--print", "--verify", "--pretend"})
+        | frozenset({"--print-mbr", "--info"}),
+    ),
+}
+
 PROGRAMS: Mapping[str, Program] = {
+    **_PARTITIONERS,
     "rm": Program(
         short={**_same("rfiIdv"), "R": "-r"},
         long=_long(_ROOT, recursive="-r", force="-f", dir="-d", verbose="-v", interactive="-i"),

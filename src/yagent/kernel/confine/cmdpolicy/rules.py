@@ -125,6 +125,7 @@ class RuleIndex:
         # the programs a forbidden command embedded in another's words may start with, and a
         # cheap look for their names in a word before it is read as a command
         self._heads = frozenset(m.program.split()[0] for _, m in self._restricting) | {"find"}
+        self._heads |= meaning.WRITERS
         names = "|".join(sorted(map(re.escape, self._heads)))
         self._mention = re.compile(rf"(?:^|[^\w.-])(?:{names})(?![\w-])") if names else None
 
