@@ -10,7 +10,8 @@ Guarantees:
   changes, environment steering, configuration overrides, path-qualified commands matched by
   basename, run-time arguments that could match a stricter rule, wrapper options not understood.
   A write redirection is also judged as writing its file (`dd of=FILE`, `truncate FILE`): a
-  forbidden rule on those forbids it (`> /dev/sda`, `>> /etc/passwd`).
+  forbidden rule on those forbids it (`> /dev/sda`, `>> /etc/passwd`); a run-time target
+  (`> "$F"`) that a `truncate` rule may cover makes the line UNCHECKABLE.
 - `uncheckable` says whether the forbidden rules could be checked: it is set when a command name
   or code is known only at run time (`$a -rf /`, `$(echo rm) …`, `eval "$X"`, `sh -c "$X"`, a
   shell reading a pipe) or when a run-time word could make a forbidden rule match (`rm -rf $X`).

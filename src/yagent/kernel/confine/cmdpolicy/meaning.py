@@ -13,8 +13,13 @@ Guarantees:
   push +ref` is a forced push. Operands are read as paths by `operands` (lexical
   normalisation, `$HOME` as `~`, globs).
   `find P… -delete` also means `rm -r -f P…`, and `find P -exec … {}` gives `{}` as a glob of
-  P's tree (`find_each`); `mkfs.ext4 …` also means `mkfs …`. Other programs
-  keep their words in order, each path-looking word (`/…`, `~…`, `./…`, `../…`) normalised.
+  P's tree (`find_each`); `mkfs.ext4 …` also means `mkfs …`; `cp`, `install` and `tee`
+  also mean `dd of=F` and `truncate F` of each file they write (`WRITERS`: tee's files, cp's
+  last operand and a file in it, a file in `-t DIR`; a run-time destination is unknown). A
+  program whose listing option is given (`Program.reads`: `fdisk -l`) or whose operands after
+  the first only look (`Program.looks`: `parted DISK print`) has no operands to match.
+  Other programs keep their words in order, each path-looking word (`/…`, `~…`, `./…`,
+  `../…`) normalised.
 - `covers(rule, command, where=…)` is DEFINITE when the command does at least what the rule
   names: the same program, every option of the rule among the command's, every operand of the
   rule reached by one of the command's (`operands.reaches`: the same path; for a deleting program

@@ -13,7 +13,9 @@ owner; `deletes` marks a program that removes what its recursive form is given (
 recursive option, what it is given), with everything below it. `kept` says which operands are
 acted on: all, the `last` (rsync's destination) or the `sources` (mv's, all but the last
 unless a target-directory option names it); `follows_last` is False for a program that acts on
-a symbolic link itself when named without a trailing `/` (rm, mv).
+a symbolic link itself when named without a trailing `/` (rm, mv). `reads` lists the options
+that make a program only look (`fdisk -l`, `sfdisk -d`, `sgdisk -p`) and `looks` the operands
+that, when all the operands after the first are among them, do (`parted DISK print`).
 Programs not in `PROGRAMS` are read as spelled (see `meaning`).
 Leaves to `meaning`: splitting clusters, `--opt=value`, `--`, and comparing the result.
 """
