@@ -34,6 +34,12 @@ POLICY = Policy(
         ("cp --target-directory=/etc/ x", "truncate-etc"),
         ("cp -t/etc x", "truncate-etc"),
         ("cp -- x /etc/passwd", "truncate-etc"),
+        ("cp -at /etc x", "truncate-etc"),  # -t in a cluster, its value the next word
+        ("cp --target /etc x", "truncate-etc"),  # an abbreviation of --target-directory
+        ("cp --t=/etc x", "truncate-etc"),
+        ("cp -S .bak x /etc/passwd", "truncate-etc"),  # -S's value is not the destination
+        ("install -dm 755 x /usr/bin/ls", "truncate-usr"),
+        ("install -m755 x /usr/bin/ls", "truncate-usr"),
         ("echo x | tee /etc/passwd", "truncate-etc"),
         ("tee -a /etc/sudoers", "truncate-etc"),
         ("echo x | tee out.txt /etc/sudoers", "truncate-etc"),  # every file of tee's
@@ -67,6 +73,9 @@ def test_writes_into_protected_files_and_disks_are_forbidden(line: str, rule: st
         "cp /etc/passwd copy",  # reading a system file is not writing it
         "cp /dev/sda disk.img",  # nor reading a disk
         "cp -r src/ dst/",
+        "cp --sparse always x y",  # a value, then the destination
+        "cp -t dst /etc/passwd",  # /etc/passwd is a source: read, not written
+        "install -m 755 /usr/bin/ls bin/",
         "echo x | tee out.txt",
         "tee -a log.txt",
         "install -m 755 x bin/x",

@@ -223,14 +223,21 @@ def _find(rest: tuple[Arg, ...]) -> tuple[Meaning, ...]:
 
 
 WRITERS = frozenset({"cp", "install", "tee"})
-_COPY_VALUES = frozenset({"-S", "--suffix", "-m", "--mode", "-o", "--owner", "-g", "--group"})
+# Options of cp and install that take a value: short letters, long names (`-t` apart).
+_COPY_VALUES = {
+    "cp": ("S", ("suffix", "sparse", "no-preserve")),
+    "install": ("mogS", ("mode", "owner", "group", "suffix", "strip-program")),
+    "tee": ("", ()),
+}
 
 
 def _writes(name: str, rest: tuple[Arg, ...]) -> tuple[Meaning, ...]:
     """What a file writer writes, as `dd of=F` and `truncate F` (a write redirection's meaning):
     each of tee's files; cp's and install's destination — its last operand (or a file in it,
-    when it is a directory), or a file in the `-t DIR` directory. A run-time word there is an
-    unknown destination."""
+    when it is a directory), or a file in the `-t DIR` directory (`-t/etc`, `-at /etc`,
+    `--target-directory=/etc`, `--target /etc`). A run-time word there is an unknown
+    destination."""
+    letters, names = _COPY_VALUES[name]
     targets: list[Arg] = []
     plain: list[Arg] = []
     i, ended = 0, False
@@ -241,13 +248,23 @@ def _writes(name: str, rest: tuple[Arg, ...]) -> tuple[Meaning, ...]:
             plain.append(word)
         elif value == "--":
             ended = True
-        elif name != "tee" and value in ("-t", "--target-directory"):
-            targets.append(_inside(rest[i]) if i < len(rest) else Arg(None, "-t"))
-            i += 1
-        elif name != "tee" and value.startswith(("--target-directory=", "-t")):
-            targets.append(_inside(Arg.of(value.split("=", 1)[1] if "=" in value else value[2:])))
-        elif name != "tee" and value in _COPY_VALUES:
-            i += 1
+        elif value.startswith("--"):
+            key, eq, given = value[2:].partition("=")
+            target = name != "tee" and bool(key) and "target-directory".startswith(key)
+            if target:
+                taken = Arg.of(given) if eq else rest[i] if i < len(rest) else Arg(None, value)
+                targets.append(_inside(taken))
+            if (target or key in names) and not eq:
+                i += 1
+        else:
+            for j, ch in enumerate(value[1:], start=1):
+                if (ch == "t" and name != "tee") or ch in letters:
+                    tail = value[j + 1 :]
+                    taken = Arg.of(tail) if tail else rest[i] if i < len(rest) else Arg(None, "")
+                    i += 0 if tail else 1
+                    if ch == "t":
+                        targets.append(_inside(taken))
+                    break
     if name == "tee":
         targets = [w for w in plain if w.value != "-"]
     elif not targets and len(plain) > 1:
