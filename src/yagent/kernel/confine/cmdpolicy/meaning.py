@@ -250,11 +250,11 @@ def _writes(name: str, rest: tuple[Arg, ...]) -> tuple[Meaning, ...]:
             ended = True
         elif value.startswith("--"):
             key, eq, given = value[2:].partition("=")
-            target = name != "tee" and bool(key) and "target-directory".startswith(key)
-            if target:
+            names_dir = name != "tee" and bool(key) and "target-directory".startswith(key)
+            if names_dir:
                 taken = Arg.of(given) if eq else rest[i] if i < len(rest) else Arg(None, value)
                 targets.append(_inside(taken))
-            if (target or key in names) and not eq:
+            if (names_dir or key in names) and not eq:
                 i += 1
         else:
             for j, ch in enumerate(value[1:], start=1):
