@@ -228,11 +228,7 @@ class _Judge:
         """A write redirection writes its file as `dd of=FILE` and `truncate FILE` do: a
         forbidden rule on those forbids it (`> /dev/sda`, `>> /etc/passwd`)."""
         path = target.value
-        if path is None:  # a run-time target: UNCHECKABLE when it may be a protected file
-            words = (Arg.of("truncate"), target)
-            decision, rule, signals = self._policy.judge_args(("truncate", None), False, words)
-            if any(s.kind is SignalKind.UNCHECKABLE for s in signals):
-                self._record(words, Permission.PROMPT, None, signals, (*via, f"> {target.source}"))
+        if path is None:  # a run-time target: asked as any write redirection is (ADR 0028, 8)
             return
         for argv in (("dd", f"of={path}"), ("truncate", path)):
             decision, rule, _ = self._policy.judge_args(argv, False, (), self._where)
